@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/core/context.c: contexts (device selection, handles) */
+#include "gpu.h"
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int sps_device_count(void)
+{
+#if SPS_HAVE_CUDA
+    char why[512];
+    int n = sps__gpu_count(why, sizeof why);
+    if (n == 0) sps__err(NULL, SPS_ERR_NO_DEVICE, "%s", why);
+    return n;
+#else
+    sps__err(NULL, SPS_ERR_NOT_COMPILED, "built without CUDA (./configure found no nvcc)");
+    return 0;
+#endif
+}
+
+sps_status sps_context_create(sps_context **out, int device)
+{
+    if (!out) return sps__err(NULL, SPS_ERR_INVALID_ARG, "sps_context_create: ctx is NULL");
+    *out = NULL;
+    if (device < SPS_DEVICE_HOST)
+        return sps__err(NULL, SPS_ERR_INVALID_ARG,
+                        "sps_context_create: device %d is neither an ordinal nor SPS_DEVICE_HOST",
+                        device);
+    sps_context *ctx = sps__calloc(1, sizeof *ctx);
+    if (!ctx) return sps__err(NULL, SPS_ERR_NO_MEMORY, "sps_context_create: out of memory");
+    ctx->device = device;
+    if (device == SPS_DEVICE_HOST) {
+        sps__strlcpy(ctx->name, "host (CPU reference path)", sizeof ctx->name);
+        *out = ctx;
+        return SPS_OK;
+    }
+#if SPS_HAVE_CUDA
+    sps_status st = sps__gpu_init(ctx, device);
+    if (st != SPS_OK) {
+        sps__err(NULL, st, "%s", ctx->msg); /* keep the message for sps_last_error(NULL) */
+        sps__gpu_fini(ctx);
+        sps__free(ctx);
+        return st;
+    }
+    *out = ctx;
+    return SPS_OK;
+#else
+    sps__free(ctx);
+    return sps__err(NULL, SPS_ERR_NO_DEVICE,
+                    "no CUDA device: this spsolve was built without CUDA (./configure found no nvcc)");
+#endif
+}
+
+void sps_context_destroy(sps_context *ctx)
+{
+    if (!ctx) return;
+#if SPS_HAVE_CUDA
+    if (ctx->gpu) sps__gpu_fini(ctx);
+#endif
+    sps__free(ctx);
+}
+
+int sps_context_on_gpu(const sps_context *ctx) { return ctx && ctx->gpu != NULL; }
+
+const char *sps_context_device_name(const sps_context *ctx)
+{
+    return ctx ? ctx->name : "";
+}

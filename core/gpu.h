@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/core/gpu.h: the C-callable face of the CUDA runtime (core/gpu.cu).
+ *
+ * C files never include CUDA headers: they call these functions, and only
+ * inside `#if SPS_HAVE_CUDA` blocks (a CPU-only build has no core/gpu.cu).
+ * Every function checks its CUDA calls and, on failure, records
+ * "what: cudaErrorName (file:line)" in the context and returns SPS_ERR_CUDA or
+ * SPS_ERR_NO_MEMORY. Nothing here prints or exits. */
+#ifndef SPS_GPU_H
+#define SPS_GPU_H
+
+#include "internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if SPS_HAVE_CUDA
+
+/* Context lifetime: select the device, create the stream (non-blocking),
+ * cuBLAS and cuSPARSE handles bound to it, read the properties. */
+sps_status sps__gpu_init(sps_context *ctx, int device);
+void sps__gpu_fini(sps_context *ctx);
+/* Number of devices; on 0, *why gets the CUDA error text. */
+int sps__gpu_count(char *why, size_t len);
+
+/* Device memory. sps__dmalloc of 0 bytes sets *p = NULL and succeeds. */
+sps_status sps__dmalloc(sps_context *ctx, void **p, size_t bytes);
+void sps__dfree(void *p);
+/* Copies on the context's stream. h2d/d2h are synchronous with respect to the
+ * host (they wait for the stream); d2d and memset are asynchronous. */
+sps_status sps__h2d(sps_context *ctx, void *dst, const void *src, size_t bytes);
+sps_status sps__d2h(sps_context *ctx, void *dst, const void *src, size_t bytes);
+sps_status sps__d2d(sps_context *ctx, void *dst, const void *src, size_t bytes);
+sps_status sps__dmemset(sps_context *ctx, void *p, int byte, size_t bytes);
+/* Wait for the context's stream. */
+sps_status sps__gpu_sync(sps_context *ctx);
+/* 1 if p is a device (or managed) pointer, 0 if host memory. */
+int sps__is_device_ptr(const void *p);
+
+/* Events for timing on the context's stream. */
+typedef struct sps_gpu_timer sps_gpu_timer;
+sps_status sps__timer_create(sps_context *ctx, sps_gpu_timer **t);
+sps_status sps__timer_start(sps_context *ctx, sps_gpu_timer *t);
+/* Records the stop event, waits for it, returns elapsed ms. */
+sps_status sps__timer_stop(sps_context *ctx, sps_gpu_timer *t, double *ms);
+void sps__timer_destroy(sps_gpu_timer *t);
+
+/* Handles for .cu files (cudaStream_t, cublasHandle_t, cusparseHandle_t). */
+void *sps__gpu_stream(const sps_context *ctx);
+void *sps__gpu_cublas(const sps_context *ctx);
+void *sps__gpu_cusparse(const sps_context *ctx);
+int sps__gpu_sm_count(const sps_context *ctx);
+int sps__gpu_cc(const sps_context *ctx); /* compute capability, e.g. 90 */
+
+/* A scratch device buffer owned by the context, grown on demand (never during
+ * a solve's iterations: callers size it in setup). */
+sps_status sps__gpu_scratch(sps_context *ctx, size_t bytes, void **p);
+
+/* Device-to-device copy bandwidth over `bytes` (GB/s, read + write). */
+sps_status sps__gpu_copy_bandwidth(sps_context *ctx, size_t bytes, double *gbps);
+
+#endif /* SPS_HAVE_CUDA */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SPS_GPU_H */

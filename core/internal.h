@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/core/internal.h: types and helpers shared inside the library (never installed) */
+#ifndef SPS_INTERNAL_H
+#define SPS_INTERNAL_H
+
+#include "sps_config.h"
+#include "spsolve.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define SPS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define SPS_PRINTF(a, b)
+#endif
+
+/* Largest value an sps_idx may hold (also the limit on nnz). */
+#define SPS_IDX_MAX INT32_MAX
+
+/* ---- host CSR ---------------------------------------------------------- */
+
+/* Rows sorted by column, no duplicate (row, col), 0-based. */
+typedef struct sps_csr {
+    sps_idx nrows, ncols, nnz;
+    sps_idx *row_ptr; /* nrows + 1 */
+    sps_idx *col_idx; /* nnz */
+    double *val;      /* nnz */
+} sps_csr;
+
+struct sps_matrix {
+    sps_csr A;
+    sps_matrix_source src;
+};
+
+/* ---- context ----------------------------------------------------------- */
+
+struct sps_gpu; /* core/gpu.cu */
+
+struct sps_context {
+    int device;          /* CUDA ordinal, or SPS_DEVICE_HOST */
+    struct sps_gpu *gpu; /* NULL on the host */
+    char name[160];      /* sps_context_device_name */
+    char msg[1024];      /* last error message */
+};
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* Record a message for ctx (or for the thread when ctx is NULL; the thread's
+ * copy is always written too) and return st. */
+sps_status sps__err(sps_context *ctx, sps_status st, const char *fmt, ...) SPS_PRINTF(3, 4);
+sps_status sps__verr(sps_context *ctx, sps_status st, const char *fmt, va_list ap);
+/* Prefix the current message of ctx with "prefix: ". */
+void sps__err_prefix(sps_context *ctx, const char *prefix);
+
+/* ---- memory ------------------------------------------------------------ */
+
+/* malloc/calloc/realloc/free wrappers. Tests can make the N-th allocation from
+ * now fail with sps__fail_alloc_after(N) (0 disables), to exercise every
+ * out-of-memory path. A size of 0 returns a valid pointer. */
+void *sps__malloc(size_t bytes);
+void *sps__calloc(size_t n, size_t size);
+void *sps__realloc(void *p, size_t bytes);
+void sps__free(void *p);
+void sps__fail_alloc_after(long n);
+/* n * size with overflow check; SIZE_MAX on overflow (so the allocation fails). */
+size_t sps__mul_size(size_t n, size_t size);
+
+/* ---- time -------------------------------------------------------------- */
+
+double sps__now_ms(void); /* monotonic wall clock */
+
+/* ---- CSR helpers (core/csr.c) ------------------------------------------ */
+
+sps_status sps__csr_alloc(sps_context *ctx, sps_csr *A, sps_idx nrows, sps_idx ncols,
+                          sps_idx nnz);
+void sps__csr_free(sps_csr *A);
+/* Deep copy. */
+sps_status sps__csr_copy(sps_context *ctx, const sps_csr *src, sps_csr *dst);
+
+/* Build a CSR from n triplets (0-based). Sorts each row by column, sums
+ * duplicates, and for SPS_SYMMETRIC / SPS_SKEW_SYMMETRIC mirrors every
+ * off-diagonal entry (negated for skew). Inputs are validated (indices in
+ * range, result fits sps_idx); arrays are not modified. Output owned by *out. */
+sps_status sps__csr_from_triplets(sps_context *ctx, sps_idx nrows, sps_idx ncols,
+                                  int64_t n, const sps_idx *ri, const sps_idx *ci,
+                                  const double *v, sps_symmetry sym, sps_csr *out);
+
+/* Full structural check: row_ptr[0] = 0, non-decreasing, row_ptr[n] = nnz,
+ * columns in range, strictly increasing within a row. */
+sps_status sps__csr_check(sps_context *ctx, const sps_csr *A);
+
+/* Reference y = alpha*A*x + beta*y; beta == 0 does not read y. */
+void sps__csr_spmv(const sps_csr *A, double alpha, const double *x, double beta,
+                   double *y);
+
+/* Wrap a CSR (ownership moves into the matrix) with its source description. */
+sps_status sps__matrix_wrap(sps_context *ctx, sps_csr *A, const sps_matrix_source *src,
+                            sps_matrix **out);
+
+/* ---- generators (core/generate.c) -------------------------------------- */
+
+sps_status sps__generate(sps_context *ctx, const char *spec, sps_csr *out);
+
+/* ---- analysis helpers (core/analyze.c), shared with the formats -------- */
+
+/* Operand slots of DIA restricted to row segments of height seg: for each
+ * segment, (distinct diagonals in it) * seg. Rows past nrows in the last
+ * segment count as padding. */
+int64_t sps__segmented_dia_slots(const sps_csr *A, sps_idx seg);
+
+/* ELL width chosen for HYB from the row-length histogram (spmv/hyb.c uses it
+ * too, so auto and the format agree). */
+sps_idx sps__hyb_width(const sps_csr *A);
+
+/* ---- small string helpers ---------------------------------------------- */
+
+/* Bounded formatted copy that always terminates. */
+void sps__strlcpy(char *dst, const char *src, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SPS_INTERNAL_H */

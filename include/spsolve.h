@@ -1,0 +1,451 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/include/spsolve.h: the public C API (the only header a user includes) */
+#ifndef SPSOLVE_H
+#define SPSOLVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Version                                                                   */
+/* ------------------------------------------------------------------------ */
+
+#define SPS_VERSION_MAJOR 0
+#define SPS_VERSION_MINOR 1
+#define SPS_VERSION_PATCH 0
+#define SPS_VERSION_STRING "0.1.0"
+
+/** The library's version string at run time (may differ from the header's). */
+const char *sps_version(void);
+
+/** Row and column index type: 32-bit. Matrices whose dimensions or nonzero
+ *  count do not fit are rejected with a message, never truncated. */
+typedef int32_t sps_idx;
+
+/* ------------------------------------------------------------------------ */
+/* Result channels                                                           */
+/* ------------------------------------------------------------------------ */
+
+/** Did the call work? Every function that can fail returns one of these.
+ *  The detailed message of the last failure is `sps_last_error(ctx)`. */
+typedef enum sps_status {
+    SPS_OK = 0,
+    SPS_ERR_INVALID_ARG = 1,  /**< NULL pointer, size out of range, unknown name */
+    SPS_ERR_IO = 2,           /**< a file could not be opened, read or written */
+    SPS_ERR_PARSE = 3,        /**< malformed input; message is `FILE:LINE: reason` */
+    SPS_ERR_NO_MEMORY = 4,    /**< host or device allocation failed */
+    SPS_ERR_CUDA = 5,         /**< a CUDA, cuBLAS or cuSPARSE call failed */
+    SPS_ERR_NO_DEVICE = 6,    /**< no usable CUDA device */
+    SPS_ERR_NOT_COMPILED = 7, /**< this build lacks the feature (CUDA, LAPACKE) */
+    SPS_ERR_UNSUPPORTED = 8,  /**< a backend or preconditioner cannot take this matrix */
+    SPS_ERR_ZERO_PIVOT = 9,   /**< a factorization met a zero or negative pivot */
+    SPS_ERR_INTERNAL = 10     /**< a bug: please report it */
+} sps_status;
+
+/** Short fixed name of a status, e.g. "parse error". Never NULL. */
+const char *sps_strerror(sps_status st);
+
+/** How did a solve end? > 0 converged, < 0 diverged or broke down. */
+typedef enum sps_reason {
+    SPS_ITERATING = 0,
+    SPS_CONVERGED_RTOL = 2,        /**< ||r|| <= rtol * ||b|| (and that bound >= atol) */
+    SPS_CONVERGED_ATOL = 3,        /**< ||r|| <= atol (atol was the larger bound) */
+    SPS_CONVERGED_ZERO_RHS = 4,    /**< b = 0: x = 0 after 0 iterations */
+    SPS_DIVERGED_MAXIT = -3,       /**< maxit iterations without convergence */
+    SPS_DIVERGED_DTOL = -4,        /**< ||r|| > dtol * ||r0|| */
+    SPS_DIVERGED_BREAKDOWN = -5,   /**< a method's denominator vanished (rho, omega, ...) */
+    SPS_DIVERGED_INDEFINITE = -8,  /**< CG: p'Ap <= 0, the matrix is not SPD */
+    SPS_DIVERGED_INDEFINITE_PC = -9, /**< CG: r'z <= 0, the preconditioner is not SPD */
+    SPS_DIVERGED_NAN = -10,        /**< a NaN or Inf appeared in the residual */
+    SPS_DIVERGED_STAGNATION = -11  /**< the residual stopped decreasing */
+} sps_reason;
+
+/** Short fixed name of a reason, e.g. "converged (rtol)". Never NULL. */
+const char *sps_reason_str(sps_reason r);
+
+/* ------------------------------------------------------------------------ */
+/* Context: device, stream, library handles, last error                      */
+/* ------------------------------------------------------------------------ */
+
+typedef struct sps_context sps_context;
+
+/** Pass as `device` to use the host reference path (no GPU). */
+#define SPS_DEVICE_HOST (-1)
+
+/** Create a context on CUDA device `device` (0, 1, ...) or on the host
+ *  (SPS_DEVICE_HOST). On a machine without a usable GPU, a request for a
+ *  device fails with SPS_ERR_NO_DEVICE, *ctx is NULL and the reason is in
+ *  `sps_last_error(NULL)`.
+ *  [out] ctx   the new context; destroy with sps_context_destroy
+ *  [in]  device  device ordinal or SPS_DEVICE_HOST
+ *  CLI: `--device gpu|cpu`. */
+sps_status sps_context_create(sps_context **ctx, int device);
+
+/** Destroy a context (NULL is a no-op). Objects made with it must be
+ *  destroyed first. */
+void sps_context_destroy(sps_context *ctx);
+
+/** 1 if the context runs on a GPU, 0 if on the host. */
+int sps_context_on_gpu(const sps_context *ctx);
+
+/** A one-line description of where the context runs, e.g.
+ *  "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB)" or "host (CPU reference path)". */
+const char *sps_context_device_name(const sps_context *ctx);
+
+/** Number of usable CUDA devices (0 if none or if built without CUDA). When it
+ *  is 0, `sps_last_error(NULL)` says why. */
+int sps_device_count(void);
+
+/** The detailed message of the last failure on this context (or, for
+ *  ctx = NULL, of the last failure on this thread), e.g.
+ *  "lns_3937.mtx:17: expected 3 fields, found 2". Empty string if none. */
+const char *sps_last_error(const sps_context *ctx);
+
+/** Free memory the library returned (vectors from sps_vector_read). */
+void sps_free(void *p);
+
+/* ------------------------------------------------------------------------ */
+/* Matrices (host CSR: rows sorted, duplicates summed, symmetric mirrored)    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct sps_matrix sps_matrix;
+
+/** Symmetry declared by the source (Matrix Market banner). */
+typedef enum sps_symmetry {
+    SPS_GENERAL = 0,
+    SPS_SYMMETRIC = 1,      /**< one triangle stored; mirrored on load */
+    SPS_SKEW_SYMMETRIC = 2  /**< one triangle stored; mirrored negated */
+} sps_symmetry;
+
+/** Create a matrix from host CSR arrays (0-based). The arrays are copied;
+ *  columns within a row may be unsorted and may repeat (duplicates are summed).
+ *  Rejects negative sizes, a row pointer that is not non-decreasing from 0 to
+ *  nnz, and column indices out of range (SPS_ERR_INVALID_ARG). */
+sps_status sps_matrix_create_csr(sps_context *ctx, sps_idx nrows, sps_idx ncols,
+                                 const sps_idx *row_ptr, const sps_idx *col_idx,
+                                 const double *values, sps_matrix **A);
+
+/** Create a matrix from triplets (0-based, any order, duplicates summed): the
+ *  natural output of a finite-element assembly loop. */
+sps_status sps_matrix_create_coo(sps_context *ctx, sps_idx nrows, sps_idx ncols,
+                                 int64_t nnz, const sps_idx *rows,
+                                 const sps_idx *cols, const double *values,
+                                 sps_matrix **A);
+
+/** Read a Matrix Market file (.mtx, or gzip-compressed .mtx.gz; detected by
+ *  content). Coordinate real, integer or pattern; general, symmetric or
+ *  skew-symmetric. Any defect is SPS_ERR_PARSE with `FILE:LINE: reason`; on
+ *  failure *A is NULL. CLI: `-A FILE`. */
+sps_status sps_matrix_read(sps_context *ctx, const char *path, sps_matrix **A);
+
+/** Write a matrix as Matrix Market coordinate real general with %.17g values
+ *  (a round trip is exact). The file is written to a temporary name in the
+ *  same directory and renamed: it appears whole or not at all. */
+sps_status sps_matrix_write(sps_context *ctx, const sps_matrix *A, const char *path);
+
+/** Generate a test matrix in memory, deterministically. Specs:
+ *  `poisson2d:N` (5-point, N*N rows), `poisson3d:N` (7-point, N^3 rows),
+ *  `poisson3d27:N` (27-point), `convdiff2d:N,PECLET` (upwind
+ *  convection-diffusion, nonsymmetric), `banded:N,W,SCATTER,SEED` (W sparse
+ *  diagonals with breaks and a SCATTER fraction of scattered points),
+ *  `powerlaw:N,AVGDEG,SEED` (irregular row lengths). All are nonsingular;
+ *  those not SPD by construction are diagonally dominant. CLI: `--gen SPEC`. */
+sps_status sps_matrix_generate(sps_context *ctx, const char *spec, sps_matrix **A);
+
+/** Destroy a matrix (NULL is a no-op). */
+void sps_matrix_destroy(sps_matrix *A);
+
+sps_idx sps_matrix_rows(const sps_matrix *A);
+sps_idx sps_matrix_cols(const sps_matrix *A);
+/** Entries in the CSR (after mirroring and summing duplicates). */
+int64_t sps_matrix_nnz(const sps_matrix *A);
+
+/** Read-only views of the CSR arrays (valid while A lives). */
+sps_status sps_matrix_csr(const sps_matrix *A, const sps_idx **row_ptr,
+                          const sps_idx **col_idx, const double **values);
+
+/** Where a matrix came from and what reading it cost. */
+typedef struct sps_matrix_source {
+    char name[256];         /**< file path or generator spec */
+    int64_t nnz_stored;     /**< entries stored in the file (one triangle if symmetric) */
+    sps_symmetry symmetry;  /**< as declared by the banner */
+    int pattern;            /**< 1: pattern file, all values set to 1 */
+    int integer;            /**< 1: integer field */
+    int gzip;               /**< 1: the file was gzip-compressed */
+    int64_t bytes;          /**< uncompressed bytes parsed */
+    double read_ms;         /**< wall time to read and build the CSR */
+} sps_matrix_source;
+
+sps_status sps_matrix_get_source(const sps_matrix *A, sps_matrix_source *src);
+
+/** y = alpha*A*x + beta*y on the host with the plain CSR loop (the reference
+ *  every backend is tested against). beta = 0 does not read y. */
+sps_status sps_matrix_spmv_host(const sps_matrix *A, double alpha, const double *x,
+                                double beta, double *y);
+
+/** Structural and numerical features that choices depend on. */
+typedef struct sps_features {
+    sps_idx rows, cols;
+    int64_t nnz;             /**< entries in the CSR */
+    sps_idx row_min, row_max;/**< entries per row */
+    double row_mean, row_std;
+    sps_idx empty_rows;
+    sps_idx diagonals;       /**< distinct offsets col-row holding an entry */
+    double dia_fill;         /**< DIA over the whole matrix: stored zeros / stored slots */
+    int64_t drm_slots;       /**< DRM with 32-row segments: stored slots */
+    double drm_fill;         /**< DRM with 32-row segments: stored zeros / stored slots */
+    sps_idx hyb_width;       /**< ELL width HYB would choose */
+    double ell_fill;         /**< zeros / slots in HYB's ELL part */
+    int64_t hyb_coo;         /**< entries HYB puts in its COO part */
+    int symmetric;           /**< 1 if A equals its transpose exactly (pattern and values) */
+    int pattern_symmetric;   /**< 1 if the pattern equals its transpose */
+    double asymmetry;        /**< ||A - A'||_F / ||A||_F (0 for symmetric) */
+    sps_idx missing_diagonal;/**< rows with no stored diagonal entry */
+    sps_idx zero_diagonal;   /**< rows whose stored diagonal entry is 0 */
+    sps_idx negative_diagonal; /**< rows whose diagonal entry is < 0 */
+    sps_idx dominant_rows;   /**< rows with |a_ii| >= sum_{j!=i} |a_ij| */
+    int diag_dominant;       /**< 1 if every row is (weakly) dominant and one strictly */
+    double analyze_ms;       /**< wall time of the analysis */
+} sps_features;
+
+/** One pass over A computing every field of sps_features. */
+sps_status sps_matrix_analyze(sps_context *ctx, const sps_matrix *A, sps_features *f);
+
+/* ------------------------------------------------------------------------ */
+/* Vectors (files)                                                           */
+/* ------------------------------------------------------------------------ */
+
+/** Read a vector: `.mtx` (array, or coordinate with one column) or text (one
+ *  number per line or whitespace-separated; gzip allowed). If `expected` >= 0
+ *  a different length is SPS_ERR_PARSE naming both lengths. *x is allocated
+ *  (free with sps_free). CLI: `-b FILE`, `--x0 FILE`. */
+sps_status sps_vector_read(sps_context *ctx, const char *path, sps_idx expected,
+                           double **x, sps_idx *n);
+
+/** Write a vector with %.17g: Matrix Market array if the name ends in `.mtx`,
+ *  else one number per line. Written to a temporary name, then renamed.
+ *  CLI: `-o FILE`. */
+sps_status sps_vector_write(sps_context *ctx, const char *path, const double *x,
+                            sps_idx n);
+
+/* ------------------------------------------------------------------------ */
+/* SpMV operators: a matrix converted once to a backend's format              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct sps_operator sps_operator;
+
+typedef enum sps_precision { SPS_DOUBLE = 0, SPS_SINGLE = 1 } sps_precision;
+
+/** Capability flags of a backend. */
+#define SPS_CAP_DETERMINISTIC 0x1u  /**< bitwise the same result run after run */
+#define SPS_CAP_NEEDS_CONVERT 0x2u  /**< builds its own format (not plain CSR) */
+#define SPS_CAP_GPU           0x4u  /**< has a GPU kernel in this build */
+#define SPS_CAP_SINGLE        0x8u  /**< supports single precision */
+#define SPS_CAP_SELECTOR      0x10u /**< a selector (auto, tune), not a format */
+
+/** Backends, in registry order: `sps_spmv_backend(i, ...)` for i = 0, 1, ...
+ *  until it returns SPS_ERR_INVALID_ARG. CLI: `spsolve --list-spmv`. */
+sps_status sps_spmv_backend(int i, const char **name, unsigned *caps,
+                            const char **summary);
+
+typedef struct sps_operator_opts {
+    sps_precision precision;  /**< SPS_DOUBLE (solvers need it) or SPS_SINGLE (benchmarks) */
+    int64_t expected_spmvs;   /**< for `tune`: how many SpMVs the conversion must pay off within (default 1000) */
+    int tune_reps;            /**< for `tune`: timed calls per candidate (default 20) */
+} sps_operator_opts;
+
+void sps_operator_opts_default(sps_operator_opts *o);
+
+/** Convert A to a backend's format and (on a GPU context) upload it.
+ *  `spmv` is a backend name with optional parameters after a colon:
+ *  `csr-scalar`, `csr-vector`, `merge`, `drm`, `drm:nomerge`, `drm:seg=64`,
+ *  `dia`, `hyb`, `cusparse` (CSR_ALG1), `cusparse:alg2`, or a selector: `auto`
+ *  (chosen from the features; the rule is in doc/) or `tune` (times every
+ *  candidate). A backend that cannot take A fails with SPS_ERR_UNSUPPORTED
+ *  and a reason; `auto` and `tune` then fall back and say so in the info's
+ *  `reason`. A does not need to outlive the operator.
+ *  CLI: `--spmv NAME|auto|tune`. */
+sps_status sps_operator_create(sps_context *ctx, const sps_matrix *A,
+                               const char *spmv, const sps_operator_opts *opts,
+                               sps_operator **op);
+
+/** Replace the values of the operator's matrix; the pattern must be the one
+ *  the operator was built from. `values` are in that matrix's CSR order
+ *  (sps_matrix_csr). No analysis is redone: for Newton and time-stepping. */
+sps_status sps_operator_update_values(sps_operator *op, const double *values);
+
+/** y = alpha*A*x + beta*y in the operator's memory space (device pointers on a
+ *  GPU context, host pointers on a host context) and precision (double* or
+ *  float*). Runs on the context's stream; no allocation, no synchronization.
+ *  beta = 0 does not read y. */
+sps_status sps_operator_apply(sps_operator *op, double alpha, const void *x,
+                              double beta, void *y);
+
+/** The same product computed on the host from the format's own arrays, in
+ *  double: the format's executable specification. x and y are host double*. */
+sps_status sps_operator_apply_host(const sps_operator *op, double alpha,
+                                   const double *x, double beta, double *y);
+
+typedef struct sps_operator_info {
+    char backend[48];        /**< what was built, e.g. "drm", "drm:nomerge" */
+    char reason[512];        /**< why it was chosen (auto, tune) or fallback notices */
+    char detail[256];        /**< format-specific one-line summary */
+    unsigned caps;           /**< SPS_CAP_* of the built backend */
+    int on_gpu;
+    sps_precision precision;
+    sps_idx rows, cols;
+    int64_t nnz;
+    double select_ms;        /**< auto/tune: time spent choosing (tune runs candidates) */
+    double convert_ms;       /**< host conversion */
+    double upload_ms;        /**< host to device copies */
+    size_t device_bytes;     /**< bytes the format occupies on the device */
+    double bytes_per_spmv;   /**< bytes one SpMV must move (format's model, x and y once) */
+    int64_t slots;           /**< stored values including padding zeros */
+    double fill;             /**< stored zeros / stored slots (0 for CSR formats) */
+    double balance_var;      /**< DRM/HDIA: variance of operand counts between sub-blocks */
+    int64_t blocks;          /**< DRM: sub-blocks (thread blocks); HDIA: segments */
+    sps_idx ell_width;       /**< HYB: ELL width */
+    int64_t coo_entries;     /**< HYB: entries in the COO part */
+} sps_operator_info;
+
+sps_status sps_operator_get_info(const sps_operator *op, sps_operator_info *info);
+
+/** Destroy an operator (NULL is a no-op). */
+void sps_operator_destroy(sps_operator *op);
+
+/* ------------------------------------------------------------------------ */
+/* Measuring (spmv-bench, tune)                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct sps_timing {
+    double median_us, min_us, max_us;  /**< per SpMV */
+    int reps;                          /**< timed calls */
+} sps_timing;
+
+/** Time `reps` applications (after a warm-up), rotating among `nx` distinct x
+ *  vectors so that small matrices are not flattered by the cache. GPU: CUDA
+ *  events around each call; host: wall clock. */
+sps_status sps_operator_time(sps_operator *op, int reps, int nx, sps_timing *t);
+
+/** Device-to-device copy bandwidth (GB/s counting bytes read plus bytes
+ *  written), measured now on the context's device over `bytes` bytes
+ *  (0: 256 MiB). Host context: a host memcpy. */
+sps_status sps_copy_bandwidth(sps_context *ctx, size_t bytes, double *gbps);
+
+/** Check the operator against the host CSR reference of A (from which it was
+ *  built) on random x and y for alpha = 1.5, beta in {0 with y full of NaN,
+ *  -0.5}: *max_err is the largest |y - y_ref|_i / (|alpha| (|A||x|)_i +
+ *  |beta y|_i) (0/0 counts 0). *repeatable is 1 if two runs on the same input
+ *  were bitwise equal. Single precision compares with the reference computed
+ *  in double on the rounded inputs. */
+sps_status sps_operator_check(sps_operator *op, const sps_matrix *A,
+                              double *max_err, int *repeatable);
+
+/* ------------------------------------------------------------------------ */
+/* Preconditioners                                                           */
+/* ------------------------------------------------------------------------ */
+
+typedef struct sps_precond sps_precond;
+
+/** Build a preconditioner for A: `none`, `jacobi`, `ilu0`, `ic0`. A zero or
+ *  negative pivot fails with SPS_ERR_ZERO_PIVOT naming the row; a missing
+ *  diagonal entry (jacobi) with SPS_ERR_UNSUPPORTED naming the row. Setup is
+ *  timed. CLI: `--precond NAME`. */
+sps_status sps_precond_create(sps_context *ctx, const sps_matrix *A,
+                              const char *type, sps_precond **pc);
+
+/** Setup time of the preconditioner (ms). */
+double sps_precond_setup_ms(const sps_precond *pc);
+
+/** Name it was built with. */
+const char *sps_precond_name(const sps_precond *pc);
+
+/** z = M^-1 r in the context's memory space (device pointers on a GPU). */
+sps_status sps_precond_apply(sps_precond *pc, const double *r, double *z);
+
+void sps_precond_destroy(sps_precond *pc);
+
+/* ------------------------------------------------------------------------ */
+/* Solvers                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef enum sps_method { SPS_CG = 0, SPS_BICGSTAB = 1, SPS_GMRES = 2 } sps_method;
+
+/** "cg", "bicgstab", "gmres". */
+const char *sps_method_name(sps_method m);
+/** Parse a method name; SPS_ERR_INVALID_ARG if unknown. */
+sps_status sps_method_from_name(const char *name, sps_method *m);
+
+typedef struct sps_solver sps_solver;
+
+sps_status sps_solver_create(sps_context *ctx, sps_solver **s);
+void sps_solver_destroy(sps_solver *s);
+
+/** CLI: `--method`. Default CG. */
+sps_status sps_solver_set_method(sps_solver *s, sps_method m);
+/** Converged when ||r|| <= max(rtol*||b||, atol). CLI: `--rtol` (default 1e-8), `--atol` (0). */
+sps_status sps_solver_set_rtol(sps_solver *s, double rtol);
+sps_status sps_solver_set_atol(sps_solver *s, double atol);
+/** Diverged when ||r|| > dtol*||r0||. CLI: `--dtol` (default 1e5). */
+sps_status sps_solver_set_dtol(sps_solver *s, double dtol);
+/** Iteration limit (GMRES: inner iterations across restarts). CLI: `--maxit` (default 10000). */
+sps_status sps_solver_set_maxit(sps_solver *s, int64_t maxit);
+/** GMRES restart length m. CLI: `--restart` (default 30). */
+sps_status sps_solver_set_restart(sps_solver *s, int m);
+/** Record the residual norm of every iteration (read back once, at the end). CLI: `--history`. */
+sps_status sps_solver_set_history(sps_solver *s, int on);
+/** How often the host reads the convergence state: every k iterations, or 0
+ *  for adaptive (the default). */
+sps_status sps_solver_set_check_interval(sps_solver *s, int k);
+
+/** Called at each host check with the iterations done and the last residual
+ *  norm (GPU: every k iterations; host: every iteration). CLI: `--monitor`. */
+typedef void (*sps_monitor_fn)(void *user, int64_t iteration, double rnorm);
+sps_status sps_solver_set_monitor(sps_solver *s, sps_monitor_fn fn, void *user);
+
+typedef struct sps_solve_info {
+    sps_reason reason;
+    int64_t iterations;      /**< GMRES: inner iterations */
+    double bnorm;            /**< ||b|| */
+    double r0norm;           /**< ||b - A x0|| */
+    double rnorm;            /**< final residual norm from the method's recurrence */
+    double true_rnorm;       /**< ||b - A x|| recomputed on exit */
+    double rel_rnorm;        /**< rnorm / ||b|| */
+    double true_rel_rnorm;   /**< true_rnorm / ||b|| */
+    double setup_ms;         /**< workspace allocation and copies in */
+    double iterate_ms;       /**< the iterations */
+    double per_iter_ms;
+    double finish_ms;        /**< true residual, copies out */
+    int64_t host_syncs;      /**< times the host waited on the device during the iterations */
+    int64_t spmvs;           /**< SpMVs applied (including the true residual) */
+    int64_t precond_applies;
+    int64_t restarts;        /**< GMRES restarts */
+    const double *history;   /**< residual norms, history[0] = ||r0||; owned by the solver */
+    int64_t history_len;     /**< entries in history (0 if history is off) */
+} sps_solve_info;
+
+/** Solve A x = b with the operator (double precision) and an optional
+ *  preconditioner (NULL = none). On entry x holds the initial guess; b and x
+ *  may be host or device pointers (detected). Returns SPS_OK when the solve
+ *  ran, whatever its outcome: read info->reason. */
+sps_status sps_solve(sps_solver *s, sps_operator *op, sps_precond *pc,
+                     const double *b, double *x, sps_solve_info *info);
+
+/* ------------------------------------------------------------------------ */
+/* Dense verification                                                        */
+/* ------------------------------------------------------------------------ */
+
+/** Solve A x = b densely on the host with LAPACKE dgesv (n <= 20000).
+ *  SPS_ERR_NOT_COMPILED without LAPACKE; SPS_ERR_ZERO_PIVOT if singular.
+ *  CLI: `--verify`. */
+sps_status sps_dense_solve(sps_context *ctx, const sps_matrix *A, const double *b,
+                           double *x);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SPSOLVE_H */

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/spmv/registry.c: the one table of SpMV backends, found by name once */
+#include "backend.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const sps_backend *const registry[] = {
+    &sps_backend_csr_scalar, &sps_backend_csr_vector, &sps_backend_merge,
+    &sps_backend_drm,        &sps_backend_dia,        &sps_backend_hyb,
+    &sps_backend_cusparse,
+};
+#define NREG ((int)(sizeof registry / sizeof *registry))
+
+int sps__backend_count(void) { return NREG; }
+
+const sps_backend *sps__backend_at(int i)
+{
+    return (i >= 0 && i < NREG) ? registry[i] : NULL;
+}
+
+const sps_backend *sps__backend_find(const char *spec, const char **params)
+{
+    if (!spec) return NULL;
+    const char *colon = strchr(spec, ':');
+    size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+    for (int i = 0; i < NREG; i++) {
+        if (strlen(registry[i]->name) == len && strncmp(registry[i]->name, spec, len) == 0) {
+            if (params) *params = colon ? colon + 1 : "";
+            return registry[i];
+        }
+    }
+    return NULL;
+}
+
+static unsigned caps_of(const sps_backend *b)
+{
+    unsigned c = b->caps & ~(unsigned)SPS_CAP_GPU;
+    if (b->apply) c |= SPS_CAP_GPU;
+    return c;
+}
+
+sps_status sps_spmv_backend(int i, const char **name, unsigned *caps, const char **summary)
+{
+    /* The formats first, then the two selectors. */
+    static const char *sel_names[] = {"auto", "tune"};
+    static const char *sel_summary[] = {
+        "choose a format from the matrix features (rule in doc/spmv.md)",
+        "time every candidate on this matrix; keep the fastest whose conversion pays off"};
+    if (i >= 0 && i < NREG) {
+        if (name) *name = registry[i]->name;
+        if (caps) *caps = caps_of(registry[i]);
+        if (summary) *summary = registry[i]->summary;
+        return SPS_OK;
+    }
+    if (i >= NREG && i < NREG + 2) {
+        if (name) *name = sel_names[i - NREG];
+        if (caps) *caps = SPS_CAP_SELECTOR | SPS_CAP_DETERMINISTIC;
+        if (summary) *summary = sel_summary[i - NREG];
+        return SPS_OK;
+    }
+    return SPS_ERR_INVALID_ARG;
+}
+
+sps_status sps__parse_params(sps_context *ctx, const char *params, sps_param_fn fn, void *user)
+{
+    char buf[256];
+    if (!params || !*params) return SPS_OK;
+    if (strlen(params) >= sizeof buf)
+        return sps__err(ctx, SPS_ERR_INVALID_ARG, "backend parameters too long: '%s'", params);
+    strcpy(buf, params);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        const char *val = "";
+        if (eq) {
+            *eq = 0;
+            val = eq + 1;
+        }
+        sps_status st = fn(ctx, user, tok, val);
+        if (st != SPS_OK) return st;
+    }
+    return SPS_OK;
+}
+
+double sps__csr_bytes_model(const sps_csr *A, int beta_nonzero)
+{
+    double n = A->nrows, nnz = A->nnz;
+    return 2.0 * sizeof(sps_idx) * n            /* row pointer, read twice per row */
+           + (sizeof(sps_idx) + 8.0) * nnz      /* column index and value */
+           + 8.0 * nnz                          /* x, once per entry (upper bound) */
+           + 8.0 * n * (beta_nonzero ? 2 : 1);  /* y written (and read if beta != 0) */
+}

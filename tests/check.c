@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/tests/check.c: the test harness (see check.h) */
+#include "check.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int n_pass, n_fail, n_skip;
+
+static void vline(const char *tag, const char *file, int line, const char *name,
+                  const char *fmt, va_list ap)
+{
+    printf("%s - %s", tag, name);
+    if (file) printf(" (%s:%d)", file, line);
+    if (fmt && *fmt) {
+        printf(": ");
+        vprintf(fmt, ap);
+    }
+    printf("\n");
+    fflush(stdout);
+}
+
+int t_check_at(const char *file, int line, int cond, const char *fmt, ...)
+{
+    char name[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    if (cond) {
+        n_pass++;
+        printf("ok - %s\n", name);
+    } else {
+        n_fail++;
+        printf("FAIL - %s (%s:%d)\n", name, file, line);
+    }
+    fflush(stdout);
+    return cond;
+}
+
+void t_fail_at(const char *file, int line, const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    n_fail++;
+    vline("FAIL", file, line, name, fmt, ap);
+    va_end(ap);
+}
+
+int t_status_at(const char *file, int line, sps_context *ctx, sps_status st,
+                const char *fmt, ...)
+{
+    char name[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    if (st == SPS_OK) {
+        n_pass++;
+        printf("ok - %s\n", name);
+    } else {
+        n_fail++;
+        printf("FAIL - %s (%s:%d): %s: %s\n", name, file, line, sps_strerror(st),
+               sps_last_error(ctx));
+    }
+    fflush(stdout);
+    return st == SPS_OK;
+}
+
+int t_near_at(const char *file, int line, double a, double b, double tol,
+              const char *fmt, ...)
+{
+    char name[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    double scale = fabs(b) > 1.0 ? fabs(b) : 1.0;
+    int ok = fabs(a - b) <= tol * scale; /* NaN fails */
+    if (ok) {
+        n_pass++;
+        printf("ok - %s\n", name);
+    } else {
+        n_fail++;
+        printf("FAIL - %s (%s:%d): got %.17g, want %.17g (tol %g)\n", name, file, line,
+               a, b, tol);
+    }
+    fflush(stdout);
+    return ok;
+}
+
+void t_skip(const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    n_skip++;
+    vline("SKIP", NULL, 0, name, fmt, ap);
+    va_end(ap);
+}
+
+int t_done(void)
+{
+    if (n_fail) return 1;
+    if (n_pass == 0 && n_skip > 0) return 77;
+    return 0;
+}
+
+static int is_dir(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static int is_file(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+const char *t_data(const char *name)
+{
+    static char buf[8][1024];
+    static int k;
+    char *out = buf[k++ & 7];
+    const char *env = getenv("SPS_TEST_DATA");
+    const char *cands[] = {env, "tests/data", "../tests/data", "../../tests/data"};
+    for (size_t i = 0; i < sizeof cands / sizeof *cands; i++) {
+        if (!cands[i]) continue;
+        snprintf(out, 1024, "%s/%s", cands[i], name);
+        if (is_file(out) || is_dir(out)) return out;
+    }
+    snprintf(out, 1024, "tests/data/%s", name);
+    return out;
+}
+
+const char *t_matrices_dir(void)
+{
+    static char buf[1024];
+    const char *env = getenv("SPS_MATRICES");
+    if (env && *env) {
+        if (strcmp(env, "none") == 0) return NULL;
+        snprintf(buf, sizeof buf, "%s", env);
+        return is_dir(buf) ? buf : NULL;
+    }
+    const char *cands[] = {"../shared/matrices", "../../shared/matrices",
+                           "shared/matrices"};
+    for (size_t i = 0; i < sizeof cands / sizeof *cands; i++) {
+        snprintf(buf, sizeof buf, "%s/MANIFEST.tsv", cands[i]);
+        if (is_file(buf)) {
+            snprintf(buf, sizeof buf, "%s", cands[i]);
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+const char *const *t_real_matrices(void)
+{
+    static char *names[256];
+    static int done;
+    if (done) return (const char *const *)names;
+    done = 1;
+    int n = 0;
+    const char *dir = t_matrices_dir();
+    if (dir) {
+        char path[1200], line[4096];
+        snprintf(path, sizeof path, "%s/MANIFEST.tsv", dir);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            int first = 1;
+            while (fgets(line, sizeof line, f) && n < 255) {
+                if (first) { first = 0; continue; }
+                char *tab = strchr(line, '\t');
+                if (!tab) continue;
+                *tab = 0;
+                char *dot = strstr(line, ".mtx");
+                if (dot) *dot = 0;
+                names[n++] = strdup(line);
+            }
+            fclose(f);
+        }
+    }
+    if (n == 0) {
+        DIR *d = opendir(t_data("real"));
+        if (d) {
+            struct dirent *e;
+            while ((e = readdir(d)) && n < 255) {
+                char *dot = strstr(e->d_name, ".mtx");
+                if (!dot || e->d_name[0] == '.') continue;
+                names[n] = strdup(e->d_name);
+                names[n][dot - e->d_name] = 0;
+                n++;
+            }
+            closedir(d);
+            qsort(names, (size_t)n, sizeof *names, cmp_str);
+        }
+    }
+    names[n] = NULL;
+    return (const char *const *)names;
+}
+
+const char *t_real_matrix_path(const char *name)
+{
+    static char buf[4][1200];
+    static int k;
+    char *out = buf[k++ & 3];
+    const char *dir = t_matrices_dir();
+    if (dir) {
+        snprintf(out, 1200, "%s/%s.mtx.gz", dir, name);
+        if (is_file(out)) return out;
+    }
+    char rel[600];
+    snprintf(rel, sizeof rel, "real/%s.mtx.gz", name);
+    snprintf(out, 1200, "%s", t_data(rel));
+    if (is_file(out)) return out;
+    snprintf(out, 1200, "examples/data/%s.mtx.gz", name);
+    if (is_file(out)) return out;
+    return NULL;
+}
+
+static char tmpdir_buf[256];
+
+static void rm_tmpdir(void)
+{
+    if (!tmpdir_buf[0]) return;
+    DIR *d = opendir(tmpdir_buf);
+    if (d) {
+        struct dirent *e;
+        char p[600];
+        while ((e = readdir(d))) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            snprintf(p, sizeof p, "%s/%s", tmpdir_buf, e->d_name);
+            remove(p);
+        }
+        closedir(d);
+    }
+    rmdir(tmpdir_buf);
+}
+
+const char *t_tmpdir(void)
+{
+    if (!tmpdir_buf[0]) {
+        const char *base = getenv("TMPDIR");
+        snprintf(tmpdir_buf, sizeof tmpdir_buf, "%s/spsolve-test-XXXXXX",
+                 base && *base ? base : "/tmp");
+        if (!mkdtemp(tmpdir_buf)) {
+            perror("mkdtemp");
+            exit(1);
+        }
+        atexit(rm_tmpdir);
+    }
+    return tmpdir_buf;
+}
+
+double t_rand(uint64_t *s)
+{
+    /* splitmix64 */
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+sps_context *t_gpu_context_or_skip(const char *what)
+{
+    sps_context *ctx = NULL;
+    sps_status st = sps_context_create(&ctx, 0);
+    if (st != SPS_OK) {
+        t_skip(what, "no GPU: %s", sps_last_error(NULL));
+        return NULL;
+    }
+    return ctx;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/tests/check.h: the tiny test harness every test program uses.
+ *
+ * A test program prints one line per check:
+ *   ok - NAME
+ *   FAIL - NAME (file:line): detail
+ *   SKIP - NAME: reason
+ * and exits 0 when nothing failed (77 when everything was skipped), 1
+ * otherwise. tests/run.sh adds the lines up into "N passed, N failed, N skipped". */
+#ifndef SPS_TEST_CHECK_H
+#define SPS_TEST_CHECK_H
+
+#include <stdint.h>
+
+#include "spsolve.h"
+
+#if defined(__GNUC__)
+#define T_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define T_PRINTF(a, b)
+#endif
+
+/* Record one check: passes when cond is true. Returns cond. */
+int t_check_at(const char *file, int line, int cond, const char *fmt, ...) T_PRINTF(4, 5);
+#define T_OK(cond, ...) t_check_at(__FILE__, __LINE__, (cond) ? 1 : 0, __VA_ARGS__)
+
+/* A failing check with a detail message: T_FAIL("name", "got %d", x). */
+void t_fail_at(const char *file, int line, const char *name, const char *fmt, ...) T_PRINTF(4, 5);
+#define T_FAIL(name, ...) t_fail_at(__FILE__, __LINE__, (name), __VA_ARGS__)
+
+/* Status check: passes when st == SPS_OK; on failure prints the status and
+ * sps_last_error(ctx). */
+int t_status_at(const char *file, int line, sps_context *ctx, sps_status st, const char *fmt, ...) T_PRINTF(5, 6);
+#define T_STATUS(ctx, st, ...) t_status_at(__FILE__, __LINE__, (ctx), (st), __VA_ARGS__)
+
+/* Near-equality |a - b| <= tol * max(1, |b|). */
+int t_near_at(const char *file, int line, double a, double b, double tol, const char *fmt, ...) T_PRINTF(6, 7);
+#define T_NEAR(a, b, tol, ...) t_near_at(__FILE__, __LINE__, (a), (b), (tol), __VA_ARGS__)
+
+void t_skip(const char *name, const char *fmt, ...) T_PRINTF(2, 3);
+
+/* Exit code for main: 0 if no failure (77 if nothing ran but skips), else 1. */
+int t_done(void);
+
+/* Path of a bundled test file: tests/data/NAME (found from the working
+ * directory or SPS_TEST_DATA). Returns a static buffer. */
+const char *t_data(const char *name);
+
+/* Directory of the shared real-matrix set (SPS_MATRICES, else ../shared/matrices
+ * if it exists), or NULL. */
+const char *t_matrices_dir(void);
+
+/* Names (without .mtx.gz) of the matrices listed in t_matrices_dir()'s
+ * MANIFEST.tsv, or NULL-terminated list of the bundled tests/data/real/ ones
+ * when the shared set is absent. The list is static. */
+const char *const *t_real_matrices(void);
+/* Full path of real matrix NAME (shared set first, bundled copy second), or NULL. */
+const char *t_real_matrix_path(const char *name);
+
+/* A scratch directory for this test program (created, removed at exit). */
+const char *t_tmpdir(void);
+
+/* Deterministic pseudo-random doubles in [-1, 1). */
+double t_rand(uint64_t *state);
+
+/* A GPU context, or NULL after printing one SKIP line with the reason (no
+ * device, or built without CUDA). */
+sps_context *t_gpu_context_or_skip(const char *what);
+
+#endif
