@@ -69,7 +69,7 @@ void sps__diag_sort(sps_idx *a, size_t n);
 
 typedef struct sps_fmt_drm {
     sps_idx nrows, ncols, nnz;
-    sps_idx seg;      /* rows per segment: 8, 16, 32, 64 or 128 */
+    sps_idx seg;      /* rows per segment: a power of 2 (the backend takes 8..128) */
     sps_idx nslot;    /* segments = slots */
     sps_idx nblk;     /* sub-blocks */
     sps_idx maxmem;   /* most segments in one sub-block */
@@ -92,6 +92,14 @@ typedef struct sps_fmt_dia {
     double *val;      /* ndiag * nrows: val[i * nrows + row] */
     sps_idx *map;     /* nnz */
 } sps_fmt_dia;
+
+/* ---- DRM ---------------------------------------------------------------- */
+
+/* Build the DRM format of A (drm.c): seg a power of 2 in [1, 1024] (the
+ * backend's parameter allows 8..128; tests use smaller), merge != 0 for
+ * Algorithm 1, rows = GPU mapping (see sps_fmt_drm). *out is a sps_fmt_drm. */
+sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int merge, int rows,
+                          sps_fmt **out, sps_spmv_stats *st);
 
 /* ---- DRM: the iterative merge of segments into sub-blocks (Algorithm 1) ---- */
 

@@ -7,11 +7,17 @@
  *      re-sort (the two smallest entries' segments will share a thread block);
  *   2. if card(P) is odd: merge the two smallest once more, re-sort;
  *   3. if card(P) > 2: pair the r-th largest with the r-th smallest.
- * Here P is a binary min-heap, so each merge of step 1 costs O(log S) instead
- * of a re-sort: O(S log S) in all. The order is total and deterministic: by
- * operand count, ties broken by node id (a smaller id counts as larger, like a
- * stable sort of the segments in their original order); a merged node keeps
- * pmin2's id, as `pmin2 += pmin1` does in the pseudo-code.
+ * Implemented in O(S) after one radix sort, without re-sorting: P is kept as
+ * two ascending queues, the segments in their sorted order and the merged
+ * nodes in the order they are made. Merging the two smallest entries makes
+ * non-decreasing sums (the argument of the two-queue Huffman construction),
+ * so the second queue stays sorted and the smallest entry of P is always at
+ * one of the two fronts. The order is total and deterministic: by operand
+ * count, ties broken by node id (a smaller id counts as larger, as a stable
+ * sort of the segments in their original order would place it); a merged
+ * node keeps pmin2's id, as `pmin2 += pmin1` does in the pseudo-code. With
+ * that order the queues' fronts are exactly what re-sorting would give
+ * (tests/unit/test_drm.c compares with the literal pseudo-code).
  *
  * Two points where the pseudo-code and the text differ or say nothing:
  *  - card(P) <= 2 after step 2: the text (step (4)) keeps P as the final
@@ -32,23 +38,10 @@ typedef struct plan {
     sps_idx *tail;
 } plan;
 
-/* a comes after b in the decreasing order of P. */
+/* a comes after b in the decreasing order of P (a is "smaller"). */
 static int after(const plan *p, sps_idx a, sps_idx b)
 {
     return p->ope[a] < p->ope[b] || (p->ope[a] == p->ope[b] && a > b);
-}
-
-/* Min-heap (by `after`) of node ids. */
-static void sift_down(const plan *p, sps_idx *h, sps_idx m, sps_idx k)
-{
-    for (;;) {
-        sps_idx c = 2 * k + 1;
-        if (c >= m) return;
-        if (c + 1 < m && after(p, h[c + 1], h[c])) c++;
-        if (!after(p, h[c], h[k])) return;
-        sps_idx t = h[c]; h[c] = h[k]; h[k] = t;
-        k = c;
-    }
 }
 
 /* Node b absorbs node a (b += a). */
@@ -65,12 +58,79 @@ static void gather(const plan *p, sps_idx a, sps_idx *members, sps_idx *pos)
     for (sps_idx s = a; s >= 0; s = p->next[s]) members[(*pos)++] = s;
 }
 
+/* q[0..n) = the ids in ascending (ope, -id) order: a stable LSD radix sort by
+ * operand count (8-bit digits, constant digits skipped) of the ids listed
+ * from n-1 down to 0. tmp has n entries. */
+static void sort_ascending(const int64_t *ope, sps_idx n, sps_idx *q, sps_idx *tmp)
+{
+    for (sps_idx i = 0; i < n; i++) q[i] = n - 1 - i;
+    for (int shift = 0; shift < 32; shift += 8) {
+        sps_idx count[257] = {0};
+        for (sps_idx i = 0; i < n; i++) count[((ope[q[i]] >> shift) & 255) + 1]++;
+        int used = 0;
+        for (int d = 1; d <= 256; d++) used += count[d] > 0;
+        if (used <= 1) continue; /* every key has this digit: order unchanged */
+        for (int d = 0; d < 256; d++) count[d + 1] += count[d];
+        for (sps_idx i = 0; i < n; i++) tmp[count[(ope[q[i]] >> shift) & 255]++] = q[i];
+        memcpy(q, tmp, (size_t)n * sizeof *q);
+    }
+}
+
+/* Sort a sub-block's k segment numbers: insertion sort when short, else an
+ * LSD radix sort (11-bit digits; a merged node can hold most segments). */
+static void sort_members(sps_idx *a, sps_idx k, sps_idx *tmp)
+{
+    if (k <= 64) {
+        sps__diag_sort(a, (size_t)k);
+        return;
+    }
+    for (int shift = 0; shift < 32; shift += 11) {
+        sps_idx count[2049] = {0};
+        for (sps_idx i = 0; i < k; i++) count[((a[i] >> shift) & 2047) + 1]++;
+        for (int d = 0; d < 2048; d++) count[d + 1] += count[d];
+        for (sps_idx i = 0; i < k; i++) tmp[count[(a[i] >> shift) & 2047]++] = a[i];
+        memcpy(a, tmp, (size_t)k * sizeof *a);
+    }
+}
+
+/* The two queues of P: q1[i1..n1) (segments, sorted) and q2[i2..n2) (merged
+ * nodes, sorted by construction). */
+typedef struct queues {
+    const sps_idx *q1;
+    sps_idx *q2;
+    sps_idx i1, n1, i2, n2;
+} queues;
+
+/* The k-th smallest entry (k = 0 or 1) without removing it; from_q1 says where. */
+static sps_idx peek(const plan *p, const queues *q, int k, int *from_q1)
+{
+    sps_idx a1 = q->i1, a2 = q->i2, id = -1;
+    for (int j = 0; j <= k; j++) {
+        *from_q1 = a1 < q->n1 && (a2 >= q->n2 || after(p, q->q1[a1], q->q2[a2]));
+        id = *from_q1 ? q->q1[a1++] : q->q2[a2++];
+    }
+    return id;
+}
+
+static sps_idx pop(const plan *p, queues *q)
+{
+    int from_q1;
+    sps_idx id = peek(p, q, 0, &from_q1);
+    if (from_q1) q->i1++;
+    else q->i2++;
+    return id;
+}
+
 sps_status sps__drm_plan(sps_context *ctx, const int64_t *ope, sps_idx n, int merge,
                          sps_idx maxmem, sps_idx *members, sps_idx *blk, sps_idx *nblk)
 {
     blk[0] = 0;
     *nblk = 0;
     if (maxmem < 1) return sps__err(ctx, SPS_ERR_INVALID_ARG, "drm: sub-block limit %d < 1", maxmem);
+    for (sps_idx i = 0; i < n; i++)
+        if (ope[i] < 0 || ope[i] > INT32_MAX)
+            return sps__err(ctx, SPS_ERR_INVALID_ARG, "drm: operand count %lld out of range",
+                            (long long)ope[i]);
     if (!merge) {
         for (sps_idx i = 0; i < n; i++) {
             members[i] = i;
@@ -83,9 +143,10 @@ sps_status sps__drm_plan(sps_context *ctx, const int64_t *ope, sps_idx n, int me
     p.ope = sps__malloc(sps__mul_size((size_t)n, sizeof *p.ope));
     p.next = sps__malloc(sps__mul_size((size_t)n, sizeof *p.next));
     p.tail = sps__malloc(sps__mul_size((size_t)n, sizeof *p.tail));
-    sps_idx *h = sps__malloc(sps__mul_size((size_t)n, sizeof *h));
-    if (!p.ope || !p.next || !p.tail || !h) {
-        sps__free(p.ope); sps__free(p.next); sps__free(p.tail); sps__free(h);
+    sps_idx *q1 = sps__malloc(sps__mul_size((size_t)n, sizeof *q1));
+    sps_idx *q2 = sps__malloc(sps__mul_size((size_t)n, sizeof *q2));
+    if (!p.ope || !p.next || !p.tail || !q1 || !q2) {
+        sps__free(p.ope); sps__free(p.next); sps__free(p.tail); sps__free(q1); sps__free(q2);
         return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory merging %d segments", n);
     }
     int64_t pmax = 0;
@@ -93,28 +154,34 @@ sps_status sps__drm_plan(sps_context *ctx, const int64_t *ope, sps_idx n, int me
         p.ope[i] = ope[i];
         p.next[i] = -1;
         p.tail[i] = i;
-        h[i] = i;
         if (ope[i] > pmax) pmax = ope[i];
     }
-    sps_idx m = n;
-    for (sps_idx k = m / 2; k-- > 0;) sift_down(&p, h, m, k);
+    sort_ascending(p.ope, n, q1, q2);
+    queues q = {q1, q2, 0, n, 0, 0};
 
-    /* Step 1: merge the two smallest while the largest exceeds twice both. */
-    while (m >= 2) {
-        const sps_idx a = h[0];
-        const sps_idx b = (m == 2 || after(&p, h[1], h[2])) ? h[1] : h[2];
+    /* Step 1: merge the two smallest while the largest exceeds twice both.
+     * (The largest is never among them then, so pmax only grows.) */
+    for (sps_idx m = n; m >= 2; m--) {
+        int f;
+        const sps_idx a = peek(&p, &q, 0, &f), b = peek(&p, &q, 1, &f);
         if (!(pmax > 2 * p.ope[a] && pmax > 2 * p.ope[b])) break;
-        h[0] = h[--m];             /* pop pmin1: pmin2 comes to the top */
-        sift_down(&p, h, m, 0);
-        absorb(&p, b, a);          /* pmin2 += pmin1: a larger key at the root */
-        sift_down(&p, h, m, 0);
+        pop(&p, &q);
+        pop(&p, &q);
+        absorb(&p, b, a); /* pmin2 += pmin1 */
+        q.q2[q.n2++] = b;
         if (p.ope[b] > pmax) pmax = p.ope[b];
     }
 
-    /* Heap sort in place: the min-heap leaves h[0..m) in decreasing order. */
-    for (sps_idx k = m; k > 1; k--) {
-        sps_idx t = h[0]; h[0] = h[k - 1]; h[k - 1] = t;
-        sift_down(&p, h, k - 1, 0);
+    /* What remains, in decreasing order: merge the two queues from their ends. */
+    sps_idx m = (q.n1 - q.i1) + (q.n2 - q.i2);
+    sps_idx *h = sps__malloc(sps__mul_size((size_t)m + 1, sizeof *h));
+    if (!h) {
+        sps__free(p.ope); sps__free(p.next); sps__free(p.tail); sps__free(q1); sps__free(q2);
+        return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory merging %d segments", n);
+    }
+    for (sps_idx k = 0, e1 = q.n1, e2 = q.n2; k < m; k++) {
+        const int take1 = e1 > q.i1 && (e2 <= q.i2 || after(&p, q.q2[e2 - 1], q.q1[e1 - 1]));
+        h[k] = take1 ? q.q1[--e1] : q.q2[--e2];
     }
 
     /* Step 2: an odd count merges its two smallest, then re-sorts. */
@@ -134,14 +201,15 @@ sps_status sps__drm_plan(sps_context *ctx, const int64_t *ope, sps_idx n, int me
         const sps_idx start = pos;
         gather(&p, h[r], members, &pos);
         if (m > 2) gather(&p, h[m - 1 - r], members, &pos);
-        sps__diag_sort(members + start, (size_t)(pos - start));
+        sort_members(members + start, pos - start, q2); /* q2 is free by now */
         for (sps_idx c = start; c < pos; c += maxmem) {
             blk[nb + 1] = pos - c > maxmem ? c + maxmem : pos;
             nb++;
         }
     }
     *nblk = nb;
-    sps__free(p.ope); sps__free(p.next); sps__free(p.tail); sps__free(h);
+    sps__free(p.ope); sps__free(p.next); sps__free(p.tail); sps__free(q1); sps__free(q2);
+    sps__free(h);
     return SPS_OK;
 }
 

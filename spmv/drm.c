@@ -65,8 +65,7 @@ static void free_fmt(sps_fmt *fmt)
     sps__free(f);
 }
 
-static void fill_stats(const sps_fmt_drm *f, const drm_params *p, const int64_t *ope,
-                       sps_spmv_stats *st)
+static void fill_stats(const sps_fmt_drm *f, int merge, const int64_t *ope, sps_spmv_stats *st)
 {
     const sps_idx ndiag = f->dnum[f->nslot];
     const int64_t slots = (int64_t)ndiag * f->seg;
@@ -85,26 +84,25 @@ static void fill_stats(const sps_fmt_drm *f, const drm_params *p, const int64_t 
     char members[48], mapping[32] = "";
     if (mmin == f->maxmem) snprintf(members, sizeof members, "%d", mmin);
     else snprintf(members, sizeof members, "%d-%d", mmin, f->maxmem);
-    if (p->rows) snprintf(mapping, sizeof mapping, ", %d threads/block", p->rows);
+    if (f->rows) snprintf(mapping, sizeof mapping, ", %d threads/block", f->rows);
     snprintf(st->detail, sizeof st->detail,
              "seg=%d, %.1f diags/segment (max %d), %d sub-blocks of %s segments%s%s", f->seg,
              f->nslot ? (double)ndiag / f->nslot : 0.0, dmax, f->nblk, members,
-             p->merge ? "" : " (nomerge)", mapping);
+             merge ? "" : " (nomerge)", mapping);
 }
 
-static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params, sps_fmt **out,
-                          sps_spmv_stats *st)
+sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int merge, int rows,
+                          sps_fmt **out, sps_spmv_stats *st)
 {
     *out = NULL;
-    drm_params p = {32, 1, 0};
-    sps_status s = sps__parse_params(ctx, params, parse_one, &p);
-    if (s != SPS_OK) return s;
-
+    if (seg < 1 || seg > 1024 || (seg & (seg - 1)))
+        return sps__err(ctx, SPS_ERR_INVALID_ARG, "drm: segment height %d is not a power of 2 "
+                        "in [1, 1024]", seg);
     sps_diag_segs sg;
-    s = sps__diag_scan(ctx, A, p.seg, &sg);
+    sps_status s = sps__diag_scan(ctx, A, seg, &sg);
     if (s != SPS_OK) return s;
     const sps_idx S = sg.nseg, ndiag = sg.dnum[S];
-    const int64_t slots = (int64_t)ndiag * p.seg;
+    const int64_t slots = (int64_t)ndiag * seg;
     if (slots > SPS_IDX_MAX) {
         char b[32];
         sps__diag_count_str(slots, b, sizeof b);
@@ -131,19 +129,19 @@ static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params
     f->nrows = A->nrows;
     f->ncols = A->ncols;
     f->nnz = A->nnz;
-    f->seg = p.seg;
+    f->seg = seg;
     f->nslot = S;
-    f->rows = p.rows;
-    for (sps_idx h = 0; h < S; h++) ope[h] = (int64_t)(sg.dnum[h + 1] - sg.dnum[h]) * p.seg;
+    f->rows = rows;
+    for (sps_idx h = 0; h < S; h++) ope[h] = (int64_t)(sg.dnum[h + 1] - sg.dnum[h]) * seg;
 
-    s = sps__drm_plan(ctx, ope, S, p.merge, 1024 / p.seg, f->index, f->blo, &f->nblk);
+    s = sps__drm_plan(ctx, ope, S, merge, 1024 / seg, f->index, f->blo, &f->nblk);
     if (s != SPS_OK) goto fail;
     s = sps__diag_layout(ctx, A, &sg, f->index, f->dnum, f->off, f->map, f->val);
     if (s != SPS_OK) goto fail;
     f->maxmem = 0;
     for (sps_idx b = 0; b < f->nblk; b++)
         if (f->blo[b + 1] - f->blo[b] > f->maxmem) f->maxmem = f->blo[b + 1] - f->blo[b];
-    fill_stats(f, &p, ope, st);
+    fill_stats(f, merge, ope, st);
     sps__free(ope);
     sps__diag_segs_free(&sg);
     *out = (sps_fmt *)f;
@@ -153,6 +151,16 @@ fail:
     sps__diag_segs_free(&sg);
     free_fmt((sps_fmt *)f);
     return s;
+}
+
+static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params, sps_fmt **out,
+                          sps_spmv_stats *st)
+{
+    *out = NULL;
+    drm_params p = {32, 1, 0};
+    sps_status s = sps__parse_params(ctx, params, parse_one, &p);
+    if (s != SPS_OK) return s;
+    return sps__drm_build(ctx, A, p.seg, p.merge, p.rows, out, st);
 }
 
 static void apply_host(const sps_fmt *fmt, double alpha, const double *x, double beta, double *y)
