@@ -248,25 +248,6 @@ static void test_update(sps_context *ctx)
     sps_matrix_destroy(B);
 }
 
-static void test_generated_and_real(sps_context *ctx)
-{
-    const char *gens[] = {"poisson3d:40", "banded:200000,9,0.01,1", "poisson2d:300",
-                          "powerlaw:50000,8,3"};
-    for (size_t g = 0; g < sizeof gens / sizeof *gens; g++) {
-        sps_matrix *A = dc_gen(ctx, gens[g], "diag GPU backends on generated matrices");
-        if (!A) break;
-        check_all(ctx, A, gens[g]);
-        sps_matrix_destroy(A);
-    }
-    if (!dc_io_available(ctx, "diag GPU backends on real matrices")) return;
-    for (const char *const *nm = t_real_matrices(); *nm; nm++) {
-        sps_matrix *A = dc_real(ctx, *nm);
-        if (!A) continue;
-        check_all(ctx, A, *nm);
-        sps_matrix_destroy(A);
-    }
-}
-
 static void test_timing(sps_context *ctx)
 {
     sps_matrix *A = dc_gen(ctx, "poisson3d:64", "timing on poisson3d:64");
@@ -315,7 +296,10 @@ int main(void)
     printf("# %s\n", sps_context_device_name(ctx));
     test_edges(ctx);
     test_update(ctx);
-    test_generated_and_real(ctx);
+    const char *gens[] = {"poisson3d:40", "banded:200000,9,0.01,1", "poisson2d:300",
+                          "powerlaw:50000,8,3"};
+    dc_each_gen(ctx, "diag GPU backends on generated matrices", gens, 4, check_all);
+    dc_each_real(ctx, "diag GPU backends on real matrices", check_all);
     test_timing(ctx);
     sps_context_destroy(ctx);
     return t_done();

@@ -94,6 +94,21 @@ static inline sps_matrix *dc_rowlens(sps_context *ctx, sps_idx n, sps_idx ncols,
     return dc_finish(ctx, &m);
 }
 
+/* 8 x 8 matrix consistent with every number the paper gives for matrix B
+ * (Figure 5): 18 nonzeros on 4 diagonals {-1, 0, 1, 2}; DIA stores 32 (14
+ * zeros), nrows = 4 stores 24 (6 zeros), nrows = 2 stores 20 (2 zeros) with
+ * operand counts {8, 6, 4, 2}. a(r, c) = 10 r + c + 1. */
+static inline sps_matrix *dc_matrix_b(sps_context *ctx)
+{
+    static const sps_idx rc[][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}, {1, 3},
+                                    {2, 1}, {2, 2}, {2, 3}, {3, 2}, {3, 3}, {4, 4}, {4, 5},
+                                    {5, 5}, {5, 6}, {6, 6}, {7, 7}};
+    dc_coo m = {8, 8, 0, 0, NULL, NULL, NULL};
+    for (size_t k = 0; k < sizeof rc / sizeof *rc; k++)
+        dc_add(&m, rc[k][0], rc[k][1], 10.0 * rc[k][0] + rc[k][1] + 1);
+    return dc_finish(ctx, &m);
+}
+
 /* A generated matrix, or NULL after one SKIP line while the generators are a
  * placeholder (core/generate.c lands on main later). */
 static inline sps_matrix *dc_gen(sps_context *ctx, const char *spec, const char *test)
@@ -131,6 +146,33 @@ static inline sps_matrix *dc_real(sps_context *ctx, const char *name)
     if (!path || sps_matrix_read(ctx, path, &A) != SPS_OK)
         T_FAIL("read real matrix", "%s: %s", name, path ? sps_last_error(ctx) : "not found");
     return A;
+}
+
+/* Call fn on each matrix: the generated specs[0..n) (stopping at the first
+ * placeholder SKIP), or the real matrices (one SKIP line while io/ is a
+ * placeholder). */
+typedef void (*dc_matrix_fn)(sps_context *ctx, const sps_matrix *A, const char *name);
+
+static inline void dc_each_gen(sps_context *ctx, const char *test, const char *const *specs,
+                               size_t n, dc_matrix_fn fn)
+{
+    for (size_t g = 0; g < n; g++) {
+        sps_matrix *A = dc_gen(ctx, specs[g], test);
+        if (!A) return;
+        fn(ctx, A, specs[g]);
+        sps_matrix_destroy(A);
+    }
+}
+
+static inline void dc_each_real(sps_context *ctx, const char *test, dc_matrix_fn fn)
+{
+    if (!dc_io_available(ctx, test)) return;
+    for (const char *const *nm = t_real_matrices(); *nm; nm++) {
+        sps_matrix *A = dc_real(ctx, *nm);
+        if (!A) continue;
+        fn(ctx, A, *nm);
+        sps_matrix_destroy(A);
+    }
 }
 
 /* ---- checking against the CSR reference ------------------------------------ */

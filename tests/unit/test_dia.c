@@ -13,15 +13,8 @@ static sps_operator *make(sps_context *ctx, const sps_matrix *A, const char *spe
 
 static void test_layout(sps_context *ctx)
 {
-    /* The DRM paper's matrix B (see test_drm.c): DIA stores 4 x 8 = 32 slots
-     * for 18 nonzeros (14 zeros). a(r, c) = 10 r + c + 1. */
-    static const sps_idx rc[][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}, {1, 3},
-                                    {2, 1}, {2, 2}, {2, 3}, {3, 2}, {3, 3}, {4, 4}, {4, 5},
-                                    {5, 5}, {5, 6}, {6, 6}, {7, 7}};
-    dc_coo m = {8, 8, 0, 0, NULL, NULL, NULL};
-    for (size_t k = 0; k < sizeof rc / sizeof *rc; k++)
-        dc_add(&m, rc[k][0], rc[k][1], 10.0 * rc[k][0] + rc[k][1] + 1);
-    sps_matrix *B = dc_finish(ctx, &m);
+    /* The DRM paper's matrix B: DIA stores 4 x 8 = 32 slots for 18 nonzeros (14 zeros). */
+    sps_matrix *B = dc_matrix_b(ctx);
     sps_status st;
     sps_operator *op = make(ctx, B, "dia", &st);
     T_STATUS(ctx, st, "dia of matrix B (fill 43.75%% < 90%%)");
@@ -149,36 +142,24 @@ static void test_apply(sps_context *ctx)
     sps_operator_destroy(op);
     sps_matrix_destroy(A);
     sps_matrix_destroy(B);
-
-    A = dc_gen(ctx, "poisson3d:20", "dia on generated matrices");
-    if (A) {
-        dc_check_spec(ctx, A, "dia", "poisson3d:20", 1e-15);
-        sps_matrix_destroy(A);
-    }
 }
 
-static void test_real(sps_context *ctx)
+/* dia takes A (and matches CSR) or refuses it with a message naming dia. */
+static void check_or_refuse(sps_context *ctx, const sps_matrix *A, const char *name)
 {
-    if (!dc_io_available(ctx, "dia on real matrices")) return;
-    for (const char *const *nm = t_real_matrices(); *nm; nm++) {
-        sps_matrix *A = dc_real(ctx, *nm);
-        if (!A) continue;
-        sps_status st;
-        sps_operator *op = make(ctx, A, "dia", &st);
-        if (st == SPS_OK) {
-            T_OK(dc_host_err(op, A, 1.5, 0, 1) < 1e-13 && dc_host_err(op, A, 1, -0.5, 2) < 1e-13,
-                 "dia = CSR on %s", *nm);
-        } else {
-            T_OK(st == SPS_ERR_UNSUPPORTED && strncmp(sps_last_error(ctx), "dia: ", 5) == 0,
-                 "dia refuses %s: %s", *nm, sps_last_error(ctx));
-        }
-        if (strcmp(*nm, "lns_3937") == 0)
-            T_OK(strcmp(sps_last_error(ctx), "dia: 2431 diagonals would store 9.6M slots for 25407 "
-                                             "nonzeros (fill 99.7%, limit 90%)") == 0,
-                 "lns_3937 refusal: %s", sps_last_error(ctx));
-        sps_operator_destroy(op);
-        sps_matrix_destroy(A);
-    }
+    sps_status st;
+    sps_operator *op = make(ctx, A, "dia", &st);
+    if (st == SPS_OK)
+        T_OK(dc_host_err(op, A, 1.5, 0, 1) < 1e-13 && dc_host_err(op, A, 1, -0.5, 2) < 1e-13,
+             "dia = CSR on %s", name);
+    else
+        T_OK(st == SPS_ERR_UNSUPPORTED && strncmp(sps_last_error(ctx), "dia: ", 5) == 0,
+             "dia refuses %s: %s", name, sps_last_error(ctx));
+    if (strcmp(name, "lns_3937") == 0)
+        T_OK(strcmp(sps_last_error(ctx), "dia: 2431 diagonals would store 9.6M slots for 25407 "
+                                         "nonzeros (fill 99.7%, limit 90%)") == 0,
+             "lns_3937 refusal: %s", sps_last_error(ctx));
+    sps_operator_destroy(op);
 }
 
 int main(void)
@@ -188,7 +169,9 @@ int main(void)
     test_layout(ctx);
     test_refusal(ctx);
     test_apply(ctx);
-    test_real(ctx);
+    const char *gens[] = {"poisson3d:20", "banded:20000,9,0.01,1"};
+    dc_each_gen(ctx, "dia on generated matrices", gens, 2, check_or_refuse);
+    dc_each_real(ctx, "dia on real matrices", check_or_refuse);
     sps_context_destroy(ctx);
     return t_done();
 }

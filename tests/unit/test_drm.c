@@ -239,21 +239,6 @@ static void test_plan_speed(void)
 
 /* ---- the arrays, on the paper's matrix B ------------------------------------ */
 
-/* 8 x 8 matrix consistent with every number the paper gives for matrix B
- * (Figure 5): 18 nonzeros on 4 diagonals {-1, 0, 1, 2}; DIA stores 32 (14
- * zeros), nrows = 4 stores 24 (6 zeros), nrows = 2 stores 20 (2 zeros) with
- * operand counts {8, 6, 4, 2}. a(r, c) = 10 r + c + 1. */
-static sps_matrix *matrix_b(sps_context *ctx)
-{
-    static const sps_idx rc[][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}, {1, 3},
-                                    {2, 1}, {2, 2}, {2, 3}, {3, 2}, {3, 3}, {4, 4}, {4, 5},
-                                    {5, 5}, {5, 6}, {6, 6}, {7, 7}};
-    dc_coo m = {8, 8, 0, 0, NULL, NULL, NULL};
-    for (size_t k = 0; k < sizeof rc / sizeof *rc; k++)
-        dc_add(&m, rc[k][0], rc[k][1], 10.0 * rc[k][0] + rc[k][1] + 1);
-    return dc_finish(ctx, &m);
-}
-
 static int same_idx(const sps_idx *a, const sps_idx *b, int n)
 {
     for (int i = 0; i < n; i++)
@@ -270,7 +255,7 @@ static int same_val(const double *a, const double *b, int n)
 
 static void test_arrays(sps_context *ctx)
 {
-    sps_matrix *B = matrix_b(ctx);
+    sps_matrix *B = dc_matrix_b(ctx);
     if (!B) return;
     sps_fmt *fmt = NULL;
     sps_spmv_stats st;
@@ -510,6 +495,11 @@ static const char *const specs[] = {"drm", "drm:nomerge", "drm:seg=8", "drm:seg=
                                     "drm:seg=64", "drm:seg=128", "drm:rows=256"};
 #define NSPECS (sizeof specs / sizeof *specs)
 
+static void check_specs(sps_context *ctx, const sps_matrix *A, const char *name)
+{
+    for (size_t s = 0; s < NSPECS; s++) dc_check_spec(ctx, A, specs[s], name, 1e-12);
+}
+
 static void test_synthetic(sps_context *ctx)
 {
     const sps_idx ofs[] = {-1000, -200, -37, -1, 1, 3, 64, 500};
@@ -518,41 +508,22 @@ static void test_synthetic(sps_context *ctx)
         sps_matrix *A = dc_banded(ctx, sizes[k], ofs, 8, 0.7, 60, sizes[k] / 50, 17 + k);
         char what[64];
         snprintf(what, sizeof what, "banded n=%d with breaks and scatter", sizes[k]);
-        for (size_t s = 0; s < NSPECS; s++) dc_check_spec(ctx, A, specs[s], what, 1e-14);
+        check_specs(ctx, A, what);
         sps_matrix_destroy(A);
     }
 }
 
-static void test_generated(sps_context *ctx)
+static void report(sps_context *ctx, const sps_matrix *A, const char *name)
 {
-    const char *gens[] = {"banded:20000,9,0.01,1", "poisson3d:20", "poisson2d:100"};
-    for (size_t g = 0; g < sizeof gens / sizeof *gens; g++) {
-        sps_matrix *A = dc_gen(ctx, gens[g], "drm on generated matrices");
-        if (!A) return;
-        for (size_t s = 0; s < NSPECS; s++) dc_check_spec(ctx, A, specs[s], gens[g], 1e-13);
-        sps_matrix_destroy(A);
+    check_specs(ctx, A, name);
+    sps_operator *op = NULL;
+    if (sps_operator_create(ctx, A, "drm", NULL, &op) == SPS_OK) {
+        sps_operator_info in;
+        sps_operator_get_info(op, &in);
+        printf("# %-16s fill %.3f  var %.4g  %s  (convert %.2f ms)\n", name, in.fill,
+               in.balance_var, in.detail, in.convert_ms);
     }
-}
-
-static void test_real(sps_context *ctx)
-{
-    if (!dc_io_available(ctx, "drm on real matrices")) return;
-    for (const char *const *nm = t_real_matrices(); *nm; nm++) {
-        sps_matrix *A = dc_real(ctx, *nm);
-        if (!A) continue;
-        dc_check_spec(ctx, A, "drm", *nm, 1e-12);
-        dc_check_spec(ctx, A, "drm:nomerge", *nm, 1e-12);
-        dc_check_spec(ctx, A, "drm:seg=64,rows=128", *nm, 1e-12);
-        sps_operator *op = NULL;
-        if (sps_operator_create(ctx, A, "drm", NULL, &op) == SPS_OK) {
-            sps_operator_info in;
-            sps_operator_get_info(op, &in);
-            printf("# %-16s fill %.3f  var %.4g  %s  (convert %.2f ms)\n", *nm, in.fill,
-                   in.balance_var, in.detail, in.convert_ms);
-        }
-        sps_operator_destroy(op);
-        sps_matrix_destroy(A);
-    }
+    sps_operator_destroy(op);
 }
 
 int main(void)
@@ -570,8 +541,9 @@ int main(void)
     test_update(ctx);
     test_alloc_failures(ctx);
     test_synthetic(ctx);
-    test_generated(ctx);
-    test_real(ctx);
+    const char *gens[] = {"banded:20000,9,0.01,1", "poisson3d:20", "poisson2d:100"};
+    dc_each_gen(ctx, "drm on generated matrices", gens, 3, check_specs);
+    dc_each_real(ctx, "drm on real matrices", report);
     sps_context_destroy(ctx);
     return t_done();
 }

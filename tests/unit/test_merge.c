@@ -157,23 +157,6 @@ static void test_misc(sps_context *ctx)
     sps_operator_destroy(op);
     sps_matrix_destroy(A);
     sps_matrix_destroy(B);
-
-    A = dc_gen(ctx, "powerlaw:30000,8,3", "merge on generated matrices");
-    if (A) {
-        check_matrix(ctx, A, "powerlaw:30000,8,3");
-        sps_matrix_destroy(A);
-    }
-}
-
-static void test_real(sps_context *ctx)
-{
-    if (!dc_io_available(ctx, "merge on real matrices")) return;
-    for (const char *const *nm = t_real_matrices(); *nm; nm++) {
-        sps_matrix *A = dc_real(ctx, *nm);
-        if (!A) continue;
-        check_matrix(ctx, A, *nm);
-        sps_matrix_destroy(A);
-    }
 }
 
 int main(void)
@@ -182,7 +165,9 @@ int main(void)
     if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) return 1;
     test_shapes(ctx);
     test_misc(ctx);
-    test_real(ctx);
+    const char *gens[] = {"powerlaw:30000,8,3", "poisson2d:200"};
+    dc_each_gen(ctx, "merge on generated matrices", gens, 2, check_matrix);
+    dc_each_real(ctx, "merge on real matrices", check_matrix);
     sps_context_destroy(ctx);
     return t_done();
 }
