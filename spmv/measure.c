@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/spmv/measure.c: timing an operator, checking it against the CSR reference, copy bandwidth */
-#include "backend.h"
+#include "csr_fmt.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -58,7 +58,7 @@ static void opvec_free(opvec *v)
 static sps_status opvec_alloc(sps_operator *op, size_t n, opvec *v)
 {
     v->p = NULL;
-    v->dev = op->dev != NULL;
+    v->dev = op->info.on_gpu;
 #if SPS_HAVE_CUDA
     if (v->dev) return sps__dmalloc(op->ctx, &v->p, sps__mul_size(n, elem_size(op)));
 #endif
@@ -75,13 +75,7 @@ static sps_status opvec_set(sps_operator *op, opvec *v, size_t off, const double
         return SPS_OK;
     }
 #if SPS_HAVE_CUDA
-    if (!op->single) return sps__h2d(op->ctx, (double *)v->p + off, src, n * sizeof *src);
-    float *tmp = sps__malloc(n * sizeof *tmp);
-    if (!tmp) return sps__err(op->ctx, SPS_ERR_NO_MEMORY, "out of memory");
-    for (size_t i = 0; i < n; i++) tmp[i] = (float)src[i];
-    sps_status st = sps__h2d(op->ctx, (float *)v->p + off, tmp, n * sizeof *tmp);
-    sps__free(tmp);
-    return st;
+    return sps__upload_values(op->ctx, (char *)v->p + off * elem_size(op), src, n, op->single);
 #else
     (void)op;
     return SPS_ERR_INTERNAL; /* no device vectors without CUDA */
