@@ -5,7 +5,8 @@
  * row-balanced algorithm documented as bitwise deterministic). Everything
  * that allocates or analyses runs once, in upload: the matrix descriptor,
  * dense-vector descriptors, cusparseSpMV_bufferSize, the buffer, and
- * cusparseSpMV_preprocess. apply only re-points the vector descriptors
+ * cusparseSpMV_preprocess (skipped where cuSPARSE answers NOT_SUPPORTED for
+ * the algorithm; the detail line says which). apply only re-points the vector descriptors
  * (cusparseDnVecSetValues) and calls cusparseSpMV on the context's stream:
  * no allocation, no synchronization.
  *
@@ -36,6 +37,7 @@ struct cusparse_dev {
     int alg;                  /* 1 or 2 */
     int use_cusparse;         /* 0: empty matrix, csr-scalar handles it */
     int zero_y_first;         /* the probe saw cuSPARSE read y with beta == 0 */
+    int preprocessed;         /* cusparseSpMV_preprocess accepted the algorithm */
     cusparseSpMatDescr_t A;
     cusparseDnVecDescr_t x, y;
     void *buffer;
@@ -52,21 +54,27 @@ cusparseSpMVAlg_t alg_of(int alg)
 
 size_t elem(const cusparse_dev *d) { return d->m.single ? sizeof(float) : sizeof(double); }
 
-/* preprocess = 1: cusparseSpMV_preprocess, else cusparseSpMV. */
-sps_status call(sps_context *ctx, cusparse_dev *d, double alpha, double beta, int preprocess)
+/* preprocess = 1: cusparseSpMV_preprocess, else cusparseSpMV. Returns
+ * cuSPARSE's status; the caller checks it. */
+cusparseStatus_t call_raw(sps_context *ctx, cusparse_dev *d, double alpha, double beta,
+                          int preprocess)
 {
     cusparseHandle_t h = (cusparseHandle_t)sps__gpu_cusparse(ctx);
     float fa = (float)alpha, fb = (float)beta;
     const void *pa = d->m.single ? (const void *)&fa : (const void *)&alpha;
     const void *pb = d->m.single ? (const void *)&fb : (const void *)&beta;
-    SPS_CUSPARSE(ctx, cusparseSetPointerMode(h, CUSPARSE_POINTER_MODE_HOST));
+    cusparseStatus_t e = cusparseSetPointerMode(h, CUSPARSE_POINTER_MODE_HOST);
+    if (e != CUSPARSE_STATUS_SUCCESS) return e;
     if (preprocess)
-        SPS_CUSPARSE(ctx, cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, pa, d->A,
-                                                  d->x, pb, d->y, dtype(d->m.single),
-                                                  alg_of(d->alg), d->buffer));
-    else
-        SPS_CUSPARSE(ctx, cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, pa, d->A, d->x, pb,
-                                       d->y, dtype(d->m.single), alg_of(d->alg), d->buffer));
+        return cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, pa, d->A, d->x, pb,
+                                       d->y, dtype(d->m.single), alg_of(d->alg), d->buffer);
+    return cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, pa, d->A, d->x, pb, d->y,
+                        dtype(d->m.single), alg_of(d->alg), d->buffer);
+}
+
+sps_status call(sps_context *ctx, cusparse_dev *d, double alpha, double beta)
+{
+    SPS_CUSPARSE(ctx, call_raw(ctx, d, alpha, beta, 0));
     return SPS_OK;
 }
 
@@ -90,7 +98,7 @@ sps_status probe_beta_zero(sps_context *ctx, cusparse_dev *d)
     const size_t ny = (size_t)d->m.nrows;
     sps_status s = sps__dmemset(ctx, d->probe_x, 0, (size_t)d->m.ncols * elem(d));
     if (s == SPS_OK) s = sps__dmemset(ctx, d->probe_y, 0xff, ny * elem(d)); /* all-ones = NaN */
-    if (s == SPS_OK) s = call(ctx, d, 1.0, 0.0, 0);
+    if (s == SPS_OK) s = call(ctx, d, 1.0, 0.0);
     if (s != SPS_OK) return s;
     void *host = sps__malloc(ny * elem(d));
     if (!host) return sps__err(ctx, SPS_ERR_NO_MEMORY, "cusparse: out of memory");
@@ -126,8 +134,14 @@ sps_status setup(sps_context *ctx, cusparse_dev *d)
                           m->single ? (const void *)&fzero : (const void *)&zero, d->y, t,
                           alg_of(d->alg), &d->buffer_bytes));
     s = sps__dmalloc(ctx, &d->buffer, d->buffer_bytes);
-    if (s == SPS_OK) s = call(ctx, d, 1.0, 0.0, 1);
-    if (s == SPS_OK) s = probe_beta_zero(ctx, d);
+    if (s != SPS_OK) return s;
+    /* Preprocessing is an optimization: where this cuSPARSE does not offer
+     * it for the algorithm, go on without. */
+    cusparseStatus_t e = call_raw(ctx, d, 1.0, 0.0, 1);
+    d->preprocessed = e == CUSPARSE_STATUS_SUCCESS;
+    if (e != CUSPARSE_STATUS_SUCCESS && e != CUSPARSE_STATUS_NOT_SUPPORTED)
+        return sps__cusparse_fail(ctx, e, "cusparseSpMV_preprocess", __FILE__, __LINE__);
+    s = probe_beta_zero(ctx, d);
     if (s != SPS_OK) return s;
     sps__dfree(d->probe_x);
     sps__dfree(d->probe_y);
@@ -156,7 +170,8 @@ extern "C" sps_status sps_cusparse_upload(sps_context *ctx, const sps_fmt *f, in
     size_t used = strlen(st->detail);
     if (d->use_cusparse)
         snprintf(st->detail + used, sizeof st->detail - used,
-                 "; buffer %.1f KiB; beta=0 reads y: %s", d->buffer_bytes / 1024.0,
+                 "; buffer %.1f KiB%s; beta=0 reads y: %s", d->buffer_bytes / 1024.0,
+                 d->preprocessed ? ", preprocessed" : ", preprocess not supported",
                  d->zero_y_first ? "yes (y zeroed first)" : "no");
     else
         snprintf(st->detail + used, sizeof st->detail - used, "; empty: csr-scalar kernel");
@@ -175,7 +190,7 @@ extern "C" sps_status sps_cusparse_apply(sps_context *ctx, void *dev, double alp
         sps_status s = sps__dmemset(ctx, y, 0, (size_t)d->m.nrows * elem(d));
         if (s != SPS_OK) return s;
     }
-    return call(ctx, d, alpha, beta, 0);
+    return call(ctx, d, alpha, beta);
 }
 
 /* The values are overwritten in place (the descriptor keeps the pointer).
