@@ -38,13 +38,14 @@ int64_t sps__segmented_dia_slots(const sps_csr *A, sps_idx seg)
 }
 
 /* ELL width for HYB: the largest K such that at least a third of the rows
- * have K or more entries (Bell & Garland, SC'09, section 4; CUSP's
- * compute_optimal_entries_per_row uses the same 1/3 threshold). Rationale:
- * an ELL slot costs about a third of a COO entry, so column K pays for its
- * nrows slots once a third of them are filled. It also bounds the ELL part:
- * K * nrows <= 3 * (entries in rows of length >= K) <= 3 * nnz. CUSP's extra
- * rule (no ELL below 4096 rows) is left out so small matrices get the same
- * split as large ones. Found by bisection on K, without allocating. */
+ * have K or more entries. This is CUSP's compute_optimal_entries_per_row
+ * (cusplibrary/cusplibrary: cusp/detail/host/conversion_utils.h, after Bell &
+ * Garland, SC'09) with relative_speed = 3: an ELL slot is taken to cost a
+ * third of a COO entry, so column K pays for its nrows slots once a third of
+ * them hold an entry. The rule bounds the ELL part by itself:
+ * K * nrows <= 3 * #(rows of length >= K) * K <= 3 * nnz. CUSP's second rule
+ * (no ELL column used by fewer than 4096 rows) is left out so that small
+ * matrices split the way large ones do. Bisection on K: no allocation. */
 sps_idx sps__hyb_width(const sps_csr *A)
 {
     if (!A || A->nrows == 0) return 0;

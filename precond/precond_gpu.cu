@@ -88,7 +88,9 @@ sps_status apply_none(sps_precond *pc, const double *r, double *z)
 __global__ void jacobi_kernel(int n, const double *__restrict__ dinv,
                               const double *__restrict__ r, double *__restrict__ z)
 {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    /* 64-bit index: i + stride must not overflow for n near 2^31 */
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
         z[i] = dinv[i] * r[i];
 }
 
@@ -214,8 +216,9 @@ sps_status create_csr(sps_context *ctx, const gpu_pc *g, sps_idx n, sps_idx nnz,
 __global__ void first_bad_diag(int n, const int *__restrict__ rp, const double *__restrict__ v,
                                int *first)
 {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-        if (!(v[rp[i + 1] - 1] > 0.0)) atomicMin(first, i); /* integer min: deterministic */
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        if (!(v[rp[i + 1] - 1] > 0.0)) atomicMin(first, (int)i); /* integer min: deterministic */
 }
 
 /* The legacy factorization object, freed on every path. */
