@@ -266,6 +266,7 @@ static sps_status ic0_factor(sps_context *ctx, sps_csr *L)
  * says something else (relative asymmetry above 1e-12). */
 static sps_status check_symmetric(sps_context *ctx, const sps_matrix *A)
 {
+    if (A->src.symmetry == SPS_SYMMETRIC) return SPS_OK; /* mirrored on load: exact */
     sps_features f;
     sps_status st = sps_matrix_analyze(ctx, A, &f);
     if (st != SPS_OK) return st;

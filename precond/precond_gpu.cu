@@ -236,6 +236,48 @@ struct legacy {
     }
 };
 
+/* Common start of ilu0/ic0: the impl, A on the device, the legacy descriptor. */
+sps_status begin(sps_precond *pc, const sps_csr *A, gpu_pc **g, legacy &lg)
+{
+    sps_context *ctx = pc->ctx;
+    sps_status st = new_impl(pc, g);
+    if (st == SPS_OK) st = upload(ctx, *g, A);
+    if (st != SPS_OK) return st;
+    SPS_CUSPARSE(ctx, cusparseCreateMatDescr(&lg.d));
+    SPS_CUSPARSE(ctx, cusparseSetMatIndexBase(lg.d, CUSPARSE_INDEX_BASE_ZERO));
+    SPS_CUSPARSE(ctx, cusparseSetMatType(lg.d, CUSPARSE_MATRIX_TYPE_GENERAL));
+    return SPS_OK;
+}
+
+/* The legacy incomplete factorization in place on g->v: csrilu02 and csric02
+ * take the same four calls. *structural / *numerical get the first zero
+ * pivot of the analysis / the factorization (-1: none; the first one found
+ * stops the sequence). */
+template <typename Info, typename Size, typename Analysis, typename Factor, typename Zero>
+sps_status factorize(sps_precond *pc, gpu_pc *g, sps_idx nnz, legacy &lg, Info info, Size size,
+                     Analysis analysis, Factor factor, Zero zero, int *structural, int *numerical)
+{
+    sps_context *ctx = pc->ctx;
+    cusparseHandle_t h = (cusparseHandle_t)sps__gpu_cusparse(ctx);
+    const cusparseSolvePolicy_t pol = CUSPARSE_SOLVE_POLICY_USE_LEVEL;
+    int bytes = 0;
+    sps_status st;
+    *structural = *numerical = -1;
+    SPS_CUSPARSE(ctx, size(h, pc->n, nnz, lg.d, g->v, g->rp, g->ci, info, &bytes));
+    if ((st = sps__dmalloc(ctx, &lg.buf, (size_t)bytes)) != SPS_OK) return st;
+    SPS_CUSPARSE(ctx, analysis(h, pc->n, nnz, lg.d, g->v, g->rp, g->ci, info, pol, lg.buf));
+    cusparseStatus_t zs = zero(h, info, structural);
+    if (zs == CUSPARSE_STATUS_ZERO_PIVOT) return SPS_OK;
+    *structural = -1;
+    SPS_CUSPARSE(ctx, zs);
+    SPS_CUSPARSE(ctx, factor(h, pc->n, nnz, lg.d, g->v, g->rp, g->ci, info, pol, lg.buf));
+    zs = zero(h, info, numerical); /* waits for the factorization */
+    if (zs == CUSPARSE_STATUS_ZERO_PIVOT) return SPS_OK;
+    *numerical = -1;
+    SPS_CUSPARSE(ctx, zs);
+    return SPS_OK;
+}
+
 } // namespace
 
 extern "C" sps_status sps__pc_gpu_none(sps_precond *pc)
@@ -260,33 +302,20 @@ extern "C" sps_status sps__pc_gpu_jacobi(sps_precond *pc, const double *dinv)
 extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A)
 {
     sps_context *ctx = pc->ctx;
-    cusparseHandle_t h = (cusparseHandle_t)sps__gpu_cusparse(ctx);
     gpu_pc *g = nullptr;
-    sps_status st = new_impl(pc, &g);
-    if (st != SPS_OK) return st;
-    if ((st = upload(ctx, g, A)) != SPS_OK) return st;
+    sps_status st;
     {
-        legacy lg;
-        int bytes = 0, pos = -1;
-        SPS_CUSPARSE(ctx, cusparseCreateMatDescr(&lg.d));
-        SPS_CUSPARSE(ctx, cusparseSetMatIndexBase(lg.d, CUSPARSE_INDEX_BASE_ZERO));
-        SPS_CUSPARSE(ctx, cusparseSetMatType(lg.d, CUSPARSE_MATRIX_TYPE_GENERAL));
+        legacy lg; /* freed at the end of the block: the solves do not need it */
+        int zs, zn;
+        if ((st = begin(pc, A, &g, lg)) != SPS_OK) return st;
         SPS_CUSPARSE(ctx, cusparseCreateCsrilu02Info(&lg.ilu));
-        SPS_CUSPARSE(ctx, cusparseDcsrilu02_bufferSize(h, pc->n, A->nnz, lg.d, g->v, g->rp, g->ci,
-                                                       lg.ilu, &bytes));
-        if ((st = sps__dmalloc(ctx, &lg.buf, (size_t)bytes)) != SPS_OK) return st;
-        SPS_CUSPARSE(ctx, cusparseDcsrilu02_analysis(h, pc->n, A->nnz, lg.d, g->v, g->rp, g->ci,
-                                                     lg.ilu, CUSPARSE_SOLVE_POLICY_USE_LEVEL,
-                                                     lg.buf));
-        /* Structural zeros were ruled out on the host; report one anyway. */
-        cusparseStatus_t zs = cusparseXcsrilu02_zeroPivot(h, lg.ilu, &pos);
-        if (zs == CUSPARSE_STATUS_ZERO_PIVOT) return sps__pc_pivot_error(ctx, SPS_PC_ILU0, pos, pc->n, 1);
-        SPS_CUSPARSE(ctx, zs);
-        SPS_CUSPARSE(ctx, cusparseDcsrilu02(h, pc->n, A->nnz, lg.d, g->v, g->rp, g->ci, lg.ilu,
-                                            CUSPARSE_SOLVE_POLICY_USE_LEVEL, lg.buf));
-        zs = cusparseXcsrilu02_zeroPivot(h, lg.ilu, &pos); /* waits for the factorization */
-        if (zs == CUSPARSE_STATUS_ZERO_PIVOT) return sps__pc_pivot_error(ctx, SPS_PC_ILU0, pos, pc->n, 0);
-        SPS_CUSPARSE(ctx, zs);
+        st = factorize(pc, g, A->nnz, lg, lg.ilu, cusparseDcsrilu02_bufferSize,
+                       cusparseDcsrilu02_analysis, cusparseDcsrilu02, cusparseXcsrilu02_zeroPivot,
+                       &zs, &zn);
+        if (st != SPS_OK) return st;
+        /* structural zeros were ruled out on the host; report one anyway */
+        if (zs >= 0) return sps__pc_pivot_error(ctx, SPS_PC_ILU0, zs, pc->n, 1);
+        if (zn >= 0) return sps__pc_pivot_error(ctx, SPS_PC_ILU0, zn, pc->n, 0);
     }
     if ((st = create_csr(ctx, g, pc->n, A->nnz, &g->L)) != SPS_OK) return st;
     if ((st = set_tri(ctx, g->L, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_UNIT)) != SPS_OK)
@@ -301,36 +330,19 @@ extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A)
 extern "C" sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L)
 {
     sps_context *ctx = pc->ctx;
-    cusparseHandle_t h = (cusparseHandle_t)sps__gpu_cusparse(ctx);
     gpu_pc *g = nullptr;
-    sps_status st = new_impl(pc, &g);
-    if (st != SPS_OK) return st;
-    if ((st = upload(ctx, g, L)) != SPS_OK) return st;
+    sps_status st;
     int pos = -1;
     {
         legacy lg;
-        int bytes = 0;
-        SPS_CUSPARSE(ctx, cusparseCreateMatDescr(&lg.d));
-        SPS_CUSPARSE(ctx, cusparseSetMatIndexBase(lg.d, CUSPARSE_INDEX_BASE_ZERO));
-        SPS_CUSPARSE(ctx, cusparseSetMatType(lg.d, CUSPARSE_MATRIX_TYPE_GENERAL));
+        int zs;
+        if ((st = begin(pc, L, &g, lg)) != SPS_OK) return st;
         SPS_CUSPARSE(ctx, cusparseCreateCsric02Info(&lg.ic));
-        SPS_CUSPARSE(ctx, cusparseDcsric02_bufferSize(h, pc->n, L->nnz, lg.d, g->v, g->rp, g->ci,
-                                                      lg.ic, &bytes));
-        if ((st = sps__dmalloc(ctx, &lg.buf, (size_t)bytes)) != SPS_OK) return st;
-        SPS_CUSPARSE(ctx, cusparseDcsric02_analysis(h, pc->n, L->nnz, lg.d, g->v, g->rp, g->ci,
-                                                    lg.ic, CUSPARSE_SOLVE_POLICY_USE_LEVEL,
-                                                    lg.buf));
-        cusparseStatus_t zs = cusparseXcsric02_zeroPivot(h, lg.ic, &pos);
-        if (zs == CUSPARSE_STATUS_ZERO_PIVOT) return sps__pc_pivot_error(ctx, SPS_PC_IC0, pos, pc->n, 1);
-        SPS_CUSPARSE(ctx, zs);
-        SPS_CUSPARSE(ctx, cusparseDcsric02(h, pc->n, L->nnz, lg.d, g->v, g->rp, g->ci, lg.ic,
-                                           CUSPARSE_SOLVE_POLICY_USE_LEVEL, lg.buf));
-        pos = -1;
-        zs = cusparseXcsric02_zeroPivot(h, lg.ic, &pos);
-        if (zs != CUSPARSE_STATUS_ZERO_PIVOT) {
-            SPS_CUSPARSE(ctx, zs);
-            pos = -1;
-        }
+        st = factorize(pc, g, L->nnz, lg, lg.ic, cusparseDcsric02_bufferSize,
+                       cusparseDcsric02_analysis, cusparseDcsric02, cusparseXcsric02_zeroPivot,
+                       &zs, &pos);
+        if (st != SPS_OK) return st;
+        if (zs >= 0) return sps__pc_pivot_error(ctx, SPS_PC_IC0, zs, pc->n, 1);
     }
     /* A negative pivot is not a "zero pivot" to cuSPARSE: scan the diagonal. */
     int *d_first = nullptr, first = pc->n;
