@@ -182,8 +182,10 @@ sps_status sps_copy_bandwidth(sps_context *ctx, size_t bytes, double *gbps)
 #if SPS_HAVE_CUDA
     if (ctx->gpu) return sps__gpu_copy_bandwidth(ctx, bytes, gbps);
 #endif
-    /* Host: the best of a few memcpy calls after one warm-up (the statistic
-     * sps__gpu_copy_bandwidth keeps too: a ceiling). */
+    /* Host: the median of 9 memcpy calls after one warm-up (the statistic
+     * of sps__gpu_copy_bandwidth). */
+    enum { REPS = 9 };
+    if (bytes < ((size_t)64 << 10)) bytes = (size_t)64 << 10; /* too small to time */
     char *a = sps__malloc(bytes), *b = sps__malloc(bytes);
     if (!a || !b) {
         sps__free(a);
@@ -192,18 +194,19 @@ sps_status sps_copy_bandwidth(sps_context *ctx, size_t bytes, double *gbps)
     }
     memset(a, 1, bytes);
     memset(b, 0, bytes);
-    double best = 0;
-    for (int rep = 0; rep < 6; rep++) {
+    double ms[REPS + 1];
+    for (int rep = 0; rep <= REPS; rep++) {
         double t0 = sps__now_ms();
         memcpy(b, a, bytes);
-        double ms = sps__now_ms() - t0;
+        ms[rep] = sps__now_ms() - t0;
         a[rep] = b[bytes - 1 - (size_t)rep]; /* a data dependence: the copy is not elided */
-        if (rep > 0 && ms > 0 && 2.0 * (double)bytes / (ms * 1e6) > best)
-            best = 2.0 * (double)bytes / (ms * 1e6);
     }
+    sps_timing t;
+    summarize(ms + 1, REPS, &t); /* unit-agnostic: these are ms */
+    double med_ms = t.median_us;
     sps__free(a);
     sps__free(b);
-    *gbps = best;
+    *gbps = med_ms > 0 ? 2.0 * (double)bytes / (med_ms * 1e6) : 0;
     return SPS_OK;
 }
 

@@ -53,7 +53,8 @@ static sps_status build_spec(sps_context *ctx, const sps_csr *A, const char *spe
     return sps__operator_build(ctx, A, be, params, opts, op);
 }
 
-/* The auto rule: returns the backend spec and writes the deciding features. */
+/* The auto rule: returns the backend spec (NULL when out of memory) and
+ * writes the deciding features. */
 static const char *decide(const sps_csr *A, char *why, size_t len)
 {
     sps_row_stats rs;
@@ -63,9 +64,10 @@ static const char *decide(const sps_csr *A, char *why, size_t len)
         return RULE.regular;
     }
     int64_t slots = sps__segmented_dia_slots(A, RULE.seg);
+    if (slots < 0) return NULL;
     double per_nnz = (double)slots / A->nnz;
     int64_t segs = ((int64_t)A->nrows + RULE.seg - 1) / RULE.seg;
-    if (slots > 0 && per_nnz <= RULE.drm_max_slots_per_nnz) {
+    if (per_nnz <= RULE.drm_max_slots_per_nnz) {
         snprintf(why, len,
                  "auto: drm: %.1f diagonals per %d-row segment on average, DRM stores %.2f slots "
                  "per nonzero (<= %.2f)",
@@ -84,8 +86,7 @@ static const char *decide(const sps_csr *A, char *why, size_t len)
     }
     snprintf(why, len, "auto: %s: regular rows (mean %.1f, std/mean %.2f, longest %d)", RULE.regular,
              rs.mean, cv, rs.max);
-    if (slots > 0) appendf(why, len, "; DRM would store %.2f slots per nonzero", per_nnz);
-    else appendf(why, len, "; DRM fill not available");
+    appendf(why, len, "; DRM would store %.2f slots per nonzero", per_nnz);
     return RULE.regular;
 }
 
@@ -95,6 +96,7 @@ static sps_status auto_select(sps_context *ctx, const sps_csr *A, const sps_oper
     double t0 = sps__now_ms();
     char why[512];
     const char *spec = decide(A, why, sizeof why);
+    if (!spec) return sps__err(ctx, SPS_ERR_NO_MEMORY, "auto: out of memory for the features");
     const char *params = "";
     const sps_backend *be = sps__backend_find(spec, &params);
     sps_status st;
