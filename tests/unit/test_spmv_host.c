@@ -481,6 +481,21 @@ static void test_selectors(sps_context *ctx)
         sps_operator_destroy(op);
     }
 
+    /* tridiagonal: DRM stores ~1.01 slots per nonzero: the diagonal branch */
+    for (sps_idx i = 0; i < 3000; i++)
+        for (sps_idx j = i - 1; j <= i + 1; j++)
+            if (j >= 0 && j < 3000) put(&t, i, j, j == i ? 4.0 : -1.0);
+    sps_matrix *D = take(ctx, &t, 3000, 3000);
+    T_STATUS(ctx, sps_operator_create(ctx, D, "auto", NULL, &op), "auto builds on a tridiagonal matrix");
+    if (op) {
+        sps_operator_get_info(op, &in);
+        T_OK(strncmp(in.reason, "auto: drm: 3.0 diagonals per 32-row segment", 43) == 0 &&
+                 (strcmp(in.backend, "drm") == 0 || strstr(in.reason, "fell back to csr-vector")),
+             "auto: tridiagonal leads to drm (or says it fell back): %s -> %s", in.reason, in.backend);
+        sps_operator_destroy(op);
+    }
+    sps_matrix_destroy(D);
+
     sps_operator_opts opts;
     sps_operator_opts_default(&opts);
     opts.tune_reps = 3;
