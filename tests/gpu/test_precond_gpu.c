@@ -73,22 +73,6 @@ static void compare(const char *what, const sps_matrix *A, const char *type)
     sps_precond_destroy(gp);
 }
 
-static sps_matrix *from_dense(sps_idx n, const double *a)
-{
-    sps_idx rp[9], ci[64];
-    double v[64];
-    sps_idx k = 0;
-    rp[0] = 0;
-    for (sps_idx i = 0; i < n; i++) {
-        for (sps_idx j = 0; j < n; j++)
-            if (a[i * n + j] != 0.0) { ci[k] = j; v[k++] = a[i * n + j]; }
-        rp[i + 1] = k;
-    }
-    sps_matrix *A = NULL;
-    if (sps_matrix_create_csr(hctx, n, n, rp, ci, v, &A) != SPS_OK) T_FAIL("from_dense", "%s", sps_last_error(hctx));
-    return A;
-}
-
 static void test_generated(void)
 {
     static const struct {
@@ -121,17 +105,17 @@ static void test_pivots(void)
     double z3[9] = {1, 1, 0, 1, 1, 1, 0, 1, 1}; /* u11 = 0 */
     double ind[4] = {1, 2, 2, 1};                /* l11^2 = -3 */
     double mis[16] = {2, 1, 0, 0, 1, 0, 1, 0, 0, 1, 2, 0, 0, 0, 0, 3}; /* no (1,1) */
-    sps_matrix *A = from_dense(3, z3);
+    sps_matrix *A = t_matrix_from_dense(hctx, 3, 3, z3);
     if (A) {
         compare("zero-pivot 3x3", A, "ilu0");
         compare("zero-pivot 3x3", A, "ic0");
         sps_matrix_destroy(A);
     }
-    if ((A = from_dense(2, ind))) {
+    if ((A = t_matrix_from_dense(hctx, 2, 2, ind))) {
         compare("indefinite 2x2", A, "ic0");
         sps_matrix_destroy(A);
     }
-    if ((A = from_dense(4, mis))) {
+    if ((A = t_matrix_from_dense(hctx, 4, 4, mis))) {
         compare("missing-diagonal 4x4", A, "ilu0");
         compare("missing-diagonal 4x4", A, "ic0");
         compare("missing-diagonal 4x4", A, "jacobi");

@@ -10,27 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Build from dense row-major values (0 = no entry) plus explicit entries. */
-static sps_matrix *from_dense(sps_idx m, sps_idx n, const double *a)
-{
-    sps_idx rp[64], ci[256];
-    double v[256];
-    sps_idx k = 0;
-    rp[0] = 0;
-    for (sps_idx i = 0; i < m; i++) {
-        for (sps_idx j = 0; j < n; j++)
-            if (a[i * n + j] != 0.0) {
-                ci[k] = j;
-                v[k++] = a[i * n + j];
-            }
-        rp[i + 1] = k;
-    }
-    sps_matrix *A = NULL;
-    if (sps_matrix_create_csr(NULL, m, n, rp, ci, v, &A) != SPS_OK)
-        T_FAIL("from_dense", "%s", sps_last_error(NULL));
-    return A;
-}
-
 static sps_features analyze(const sps_matrix *A)
 {
     sps_features f;
@@ -43,7 +22,7 @@ static sps_features analyze(const sps_matrix *A)
 static void test_diagonal(void)
 {
     double a[25] = {1, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 5};
-    sps_matrix *A = from_dense(5, 5, a);
+    sps_matrix *A = t_matrix_from_dense(NULL, 5, 5, a);
     if (!A) return;
     sps_features f = analyze(A);
     /* one entry per row; one diagonal (offset 0), DIA 5 slots all full;
@@ -66,7 +45,7 @@ static void test_diagonal(void)
 static void test_tridiagonal(void)
 {
     double a[25] = {2, -1, 0, 0, 0, -1, 2, -1, 0, 0, 0, -1, 2, -1, 0, 0, 0, -1, 2, -1, 0, 0, 0, -1, 2};
-    sps_matrix *A = from_dense(5, 5, a);
+    sps_matrix *A = t_matrix_from_dense(NULL, 5, 5, a);
     if (!A) return;
     sps_features f = analyze(A);
     /* lengths 2 3 3 3 2: mean 13/5 = 2.6, deviations -.6 .4 .4 .4 -.6,
@@ -95,7 +74,7 @@ static void test_nonsym_empty_missing(void)
                     0, 0, 0, 0, 0,   /* row 2: empty */
                     0, 0, 0, 5, 2,   /* row 3 */
                     0, 1, 0, 0, 3};  /* row 4 */
-    sps_matrix *A = from_dense(5, 5, a);
+    sps_matrix *A = t_matrix_from_dense(NULL, 5, 5, a);
     if (!A) return;
     sps_features f = analyze(A);
     /* lengths 2 2 0 2 2: mean 1.6, variance (4*.16 + 2.56)/5 = 0.64;
@@ -148,7 +127,7 @@ static void test_zero_diagonal(void)
 static void test_skew(void)
 {
     double a[25] = {0, 1, 0, 0, 5, -1, 0, 2, 0, 0, 0, -2, 0, 3, 0, 0, 0, -3, 0, 4, -5, 0, 0, -4, 0};
-    sps_matrix *A = from_dense(5, 5, a);
+    sps_matrix *A = t_matrix_from_dense(NULL, 5, 5, a);
     if (!A) return;
     sps_features f = analyze(A);
     /* A' = -A: ||A - A'|| = 2 ||A||; offsets +-1, +-4; no diagonal at all,
@@ -164,7 +143,7 @@ static void test_skew(void)
 static void test_rectangular_and_empty(void)
 {
     double a[15] = {1, 0, 0, 0, 2, 0, 3, 0, 0, 0, 0, 0, 0, -1, 1};
-    sps_matrix *A = from_dense(3, 5, a);
+    sps_matrix *A = t_matrix_from_dense(NULL, 3, 5, a);
     if (A) {
         sps_features f = analyze(A);
         /* offsets 0 4 | 0 | 1 2: {0,1,2,4}; DIA 4 * 3 = 12 slots for 5;
@@ -284,33 +263,6 @@ static int expected_missing(const char *name)
     return -1;
 }
 
-/* The `kind` column of the MANIFEST that t_real_matrices() read. */
-static const char *manifest_kind(const char *name, char *buf, size_t len)
-{
-    const char *dir = t_matrices_dir();
-    char path[1200], line[4096];
-    if (dir) snprintf(path, sizeof path, "%s/MANIFEST.tsv", dir);
-    else snprintf(path, sizeof path, "%s", t_data("real/MANIFEST.tsv"));
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    const char *out = NULL;
-    while (!out && fgets(line, sizeof line, f)) {
-        char *col[8];
-        int n = 0;
-        for (char *p = line; n < 8 && p; n++) {
-            col[n] = p;
-            p = strchr(p, '\t');
-            if (p) *p++ = 0;
-        }
-        if (n == 8 && strcmp(col[1], name) == 0) {
-            snprintf(buf, len, "%s", col[7]);
-            out = buf;
-        }
-    }
-    fclose(f);
-    return out;
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -404,8 +356,7 @@ static void test_real(void)
         if (want >= 0)
             T_OK(f.missing_diagonal == want, "%s: missing_diagonal %d as in the README table (got %d)",
                  names[k], want, f.missing_diagonal);
-        char kb[64];
-        const char *kind = manifest_kind(names[k], kb, sizeof kb);
+        const char *kind = t_manifest_kind(names[k]);
         if (kind && (strcmp(kind, "spd") == 0 || strcmp(kind, "sym-indefinite") == 0))
             T_OK(f.symmetric == 1 && f.asymmetry == 0.0, "%s (%s): symmetric", names[k], kind);
         if (kind && strcmp(kind, "spd") == 0)

@@ -11,26 +11,6 @@
 
 static sps_context *ctx;
 
-static sps_matrix *from_dense(sps_idx n, const double *a)
-{
-    sps_idx rp[17], ci[256];
-    double v[256];
-    sps_idx k = 0;
-    rp[0] = 0;
-    for (sps_idx i = 0; i < n; i++) {
-        for (sps_idx j = 0; j < n; j++)
-            if (a[i * n + j] != 0.0) {
-                ci[k] = j;
-                v[k++] = a[i * n + j];
-            }
-        rp[i + 1] = k;
-    }
-    sps_matrix *A = NULL;
-    if (sps_matrix_create_csr(ctx, n, n, rp, ci, v, &A) != SPS_OK)
-        T_FAIL("from_dense", "%s", sps_last_error(ctx));
-    return A;
-}
-
 /* max_i |(M z - r)_i| for a dense n x n M */
 static double resid(int n, const double *M, const double *z, const double *r)
 {
@@ -73,7 +53,7 @@ static void test_hand(void)
     double M[9] = {4, 1, 1, 1, 4, 0.25, 1, 0.25, 4};
     double r[3] = {1, 2, 3}, z[3], r0[3];
     memcpy(r0, r, sizeof r);
-    sps_matrix *A = from_dense(3, a);
+    sps_matrix *A = t_matrix_from_dense(ctx, 3, 3, a);
     if (!A) return;
     T_STATUS(ctx, apply(A, "jacobi", r, z), "jacobi 3x3");
     T_OK(z[0] == 0.25 && z[1] == 2.0 / 4.0 && z[2] == 0.75, "jacobi: z = r ./ diag(A)");
@@ -103,7 +83,7 @@ static void test_hand(void)
     U[15] = 121.0 / 30.0;
     lu_product(4, L, U, M4);
     double r4[4] = {1, -2, 0.5, 3}, z4[4];
-    A = from_dense(4, b);
+    A = t_matrix_from_dense(ctx, 4, 4, b);
     if (!A) return;
     T_STATUS(ctx, apply(A, "ilu0", r4, z4), "ilu0 4x4");
     T_OK(resid(4, M4, z4, r4) < 1e-14, "ilu0 4x4: (LU) z = r with the hand-computed factors (%.2g)",
@@ -185,7 +165,7 @@ static void test_errors(void)
     /* [1 1 0; 1 1 1; 0 1 1]: u11 = 1 - 1*1 = 0, and for IC(0) l11^2 = 0 */
     double a[9] = {1, 1, 0, 1, 1, 1, 0, 1, 1};
     double r[3] = {1, 1, 1}, z[3];
-    sps_matrix *A = from_dense(3, a);
+    sps_matrix *A = t_matrix_from_dense(ctx, 3, 3, a);
     if (A) {
         sps_precond *pc = (sps_precond *)&pc;
         T_OK(sps_precond_create(ctx, A, "ilu0", &pc) == SPS_ERR_ZERO_PIVOT && pc == NULL &&
@@ -197,7 +177,7 @@ static void test_errors(void)
         sps_matrix_destroy(A);
     }
     double ind[4] = {1, 2, 2, 1}; /* symmetric indefinite: 1 - 4 < 0 */
-    A = from_dense(2, ind);
+    A = t_matrix_from_dense(ctx, 2, 2, ind);
     if (A) {
         T_OK(apply(A, "ic0", r, z) == SPS_ERR_ZERO_PIVOT &&
                  strstr(sps_last_error(ctx), "non-positive pivot at row 1 (1-based 2) of 2"),
@@ -206,7 +186,7 @@ static void test_errors(void)
     }
     /* a missing (1,1) entry */
     double m[16] = {2, 1, 0, 0, 1, 0, 1, 0, 0, 1, 2, 0, 0, 0, 0, 3};
-    A = from_dense(4, m);
+    A = t_matrix_from_dense(ctx, 4, 4, m);
     if (A) {
         T_OK(apply(A, "ilu0", r, z) == SPS_ERR_ZERO_PIVOT &&
                  strstr(sps_last_error(ctx), "ilu0: zero pivot at row 1 (1-based 2) of 4: the matrix has 1 row with no diagonal entry"),
@@ -230,7 +210,7 @@ static void test_errors(void)
     }
     /* bad arguments */
     double sq[4] = {1, 0, 0, 1};
-    A = from_dense(2, sq);
+    A = t_matrix_from_dense(ctx, 2, 2, sq);
     if (A) {
         sps_precond *pc = NULL;
         T_OK(sps_precond_create(ctx, A, "ilu1", &pc) == SPS_ERR_INVALID_ARG &&
