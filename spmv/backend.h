@@ -48,6 +48,8 @@ typedef struct sps_spmv_stats {
     sps_idx ell_width;      /* HYB */
     int64_t coo_entries;    /* HYB */
     char detail[256];       /* one line: e.g. "seg=32 diags/seg mean 7.1 max 11, 155 sub-blocks" */
+    unsigned caps_add;      /* convert: capabilities a parameterization adds to the table's
+                               (cusparse:alg2 adds SPS_CAP_DETERMINISTIC) */
 } sps_spmv_stats;
 
 typedef struct sps_backend {

@@ -28,14 +28,16 @@ static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params
     if (s == SPS_OK) s = sps__csr_fmt_convert(ctx, A, out, st);
     if (s != SPS_OK) return s;
     ((sps_fmt_csr *)*out)->param = alg;
+    st->caps_add = alg == 2 ? SPS_CAP_DETERMINISTIC : 0;
     snprintf(st->detail, sizeof st->detail, "cusparseSpMV CSR_ALG%d%s", alg,
              alg == 2 ? " (deterministic)" : " (cuSPARSE's default; not guaranteed deterministic)");
     return SPS_OK;
 }
 
-/* Only `cusparse:alg2` is deterministic; the table describes the default
- * (ALG1), so SPS_CAP_DETERMINISTIC is absent and auto never picks it; tune
- * adds cusparse:alg2 to its candidates by name. */
+/* Only `cusparse:alg2` is deterministic: the table describes the default
+ * (ALG1), so SPS_CAP_DETERMINISTIC is absent and auto never picks it; convert
+ * adds the flag for alg2 (caps_add), and tune adds cusparse:alg2 to its
+ * candidates by name. */
 const sps_backend sps_backend_cusparse = {
     .name = "cusparse",
     .summary = "cuSPARSE generic SpMV on CSR (CSR_ALG1; cusparse:alg2 is deterministic)",

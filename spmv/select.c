@@ -29,7 +29,7 @@ static const struct auto_rule {
 
 /* Deterministic parameterized variants of backends whose default is not
  * (so their table lacks SPS_CAP_DETERMINISTIC): tune adds them to its
- * candidates and marks the operator's caps when one wins. */
+ * candidates by name (their convert sets caps_add). */
 static const char *const tune_extra[] = {"cusparse:alg2"};
 
 /* Bounded append to a reason string. */
@@ -188,8 +188,6 @@ static sps_status tune_select(sps_context *ctx, const sps_csr *A, const sps_oper
                 best->info.backend, base_us / best_us, RULE.fallback, best_be);
     else
         appendf(why, sizeof why, "; chose %s", best->info.backend);
-    for (size_t e = 0; e < sizeof tune_extra / sizeof *tune_extra; e++)
-        if (strcmp(best->info.backend, tune_extra[e]) == 0) best->info.caps |= SPS_CAP_DETERMINISTIC;
     sps__strlcpy(best->info.reason, why, sizeof best->info.reason);
     best->info.select_ms = sps__now_ms() - t0; /* the whole tune, winner's build included */
     *out = best;
