@@ -100,8 +100,9 @@ typedef sps_status (*sps_param_fn)(sps_context *ctx, void *user, const char *key
 sps_status sps__parse_params(sps_context *ctx, const char *params, sps_param_fn fn,
                              void *user);
 
-/* The CSR bytes model (CUSP's bytes_per_spmv): row pointer twice, column index
- * and value per entry, x once per entry (upper bound), y read and written. */
+/* The CSR bytes model, the floor of DESIGN.md's performance method: row
+ * pointer, column index and value once, x once, y written once (and read if
+ * beta != 0). Every format's model follows the same rule (doc/spmv.md). */
 double sps__csr_bytes_model(const sps_csr *A, int beta_nonzero);
 
 /* The operator (spmv/operator.c), used by solvers and preconditioners. */

@@ -21,7 +21,7 @@ sps_status sps__csr_fmt_convert(sps_context *ctx, const sps_csr *A, sps_fmt **ou
         return s;
     }
     st->bytes_per_spmv = sps__csr_bytes_model(A, 0);
-    st->value_bytes = 8.0 * A->nnz * 2 + 8.0 * A->nrows;
+    st->value_bytes = 8.0 * A->nnz + 8.0 * A->ncols + 8.0 * A->nrows;
     st->slots = A->nnz;
     st->fill = 0.0;
     *out = (sps_fmt *)f;

@@ -133,15 +133,15 @@ static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params
         return s;
     }
 
-    /* Bytes model (doc/spmv.md): each load the kernels issue, once. ELL: the
-     * column index up to and including a short row's first -1, the value and
-     * x per entry, y written. Tail (csr-vector over the tail rows, beta = 1):
-     * the row number and both row pointers per tail row, column, value and x
-     * per entry, y read and written. */
+    /* Bytes model (doc/spmv.md): every array the kernels read, once; x once;
+     * y written once. ELL: the column index up to and including a short row's
+     * first -1 and the value per entry. Tail (csr-vector over the tail rows,
+     * beta = 1): the row number and both row pointers per tail row, column and
+     * value per entry, and the tail rows of y read and written again. */
     int64_t coo = h->tail.nnz, ntr = h->tail.nrows, ell_entries = (int64_t)A->nnz - coo;
-    st->bytes_per_spmv = 4.0 * ell_col_loads + 16.0 * ell_entries + 8.0 * A->nrows +
-                         (4.0 + 8.0 + 16.0) * ntr + 20.0 * coo;
-    st->value_bytes = 16.0 * ell_entries + 8.0 * A->nrows + 16.0 * ntr + 16.0 * coo;
+    st->bytes_per_spmv = 4.0 * ell_col_loads + 8.0 * ell_entries + (4.0 + 8.0 + 16.0) * ntr +
+                         12.0 * coo + 8.0 * A->ncols + 8.0 * A->nrows;
+    st->value_bytes = 8.0 * ell_entries + 16.0 * ntr + 8.0 * coo + 8.0 * A->ncols + 8.0 * A->nrows;
     st->ell_width = K;
     st->coo_entries = coo;
     st->slots = (int64_t)K * A->nrows + coo;
