@@ -405,8 +405,8 @@ static void test_hyb_stats(sps_context *ctx)
         /* mean 3 entries per row -> 4 threads per row */
         T_OK(strstr(in.detail, "4 threads per row") != NULL, "csr-vector: mean 3 -> 4 threads per row (%s)",
              in.detail);
-        /* the floor: row pointer once, 12 bytes per entry, x once, y written once */
-        T_NEAR(in.bytes_per_spmv, 4 * 4 + 12 * 9 + 8 * 3 + 8 * 3, 1e-12, "CSR bytes model");
+        /* the floor (3 x 6): row pointer once, 12 bytes per entry, x once, y written once */
+        T_NEAR(in.bytes_per_spmv, 4 * 4 + 12 * 9 + 8 * 6 + 8 * 3, 1e-12, "CSR bytes model");
         sps_operator_destroy(op);
     }
     sps_matrix_destroy(A);
