@@ -57,8 +57,7 @@ sps_status apply_t(sps_context *ctx, const dia_dev *d, double alpha, const void 
 
 sps_status upload_values(sps_context *ctx, const sps_fmt_dia *f, dia_dev *d)
 {
-    if (d->single) return sps_diag_upload_values(ctx, (float *)d->val, f->val, d->nval);
-    return sps_diag_upload_values(ctx, (double *)d->val, f->val, d->nval);
+    return sps__upload_values(ctx, d->val, f->val, d->nval, d->single);
 }
 
 } // namespace

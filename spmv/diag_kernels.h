@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/diag_kernels.h: device code shared by drm.cu and dia.cu, upload helpers
+/* spsolve/spmv/diag_kernels.h: device code shared by drm.cu and dia.cu, an upload helper
  * shared with merge.cu (CUDA C++ only).
  *
  * One thread computes one row: it walks the diagonals of its slot, reading
@@ -20,6 +20,7 @@
 #endif
 
 #include "../core/cuda_check.cuh"
+#include "csr_fmt.h"
 #include "diag_common.h"
 
 #include <cuda_runtime.h>
@@ -71,21 +72,6 @@ __device__ __forceinline__ void sps_diag_store(T *__restrict__ y, unsigned row, 
 {
     if (BETA) y[row] = alpha * acc + beta * y[row];
     else y[row] = alpha * acc;
-}
-
-/* Copy n host doubles to device memory as T (converting through a host
- * buffer for float). */
-template <typename T>
-static sps_status sps_diag_upload_values(sps_context *ctx, T *dst, const double *src, size_t n)
-{
-    if (n == 0) return SPS_OK;
-    if (sizeof(T) == sizeof(double)) return sps__h2d(ctx, dst, src, n * sizeof(double));
-    T *tmp = (T *)sps__malloc(sps__mul_size(n, sizeof(T)));
-    if (!tmp) return sps__err(ctx, SPS_ERR_NO_MEMORY, "out of memory converting %zu values", n);
-    for (size_t i = 0; i < n; i++) tmp[i] = (T)src[i];
-    sps_status st = sps__h2d(ctx, dst, tmp, n * sizeof(T));
-    sps__free(tmp);
-    return st;
 }
 
 /* Allocate `bytes` of device memory at *dst and copy src there (src NULL:

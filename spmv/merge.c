@@ -29,14 +29,13 @@ static void carry_add(sps_idx *key, double *val, sps_idx k, double v)
 static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params, sps_fmt **out,
                           sps_spmv_stats *st)
 {
-    if (params && *params)
-        return sps__err(ctx, SPS_ERR_INVALID_ARG, "merge: unknown parameter '%s' (none taken)",
-                        params);
+    sps_status s = sps__no_params(ctx, "merge", params);
+    if (s != SPS_OK) return s;
     const int64_t total = (int64_t)A->nrows + A->nnz;
     const int64_t ntiles = (total + SPS_MERGE_TILE - 1) / SPS_MERGE_TILE;
     sps_idx *coord = sps__malloc(sps__mul_size((size_t)ntiles + 1, 2 * sizeof *coord));
     if (!coord) return sps__err(ctx, SPS_ERR_NO_MEMORY, "merge: out of memory");
-    sps_status s = sps__csr_fmt_convert(ctx, A, out, st);
+    s = sps__csr_fmt_convert(ctx, A, out, st);
     if (s != SPS_OK) {
         sps__free(coord);
         return s;

@@ -35,11 +35,8 @@ constexpr int kItems = SPS_MERGE_ITEMS;
 constexpr int kTile = SPS_MERGE_TILE;
 
 struct merge_dev {
-    int single;
-    sps_idx nrows, nnz;
+    sps_csr_dev m;     /* row_ptr, col_idx, val (float or double) */
     int ntiles;
-    sps_idx *row_ptr, *col;
-    void *val;
     int2 *coord;       /* ntiles + 1 tile starts (row, nonzero) */
     sps_idx *carry_row;/* ntiles: row each tile ends inside (nrows for none) */
     void *carry_val;   /* ntiles: its partial sum */
@@ -149,27 +146,21 @@ sps_status apply_t(sps_context *ctx, const merge_dev *d, double alpha, const voi
     cudaStream_t s = sps_stream(ctx);
     const T *x = (const T *)xv;
     T *y = (T *)yv;
-    const T *val = (const T *)d->val;
+    const T *val = (const T *)d->m.val;
     T *cval = (T *)d->carry_val;
     if (beta != 0.0)
         merge_tile_kernel<T, true><<<d->ntiles, kThreads, 0, s>>>(
-            d->row_ptr, d->col, val, d->coord, x, (T)alpha, (T)beta, y, d->carry_row, cval);
+            d->m.row_ptr, d->m.col_idx, val, d->coord, x, (T)alpha, (T)beta, y, d->carry_row, cval);
     else
         merge_tile_kernel<T, false><<<d->ntiles, kThreads, 0, s>>>(
-            d->row_ptr, d->col, val, d->coord, x, (T)alpha, T(0), y, d->carry_row, cval);
+            d->m.row_ptr, d->m.col_idx, val, d->coord, x, (T)alpha, T(0), y, d->carry_row, cval);
     SPS_LAUNCH_CHECK(ctx, "merge_tile_kernel");
     if (d->ntiles > 1) { /* the last tile's carry belongs to no row */
         merge_fixup_kernel<T><<<(d->ntiles + 255) / 256, 256, 0, s>>>(
-            d->carry_row, cval, d->ntiles, d->nrows, (T)alpha, y);
+            d->carry_row, cval, d->ntiles, d->m.nrows, (T)alpha, y);
         SPS_LAUNCH_CHECK(ctx, "merge_fixup_kernel");
     }
     return SPS_OK;
-}
-
-sps_status upload_values(sps_context *ctx, const sps_fmt_csr *f, merge_dev *d)
-{
-    if (d->single) return sps_diag_upload_values(ctx, (float *)d->val, f->A.val, (size_t)d->nnz);
-    return sps_diag_upload_values(ctx, (double *)d->val, f->A.val, (size_t)d->nnz);
 }
 
 } // namespace
@@ -178,9 +169,7 @@ extern "C" void sps_merge_free_dev(void *dev)
 {
     merge_dev *d = (merge_dev *)dev;
     if (!d) return;
-    sps__dfree(d->row_ptr);
-    sps__dfree(d->col);
-    sps__dfree(d->val);
+    sps__csr_dev_free(&d->m);
     sps__dfree(d->coord);
     sps__dfree(d->carry_row);
     sps__dfree(d->carry_val);
@@ -194,25 +183,18 @@ extern "C" sps_status sps_merge_upload(sps_context *ctx, const sps_fmt *fmt, int
     *dev = NULL;
     merge_dev *d = (merge_dev *)sps__calloc(1, sizeof *d);
     if (!d) return sps__err(ctx, SPS_ERR_NO_MEMORY, "merge: out of memory");
-    d->single = single;
-    d->nrows = f->A.nrows;
-    d->nnz = f->A.nnz;
     d->ntiles = f->param;
-    const size_t vsize = single ? sizeof(float) : sizeof(double);
-    const size_t nr1 = (size_t)f->A.nrows + 1, nnz = (size_t)f->A.nnz, nt = (size_t)d->ntiles;
+    const size_t nt = (size_t)d->ntiles, vsize = single ? sizeof(float) : sizeof(double);
     size_t bytes = 0;
-    sps_status s = sps_diag_alloc_copy(ctx, (void **)&d->row_ptr, f->A.row_ptr, nr1 * sizeof(sps_idx), &bytes);
-    if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->col, f->A.col_idx, nnz * sizeof(sps_idx), &bytes);
-    if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, &d->val, NULL, nnz * vsize, &bytes);
+    sps_status s = sps__csr_dev_upload(ctx, &f->A, single, &d->m);
     if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->coord, f->extra, (nt + 1) * sizeof(int2), &bytes);
     if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->carry_row, NULL, nt * sizeof(sps_idx), &bytes);
     if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, &d->carry_val, NULL, nt * vsize, &bytes);
-    if (s == SPS_OK) s = upload_values(ctx, f, d);
     if (s != SPS_OK) {
         sps_merge_free_dev(d);
         return s;
     }
-    st->device_bytes = bytes;
+    st->device_bytes = bytes + d->m.bytes;
     *dev = d;
     return SPS_OK;
 }
@@ -222,11 +204,13 @@ extern "C" sps_status sps_merge_apply(sps_context *ctx, void *dev, double alpha,
 {
     const merge_dev *d = (const merge_dev *)dev;
     if (d->ntiles == 0) return SPS_OK;
-    return d->single ? apply_t<float>(ctx, d, alpha, x, beta, y)
-                     : apply_t<double>(ctx, d, alpha, x, beta, y);
+    return d->m.single ? apply_t<float>(ctx, d, alpha, x, beta, y)
+                       : apply_t<double>(ctx, d, alpha, x, beta, y);
 }
 
 extern "C" sps_status sps_merge_update_dev(sps_context *ctx, const sps_fmt *fmt, void *dev)
 {
-    return upload_values(ctx, (const sps_fmt_csr *)fmt, (merge_dev *)dev);
+    const sps_fmt_csr *f = (const sps_fmt_csr *)fmt;
+    merge_dev *d = (merge_dev *)dev;
+    return sps__upload_values(ctx, d->m.val, f->A.val, (size_t)f->A.nnz, d->m.single);
 }
