@@ -51,25 +51,6 @@ static double *from_dev(sps_context *ctx, const buf *b, int single)
 
 static double round_to(int single, double v) { return single ? (double)(float)v : v; }
 
-/* Max over rows of |y - yref| / (|alpha| (|A||x|)_i + |beta y0_i|). */
-static double rel_err(const sps_matrix *A, const double *x, const double *y0, double alpha,
-                      double beta, const double *y, const double *yref)
-{
-    const sps_idx *rp, *ci;
-    const double *av;
-    sps_matrix_csr(A, &rp, &ci, &av);
-    double err = 0.0;
-    for (sps_idx r = 0; r < sps_matrix_rows(A); r++) {
-        double s = 0.0;
-        for (sps_idx p = rp[r]; p < rp[r + 1]; p++) s += fabs(av[p] * x[ci[p]]);
-        const double scale = fabs(alpha) * s + (beta == 0.0 ? 0.0 : fabs(beta * y0[r]));
-        const double d = fabs(y[r] - yref[r]);
-        if (!isfinite(y[r])) return INFINITY;
-        if (d > 0 && d / (scale > 0 ? scale : 1e-300) > err) err = d / (scale > 0 ? scale : 1e-300);
-    }
-    return err;
-}
-
 /* Apply spec on the GPU in one precision and compare with the format's host
  * reference on the same (rounded) inputs: beta = 0 over a y full of NaN, and
  * beta = -0.5 twice (bitwise equal runs). x lies between NaN guards, y is
@@ -111,7 +92,7 @@ static void gpu_check(sps_context *ctx, const sps_matrix *A, const char *spec, i
         double *y = from_dev(ctx, &by, single);
         memcpy(ref, nan, (size_t)n * sizeof *ref);
         sps_operator_apply_host(op, alpha, x, 0.0, ref);
-        err0 = rel_err(A, x, y0, alpha, 0.0, y, ref);
+        err0 = dc_rel_err(A, x, y0, alpha, 0.0, y, ref);
         for (size_t k = 0; k < G; k++) guards = guards && y[n + k] == 12345.0;
         free(y);
     } else T_FAIL("GPU apply", "%s on %s: %s", spec, what, sps_last_error(ctx));
@@ -126,7 +107,7 @@ static void gpu_check(sps_context *ctx, const sps_matrix *A, const char *spec, i
     if (yr[0] && yr[1]) {
         memcpy(ref, y0, (size_t)n * sizeof *ref);
         sps_operator_apply_host(op, alpha, x, beta, ref);
-        err1 = rel_err(A, x, y0, alpha, beta, yr[0], ref);
+        err1 = dc_rel_err(A, x, y0, alpha, beta, yr[0], ref);
         same = memcmp(yr[0], yr[1], ((size_t)n + G) * sizeof(double)) == 0;
         for (size_t k = 0; k < G; k++) guards = guards && yr[0][n + k] == 12345.0;
     }
