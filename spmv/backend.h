@@ -76,6 +76,14 @@ typedef struct sps_backend {
     /* Re-upload the values of f into dev (after update_host). */
     sps_status (*update_dev)(sps_context *ctx, const sps_fmt *f, void *dev);
     void (*free_dev)(void *dev);
+
+    /* Optional, for formats that only borrow the caller's CSR on a GPU context
+     * (the CSR family: their "conversion" is no copy at all). detach drops the
+     * borrowed host arrays after a successful upload or update; fetch rebuilds
+     * owned host arrays from the device object (when apply_host is asked for
+     * later) and returns at once if the host arrays are there. */
+    void (*detach)(sps_fmt *f);
+    sps_status (*fetch)(sps_context *ctx, sps_fmt *f, const void *dev);
 } sps_backend;
 
 /* Registry (spmv/registry.c). */

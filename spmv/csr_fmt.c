@@ -15,10 +15,15 @@ sps_status sps__csr_fmt_convert(sps_context *ctx, const sps_csr *A, sps_fmt **ou
 {
     sps_fmt_csr *f = sps__calloc(1, sizeof *f);
     if (!f) return sps__err(ctx, SPS_ERR_NO_MEMORY, "out of memory");
-    sps_status s = sps__csr_copy(ctx, A, &f->A);
-    if (s != SPS_OK) {
-        sps__free(f);
-        return s;
+    if (ctx && ctx->gpu) {
+        f->A = *A; /* borrowed until the upload */
+        f->borrowed = 1;
+    } else {
+        sps_status s = sps__csr_copy(ctx, A, &f->A);
+        if (s != SPS_OK) {
+            sps__free(f);
+            return s;
+        }
     }
     st->bytes_per_spmv = sps__csr_bytes_model(A, 0);
     st->value_bytes = 8.0 * A->nnz + 8.0 * A->ncols + 8.0 * A->nrows;
@@ -38,7 +43,10 @@ sps_status sps__csr_fmt_update_host(sps_context *ctx, sps_fmt *f, const double *
 {
     (void)ctx;
     sps_fmt_csr *c = (sps_fmt_csr *)f;
-    if (c->A.nnz) memcpy(c->A.val, values, (size_t)c->A.nnz * sizeof *values);
+    if (c->borrowed)
+        c->A.val = (double *)values; /* read by update_dev, then detached */
+    else if (c->A.nnz)
+        memcpy(c->A.val, values, (size_t)c->A.nnz * sizeof *values);
     return SPS_OK;
 }
 
@@ -46,9 +54,18 @@ void sps__csr_fmt_free(sps_fmt *f)
 {
     sps_fmt_csr *c = (sps_fmt_csr *)f;
     if (!c) return;
-    sps__csr_free(&c->A);
+    if (!c->borrowed) sps__csr_free(&c->A);
     sps__free(c->extra);
     sps__free(c);
+}
+
+void sps__csr_fmt_detach(sps_fmt *f)
+{
+    sps_fmt_csr *c = (sps_fmt_csr *)f;
+    if (!c->borrowed) return;
+    c->A.row_ptr = NULL;
+    c->A.col_idx = NULL;
+    c->A.val = NULL;
 }
 
 sps_status sps__no_params(sps_context *ctx, const char *backend, const char *params)
@@ -153,6 +170,33 @@ sps_status sps__csr_fmt_update_dev(sps_context *ctx, const sps_fmt *f, void *dev
     const sps_fmt_csr *c = (const sps_fmt_csr *)f;
     sps_csr_dev *d = dev;
     return sps__upload_values(ctx, d->val, c->A.val, (size_t)c->A.nnz, d->single);
+}
+
+sps_status sps__csr_fmt_fetch(sps_context *ctx, sps_fmt *f, const void *dev)
+{
+    sps_fmt_csr *c = (sps_fmt_csr *)f;
+    if (!c->borrowed) return SPS_OK;
+    const sps_csr_dev *d = dev;
+    sps_csr h;
+    sps_status st = sps__csr_alloc(ctx, &h, d->nrows, d->ncols, d->nnz);
+    if (st != SPS_OK) return st;
+    size_t n = (size_t)d->nnz;
+    st = sps__d2h(ctx, h.row_ptr, d->row_ptr, ((size_t)d->nrows + 1) * sizeof(sps_idx));
+    if (st == SPS_OK) st = sps__d2h(ctx, h.col_idx, d->col_idx, n * sizeof(sps_idx));
+    if (st == SPS_OK && !d->single) st = sps__d2h(ctx, h.val, d->val, n * sizeof(double));
+    if (st == SPS_OK && d->single) {
+        /* widen in place from the back: floats occupy the first half of val */
+        st = sps__d2h(ctx, h.val, d->val, n * sizeof(float));
+        const float *fv = (const float *)h.val;
+        for (size_t i = n; i-- > 0;) h.val[i] = (double)fv[i];
+    }
+    if (st != SPS_OK) {
+        sps__csr_free(&h);
+        return st;
+    }
+    c->A = h;
+    c->borrowed = 0;
+    return SPS_OK;
 }
 
 void sps__csr_fmt_free_dev(void *dev)

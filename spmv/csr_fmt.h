@@ -15,18 +15,29 @@ extern "C" {
 #endif
 
 typedef struct sps_fmt_csr {
-    sps_csr A;
+    sps_csr A;      /* owned, or borrowed from the caller (borrowed = 1; NULL arrays once detached) */
+    int borrowed;
     int param;      /* backend-specific (cusparse: algorithm; csr-vector: threads per row) */
     void *extra;    /* backend-specific host data, freed with sps__free */
 } sps_fmt_csr;
 
-/* Copy A; fill the CSR bytes model and fill = 0. Parameters are not read. */
+/* Fill the CSR bytes model and fill = 0. On a host context the format is a
+ * copy of A; on a GPU context it borrows A's arrays until the upload (no host
+ * copy: plain CSR costs no conversion) and is detached after it. Parameters
+ * are not read. */
 sps_status sps__csr_fmt_convert(sps_context *ctx, const sps_csr *A, sps_fmt **out,
                                 sps_spmv_stats *st);
 void sps__csr_fmt_apply_host(const sps_fmt *f, double alpha, const double *x, double beta,
                              double *y);
 sps_status sps__csr_fmt_update_host(sps_context *ctx, sps_fmt *f, const double *values);
 void sps__csr_fmt_free(sps_fmt *f);
+void sps__csr_fmt_detach(sps_fmt *f);
+#if SPS_HAVE_CUDA
+/* Download the device CSR (the sps_csr_dev every CSR-family device object
+ * starts with) into owned host arrays; single-precision values come back
+ * widened to double. */
+sps_status sps__csr_fmt_fetch(sps_context *ctx, sps_fmt *f, const void *dev);
+#endif
 
 /* A backend that takes no parameters: SPS_ERR_INVALID_ARG naming the first
  * one given. */

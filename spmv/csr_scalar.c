@@ -26,10 +26,12 @@ const sps_backend sps_backend_csr_scalar = {
     .apply_host = sps__csr_fmt_apply_host,
     .update_host = sps__csr_fmt_update_host,
     .free_fmt = sps__csr_fmt_free,
+    .detach = sps__csr_fmt_detach,
 #if SPS_HAVE_CUDA
     .upload = sps_csr_scalar_upload,
     .apply = sps_csr_scalar_apply,
     .update_dev = sps_csr_scalar_update_dev,
     .free_dev = sps_csr_scalar_free_dev,
+    .fetch = sps__csr_fmt_fetch,
 #endif
 };

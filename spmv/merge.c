@@ -113,10 +113,12 @@ const sps_backend sps_backend_merge = {
     .apply_host = apply_host,
     .update_host = sps__csr_fmt_update_host,
     .free_fmt = sps__csr_fmt_free,
+    .detach = sps__csr_fmt_detach,
 #if SPS_HAVE_CUDA
     .upload = sps_merge_upload,
     .apply = sps_merge_apply,
     .update_dev = sps_merge_update_dev,
     .free_dev = sps_merge_free_dev,
+    .fetch = sps__csr_fmt_fetch,
 #endif
 };

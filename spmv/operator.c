@@ -63,6 +63,7 @@ sps_status sps__operator_build(sps_context *ctx, const sps_csr *A, const sps_bac
     if (on_gpu) {
         st = be->upload(ctx, op->fmt, single, &op->dev, &op->st);
         if (st == SPS_OK) st = sps__gpu_sync(ctx);
+        if (be->detach) be->detach(op->fmt); /* A's arrays are no longer needed */
         op->info.upload_ms = sps__now_ms() - t1;
         if (st != SPS_OK) {
             sps_operator_destroy(op);
@@ -139,6 +140,14 @@ sps_status sps_operator_apply_host(const sps_operator *op, double alpha, const d
     if (!op) return sps__err(NULL, SPS_ERR_INVALID_ARG, "sps_operator_apply_host: op is NULL");
     if ((!x && op->ncols) || (!y && op->nrows))
         return sps__err(op->ctx, SPS_ERR_INVALID_ARG, "sps_operator_apply_host: NULL vector");
+#if SPS_HAVE_CUDA
+    if (op->info.on_gpu && op->be->fetch) {
+        /* A detached format keeps its host arrays on the device only: bring
+         * them back once (a cache fill, so the operator stays logically const). */
+        sps_status st = op->be->fetch(op->ctx, ((sps_operator *)op)->fmt, op->dev);
+        if (st != SPS_OK) return st;
+    }
+#endif
     op->be->apply_host(op->fmt, alpha, x, beta, y);
     return SPS_OK;
 }
@@ -159,6 +168,7 @@ sps_status sps_operator_update_values(sps_operator *op, const double *values)
             return sps__err(op->ctx, SPS_ERR_UNSUPPORTED, "%s: cannot update device values",
                             op->be->name);
         st = op->be->update_dev(op->ctx, op->fmt, op->dev);
+        if (op->be->detach) op->be->detach(op->fmt);
     }
 #endif
     return st;
