@@ -228,10 +228,10 @@ static sps_status gen_convdiff2d(const gen *g, int64_t N, double pe, sps_csr *ou
 /* ---- banded: broken diagonals and scattered points --------------------- */
 
 /* Run and gap lengths along an off-diagonal (rows): documented in doc/features.md. */
-#define RUN_MIN 32
-#define RUN_MAX 480
-#define GAP_MIN 8
-#define GAP_MAX 120
+#define RUN_MIN 256
+#define RUN_MAX 4096
+#define GAP_MIN 1
+#define GAP_MAX 256
 
 typedef struct diag_walk {
     sps_idx d;       /* offset col - row */
@@ -318,10 +318,10 @@ static sps_status gen_banded(const gen *g, int64_t N, int64_t W, double scatter,
             if (walk_step(&walk[k])) { cnt[r]++; D++; }
         }
 
-    /* Scattered points: S = SCATTER / (1 - SCATTER) * D, so that they are a
-     * SCATTER fraction of the total, at uniform positions off the chosen
-     * diagonals; bucketed by row, sorted, duplicates dropped. */
-    double Sd = scatter / (1.0 - scatter) * (double)D;
+    /* Scattered points: S = SCATTER * N (SCATTER points per row on average),
+     * at uniform positions off the chosen diagonals; bucketed by row, sorted,
+     * duplicates dropped. */
+    double Sd = scatter * (double)N;
     if ((double)D + Sd > (double)SPS_IDX_MAX) {
         st = too_big(g, N, D + (int64_t)Sd);
         goto done;

@@ -155,8 +155,8 @@ static void test_banded(void)
     T_OK(f.missing_diagonal == 0 && strictly_dominant(&A->A) == 5000 &&
              strictly_dominant(&S->A) == 5000,
          "banded: full main diagonal, every row strictly dominant");
-    T_OK(f.nnz > 0.6 * 9 * 5000 && f.nnz < 0.95 * 9 * 5000,
-         "banded: broken diagonals keep 60-95%% of 9 x 5000 (%lld)", (long long)f.nnz);
+    T_OK(f.nnz > 0.85 * 9 * 5000 && f.nnz < 0.99 * 9 * 5000,
+         "banded: broken diagonals keep 85-99%% of 9 x 5000 (%lld)", (long long)f.nnz);
     T_OK(f.drm_fill < 0.2 && f.drm_fill < f.dia_fill,
          "banded: DRM fill %.3f low and below DIA fill %.3f", f.drm_fill, f.dia_fill);
     T_OK(fs.diagonals > 9 && fs.dia_fill > 0.5,
@@ -175,10 +175,13 @@ static void test_banded(void)
             }
             extra += s->row_ptr[r + 1] - q;
         }
-        double frac = (double)extra / (double)s->nnz;
-        T_OK(subset && frac > 0.008 && frac < 0.012,
-             "banded: SCATTER 0.01 adds scattered points = %.4f of nnz on top of the same diagonals",
-             frac);
+        /* 0.01 per row: 50 points, fewer only where two fall on one position */
+        T_OK(subset && extra >= 45 && extra <= 50,
+             "banded: SCATTER 0.01 adds 0.01 x 5000 scattered points (%lld) on top of the same "
+             "diagonals", (long long)extra);
+        T_OK(fs.drm_fill > f.drm_fill && fs.drm_fill < 0.15,
+             "banded: the scattered points raise DRM's fill from %.3f to %.3f (each costs a "
+             "32-slot diagonal)", f.drm_fill, fs.drm_fill);
     }
     T_OK(same_csr(&A->A, &A2->A), "banded: same spec, identical arrays");
     T_OK(!same_csr(&A->A, &O->A), "banded: another SEED, another matrix");
