@@ -76,9 +76,27 @@ __global__ void __launch_bounds__(kThreads) merge_tile_kernel(
     const int2 c0 = coord[blockIdx.x], c1 = coord[blockIdx.x + 1];
     const sps_idx r0 = c0.x, z0 = c0.y;
     const int nr = c1.x - c0.x, nz = c1.y - c0.y; /* nr + nz <= kTile */
-    for (int j = threadIdx.x; j < nz; j += kThreads)
-        s_prod[j] = val[z0 + j] * __ldg(x + col[z0 + j]);
-    for (int i = threadIdx.x; i < nr; i += kThreads) s_end[i] = row_ptr[r0 + i + 1];
+    /* nz <= kTile = kThreads * kItems: unrolled, so that a thread issues all
+     * its column and value loads before the first x gather depends on one
+     * (memory-level parallelism, not a load-use chain per nonzero). */
+    sps_idx cj[kItems];
+    T vj[kItems];
+#pragma unroll
+    for (int u = 0; u < kItems; u++) {
+        const int j = (int)threadIdx.x + u * kThreads;
+        cj[u] = j < nz ? col[z0 + j] : 0;
+        vj[u] = j < nz ? val[z0 + j] : T(0);
+    }
+#pragma unroll
+    for (int u = 0; u < kItems; u++) {
+        const int j = (int)threadIdx.x + u * kThreads;
+        if (j < nz) s_prod[j] = vj[u] * __ldg(x + cj[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < kItems; u++) {
+        const int i = (int)threadIdx.x + u * kThreads;
+        if (i < nr) s_end[i] = row_ptr[r0 + i + 1];
+    }
     if (threadIdx.x == 0) s_end[nr] = SPS_IDX_MAX; /* past the last row end: nonzeros only */
     __syncthreads();
 
