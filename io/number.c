@@ -20,6 +20,7 @@
 #include "parse.h"
 
 #include <float.h>
+#include <locale.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -141,12 +142,10 @@ static int mul_pow5(uint64_t w, int q, int neg, double *x)
      * dropped: < 3 units of mid below the exact product. */
     uint64_t top = ahi, mid = alo + bhi;
     top += mid < alo;
-    int s = 0;
-    if (!(top >> 63)) { /* product in [2^190, 2^191): normalize */
-        top = top << 1 | mid >> 63;
-        mid <<= 1;
-        s = 1;
-    }
+    /* A product in [2^190, 2^191) shifts left once (no branch: it is random) */
+    int s = (int)(top >> 63) ^ 1;
+    top = top << s | (mid >> 63 & (uint64_t)s);
+    mid <<= s;
     /* Bits below the 53 kept: (top & 0x7ff):mid, one half is 0x400:0. Too
      * close to the half (error < 6 units of mid): undecided. */
     uint64_t rh = top & 0x7ff;
@@ -165,6 +164,40 @@ static int mul_pow5(uint64_t w, int q, int neg, double *x)
     return 1;
 }
 
+/* If the 8 bytes at s are all digits, their value in *v (one step instead of
+ * eight dependent multiply-adds; the caller's buffer has 8 readable bytes
+ * past any token). */
+static inline int eight_digits(const char *s, uint64_t *v)
+{
+#ifdef SPS_IO_SWAR
+    uint64_t x;
+    memcpy(&x, s, 8);
+    /* every byte in 0x30..0x39: high nibble 3, and adding 6 does not carry */
+    if (((x & UINT64_C(0xf0f0f0f0f0f0f0f0)) | (((x + UINT64_C(0x0606060606060606)) & UINT64_C(0xf0f0f0f0f0f0f0f0)) >> 4)) !=
+        UINT64_C(0x3333333333333333))
+        return 0;
+    *v = sps__digits8(x - UINT64_C(0x3030303030303030));
+    return 1;
+#else
+    (void)s;
+    (void)v;
+    return 0;
+#endif
+}
+
+/* strtod in the "C" locale, for a program that changed LC_NUMERIC. */
+static double strtod_c(const char *p, char **e)
+{
+    *e = (char *)p;
+    locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    if (c == (locale_t)0) return 0;
+    locale_t old = uselocale(c);
+    double v = strtod(p, e);
+    uselocale(old);
+    freelocale(c);
+    return v;
+}
+
 static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
@@ -172,14 +205,16 @@ static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
 sps_num sps__parse_double(const char *p, const char **end, double *x)
 {
     const char *s = p;
-    int neg = 0;
-    if (*s == '-' || *s == '+') neg = *s++ == '-';
+    /* Signs are random in real data: no branches on them. */
+    int neg = *s == '-';
+    s += neg | (*s == '+');
     uint64_t w = 0;
     int nd = 0, many = 0; /* significant digits in w; more than 19 seen */
     int64_t q = 0;
     unsigned d;
     const char *start = s;
     while (*s == '0') s++;
+    for (uint64_t e8; nd <= 11 && eight_digits(s, &e8); s += 8) w = w * 100000000 + e8, nd += 8;
     for (; (d = (unsigned)(unsigned char)*s - '0') < 10; s++) {
         if (nd < 19) w = w * 10 + d, nd++;
         else many = 1;
@@ -189,6 +224,7 @@ sps_num sps__parse_double(const char *p, const char **end, double *x)
         const char *f = ++s;
         if (nd == 0)
             for (; *s == '0'; s++) q--;
+        for (uint64_t e8; nd <= 11 && eight_digits(s, &e8); s += 8) w = w * 100000000 + e8, nd += 8, q -= 8;
         for (; (d = (unsigned)(unsigned char)*s - '0') < 10; s++) {
             if (nd < 19) w = w * 10 + d, nd++, q--;
             else many = 1;
@@ -201,8 +237,8 @@ sps_num sps__parse_double(const char *p, const char **end, double *x)
     }
     if (*s == 'e' || *s == 'E') {
         const char *t = s + 1;
-        int eneg = 0;
-        if (*t == '-' || *t == '+') eneg = *t++ == '-';
+        int eneg = *t == '-';
+        t += eneg | (*t == '+');
         if ((unsigned)(unsigned char)*t - '0' < 10) {
             int64_t ex = 0;
             for (; (d = (unsigned)(unsigned char)*t - '0') < 10; t++)
@@ -230,7 +266,8 @@ sps_num sps__parse_double(const char *p, const char **end, double *x)
     }
     char *e;
     double v = strtod(p, &e);
-    if (e != s) return SPS_NUM_BAD; /* strtod disagrees on the token (a non-C locale) */
+    if (e != s) v = strtod_c(p, &e); /* a locale whose decimal point is not '.' */
+    if (e != s) return SPS_NUM_BAD;
     *x = v;
     return isinf(v) ? SPS_NUM_RANGE : SPS_NUM_OK;
 }

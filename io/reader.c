@@ -28,7 +28,7 @@ sps_status sps__rd_open(sps_context *ctx, const char *path, sps_reader *rd)
         if (S_ISREG(sb.st_mode)) rd->file_size = (int64_t)sb.st_size;
     }
     rd->gz = gzdopen(fd, "rb");
-    rd->buf = sps__malloc(SPS_IO_BUF + 1);
+    rd->buf = sps__calloc(SPS_IO_BUF + 1 + SPS_IO_PAD, 1);
     if (!rd->gz || !rd->buf) {
         if (rd->gz) gzclose(rd->gz);
         else close(fd);
@@ -88,7 +88,7 @@ const char *sps__tok(const char *p, char *out, size_t n)
     return out;
 }
 
-static sps_status long_line(sps_reader *rd, const char *b, const char *e)
+sps_status sps__rd_long_line(sps_reader *rd, const char *b, const char *e)
 {
     if (sps__has_binary(b, e < b + 4096 ? e : b + 4096))
         return sps__rd_err(rd, rd->line, "binary data (not a text file)");
@@ -103,7 +103,7 @@ sps_status sps__rd_refill(sps_reader *rd, int *more)
     rd->pos = rd->lim = rd->buf;
     rd->end = rd->buf + tail;
     for (;;) {
-        if ((long)(rd->end - rd->buf) > SPS_IO_MAX_LINE) return long_line(rd, rd->buf, rd->end);
+        if ((long)(rd->end - rd->buf) > SPS_IO_MAX_LINE) return sps__rd_long_line(rd, rd->buf, rd->end);
         if (rd->eof) {
             if (rd->end > rd->buf) { /* last line without '\n': add one */
                 *rd->end++ = '\n';
@@ -144,10 +144,3 @@ const char *sps__rd_eol(const sps_reader *rd, const char *b)
     return memchr(b, '\n', (size_t)(rd->lim - b));
 }
 
-sps_status sps__rd_next(sps_reader *rd, const char *b, const char *eol)
-{
-    if (eol - b > SPS_IO_MAX_LINE) return long_line(rd, b, eol);
-    rd->pos = (char *)eol + 1;
-    rd->line++;
-    return SPS_OK;
-}

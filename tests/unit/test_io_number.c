@@ -4,6 +4,7 @@
 #include "io/parse.h"
 
 #include <float.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +13,12 @@
 static long n_tested, n_bad;
 static char first_bad[160];
 
-/* Parse s both ways; a mismatch in value bits, end or status is recorded. */
-static void one(const char *s)
+/* Parse s both ways; a mismatch in value bits, end or status is recorded.
+ * (The parser may read 8 bytes past the token, as its buffers allow.) */
+static void one(const char *str)
 {
+    char s[600] = {0};
+    snprintf(s, sizeof s, "%s", str);
     char *e1;
     double ref = strtod(s, &e1);
     const char *e2;
@@ -146,26 +150,85 @@ static void test_near_ties(long n)
 #endif
 }
 
+/* sps__parse_double on a padded copy of str; *stop: the byte it stopped at. */
+static sps_num pd(const char *str, char *stop, double *v)
+{
+    char s[64] = {0};
+    snprintf(s, sizeof s, "%s", str);
+    const char *e;
+    sps_num r = sps__parse_double(s, &e, v);
+    *stop = *e;
+    return r;
+}
+
 static void test_tokens(void)
 {
     /* The parser stops at the end of the number; the caller checks the separator. */
+    char e;
+    double v;
+    T_OK(pd("1.5 2", &e, &v) == SPS_NUM_OK && v == 1.5 && e == ' ', "stops at a blank");
+    T_OK(pd("1.5\n", &e, &v) == SPS_NUM_OK && e == '\n', "stops at the end of line");
+    T_OK(pd("1.5x", &e, &v) == SPS_NUM_OK && e == 'x', "leaves trailing junk to the caller");
+    T_OK(pd("12345678.12345678x", &e, &v) == SPS_NUM_OK && e == 'x' && v == 12345678.12345678,
+         "8-digit groups on both sides of the point");
+    T_OK(pd("1234567:", &e, &v) == SPS_NUM_OK && e == ':' && v == 1234567, "':' (after '9') ends a group");
+    T_OK(pd("1234567/", &e, &v) == SPS_NUM_OK && e == '/' && v == 1234567, "'/' (before '0') ends a group");
+    T_OK(pd("1e", &e, &v) == SPS_NUM_OK && e == 'e', "an exponent without digits is not consumed");
+    T_OK(pd("nan", &e, &v) == SPS_NUM_BAD, "nan is not a decimal number");
+    T_OK(pd("-inf", &e, &v) == SPS_NUM_BAD, "inf is not a decimal number");
+    T_OK(pd(".", &e, &v) == SPS_NUM_BAD, "'.' alone is not a number");
+    T_OK(pd("-", &e, &v) == SPS_NUM_BAD, "'-' alone is not a number");
+    T_OK(pd("e5", &e, &v) == SPS_NUM_BAD, "'e5' is not a number");
+    T_OK(pd("0x1p3", &e, &v) == SPS_NUM_OK && e == 'x', "hex floats are not read (stops at x)");
+    T_OK(pd("1e999", &e, &v) == SPS_NUM_RANGE && isinf(v), "1e999 overflows");
+}
+
+/* Indices: 1 to 12 digits (the 8-byte path and the digit loop), each
+ * followed by the bytes a line may hold next. */
+static void test_uint(void)
+{
+    int bad = 0;
+    uint64_t r = 1;
+    for (int len = 1; len <= 12; len++)
+        for (int k = 0; k < 2000; k++) {
+            char s[64] = {0};
+            static const char after[] = " \t\r\n.e:/x";
+            r = r * 6364136223846793005ull + 1442695040888963407ull;
+            for (int i = 0; i < len; i++) s[i] = (char)('0' + (r >> (3 * i + 7)) % 10);
+            s[len] = after[k % (sizeof after - 1)];
+            for (int i = len + 1; i < 20; i++) s[i] = (char)('0' + (k + i) % 10); /* digits after a stop */
+            uint64_t v;
+            const char *e = sps__scan_uint(s, &v);
+            bad += e != s + len || v != strtoull(s, NULL, 10);
+        }
+    T_OK(bad == 0, "sps__scan_uint: 1 to 12 digits, any stop byte, equals strtoull (%d differ)", bad);
+    uint64_t v;
+    char z[16] = "x";
+    T_OK(sps__scan_uint(z, &v) == z && v == 0, "sps__scan_uint: no digit, no progress");
+}
+
+/* A program that set a locale with a decimal comma still reads '.' files. */
+static void test_locale(void)
+{
+    const char *names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8"};
+    const char *got = NULL;
+    for (int i = 0; i < 4 && !got; i++) got = setlocale(LC_NUMERIC, names[i]);
+    if (!got) {
+        t_skip("decimal-comma locale", "no de_DE or fr_FR locale installed");
+        return;
+    }
+    char s[64] = "1.000000000000000000000000001 "; /* > 19 digits: the strtod path */
     const char *e;
     double v;
-    T_OK(sps__parse_double("1.5 2", &e, &v) == SPS_NUM_OK && v == 1.5 && *e == ' ', "stops at a blank");
-    T_OK(sps__parse_double("1.5\n", &e, &v) == SPS_NUM_OK && *e == '\n', "stops at the end of line");
-    T_OK(sps__parse_double("1.5x", &e, &v) == SPS_NUM_OK && *e == 'x', "leaves trailing junk to the caller");
-    T_OK(sps__parse_double("1e", &e, &v) == SPS_NUM_OK && *e == 'e', "an exponent without digits is not consumed");
-    T_OK(sps__parse_double("nan", &e, &v) == SPS_NUM_BAD, "nan is not a decimal number");
-    T_OK(sps__parse_double("-inf", &e, &v) == SPS_NUM_BAD, "inf is not a decimal number");
-    T_OK(sps__parse_double(".", &e, &v) == SPS_NUM_BAD, "'.' alone is not a number");
-    T_OK(sps__parse_double("-", &e, &v) == SPS_NUM_BAD, "'-' alone is not a number");
-    T_OK(sps__parse_double("e5", &e, &v) == SPS_NUM_BAD, "'e5' is not a number");
-    T_OK(sps__parse_double("0x1p3", &e, &v) == SPS_NUM_OK && *e == 'x', "hex floats are not read (stops at x)");
-    T_OK(sps__parse_double("1e999", &e, &v) == SPS_NUM_RANGE && isinf(v), "1e999 overflows");
+    sps_num r = sps__parse_double(s, &e, &v);
+    T_OK(r == SPS_NUM_OK && v == 1.0 && *e == ' ', "strtod path under LC_NUMERIC=%s", got);
+    setlocale(LC_NUMERIC, "C");
 }
 
 int main(void)
 {
+    test_locale();
+    test_uint();
     test_tokens();
     test_fixed();
     T_OK(n_bad == 0, "fixed tricky cases equal strtod (%ld tested, %ld differ; first: %s)", n_tested, n_bad, first_bad);
