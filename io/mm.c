@@ -128,6 +128,8 @@ static sps_status read_banner(sps_reader *rd, mm_header *h)
     else return sps__rd_err(rd, 1, "unknown symmetry '%s' (general, symmetric or skew-symmetric)", sps__tok(w[4], tok, sizeof tok));
     if (h->array && h->field == F_PATTERN)
         return sps__rd_err(rd, 1, "a pattern field needs the coordinate format");
+    if (h->field == F_PATTERN && h->sym == SPS_SKEW_SYMMETRIC)
+        return sps__rd_err(rd, 1, "a pattern file cannot be skew-symmetric (it has no values to negate)");
     return sps__rd_next(rd, b, e);
 }
 

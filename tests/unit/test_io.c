@@ -109,6 +109,9 @@ static void test_rejects_header(void)
     reject("unknown field", "%%MatrixMarket matrix coordinate float general\n", 1, "unknown field 'float'");
     reject("unknown symmetry", "%%MatrixMarket matrix coordinate real diagonal\n", 1, "unknown symmetry 'diagonal'");
     reject("pattern array", "%%MatrixMarket matrix array pattern general\n2 2\n", 1, "pattern field needs the coordinate");
+    reject("pattern skew", "%%MatrixMarket matrix coordinate pattern skew-symmetric\n2 2 1\n2 1\n", 1,
+           "cannot be skew-symmetric");
+    reject("banner only, no newline", "%%MatrixMarket matrix coordinate real general", 1, "ends before the size line");
     reject("no size line", BANNER "% only comments\n\n", 3, "ends before the size line");
     reject("size: too few fields", BANNER "3 3\n", 2, "expected 3 fields (rows columns entries), found 2");
     reject("size: too many fields", BANNER "% c\n3 3 3 3\n", 3, "found more: '3'");
