@@ -1,11 +1,356 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/apps/spmv-bench.c: the SpMV benchmark (placeholder) */
+/* spsolve/apps/spmv-bench.c: SpMV backends side by side on one matrix (uses only spsolve.h) */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "spsolve.h"
 
-int main(void)
+static const char *usage_text =
+    "usage: spmv-bench (-A FILE | --gen SPEC) [options]\n"
+    "\n"
+    "Times every SpMV backend on one matrix: conversion, upload, median time per SpMV,\n"
+    "GFLOP/s, effective bandwidth on the format's bytes model, its fraction of the copy\n"
+    "bandwidth measured in the same process, the ratio to the faster cuSPARSE algorithm,\n"
+    "the break-even SpMV count against csr-vector, and the error against the host CSR\n"
+    "reference.\n"
+    "\n"
+    "  -A FILE               Matrix Market file (.mtx or .mtx.gz)\n"
+    "  --gen SPEC            generated matrix (see spsolve --help)\n"
+    "  --spmv LIST|all       comma-separated backends (default all: csr-scalar, csr-vector,\n"
+    "                        merge, drm, drm:nomerge, dia, hyb, cusparse, cusparse:alg2, auto)\n"
+    "  --precision P         double (default), single or both\n"
+    "  --reps N              timed SpMVs per backend after a warm-up (default 500)\n"
+    "  --nx N                distinct x vectors to rotate among (default 8)\n"
+    "  --device D            gpu (default) or cpu (times and checks apply_host)\n"
+    "  --check               exit 1 if any backend's error exceeds 1e-12 (double) or 1e-5\n"
+    "                        (single), or a deterministic backend's re-run differs\n"
+    "  --csv FILE            write the table as CSV\n"
+    "  --json FILE           write the table as JSON\n"
+    "  --label NAME          matrix name in the outputs (default: file name or spec)\n"
+    "  -q, --quiet           no table on stdout (files and exit status only)\n"
+    "  -h, --help            this text\n"
+    "\n"
+    "Exit status: 0 ok, 1 --check failed, 2 bad usage or input, 3 runtime failure.\n";
+
+static const char *all_backends[] = {"csr-scalar", "csr-vector", "merge", "drm", "drm:nomerge",
+                                     "dia", "hyb", "cusparse", "cusparse:alg2", "auto"};
+
+typedef struct row {
+    char spmv[48];
+    char built[48];
+    int single;
+    int ok;              /* built and timed */
+    char note[600];      /* refusal reason, or auto's choice */
+    double convert_ms, upload_ms, select_ms;
+    double device_mb;
+    double med_us, min_us, max_us;
+    double gflops, gbs, frac_bw;
+    double vs_cusparse;  /* t(faster cusparse) / t(this) */
+    double breakeven;    /* vs csr-vector; -1 never; 0 immediately */
+    double err;
+    int repeatable, deterministic;
+    double fill, var;
+    long long blocks;
+} row;
+
+static void die(int code, const char *fmt, ...)
 {
-    printf("spsolve %s\n", sps_version());
-    return 0;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "spmv-bench: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(code);
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static FILE *open_tmp(const char *path, char *tmp, size_t len)
+{
+    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    return fopen(tmp, "w");
+}
+
+static void close_tmp(FILE *f, const char *tmp, const char *path)
+{
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+        remove(tmp);
+        die(3, "cannot write %s: %s", path, strerror(errno));
+    }
+}
+
+static void json_escape(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void num(FILE *f, double v)
+{
+    if (isfinite(v)) fprintf(f, "%.6g", v);
+    else fprintf(f, "null");
+}
+
+int main(int argc, char **argv)
+{
+    const char *A_path = NULL, *gen = NULL, *list = "all", *prec = "double", *device = "gpu";
+    const char *csv = NULL, *json = NULL, *label = NULL;
+    int reps = 500, nx = 8, check = 0, quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+#define NEXT() (i + 1 < argc ? argv[++i] : (die(2, "%s needs a value", a), (char *)NULL))
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage_text, stdout);
+            return 0;
+        } else if (!strcmp(a, "-A")) A_path = NEXT();
+        else if (!strcmp(a, "--gen")) gen = NEXT();
+        else if (!strcmp(a, "--spmv")) list = NEXT();
+        else if (!strcmp(a, "--precision")) prec = NEXT();
+        else if (!strcmp(a, "--device")) device = NEXT();
+        else if (!strcmp(a, "--csv")) csv = NEXT();
+        else if (!strcmp(a, "--json")) json = NEXT();
+        else if (!strcmp(a, "--label")) label = NEXT();
+        else if (!strcmp(a, "--reps")) reps = atoi(NEXT());
+        else if (!strcmp(a, "--nx")) nx = atoi(NEXT());
+        else if (!strcmp(a, "--check")) check = 1;
+        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) quiet = 1;
+        else die(2, "unknown option '%s' (see --help)", a);
+#undef NEXT
+    }
+    if (!A_path == !gen) die(2, "give exactly one of -A FILE and --gen SPEC (see --help)");
+    if (reps < 1 || reps > 10000000) die(2, "--reps must be between 1 and 10^7");
+    if (nx < 1 || nx > 64) die(2, "--nx must be between 1 and 64");
+    int want_d = !strcmp(prec, "double") || !strcmp(prec, "both");
+    int want_s = !strcmp(prec, "single") || !strcmp(prec, "both");
+    if (!want_d && !want_s) die(2, "--precision must be double, single or both");
+    if (strcmp(device, "gpu") && strcmp(device, "cpu")) die(2, "--device must be gpu or cpu");
+    if (want_s && !strcmp(device, "cpu")) die(2, "single precision needs --device gpu");
+
+    /* backends */
+    const char *names[64];
+    int nb = 0;
+    char *listcopy = NULL;
+    if (!strcmp(list, "all")) {
+        for (size_t i = 0; i < sizeof all_backends / sizeof *all_backends; i++) names[nb++] = all_backends[i];
+    } else {
+        listcopy = strdup(list);
+        for (char *t = strtok(listcopy, ","); t && nb < 64; t = strtok(NULL, ",")) names[nb++] = t;
+    }
+    if (nb == 0) die(2, "--spmv: empty list");
+
+    sps_context *ctx = NULL;
+    if (sps_context_create(&ctx, !strcmp(device, "gpu") ? 0 : SPS_DEVICE_HOST) != SPS_OK)
+        die(3, "%s (use --device cpu to check the host references)", sps_last_error(NULL));
+
+    sps_matrix *A = NULL;
+    sps_status st = A_path ? sps_matrix_read(ctx, A_path, &A) : sps_matrix_generate(ctx, gen, &A);
+    if (st != SPS_OK) die(st == SPS_ERR_NO_MEMORY ? 3 : 2, "%s", sps_last_error(ctx));
+    if (!label) label = A_path ? base_name(A_path) : gen;
+    sps_features ft;
+    if (sps_matrix_analyze(ctx, A, &ft) != SPS_OK) die(3, "%s", sps_last_error(ctx));
+
+    double bw = 0;
+    if (sps_copy_bandwidth(ctx, 0, &bw) != SPS_OK) die(3, "copy bandwidth: %s", sps_last_error(ctx));
+
+    if (!quiet) {
+        printf("spmv-bench %s on %s\n", sps_version(), sps_context_device_name(ctx));
+        printf("matrix %s: %d x %d, %lld nnz, rows %d..%d (mean %.1f), %d diagonals, DRM fill %.1f%%\n",
+               label, ft.rows, ft.cols, (long long)ft.nnz, ft.row_min, ft.row_max, ft.row_mean,
+               ft.diagonals, 100 * ft.drm_fill);
+        printf("copy bandwidth %.1f GB/s (read + write, measured now); %d timed SpMVs per backend, "
+               "%d rotating x vectors\n\n", bw, reps, nx);
+    }
+
+    int nrows = 0;
+    row *rows = calloc((size_t)nb * 2, sizeof *rows);
+    if (!rows) die(3, "out of memory");
+    int failed = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int single = pass == 1;
+        if ((single && !want_s) || (!single && !want_d)) continue;
+        int first = nrows;
+        for (int b = 0; b < nb; b++) {
+            row *r = &rows[nrows++];
+            snprintf(r->spmv, sizeof r->spmv, "%s", names[b]);
+            r->single = single;
+            r->breakeven = NAN;
+            r->vs_cusparse = NAN;
+            sps_operator_opts oo;
+            sps_operator_opts_default(&oo);
+            oo.precision = single ? SPS_SINGLE : SPS_DOUBLE;
+            sps_operator *op = NULL;
+            st = sps_operator_create(ctx, A, names[b], &oo, &op);
+            if (st != SPS_OK) {
+                snprintf(r->note, sizeof r->note, "%s: %s", sps_strerror(st), sps_last_error(ctx));
+                if (st == SPS_ERR_INVALID_ARG) die(2, "%s", r->note);
+                if (st != SPS_ERR_UNSUPPORTED && st != SPS_ERR_NOT_COMPILED) {
+                    failed = 1; /* a backend that should work did not */
+                }
+                continue;
+            }
+            sps_operator_info oi;
+            sps_operator_get_info(op, &oi);
+            snprintf(r->built, sizeof r->built, "%s", oi.backend);
+            if (!strcmp(names[b], "auto") || !strcmp(names[b], "tune"))
+                snprintf(r->note, sizeof r->note, "%s", oi.reason);
+            r->convert_ms = oi.convert_ms;
+            r->upload_ms = oi.upload_ms;
+            r->select_ms = oi.select_ms;
+            r->device_mb = (double)oi.device_bytes / 1e6;
+            r->fill = oi.fill;
+            r->var = oi.balance_var;
+            r->blocks = oi.blocks;
+            r->deterministic = (oi.caps & SPS_CAP_DETERMINISTIC) != 0;
+            sps_timing tm;
+            st = sps_operator_time(op, reps, nx, &tm);
+            if (st == SPS_OK) st = sps_operator_check(op, A, &r->err, &r->repeatable);
+            if (st != SPS_OK) {
+                snprintf(r->note, sizeof r->note, "%s: %s", sps_strerror(st), sps_last_error(ctx));
+                failed = 1;
+                sps_operator_destroy(op);
+                continue;
+            }
+            r->ok = 1;
+            r->med_us = tm.median_us;
+            r->min_us = tm.min_us;
+            r->max_us = tm.max_us;
+            r->gflops = 2.0 * (double)ft.nnz / (tm.median_us * 1e3);
+            r->gbs = oi.bytes_per_spmv / (tm.median_us * 1e3);
+            r->frac_bw = bw > 0 ? r->gbs / bw : NAN;
+            double tol = single ? 1e-5 : 1e-12;
+            if (check && (!(r->err <= tol) || (r->deterministic && !r->repeatable))) failed = 1;
+            sps_operator_destroy(op);
+        }
+        /* ratios within this precision */
+        double t_cus = INFINITY, t_vec = NAN, c_vec = NAN;
+        for (int i = first; i < nrows; i++) {
+            if (!rows[i].ok) continue;
+            if (!strncmp(rows[i].built, "cusparse", 8) && rows[i].med_us < t_cus) t_cus = rows[i].med_us;
+            if (!strcmp(rows[i].built, "csr-vector") && !strcmp(rows[i].spmv, "csr-vector")) {
+                t_vec = rows[i].med_us;
+                c_vec = rows[i].convert_ms + rows[i].upload_ms;
+            }
+        }
+        for (int i = first; i < nrows; i++) {
+            row *r = &rows[i];
+            if (!r->ok) continue;
+            if (isfinite(t_cus)) r->vs_cusparse = t_cus / r->med_us;
+            if (isfinite(t_vec)) {
+                double saved = t_vec - r->med_us;
+                double extra = (r->convert_ms + r->upload_ms + r->select_ms - c_vec) * 1e3;
+                r->breakeven = saved > 0 ? fmax(0.0, extra / saved) : -1;
+            }
+        }
+    }
+
+    if (!quiet) {
+        printf("%-14s %-4s %8s %8s %8s %10s %8s %8s %6s %8s %10s %9s %4s  %s\n", "backend", "prec",
+               "conv_ms", "upl_ms", "dev_MB", "median_us", "GFLOP/s", "GB/s", "%copy", "xcuSPARSE",
+               "break-even", "max_err", "rep", "notes");
+        for (int i = 0; i < nrows; i++) {
+            row *r = &rows[i];
+            if (!r->ok) {
+                printf("%-14s %-4s  %s\n", r->spmv, r->single ? "s" : "d", r->note);
+                continue;
+            }
+            char be[32];
+            if (isnan(r->breakeven)) snprintf(be, sizeof be, "-");
+            else if (r->breakeven < 0) snprintf(be, sizeof be, "never");
+            else snprintf(be, sizeof be, "%.0f", r->breakeven);
+            char note[700];
+            note[0] = 0;
+            if (strcmp(r->spmv, r->built)) snprintf(note, sizeof note, "-> %s", r->built);
+            if (r->fill > 0 || r->var > 0) {
+                size_t l = strlen(note);
+                snprintf(note + l, sizeof note - l, "%sfill %.1f%% var %.3g", l ? "; " : "", 100 * r->fill, r->var);
+            }
+            printf("%-14s %-4s %8.2f %8.2f %8.2f %10.2f %8.1f %8.1f %6.1f %8.2f %10s %9.2e %4s  %s\n",
+                   r->spmv, r->single ? "s" : "d", r->convert_ms, r->upload_ms, r->device_mb,
+                   r->med_us, r->gflops, r->gbs, 100 * r->frac_bw, r->vs_cusparse, be, r->err,
+                   r->repeatable ? "yes" : "NO", note);
+        }
+    }
+
+    char tmp[4200];
+    if (csv) {
+        FILE *f = open_tmp(csv, tmp, sizeof tmp);
+        if (!f) die(3, "cannot write %s: %s", csv, strerror(errno));
+        fprintf(f, "matrix,rows,nnz,device,copy_gbs,backend,built,precision,ok,convert_ms,upload_ms,"
+                   "select_ms,device_mb,median_us,min_us,max_us,gflops,gbs,frac_copy,vs_cusparse,"
+                   "break_even,max_err,repeatable,deterministic,fill,balance_var,blocks,note\n");
+        for (int i = 0; i < nrows; i++) {
+            row *r = &rows[i];
+            char note[620];
+            snprintf(note, sizeof note, "%s", r->note);
+            for (char *p = note; *p; p++)
+                if (*p == ',' || *p == '\n' || *p == '"') *p = ';';
+            fprintf(f, "%s,%d,%lld,\"%s\",%.1f,%s,%s,%s,%d,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%.3f,%.2f,"
+                       "%.2f,%.4f,%.4f,%.1f,%.3g,%d,%d,%.4f,%.6g,%lld,%s\n",
+                    label, ft.rows, (long long)ft.nnz, sps_context_device_name(ctx), bw, r->spmv,
+                    r->built, r->single ? "single" : "double", r->ok, r->convert_ms, r->upload_ms,
+                    r->select_ms, r->device_mb, r->med_us, r->min_us, r->max_us, r->gflops, r->gbs,
+                    r->frac_bw, r->vs_cusparse, r->breakeven, r->err, r->repeatable,
+                    r->deterministic, r->fill, r->var, r->blocks, note);
+        }
+        close_tmp(f, tmp, csv);
+    }
+    if (json) {
+        FILE *f = open_tmp(json, tmp, sizeof tmp);
+        if (!f) die(3, "cannot write %s: %s", json, strerror(errno));
+        fprintf(f, "{\"matrix\": ");
+        json_escape(f, label);
+        fprintf(f, ", \"rows\": %d, \"nnz\": %lld, \"device\": ", ft.rows, (long long)ft.nnz);
+        json_escape(f, sps_context_device_name(ctx));
+        fprintf(f, ", \"copy_gbs\": ");
+        num(f, bw);
+        fprintf(f, ", \"reps\": %d, \"results\": [", reps);
+        for (int i = 0; i < nrows; i++) {
+            row *r = &rows[i];
+            fprintf(f, "%s\n  {\"backend\": ", i ? "," : "");
+            json_escape(f, r->spmv);
+            fprintf(f, ", \"built\": ");
+            json_escape(f, r->built);
+            fprintf(f, ", \"precision\": \"%s\", \"ok\": %s", r->single ? "single" : "double",
+                    r->ok ? "true" : "false");
+            const char *keys[] = {"convert_ms", "upload_ms", "select_ms", "device_mb", "median_us",
+                                  "min_us", "max_us", "gflops", "gbs", "frac_copy", "vs_cusparse",
+                                  "break_even", "max_err", "fill", "balance_var"};
+            double vals[] = {r->convert_ms, r->upload_ms, r->select_ms, r->device_mb, r->med_us,
+                             r->min_us, r->max_us, r->gflops, r->gbs, r->frac_bw, r->vs_cusparse,
+                             r->breakeven, r->err, r->fill, r->var};
+            for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+                fprintf(f, ", \"%s\": ", keys[k]);
+                num(f, r->ok ? vals[k] : NAN);
+            }
+            fprintf(f, ", \"repeatable\": %s, \"deterministic\": %s, \"blocks\": %lld, \"note\": ",
+                    r->repeatable ? "true" : "false", r->deterministic ? "true" : "false", r->blocks);
+            json_escape(f, r->note);
+            fprintf(f, "}");
+        }
+        fprintf(f, "\n]}\n");
+        close_tmp(f, tmp, json);
+    }
+    if (!quiet && check) printf("\ncheck: %s\n", failed ? "FAILED" : "passed");
+    free(rows);
+    free(listcopy);
+    sps_matrix_destroy(A);
+    sps_context_destroy(ctx);
+    return failed && check ? 1 : 0;
 }

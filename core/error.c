@@ -67,10 +67,10 @@ sps_status sps__err(sps_context *ctx, sps_status st, const char *fmt, ...)
 
 void sps__err_prefix(sps_context *ctx, const char *prefix)
 {
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s: %s", prefix, ctx ? ctx->msg : tls_msg);
-    memcpy(tls_msg, tmp, sizeof tls_msg);
-    if (ctx) memcpy(ctx->msg, tmp, sizeof ctx->msg);
+    char tmp[2 * sizeof tls_msg];
+    snprintf(tmp, sizeof tmp, "%.200s: %.1000s", prefix, ctx ? ctx->msg : tls_msg);
+    sps__strlcpy(tls_msg, tmp, sizeof tls_msg);
+    if (ctx) sps__strlcpy(ctx->msg, tmp, sizeof ctx->msg);
 }
 
 const char *sps_last_error(const sps_context *ctx)
