@@ -138,7 +138,8 @@ sps_status sps_matrix_create_coo(sps_context *ctx, sps_idx nrows, sps_idx ncols,
 
 /** Read a Matrix Market file (.mtx, or gzip-compressed .mtx.gz; detected by
  *  content). Coordinate real, integer or pattern; general, symmetric or
- *  skew-symmetric. Any defect is SPS_ERR_PARSE with `FILE:LINE: reason`; on
+ *  skew-symmetric; an `array` file becomes a dense CSR (every stored value
+ *  kept). Any defect is SPS_ERR_PARSE with `FILE:LINE: reason`; on
  *  failure *A is NULL. CLI: `-A FILE`. */
 sps_status sps_matrix_read(sps_context *ctx, const char *path, sps_matrix **A);
 
