@@ -61,3 +61,23 @@ for ex in minimal "poisson_fem 64 jacobi"; do
         echo "FAIL - example $ex: $(printf '%s' "$out" | tail -n 3 | tr '\n' ' ')"
     fi
 done
+
+# The CLI on malformed input: exit status 2, one stderr line naming FILE:LINE,
+# and no output file left behind.
+tmp=$(mktemp -d)
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 100000000000\n1 1 1\n' >"$tmp/huge.mtx"
+{ printf '%%%%MatrixMarket matrix coordinate real general\n3 3 1\n'; head -c 10000000 /dev/zero | tr '\0' '1'; echo; } >"$tmp/longline.mtx"
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n4 1 2\n' >"$tmp/index.mtx"
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 1\n' >"$tmp/short.mtx"
+for f in huge longline index short; do
+    "$spsolve" -A "$tmp/$f.mtx" -o "$tmp/x.txt" --device cpu >/dev/null 2>"$tmp/err"
+    rc=$?
+    line=$(head -n 1 "$tmp/err")
+    if [ "$rc" = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] &&
+        printf '%s' "$line" | grep -q "$tmp/$f.mtx:[0-9][0-9]*: " && [ ! -e "$tmp/x.txt" ]; then
+        echo "ok - CLI rejects $f.mtx: $line"
+    else
+        echo "FAIL - CLI on $f.mtx: exit $rc, stderr: $line"
+    fi
+done
+rm -rf "$tmp"
