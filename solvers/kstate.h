@@ -305,10 +305,12 @@ SPS_HD static inline void sps__k_finish(int fin, int64_t j, sps_kstate *st, cons
         sps__k_residual(st, sqrt(s[0]), hist);
         if (st->stop) break;
         double rho = s[1];
-        /* omega = 0: the next beta would divide by it. rho ~ 0: r is
-         * orthogonal to r0hat to working precision, the next direction is noise. */
+        /* omega = 0: the next beta would divide by it. rho = r0hat'r ~ 0
+         * (cosine of r and r0hat below eps^2, i.e. zero but for roundoff):
+         * the next alpha and beta would divide by it. A cosine merely at eps
+         * is not a breakdown: the method recovers (1138_bus, orsirr_1). */
         if (st->omega == 0.0 || sps__k_nonfinite(rho) ||
-            fabs(rho) <= SPS_K_EPS * st->r0norm * st->rnorm) {
+            fabs(rho) <= SPS_K_EPS * SPS_K_EPS * st->r0norm * st->rnorm) {
             sps__k_stop(st, SPS_DIVERGED_BREAKDOWN);
             break;
         }
