@@ -55,7 +55,11 @@ int sps__gpu_count(char *why, size_t len)
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
-        if (why) snprintf(why, len, "no CUDA device: %s", cudaGetErrorString(e));
+        if (why && (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice))
+            snprintf(why, len, "no CUDA device (no usable NVIDIA driver or GPU: %s)",
+                     cudaGetErrorName(e));
+        else if (why)
+            snprintf(why, len, "no CUDA device: %s", cudaGetErrorString(e));
         cudaGetLastError(); /* clear the sticky-free error */
         return 0;
     }

@@ -111,7 +111,9 @@ sps_status sps__generate(sps_context *ctx, const char *spec, sps_csr *out);
 
 /* Operand slots of DIA restricted to row segments of height seg: for each
  * segment, (distinct diagonals in it) * seg. Rows past nrows in the last
- * segment count as padding. */
+ * segment count as padding.
+ * Returns -1 if A is NULL, seg <= 0, or its O(rows + cols) marker cannot be
+ * allocated (callers report that as out of memory). */
 int64_t sps__segmented_dia_slots(const sps_csr *A, sps_idx seg);
 
 /* ELL width chosen for HYB from the row-length histogram (spmv/hyb.c uses it

@@ -48,6 +48,8 @@ typedef struct sps_spmv_stats {
     sps_idx ell_width;      /* HYB */
     int64_t coo_entries;    /* HYB */
     char detail[256];       /* one line: e.g. "seg=32 diags/seg mean 7.1 max 11, 155 sub-blocks" */
+    unsigned caps_add;      /* convert: capabilities a parameterization adds to the table's
+                               (cusparse:alg2 adds SPS_CAP_DETERMINISTIC) */
 } sps_spmv_stats;
 
 typedef struct sps_backend {
@@ -98,8 +100,9 @@ typedef sps_status (*sps_param_fn)(sps_context *ctx, void *user, const char *key
 sps_status sps__parse_params(sps_context *ctx, const char *params, sps_param_fn fn,
                              void *user);
 
-/* The CSR bytes model (CUSP's bytes_per_spmv): row pointer twice, column index
- * and value per entry, x once per entry (upper bound), y read and written. */
+/* The CSR bytes model, the floor of DESIGN.md's performance method: row
+ * pointer, column index and value once, x once, y written once (and read if
+ * beta != 0). Every format's model follows the same rule (doc/spmv.md). */
 double sps__csr_bytes_model(const sps_csr *A, int beta_nonzero);
 
 /* The operator (spmv/operator.c), used by solvers and preconditioners. */

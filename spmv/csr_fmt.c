@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/csr_fmt.c: host side of the CSR-based backends */
+/* spsolve/spmv/csr_fmt.c: host side of the CSR-based backends, their device
+ * upload, and small helpers shared by every format of this directory */
 #include "csr_fmt.h"
 
+#include <math.h>
 #include <string.h>
+
+#if SPS_HAVE_CUDA
+#include "../core/gpu.h"
+#endif
 
 sps_status sps__csr_fmt_convert(sps_context *ctx, const sps_csr *A, sps_fmt **out,
                                 sps_spmv_stats *st)
@@ -15,7 +21,7 @@ sps_status sps__csr_fmt_convert(sps_context *ctx, const sps_csr *A, sps_fmt **ou
         return s;
     }
     st->bytes_per_spmv = sps__csr_bytes_model(A, 0);
-    st->value_bytes = 8.0 * A->nnz * 2 + 8.0 * A->nrows;
+    st->value_bytes = 8.0 * A->nnz + 8.0 * A->ncols + 8.0 * A->nrows;
     st->slots = A->nnz;
     st->fill = 0.0;
     *out = (sps_fmt *)f;
@@ -32,7 +38,7 @@ sps_status sps__csr_fmt_update_host(sps_context *ctx, sps_fmt *f, const double *
 {
     (void)ctx;
     sps_fmt_csr *c = (sps_fmt_csr *)f;
-    memcpy(c->A.val, values, (size_t)c->A.nnz * sizeof *values);
+    if (c->A.nnz) memcpy(c->A.val, values, (size_t)c->A.nnz * sizeof *values);
     return SPS_OK;
 }
 
@@ -44,3 +50,115 @@ void sps__csr_fmt_free(sps_fmt *f)
     sps__free(c->extra);
     sps__free(c);
 }
+
+sps_status sps__no_params(sps_context *ctx, const char *backend, const char *params)
+{
+    if (!params || !*params) return SPS_OK;
+    size_t n = strcspn(params, ",");
+    return sps__err(ctx, SPS_ERR_INVALID_ARG, "%s: unknown parameter '%.*s' (it takes none)",
+                    backend, (int)n, params);
+}
+
+void sps__row_stats(const sps_csr *A, sps_row_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    if (A->nrows == 0) return;
+    s->min = SPS_IDX_MAX;
+    double sum2 = 0.0;
+    s->mean = (double)A->nnz / A->nrows;
+    for (sps_idx r = 0; r < A->nrows; r++) {
+        sps_idx len = A->row_ptr[r + 1] - A->row_ptr[r];
+        if (len < s->min) s->min = len;
+        if (len > s->max) s->max = len;
+        if (len == 0) s->empty++;
+        double d = len - s->mean;
+        sum2 += d * d;
+    }
+    s->std = sqrt(sum2 / A->nrows);
+}
+
+#if SPS_HAVE_CUDA
+
+sps_status sps__upload_values(sps_context *ctx, void *dst, const double *src, size_t n,
+                              int single)
+{
+    if (!single) return sps__h2d(ctx, dst, src, n * sizeof(double));
+    /* sps__h2d waits for the copy, so one bounded staging buffer is reused. */
+    size_t chunk = n < ((size_t)1 << 20) ? n : ((size_t)1 << 20);
+    float *tmp = sps__malloc(chunk * sizeof *tmp);
+    if (!tmp) return sps__err(ctx, SPS_ERR_NO_MEMORY, "upload: out of host memory");
+    sps_status st = SPS_OK;
+    for (size_t done = 0; done < n && st == SPS_OK; done += chunk) {
+        size_t k = n - done < chunk ? n - done : chunk;
+        for (size_t i = 0; i < k; i++) tmp[i] = (float)src[done + i];
+        st = sps__h2d(ctx, (float *)dst + done, tmp, k * sizeof *tmp);
+    }
+    sps__free(tmp);
+    return st;
+}
+
+void sps__csr_dev_free(sps_csr_dev *d)
+{
+    if (!d) return;
+    sps__dfree(d->row_ptr);
+    sps__dfree(d->col_idx);
+    sps__dfree(d->val);
+    memset(d, 0, sizeof *d);
+}
+
+sps_status sps__csr_dev_upload(sps_context *ctx, const sps_csr *A, int single, sps_csr_dev *d)
+{
+    memset(d, 0, sizeof *d);
+    d->nrows = A->nrows;
+    d->ncols = A->ncols;
+    d->nnz = A->nnz;
+    d->single = single;
+    size_t rp = ((size_t)A->nrows + 1) * sizeof(sps_idx);
+    size_t ci = (size_t)A->nnz * sizeof(sps_idx);
+    size_t va = (size_t)A->nnz * (single ? sizeof(float) : sizeof(double));
+    sps_status st = sps__dmalloc(ctx, (void **)&d->row_ptr, rp);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&d->col_idx, ci);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, &d->val, va);
+    if (st == SPS_OK) st = sps__h2d(ctx, d->row_ptr, A->row_ptr, rp);
+    if (st == SPS_OK) st = sps__h2d(ctx, d->col_idx, A->col_idx, ci);
+    if (st == SPS_OK) st = sps__upload_values(ctx, d->val, A->val, (size_t)A->nnz, single);
+    if (st != SPS_OK) {
+        sps__csr_dev_free(d);
+        return st;
+    }
+    d->bytes = rp + ci + va;
+    return SPS_OK;
+}
+
+sps_status sps__csr_fmt_upload(sps_context *ctx, const sps_fmt *f, int single, void **dev,
+                               sps_spmv_stats *st)
+{
+    const sps_fmt_csr *c = (const sps_fmt_csr *)f;
+    *dev = NULL;
+    sps_csr_dev *d = sps__calloc(1, sizeof *d);
+    if (!d) return sps__err(ctx, SPS_ERR_NO_MEMORY, "upload: out of memory");
+    sps_status s = sps__csr_dev_upload(ctx, &c->A, single, d);
+    if (s != SPS_OK) {
+        sps__free(d);
+        return s;
+    }
+    d->param = c->param;
+    st->device_bytes = d->bytes;
+    *dev = d;
+    return SPS_OK;
+}
+
+sps_status sps__csr_fmt_update_dev(sps_context *ctx, const sps_fmt *f, void *dev)
+{
+    const sps_fmt_csr *c = (const sps_fmt_csr *)f;
+    sps_csr_dev *d = dev;
+    return sps__upload_values(ctx, d->val, c->A.val, (size_t)c->A.nnz, d->single);
+}
+
+void sps__csr_fmt_free_dev(void *dev)
+{
+    sps__csr_dev_free(dev);
+    sps__free(dev);
+}
+
+#endif /* SPS_HAVE_CUDA */

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/csr_fmt.h: the host side shared by the CSR-based backends
- * (csr-scalar, csr-vector, merge, cusparse): the format is a copy of the CSR. */
+/* spsolve/spmv/csr_fmt.h: the host and device sides shared by the CSR-based
+ * backends (csr-scalar, csr-vector, merge, cusparse, and hyb's CSR tail).
+ *
+ * Host: the format is a copy of the CSR (sps_fmt_csr). Device: the same three
+ * arrays in the operator's precision (sps_csr_dev), and the csr-scalar and
+ * csr-vector launchers, which other backends reuse for their CSR parts. */
 #ifndef SPS_CSR_FMT_H
 #define SPS_CSR_FMT_H
 
@@ -23,6 +27,76 @@ void sps__csr_fmt_apply_host(const sps_fmt *f, double alpha, const double *x, do
                              double *y);
 sps_status sps__csr_fmt_update_host(sps_context *ctx, sps_fmt *f, const double *values);
 void sps__csr_fmt_free(sps_fmt *f);
+
+/* A backend that takes no parameters: SPS_ERR_INVALID_ARG naming the first
+ * one given. */
+sps_status sps__no_params(sps_context *ctx, const char *backend, const char *params);
+
+/* Row-length statistics (entries per row). Zero rows give all zeros. */
+typedef struct sps_row_stats {
+    double mean, std;
+    sps_idx min, max, empty;
+} sps_row_stats;
+void sps__row_stats(const sps_csr *A, sps_row_stats *s);
+
+/* csr-vector's group size (threads per row) from the mean row length: the
+ * smallest of 2, 4, 8, 16, 32 that is >= nnz / nrows (32 above 16).
+ * Defined in spmv/csr_vector.c; hyb uses it for its tail rows. */
+int sps__csr_vector_tpr(int64_t nnz, sps_idx nrows);
+
+/* HYB host format (spmv/hyb.c, spmv/hyb.cu): ELL of width K, column-major
+ * with row pitch `pitch` (nrows rounded up to 32), padded with column -1 and
+ * value 0 after each row's entries; the entries of a row past K go to a CSR
+ * "tail" over the rows that have them (tail_rows ascending, tail_ptr into
+ * tail_col/tail_val), summed by one thread group per tail row. */
+typedef struct sps_fmt_hyb {
+    sps_idx nrows, ncols, nnz;
+    sps_idx K;
+    int64_t pitch;
+    sps_idx *ell_col;   /* K * pitch */
+    double *ell_val;    /* K * pitch */
+    sps_csr tail;       /* tail.nrows rows with a tail, tail.ncols = ncols */
+    sps_idx *tail_rows; /* tail.nrows: the matrix row of each tail row */
+    sps_idx *row_ptr;   /* copy of A's row pointer: update_host maps CSR values */
+} sps_fmt_hyb;
+
+#if SPS_HAVE_CUDA
+
+/* A CSR on the device: values are float if single, else double. */
+typedef struct sps_csr_dev {
+    sps_idx nrows, ncols, nnz;
+    int single;
+    int param;          /* copied from sps_fmt_csr.param */
+    sps_idx *row_ptr, *col_idx;
+    void *val;
+    size_t bytes;       /* device bytes held */
+} sps_csr_dev;
+
+/* Upload n doubles to dst as double, or as float when single (converted on
+ * the host in bounded chunks). */
+sps_status sps__upload_values(sps_context *ctx, void *dst, const double *src, size_t n,
+                              int single);
+/* Allocate and fill d from A (d is zeroed first; freed on failure). */
+sps_status sps__csr_dev_upload(sps_context *ctx, const sps_csr *A, int single, sps_csr_dev *d);
+void sps__csr_dev_free(sps_csr_dev *d);
+
+/* The backend entries shared by the plain-CSR backends: the device object is
+ * a heap sps_csr_dev (param copied from the host format). */
+sps_status sps__csr_fmt_upload(sps_context *ctx, const sps_fmt *f, int single, void **dev,
+                               sps_spmv_stats *st);
+sps_status sps__csr_fmt_update_dev(sps_context *ctx, const sps_fmt *f, void *dev);
+void sps__csr_fmt_free_dev(void *dev);
+
+/* y = alpha*A*x + beta*y with the csr-scalar kernel (spmv/csr_scalar.cu). */
+sps_status sps__csr_scalar_run(sps_context *ctx, const sps_csr_dev *d, double alpha,
+                               const void *x, double beta, void *y);
+/* The same with the csr-vector kernel and tpr threads per row
+ * (spmv/csr_vector.cu). With rows != NULL, row i of d is row rows[i] of y
+ * (hyb's tail: then d->nrows is the number of tail rows). */
+sps_status sps__csr_vector_run(sps_context *ctx, const sps_csr_dev *d, const sps_idx *rows,
+                               int tpr, double alpha, const void *x, double beta, void *y);
+
+#endif /* SPS_HAVE_CUDA */
 
 #ifdef __cplusplus
 }

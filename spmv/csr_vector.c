@@ -1,21 +1,67 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/csr_vector.c: the csr-vector backend (placeholder: host path only; kernels to come) */
+/* spsolve/spmv/csr_vector.c: the csr-vector backend (CUSP style, a thread group per row): table, group-size rule, parameters */
 #include "csr_fmt.h"
+#include "kernels.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sps__csr_vector_tpr(int64_t nnz, sps_idx nrows)
+{
+    /* The group that covers a row of mean length in one pass (CUSP's rule,
+     * with the real mean instead of the truncated one). */
+    double mean = nrows > 0 ? (double)nnz / nrows : 0.0;
+    int tpr = 2;
+    while (tpr < 32 && tpr < mean) tpr *= 2;
+    return tpr;
+}
+
+static sps_status param(sps_context *ctx, void *user, const char *key, const char *value)
+{
+    int *tpr = user;
+    if (strcmp(key, "tpr") == 0) {
+        char *end = NULL;
+        long v = strtol(value, &end, 10);
+        if (*value && *end == 0 && (v == 2 || v == 4 || v == 8 || v == 16 || v == 32)) {
+            *tpr = (int)v;
+            return SPS_OK;
+        }
+        return sps__err(ctx, SPS_ERR_INVALID_ARG,
+                        "csr-vector: tpr=%s: threads per row must be 2, 4, 8, 16 or 32", value);
+    }
+    return sps__err(ctx, SPS_ERR_INVALID_ARG,
+                    "csr-vector: unknown parameter '%s' (known: tpr=2|4|8|16|32)", key);
+}
 
 static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params, sps_fmt **out,
                           sps_spmv_stats *st)
 {
-    if (params && *params)
-        return sps__err(ctx, SPS_ERR_INVALID_ARG, "csr-vector: unknown parameter '%s'", params);
-    return sps__csr_fmt_convert(ctx, A, out, st);
+    int forced = 0;
+    sps_status s = sps__parse_params(ctx, params, param, &forced);
+    if (s == SPS_OK) s = sps__csr_fmt_convert(ctx, A, out, st);
+    if (s != SPS_OK) return s;
+    sps_fmt_csr *f = (sps_fmt_csr *)*out;
+    f->param = forced ? forced : sps__csr_vector_tpr(A->nnz, A->nrows);
+    sps_row_stats rs;
+    sps__row_stats(A, &rs);
+    snprintf(st->detail, sizeof st->detail, "%d threads per row (%s); row lengths mean %.1f, max %d",
+             f->param, forced ? "forced" : "from the mean row length", rs.mean, rs.max);
+    return SPS_OK;
 }
 
 const sps_backend sps_backend_csr_vector = {
     .name = "csr-vector",
-    .summary = "(placeholder)",
-    .caps = SPS_CAP_DETERMINISTIC,
+    .summary = "CSR, a group of 2-32 threads per row sized from the mean row length (CUSP)",
+    .caps = SPS_CAP_DETERMINISTIC | SPS_CAP_SINGLE,
     .convert = convert,
     .apply_host = sps__csr_fmt_apply_host,
     .update_host = sps__csr_fmt_update_host,
     .free_fmt = sps__csr_fmt_free,
+#if SPS_HAVE_CUDA
+    .upload = sps_csr_vector_upload,
+    .apply = sps_csr_vector_apply,
+    .update_dev = sps_csr_vector_update_dev,
+    .free_dev = sps_csr_vector_free_dev,
+#endif
 };

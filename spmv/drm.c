@@ -1,26 +1,197 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/drm.c: the drm backend (placeholder) */
-#include "backend.h"
+/* spsolve/spmv/drm.c: the drm backend (Wang et al. 2024): row segments stored as
+ * short DIA blocks, merged into balanced sub-blocks by Algorithm 1 (diag_plan.c).
+ *
+ * Parameters (after "drm:"):
+ *   seg=K     rows per segment, K in {8, 16, 32, 64, 128} (default 32, a warp)
+ *   nomerge   skip Algorithm 1: every segment its own sub-block (HDIA)
+ *   rows=R    GPU mapping: R threads per block over consecutive slots (R a
+ *             multiple of 32 up to 1024) instead of the paper's one thread
+ *             block per sub-block (rows=0, the default); see doc/drm.md */
+#include "diag_common.h"
+#include "kernels.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct drm_params {
+    sps_idx seg;
+    int merge;
+    int rows;
+} drm_params;
+
+static sps_status parse_one(sps_context *ctx, void *user, const char *key, const char *value)
+{
+    drm_params *p = user;
+    char *end = NULL;
+    if (strcmp(key, "nomerge") == 0 && !*value) {
+        p->merge = 0;
+        return SPS_OK;
+    }
+    if (strcmp(key, "seg") == 0) {
+        long k = strtol(value, &end, 10);
+        if (*value && !*end && (k == 8 || k == 16 || k == 32 || k == 64 || k == 128)) {
+            p->seg = (sps_idx)k;
+            return SPS_OK;
+        }
+        return sps__err(ctx, SPS_ERR_INVALID_ARG, "drm: seg=%s: expected 8, 16, 32, 64 or 128",
+                        value);
+    }
+    if (strcmp(key, "rows") == 0) {
+        long r = strtol(value, &end, 10);
+        if (*value && !*end && r >= 0 && r <= 1024 && r % 32 == 0) {
+            p->rows = (int)r;
+            return SPS_OK;
+        }
+        return sps__err(ctx, SPS_ERR_INVALID_ARG,
+                        "drm: rows=%s: expected 0 (one block per sub-block) or a multiple of 32 "
+                        "up to 1024", value);
+    }
+    return sps__err(ctx, SPS_ERR_INVALID_ARG,
+                    "drm: unknown parameter '%s' (known: seg=K, nomerge, rows=R)", key);
+}
+
+static void free_fmt(sps_fmt *fmt)
+{
+    sps_fmt_drm *f = (sps_fmt_drm *)fmt;
+    if (!f) return;
+    sps__free(f->blo);
+    sps__free(f->index);
+    sps__free(f->dnum);
+    sps__free(f->off);
+    sps__free(f->val);
+    sps__free(f->map);
+    sps__free(f);
+}
+
+static void fill_stats(const sps_fmt_drm *f, int merge, const int64_t *ope, sps_spmv_stats *st)
+{
+    const sps_idx ndiag = f->dnum[f->nslot];
+    const int64_t slots = (int64_t)ndiag * f->seg;
+    st->slots = slots;
+    st->fill = slots ? (double)(slots - f->nnz) / (double)slots : 0.0;
+    st->blocks = f->nblk;
+    st->balance_var = sps__drm_variance(ope, f->index, f->blo, f->nblk);
+    st->value_bytes = 8.0 * (double)slots + 8.0 * f->ncols + 8.0 * f->nrows;
+    st->bytes_per_spmv = st->value_bytes +
+                         4.0 * ((double)f->nblk + 1 + 2.0 * f->nslot + 1 + ndiag);
+    sps_idx dmax = 0, mmin = f->nblk ? f->nslot : 0;
+    for (sps_idx s = 0; s < f->nslot; s++)
+        if (f->dnum[s + 1] - f->dnum[s] > dmax) dmax = f->dnum[s + 1] - f->dnum[s];
+    for (sps_idx b = 0; b < f->nblk; b++)
+        if (f->blo[b + 1] - f->blo[b] < mmin) mmin = f->blo[b + 1] - f->blo[b];
+    char members[48], mapping[32] = "";
+    if (mmin == f->maxmem) snprintf(members, sizeof members, "%d", mmin);
+    else snprintf(members, sizeof members, "%d-%d", mmin, f->maxmem);
+    if (f->rows) snprintf(mapping, sizeof mapping, ", %d threads/block", f->rows);
+    snprintf(st->detail, sizeof st->detail,
+             "seg=%d, %.1f diags/segment (max %d), %d sub-blocks of %s segments%s%s", f->seg,
+             f->nslot ? (double)ndiag / f->nslot : 0.0, dmax, f->nblk, members,
+             merge ? "" : " (nomerge)", mapping);
+}
+
+sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int merge, int rows,
+                          sps_fmt **out, sps_spmv_stats *st)
+{
+    *out = NULL;
+    if (seg < 1 || seg > 1024 || (seg & (seg - 1)))
+        return sps__err(ctx, SPS_ERR_INVALID_ARG, "drm: segment height %d is not a power of 2 "
+                        "in [1, 1024]", seg);
+    sps_diag_segs sg;
+    sps_status s = sps__diag_scan(ctx, A, seg, &sg);
+    if (s != SPS_OK) return s;
+    const sps_idx S = sg.nseg, ndiag = sg.dnum[S];
+    const int64_t slots = (int64_t)ndiag * seg;
+    if (slots > SPS_IDX_MAX) {
+        char b[32];
+        sps__diag_count_str(slots, b, sizeof b);
+        sps__diag_segs_free(&sg);
+        return sps__err(ctx, SPS_ERR_UNSUPPORTED,
+                        "drm: %d diagonal pieces would store %s slots (more than 2^31-1) for %d "
+                        "nonzeros", ndiag, b, A->nnz);
+    }
+    sps_fmt_drm *f = sps__calloc(1, sizeof *f);
+    int64_t *ope = sps__malloc(sps__mul_size((size_t)S, sizeof *ope));
+    if (f) {
+        f->blo = sps__malloc(((size_t)S + 1) * sizeof *f->blo);
+        f->index = sps__malloc(sps__mul_size((size_t)S, sizeof *f->index));
+        f->dnum = sps__malloc(((size_t)S + 1) * sizeof *f->dnum);
+        f->off = sps__malloc(sps__mul_size((size_t)ndiag, sizeof *f->off));
+        f->val = sps__calloc((size_t)slots, sizeof *f->val);
+        f->map = sps__malloc(sps__mul_size((size_t)A->nnz, sizeof *f->map));
+    }
+    if (!f || !ope || !f->blo || !f->index || !f->dnum || !f->off || !f->val || !f->map) {
+        s = sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory for %lld slots",
+                     (long long)slots);
+        goto fail;
+    }
+    f->nrows = A->nrows;
+    f->ncols = A->ncols;
+    f->nnz = A->nnz;
+    f->seg = seg;
+    f->nslot = S;
+    f->rows = rows;
+    for (sps_idx h = 0; h < S; h++) ope[h] = (int64_t)(sg.dnum[h + 1] - sg.dnum[h]) * seg;
+
+    s = sps__drm_plan(ctx, ope, S, merge, 1024 / seg, f->index, f->blo, &f->nblk);
+    if (s != SPS_OK) goto fail;
+    s = sps__diag_layout(ctx, A, &sg, f->index, f->dnum, f->off, f->map, f->val);
+    if (s != SPS_OK) goto fail;
+    f->maxmem = 0;
+    for (sps_idx b = 0; b < f->nblk; b++)
+        if (f->blo[b + 1] - f->blo[b] > f->maxmem) f->maxmem = f->blo[b + 1] - f->blo[b];
+    fill_stats(f, merge, ope, st);
+    sps__free(ope);
+    sps__diag_segs_free(&sg);
+    *out = (sps_fmt *)f;
+    return SPS_OK;
+fail:
+    sps__free(ope);
+    sps__diag_segs_free(&sg);
+    free_fmt((sps_fmt *)f);
+    return s;
+}
 
 static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params, sps_fmt **out,
                           sps_spmv_stats *st)
 {
-    (void)A; (void)params; (void)out; (void)st;
-    return sps__err(ctx, SPS_ERR_NOT_COMPILED, "drm: not implemented yet");
+    *out = NULL;
+    drm_params p = {32, 1, 0};
+    sps_status s = sps__parse_params(ctx, params, parse_one, &p);
+    if (s != SPS_OK) return s;
+    return sps__drm_build(ctx, A, p.seg, p.merge, p.rows, out, st);
 }
 
-static void apply_host(const sps_fmt *f, double alpha, const double *x, double beta, double *y)
+static void apply_host(const sps_fmt *fmt, double alpha, const double *x, double beta, double *y)
 {
-    (void)f; (void)alpha; (void)x; (void)beta; (void)y;
+    const sps_fmt_drm *f = (const sps_fmt_drm *)fmt;
+    const sps_diag_view v = {f->nrows, f->ncols, f->seg, f->nslot, f->index, f->dnum, f->off,
+                             f->val};
+    sps__diag_apply_host(&v, alpha, x, beta, y);
 }
 
-static void free_fmt(sps_fmt *f) { (void)f; }
+static sps_status update_host(sps_context *ctx, sps_fmt *fmt, const double *values)
+{
+    (void)ctx;
+    sps_fmt_drm *f = (sps_fmt_drm *)fmt;
+    sps__diag_update(f->map, f->nnz, values, f->val);
+    return SPS_OK;
+}
 
 const sps_backend sps_backend_drm = {
     .name = "drm",
-    .summary = "(placeholder)",
-    .caps = SPS_CAP_DETERMINISTIC | SPS_CAP_NEEDS_CONVERT,
+    .summary = "DRM (Wang et al. 2024): 32-row DIA segments merged into balanced sub-blocks; "
+               "drm:seg=K, drm:nomerge (HDIA), drm:rows=R",
+    .caps = SPS_CAP_DETERMINISTIC | SPS_CAP_NEEDS_CONVERT | SPS_CAP_SINGLE,
     .convert = convert,
     .apply_host = apply_host,
+    .update_host = update_host,
     .free_fmt = free_fmt,
+#if SPS_HAVE_CUDA
+    .upload = sps_drm_upload,
+    .apply = sps_drm_apply,
+    .update_dev = sps_drm_update_dev,
+    .free_dev = sps_drm_free_dev,
+#endif
 };

@@ -76,7 +76,7 @@ sps_status sps__operator_build(sps_context *ctx, const sps_csr *A, const sps_bac
     else
         sps__strlcpy(in->backend, be->name, sizeof in->backend);
     sps__strlcpy(in->detail, op->st.detail, sizeof in->detail);
-    in->caps = be->caps & ~(unsigned)SPS_CAP_GPU;
+    in->caps = (be->caps | op->st.caps_add) & ~(unsigned)SPS_CAP_GPU;
     if (on_gpu) in->caps |= SPS_CAP_GPU;
     in->on_gpu = on_gpu;
     in->precision = single ? SPS_SINGLE : SPS_DOUBLE;
@@ -127,7 +127,7 @@ sps_status sps_operator_apply(sps_operator *op, double alpha, const void *x, dou
     if ((!x && op->ncols) || (!y && op->nrows))
         return sps__err(op->ctx, SPS_ERR_INVALID_ARG, "sps_operator_apply: NULL vector");
 #if SPS_HAVE_CUDA
-    if (op->dev) return op->be->apply(op->ctx, op->dev, alpha, x, beta, y);
+    if (op->info.on_gpu) return op->be->apply(op->ctx, op->dev, alpha, x, beta, y);
 #endif
     op->be->apply_host(op->fmt, alpha, (const double *)x, beta, (double *)y);
     return SPS_OK;
@@ -154,7 +154,7 @@ sps_status sps_operator_update_values(sps_operator *op, const double *values)
     sps_status st = op->be->update_host(op->ctx, op->fmt, values);
     if (st != SPS_OK) return st;
 #if SPS_HAVE_CUDA
-    if (op->dev) {
+    if (op->info.on_gpu) {
         if (!op->be->update_dev)
             return sps__err(op->ctx, SPS_ERR_UNSUPPORTED, "%s: cannot update device values",
                             op->be->name);

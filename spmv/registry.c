@@ -85,9 +85,10 @@ sps_status sps__parse_params(sps_context *ctx, const char *params, sps_param_fn 
 
 double sps__csr_bytes_model(const sps_csr *A, int beta_nonzero)
 {
+    /* The floor (DESIGN.md): every array once, x once, y once. */
     double n = A->nrows, nnz = A->nnz;
-    return 2.0 * sizeof(sps_idx) * n            /* row pointer, read twice per row */
+    return sizeof(sps_idx) * (n + 1)            /* row pointer */
            + (sizeof(sps_idx) + 8.0) * nnz      /* column index and value */
-           + 8.0 * nnz                          /* x, once per entry (upper bound) */
+           + 8.0 * A->ncols                     /* x, once */
            + 8.0 * n * (beta_nonzero ? 2 : 1);  /* y written (and read if beta != 0) */
 }

@@ -1,15 +1,202 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/select.c: auto and tune (placeholder: csr-vector) */
-#include "backend.h"
+/* spsolve/spmv/select.c: the two selectors: auto (a rule on the matrix's features) and tune (time every candidate) */
+#include "csr_fmt.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+
+/* auto's thresholds, in one place. The rule and its reasons are in
+ * doc/spmv.md; the numbers are first guesses to be refined by the H100
+ * measurements recorded there. */
+static const struct auto_rule {
+    sps_idx seg;                  /* DRM segment height used for the fill estimate */
+    double drm_max_slots_per_nnz; /* drm when DRM stores at most this many slots per nonzero */
+    double merge_min_cv;          /* irregular: std/mean of the row lengths at least this */
+    double merge_min_max_ratio;   /* ... or the longest row at least this many times the mean */
+    sps_idx merge_min_max_row;    /* ... and the longest row at least this long (else too small to matter) */
+    const char *regular;          /* everything else */
+    const char *fallback;         /* when the chosen backend refuses or is not compiled */
+} RULE = {
+    .seg = 32,
+    .drm_max_slots_per_nnz = 1.3,
+    .merge_min_cv = 1.0,
+    .merge_min_max_ratio = 32.0,
+    .merge_min_max_row = 64,
+    .regular = "csr-vector",
+    .fallback = "csr-vector",
+};
+
+/* Deterministic parameterized variants of backends whose default is not
+ * (so their table lacks SPS_CAP_DETERMINISTIC): tune adds them to its
+ * candidates by name (their convert sets caps_add). */
+static const char *const tune_extra[] = {"cusparse:alg2"};
+
+/* Bounded append to a reason string. */
+static void appendf(char *buf, size_t len, const char *fmt, ...) SPS_PRINTF(3, 4);
+static void appendf(char *buf, size_t len, const char *fmt, ...)
+{
+    size_t used = strlen(buf);
+    if (used + 1 >= len) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, len - used, fmt, ap);
+    va_end(ap);
+}
+
+static sps_status build_spec(sps_context *ctx, const sps_csr *A, const char *spec,
+                             const sps_operator_opts *opts, sps_operator **op)
+{
+    const char *params = "";
+    const sps_backend *be = sps__backend_find(spec, &params);
+    if (!be) return sps__err(ctx, SPS_ERR_NOT_COMPILED, "%s: not in this build's registry", spec);
+    return sps__operator_build(ctx, A, be, params, opts, op);
+}
+
+/* The auto rule: returns the backend spec (NULL when out of memory) and
+ * writes the deciding features. */
+static const char *decide(const sps_csr *A, char *why, size_t len)
+{
+    sps_row_stats rs;
+    sps__row_stats(A, &rs);
+    if (A->nnz == 0) {
+        snprintf(why, len, "auto: %s: the matrix has no entries", RULE.regular);
+        return RULE.regular;
+    }
+    int64_t slots = sps__segmented_dia_slots(A, RULE.seg);
+    if (slots < 0) return NULL;
+    double per_nnz = (double)slots / A->nnz;
+    int64_t segs = ((int64_t)A->nrows + RULE.seg - 1) / RULE.seg;
+    if (per_nnz <= RULE.drm_max_slots_per_nnz) {
+        snprintf(why, len,
+                 "auto: drm: %.1f diagonals per %d-row segment on average, DRM stores %.2f slots "
+                 "per nonzero (<= %.2f)",
+                 (double)slots / RULE.seg / segs, RULE.seg, per_nnz, RULE.drm_max_slots_per_nnz);
+        return "drm";
+    }
+    double cv = rs.mean > 0 ? rs.std / rs.mean : 0.0;
+    double ratio = rs.mean > 0 ? rs.max / rs.mean : 0.0;
+    if ((cv >= RULE.merge_min_cv || ratio >= RULE.merge_min_max_ratio) &&
+        rs.max >= RULE.merge_min_max_row) {
+        snprintf(why, len,
+                 "auto: merge: irregular row lengths (std/mean %.2f, threshold %.2f; longest row "
+                 "%d = %.0fx the mean %.1f, threshold %.0fx)",
+                 cv, RULE.merge_min_cv, rs.max, ratio, rs.mean, RULE.merge_min_max_ratio);
+        return "merge";
+    }
+    snprintf(why, len, "auto: %s: regular rows (mean %.1f, std/mean %.2f, longest %d)", RULE.regular,
+             rs.mean, cv, rs.max);
+    appendf(why, len, "; DRM would store %.2f slots per nonzero", per_nnz);
+    return RULE.regular;
+}
+
+static sps_status auto_select(sps_context *ctx, const sps_csr *A, const sps_operator_opts *opts,
+                              sps_operator **op)
+{
+    double t0 = sps__now_ms();
+    char why[512];
+    const char *spec = decide(A, why, sizeof why);
+    if (!spec) return sps__err(ctx, SPS_ERR_NO_MEMORY, "auto: out of memory for the features");
+    const char *params = "";
+    const sps_backend *be = sps__backend_find(spec, &params);
+    sps_status st;
+    if (be && !(be->caps & SPS_CAP_DETERMINISTIC))
+        st = sps__err(ctx, SPS_ERR_UNSUPPORTED, "%s is not deterministic", spec);
+    else
+        st = build_spec(ctx, A, spec, opts, op);
+    if ((st == SPS_ERR_UNSUPPORTED || st == SPS_ERR_NOT_COMPILED) &&
+        strcmp(spec, RULE.fallback) != 0) {
+        appendf(why, sizeof why, "; %s refused (%s): fell back to %s", spec, sps_last_error(ctx),
+                RULE.fallback);
+        st = build_spec(ctx, A, RULE.fallback, opts, op);
+    }
+    if (st != SPS_OK) return st;
+    sps_operator_info *in = &(*op)->info;
+    sps__strlcpy(in->reason, why, sizeof in->reason);
+    /* choosing: the features, the rule and any refused build; the final
+     * build is reported as convert_ms and upload_ms */
+    in->select_ms = sps__now_ms() - t0 - in->convert_ms - in->upload_ms;
+    if (in->select_ms < 0) in->select_ms = 0;
+    return SPS_OK;
+}
+
+/* Candidate i of tune, or NULL past the end: the fallback (csr-vector, the
+ * baseline) first, then the other deterministic backends, then tune_extra. */
+static const char *candidate(int i)
+{
+    if (i == 0) return RULE.fallback;
+    int k = 1;
+    for (int b = 0; b < sps__backend_count(); b++) {
+        const sps_backend *be = sps__backend_at(b);
+        if (!(be->caps & SPS_CAP_DETERMINISTIC) || strcmp(be->name, RULE.fallback) == 0) continue;
+        if (k++ == i) return be->name;
+    }
+    int e = i - k;
+    return e < (int)(sizeof tune_extra / sizeof *tune_extra) ? tune_extra[e] : NULL;
+}
+
+static sps_status tune_select(sps_context *ctx, const sps_csr *A, const sps_operator_opts *opts,
+                              sps_operator **out)
+{
+    double t0 = sps__now_ms();
+    int reps = opts->tune_reps > 0 ? opts->tune_reps : 20;
+    char why[512];
+    snprintf(why, sizeof why, "tune (%d reps, pay-off within %lld SpMVs):", reps,
+             (long long)opts->expected_spmvs);
+
+    sps_operator *best = NULL;
+    sps_timing t;
+    sps_status st = build_spec(ctx, A, RULE.fallback, opts, &best);
+    if (st == SPS_OK) st = sps_operator_time(best, reps, 0, &t);
+    if (st != SPS_OK) {
+        sps_operator_destroy(best);
+        return st;
+    }
+    const double base_us = t.median_us;
+    const double base_ms = best->info.convert_ms + best->info.upload_ms;
+    double best_us = base_us, best_be = 0;
+    appendf(why, sizeof why, " %s %.2f us", RULE.fallback, base_us);
+
+    for (int i = 1; candidate(i); i++) {
+        const char *spec = candidate(i);
+        sps_operator *op = NULL;
+        st = build_spec(ctx, A, spec, opts, &op);
+        if (st == SPS_OK) st = sps_operator_time(op, reps, 0, &t);
+        if (st != SPS_OK) {
+            appendf(why, sizeof why, ", %s %s", spec, sps_strerror(st));
+            sps_operator_destroy(op);
+            continue;
+        }
+        /* break-even: the extra conversion cost over the time saved per SpMV */
+        double saved_us = base_us - t.median_us;
+        double extra_ms = op->info.convert_ms + op->info.upload_ms - base_ms;
+        double be = extra_ms <= 0 ? 0 : extra_ms * 1000.0 / saved_us;
+        int pays = saved_us > 0 && be <= (double)opts->expected_spmvs;
+        appendf(why, sizeof why, ", %s %.2f us", spec, t.median_us);
+        if (saved_us > 0) appendf(why, sizeof why, " (break-even %.0f)", be);
+        if (pays && t.median_us < best_us) {
+            sps_operator_destroy(best);
+            best = op;
+            best_us = t.median_us;
+            best_be = be;
+        } else {
+            sps_operator_destroy(op);
+        }
+    }
+    if (best_us < base_us)
+        appendf(why, sizeof why, "; chose %s: %.2fx faster than %s, pays off after %.0f SpMVs",
+                best->info.backend, base_us / best_us, RULE.fallback, best_be);
+    else
+        appendf(why, sizeof why, "; chose %s", best->info.backend);
+    sps__strlcpy(best->info.reason, why, sizeof best->info.reason);
+    best->info.select_ms = sps__now_ms() - t0; /* the whole tune, winner's build included */
+    *out = best;
+    return SPS_OK;
+}
 
 sps_status sps__select(sps_context *ctx, const sps_matrix *A, int tune,
                        const sps_operator_opts *opts, sps_operator **op)
 {
-    (void)tune;
-    sps_status st = sps__operator_build(ctx, &A->A, &sps_backend_csr_vector, "", opts, op);
-    if (st == SPS_OK)
-        sps__strlcpy((*op)->info.reason, "placeholder selector: csr-vector", sizeof (*op)->info.reason);
-    return st;
+    *op = NULL;
+    return tune ? tune_select(ctx, &A->A, opts, op) : auto_select(ctx, &A->A, opts, op);
 }

@@ -229,6 +229,61 @@ const char *t_real_matrix_path(const char *name)
     return NULL;
 }
 
+sps_matrix *t_matrix_from_dense(sps_context *ctx, sps_idx m, sps_idx n, const double *a)
+{
+    size_t cap = (size_t)m * (size_t)n + 1;
+    sps_idx *rp = malloc(((size_t)m + 1) * sizeof *rp), *ci = malloc(cap * sizeof *ci);
+    double *v = malloc(cap * sizeof *v);
+    sps_matrix *A = NULL;
+    if (rp && ci && v) {
+        sps_idx k = 0;
+        rp[0] = 0;
+        for (sps_idx i = 0; i < m; i++) {
+            for (sps_idx j = 0; j < n; j++)
+                if (a[(size_t)i * n + j] != 0.0) {
+                    ci[k] = j;
+                    v[k++] = a[(size_t)i * n + j];
+                }
+            rp[i + 1] = k;
+        }
+        if (sps_matrix_create_csr(ctx, m, n, rp, ci, v, &A) != SPS_OK)
+            T_FAIL("t_matrix_from_dense", "%s", sps_last_error(ctx));
+    } else {
+        T_FAIL("t_matrix_from_dense", "out of memory");
+    }
+    free(rp);
+    free(ci);
+    free(v);
+    return A;
+}
+
+const char *t_manifest_kind(const char *name)
+{
+    static char buf[64];
+    const char *dir = t_matrices_dir();
+    char path[1200], line[4096];
+    if (dir) snprintf(path, sizeof path, "%s/MANIFEST.tsv", dir);
+    else snprintf(path, sizeof path, "%s", t_data("real/MANIFEST.tsv"));
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    const char *out = NULL;
+    while (!out && fgets(line, sizeof line, f)) {
+        char *col[8];
+        int n = 0;
+        for (char *p = line; n < 8 && p; n++) {
+            col[n] = p;
+            p = strchr(p, '\t');
+            if (p) *p++ = 0;
+        }
+        if (n == 8 && strcmp(col[1], name) == 0) {
+            snprintf(buf, sizeof buf, "%s", col[7]);
+            out = buf;
+        }
+    }
+    fclose(f);
+    return out;
+}
+
 static char tmpdir_buf[256];
 
 static void rm_tmpdir(void)

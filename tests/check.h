@@ -57,6 +57,14 @@ const char *const *t_real_matrices(void);
 /* Full path of real matrix NAME (shared set first, bundled copy second), or NULL. */
 const char *t_real_matrix_path(const char *name);
 
+/* A matrix from a dense row-major m x n array (entries equal to 0.0 are not
+ * stored), made on ctx (may be NULL), or NULL after a FAIL line. */
+sps_matrix *t_matrix_from_dense(sps_context *ctx, sps_idx m, sps_idx n, const double *a);
+
+/* The `kind` column (spd, nonsym, sym-indefinite, unknown) of the MANIFEST.tsv
+ * that t_real_matrices() read, for matrix NAME; NULL if not listed. Static buffer. */
+const char *t_manifest_kind(const char *name);
+
 /* A scratch directory for this test program (created, removed at exit). */
 const char *t_tmpdir(void);
 

@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/precond/precond_gpu.cu: the preconditioners on the device.
+ *
+ * Work decomposition:
+ *   none    one cudaMemcpyAsync (device to device).
+ *   jacobi  one thread per row, grid-stride: z_i = dinv_i r_i. dinv stays on
+ *           the device (pc->dinv) so solvers can fuse it into their updates.
+ *   ilu0    cusparseDcsrilu02 (level-scheduled, in place on a device copy of
+ *           A's values), then two cusparseSpSV solves over the same arrays:
+ *           L (fill lower, unit diagonal) and U (fill upper, non-unit).
+ *   ic0     cusparseDcsric02 on tril(A), then SpSV with L and with L'
+ *           (CUSPARSE_OPERATION_TRANSPOSE on the same descriptor).
+ * Everything that allocates or synchronizes (buffer sizes, the factorization,
+ * the SpSV analyses, zero-pivot queries) happens in setup; apply only points
+ * the vector descriptors at r and z and launches, on the context's stream.
+ * Triangular solves are level-scheduled: they win on matrices with few, wide
+ * levels (stencils, banded) and lose on long dependency chains, where each
+ * level is a launch-bound sliver of work.
+ *
+ * csrilu02/csric02 are deprecated in CUDA 12/13 but have no replacement in
+ * cuSPARSE's generic API; DISABLE_CUSPARSE_DEPRECATED silences the warnings
+ * for this file only. */
+#define DISABLE_CUSPARSE_DEPRECATED
+#include "../core/cuda_check.cuh"
+#include "pc_impl.h"
+
+#include <new>
+#include <string.h>
+
+namespace {
+
+struct gpu_pc {
+    double *dinv = nullptr;            /* jacobi */
+    int *rp = nullptr, *ci = nullptr;  /* ilu0 / ic0 factor */
+    double *v = nullptr;
+    double *tmp = nullptr, *scr = nullptr;
+    cusparseSpMatDescr_t L = nullptr, U = nullptr;
+    cusparseDnVecDescr_t vx = nullptr, vt = nullptr, vy = nullptr;
+    cusparseSpSVDescr_t s1 = nullptr, s2 = nullptr;
+    void *b1 = nullptr, *b2 = nullptr;
+    cusparseOperation_t op2 = CUSPARSE_OPERATION_NON_TRANSPOSE;
+};
+
+const double one = 1.0;
+
+void gpu_destroy(sps_precond *pc)
+{
+    gpu_pc *g = (gpu_pc *)pc->impl;
+    if (!g) return;
+    cudaStreamSynchronize(sps_stream(pc->ctx)); /* no apply may still be reading */
+    if (g->s1) cusparseSpSV_destroyDescr(g->s1);
+    if (g->s2) cusparseSpSV_destroyDescr(g->s2);
+    if (g->vx) cusparseDestroyDnVec(g->vx);
+    if (g->vt) cusparseDestroyDnVec(g->vt);
+    if (g->vy) cusparseDestroyDnVec(g->vy);
+    if (g->L) cusparseDestroySpMat(g->L);
+    if (g->U) cusparseDestroySpMat(g->U);
+    sps__dfree(g->b1);
+    sps__dfree(g->b2);
+    sps__dfree(g->tmp);
+    sps__dfree(g->scr);
+    sps__dfree(g->rp);
+    sps__dfree(g->ci);
+    sps__dfree(g->v);
+    sps__dfree(g->dinv);
+    delete g;
+    pc->impl = nullptr;
+    pc->dinv = nullptr;
+}
+
+sps_status new_impl(sps_precond *pc, gpu_pc **out)
+{
+    gpu_pc *g = new (std::nothrow) gpu_pc;
+    if (!g) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory", pc->name);
+    pc->impl = g;
+    pc->destroy = gpu_destroy;
+    *out = g;
+    return SPS_OK;
+}
+
+/* ---- none, jacobi ------------------------------------------------------ */
+
+sps_status apply_none(sps_precond *pc, const double *r, double *z)
+{
+    return sps__d2d(pc->ctx, z, r, (size_t)pc->n * sizeof *z);
+}
+
+__global__ void jacobi_kernel(int n, const double *__restrict__ dinv,
+                              const double *__restrict__ r, double *__restrict__ z)
+{
+    /* 64-bit index: i + stride must not overflow for n near 2^31 */
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        z[i] = dinv[i] * r[i];
+}
+
+int grid_for(sps_context *ctx, int n, int block)
+{
+    long long b = ((long long)n + block - 1) / block, cap = 32LL * sps__gpu_sm_count(ctx);
+    if (b > cap) b = cap;
+    return b < 1 ? 1 : (int)b;
+}
+
+sps_status apply_jacobi(sps_precond *pc, const double *r, double *z)
+{
+    jacobi_kernel<<<grid_for(pc->ctx, pc->n, 256), 256, 0, sps_stream(pc->ctx)>>>(pc->n, pc->dinv,
+                                                                                   r, z);
+    SPS_LAUNCH_CHECK(pc->ctx, "jacobi_kernel");
+    return SPS_OK;
+}
+
+/* ---- ilu0, ic0: triangular solves -------------------------------------- */
+
+/* Run f with the handle in host pointer mode (alpha lives on the host),
+ * restoring whatever mode the caller had. */
+struct host_mode {
+    cusparseHandle_t h;
+    cusparsePointerMode_t old;
+    cusparseStatus_t st;
+    explicit host_mode(cusparseHandle_t hh) : h(hh), old(CUSPARSE_POINTER_MODE_HOST)
+    {
+        st = cusparseGetPointerMode(h, &old);
+        if (st == CUSPARSE_STATUS_SUCCESS && old != CUSPARSE_POINTER_MODE_HOST)
+            st = cusparseSetPointerMode(h, CUSPARSE_POINTER_MODE_HOST);
+    }
+    ~host_mode()
+    {
+        if (old != CUSPARSE_POINTER_MODE_HOST) cusparseSetPointerMode(h, old);
+    }
+};
+
+/* z = op2(M2)^-1 L^-1 r: r -> tmp with s1, tmp -> z with s2. */
+sps_status apply_tri(sps_precond *pc, const double *r, double *z)
+{
+    sps_context *ctx = pc->ctx;
+    gpu_pc *g = (gpu_pc *)pc->impl;
+    cusparseHandle_t h = (cusparseHandle_t)sps__gpu_cusparse(ctx);
+    cusparseSpMatDescr_t M2 = g->U ? g->U : g->L;
+    host_mode hm(h);
+    SPS_CUSPARSE(ctx, hm.st);
+    /* SpSV never writes its x: the cast only satisfies the setter. */
+    SPS_CUSPARSE(ctx, cusparseDnVecSetValues(g->vx, const_cast<double *>(r)));
+    SPS_CUSPARSE(ctx, cusparseDnVecSetValues(g->vy, z));
+    SPS_CUSPARSE(ctx, cusparseSpSV_solve(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, g->L, g->vx,
+                                         g->vt, CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, g->s1));
+    SPS_CUSPARSE(ctx, cusparseSpSV_solve(h, g->op2, &one, M2, g->vt, g->vy, CUDA_R_64F,
+                                         CUSPARSE_SPSV_ALG_DEFAULT, g->s2));
+    return SPS_OK;
+}
+
+/* Upload a CSR into g->rp, g->ci, g->v. */
+sps_status upload(sps_context *ctx, gpu_pc *g, const sps_csr *A)
+{
+    size_t n1 = (size_t)A->nrows + 1, nz = (size_t)A->nnz;
+    sps_status st;
+    if ((st = sps__dmalloc(ctx, (void **)&g->rp, n1 * sizeof(int))) != SPS_OK) return st;
+    if ((st = sps__dmalloc(ctx, (void **)&g->ci, nz * sizeof(int))) != SPS_OK) return st;
+    if ((st = sps__dmalloc(ctx, (void **)&g->v, nz * sizeof(double))) != SPS_OK) return st;
+    if ((st = sps__h2d(ctx, g->rp, A->row_ptr, n1 * sizeof(int))) != SPS_OK) return st;
+    if ((st = sps__h2d(ctx, g->ci, A->col_idx, nz * sizeof(int))) != SPS_OK) return st;
+    return sps__h2d(ctx, g->v, A->val, nz * sizeof(double));
+}
+
+sps_status set_tri(sps_context *ctx, cusparseSpMatDescr_t M, cusparseFillMode_t fill,
+                   cusparseDiagType_t diag)
+{
+    SPS_CUSPARSE(ctx, cusparseSpMatSetAttribute(M, CUSPARSE_SPMAT_FILL_MODE, &fill, sizeof fill));
+    SPS_CUSPARSE(ctx, cusparseSpMatSetAttribute(M, CUSPARSE_SPMAT_DIAG_TYPE, &diag, sizeof diag));
+    return SPS_OK;
+}
+
+/* After the factorization: vectors, SpSV descriptors, buffers, analyses. */
+sps_status tri_setup(sps_precond *pc, gpu_pc *g)
+{
+    sps_context *ctx = pc->ctx;
+    cusparseHandle_t h = (cusparseHandle_t)sps__gpu_cusparse(ctx);
+    size_t nb = (size_t)pc->n * sizeof(double), s1 = 0, s2 = 0;
+    sps_status st;
+    if ((st = sps__dmalloc(ctx, (void **)&g->tmp, nb)) != SPS_OK) return st;
+    if ((st = sps__dmalloc(ctx, (void **)&g->scr, nb)) != SPS_OK) return st;
+    /* vx and vy point at scr for the analyses; apply re-points them. */
+    SPS_CUSPARSE(ctx, cusparseCreateDnVec(&g->vx, pc->n, g->scr, CUDA_R_64F));
+    SPS_CUSPARSE(ctx, cusparseCreateDnVec(&g->vt, pc->n, g->tmp, CUDA_R_64F));
+    SPS_CUSPARSE(ctx, cusparseCreateDnVec(&g->vy, pc->n, g->scr, CUDA_R_64F));
+    SPS_CUSPARSE(ctx, cusparseSpSV_createDescr(&g->s1));
+    SPS_CUSPARSE(ctx, cusparseSpSV_createDescr(&g->s2));
+    cusparseSpMatDescr_t M2 = g->U ? g->U : g->L;
+    host_mode hm(h);
+    SPS_CUSPARSE(ctx, hm.st);
+    SPS_CUSPARSE(ctx, cusparseSpSV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, g->L,
+                                              g->vx, g->vt, CUDA_R_64F,
+                                              CUSPARSE_SPSV_ALG_DEFAULT, g->s1, &s1));
+    SPS_CUSPARSE(ctx, cusparseSpSV_bufferSize(h, g->op2, &one, M2, g->vt, g->vy, CUDA_R_64F,
+                                              CUSPARSE_SPSV_ALG_DEFAULT, g->s2, &s2));
+    if ((st = sps__dmalloc(ctx, &g->b1, s1)) != SPS_OK) return st;
+    if ((st = sps__dmalloc(ctx, &g->b2, s2)) != SPS_OK) return st;
+    SPS_CUSPARSE(ctx, cusparseSpSV_analysis(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, g->L,
+                                            g->vx, g->vt, CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT,
+                                            g->s1, g->b1));
+    SPS_CUSPARSE(ctx, cusparseSpSV_analysis(h, g->op2, &one, M2, g->vt, g->vy, CUDA_R_64F,
+                                            CUSPARSE_SPSV_ALG_DEFAULT, g->s2, g->b2));
+    pc->apply = apply_tri;
+    return SPS_OK;
+}
+
+sps_status create_csr(sps_context *ctx, const gpu_pc *g, sps_idx n, sps_idx nnz,
+                      cusparseSpMatDescr_t *M)
+{
+    SPS_CUSPARSE(ctx, cusparseCreateCsr(M, n, n, nnz, g->rp, g->ci, g->v, CUSPARSE_INDEX_32I,
+                                        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    return SPS_OK;
+}
+
+/* First row whose IC(0) diagonal is not > 0 (NaN included: csric02 reports
+ * exact zeros only, a negative pivot shows up as sqrt(<0) = NaN). */
+__global__ void first_bad_diag(int n, const int *__restrict__ rp, const double *__restrict__ v,
+                               int *first)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        if (!(v[rp[i + 1] - 1] > 0.0)) atomicMin(first, (int)i); /* integer min: deterministic */
+}
+
+/* The legacy factorization object, freed on every path. */
+struct legacy {
+    cusparseMatDescr_t d = nullptr;
+    csrilu02Info_t ilu = nullptr;
+    csric02Info_t ic = nullptr;
+    void *buf = nullptr;
+    ~legacy()
+    {
+        if (ilu) cusparseDestroyCsrilu02Info(ilu);
+        if (ic) cusparseDestroyCsric02Info(ic);
+        if (d) cusparseDestroyMatDescr(d);
+        sps__dfree(buf);
+    }
+};
+
+/* Common start of ilu0/ic0: the impl, A on the device, the legacy descriptor. */
+sps_status begin(sps_precond *pc, const sps_csr *A, gpu_pc **g, legacy &lg)
+{
+    sps_context *ctx = pc->ctx;
+    sps_status st = new_impl(pc, g);
+    if (st == SPS_OK) st = upload(ctx, *g, A);
+    if (st != SPS_OK) return st;
+    SPS_CUSPARSE(ctx, cusparseCreateMatDescr(&lg.d));
+    SPS_CUSPARSE(ctx, cusparseSetMatIndexBase(lg.d, CUSPARSE_INDEX_BASE_ZERO));
+    SPS_CUSPARSE(ctx, cusparseSetMatType(lg.d, CUSPARSE_MATRIX_TYPE_GENERAL));
+    return SPS_OK;
+}
+
+/* The legacy incomplete factorization in place on g->v: csrilu02 and csric02
+ * take the same four calls. *structural / *numerical get the first zero
+ * pivot of the analysis / the factorization (-1: none; the first one found
+ * stops the sequence). */
+template <typename Info, typename Size, typename Analysis, typename Factor, typename Zero>
+sps_status factorize(sps_precond *pc, gpu_pc *g, sps_idx nnz, legacy &lg, Info info, Size size,
+                     Analysis analysis, Factor factor, Zero zero, int *structural, int *numerical)
+{
+    sps_context *ctx = pc->ctx;
+    cusparseHandle_t h = (cusparseHandle_t)sps__gpu_cusparse(ctx);
+    const cusparseSolvePolicy_t pol = CUSPARSE_SOLVE_POLICY_USE_LEVEL;
+    int bytes = 0;
+    sps_status st;
+    *structural = *numerical = -1;
+    SPS_CUSPARSE(ctx, size(h, pc->n, nnz, lg.d, g->v, g->rp, g->ci, info, &bytes));
+    if ((st = sps__dmalloc(ctx, &lg.buf, (size_t)bytes)) != SPS_OK) return st;
+    SPS_CUSPARSE(ctx, analysis(h, pc->n, nnz, lg.d, g->v, g->rp, g->ci, info, pol, lg.buf));
+    cusparseStatus_t zs = zero(h, info, structural);
+    if (zs == CUSPARSE_STATUS_ZERO_PIVOT) return SPS_OK;
+    *structural = -1;
+    SPS_CUSPARSE(ctx, zs);
+    SPS_CUSPARSE(ctx, factor(h, pc->n, nnz, lg.d, g->v, g->rp, g->ci, info, pol, lg.buf));
+    zs = zero(h, info, numerical); /* waits for the factorization */
+    if (zs == CUSPARSE_STATUS_ZERO_PIVOT) return SPS_OK;
+    *numerical = -1;
+    SPS_CUSPARSE(ctx, zs);
+    return SPS_OK;
+}
+
+} // namespace
+
+extern "C" sps_status sps__pc_gpu_none(sps_precond *pc)
+{
+    pc->apply = apply_none;
+    return SPS_OK;
+}
+
+extern "C" sps_status sps__pc_gpu_jacobi(sps_precond *pc, const double *dinv)
+{
+    gpu_pc *g = nullptr;
+    sps_status st = new_impl(pc, &g);
+    if (st != SPS_OK) return st;
+    size_t nb = (size_t)pc->n * sizeof(double);
+    if ((st = sps__dmalloc(pc->ctx, (void **)&g->dinv, nb)) != SPS_OK) return st;
+    if ((st = sps__h2d(pc->ctx, g->dinv, dinv, nb)) != SPS_OK) return st;
+    pc->dinv = g->dinv;
+    pc->apply = apply_jacobi;
+    return SPS_OK;
+}
+
+extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A)
+{
+    sps_context *ctx = pc->ctx;
+    gpu_pc *g = nullptr;
+    sps_status st;
+    {
+        legacy lg; /* freed at the end of the block: the solves do not need it */
+        int zs, zn;
+        if ((st = begin(pc, A, &g, lg)) != SPS_OK) return st;
+        SPS_CUSPARSE(ctx, cusparseCreateCsrilu02Info(&lg.ilu));
+        st = factorize(pc, g, A->nnz, lg, lg.ilu, cusparseDcsrilu02_bufferSize,
+                       cusparseDcsrilu02_analysis, cusparseDcsrilu02, cusparseXcsrilu02_zeroPivot,
+                       &zs, &zn);
+        if (st != SPS_OK) return st;
+        /* structural zeros were ruled out on the host; report one anyway */
+        if (zs >= 0) return sps__pc_pivot_error(ctx, SPS_PC_ILU0, zs, pc->n, 1);
+        if (zn >= 0) return sps__pc_pivot_error(ctx, SPS_PC_ILU0, zn, pc->n, 0);
+    }
+    if ((st = create_csr(ctx, g, pc->n, A->nnz, &g->L)) != SPS_OK) return st;
+    if ((st = set_tri(ctx, g->L, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_UNIT)) != SPS_OK)
+        return st;
+    if ((st = create_csr(ctx, g, pc->n, A->nnz, &g->U)) != SPS_OK) return st;
+    if ((st = set_tri(ctx, g->U, CUSPARSE_FILL_MODE_UPPER, CUSPARSE_DIAG_TYPE_NON_UNIT)) != SPS_OK)
+        return st;
+    g->op2 = CUSPARSE_OPERATION_NON_TRANSPOSE;
+    return tri_setup(pc, g);
+}
+
+extern "C" sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L)
+{
+    sps_context *ctx = pc->ctx;
+    gpu_pc *g = nullptr;
+    sps_status st;
+    int pos = -1;
+    {
+        legacy lg;
+        int zs;
+        if ((st = begin(pc, L, &g, lg)) != SPS_OK) return st;
+        SPS_CUSPARSE(ctx, cusparseCreateCsric02Info(&lg.ic));
+        st = factorize(pc, g, L->nnz, lg, lg.ic, cusparseDcsric02_bufferSize,
+                       cusparseDcsric02_analysis, cusparseDcsric02, cusparseXcsric02_zeroPivot,
+                       &zs, &pos);
+        if (st != SPS_OK) return st;
+        if (zs >= 0) return sps__pc_pivot_error(ctx, SPS_PC_IC0, zs, pc->n, 1);
+    }
+    /* A negative pivot is not a "zero pivot" to cuSPARSE: scan the diagonal. */
+    int *d_first = nullptr, first = pc->n;
+    if ((st = sps__dmalloc(ctx, (void **)&d_first, sizeof(int))) != SPS_OK) return st;
+    st = sps__h2d(ctx, d_first, &first, sizeof(int));
+    if (st == SPS_OK) {
+        first_bad_diag<<<grid_for(ctx, pc->n, 256), 256, 0, sps_stream(ctx)>>>(pc->n, g->rp, g->v,
+                                                                              d_first);
+        cudaError_t e = cudaGetLastError();
+        st = e == cudaSuccess ? sps__d2h(ctx, &first, d_first, sizeof(int))
+                              : sps__cuda_fail(ctx, e, "launch first_bad_diag", __FILE__, __LINE__);
+    }
+    sps__dfree(d_first);
+    if (st != SPS_OK) return st;
+    if (pos >= 0 && pos < first) first = pos;
+    if (first < pc->n) return sps__pc_pivot_error(ctx, SPS_PC_IC0, first, pc->n, 0);
+
+    if ((st = create_csr(ctx, g, pc->n, L->nnz, &g->L)) != SPS_OK) return st;
+    if ((st = set_tri(ctx, g->L, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_NON_UNIT)) != SPS_OK)
+        return st;
+    g->op2 = CUSPARSE_OPERATION_TRANSPOSE; /* second solve: L' with the same descriptor */
+    return tri_setup(pc, g);
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/spmv/diag_common.h: host side shared by the diagonal formats (drm, dia).
+ *
+ * Both formats store a matrix as row segments of `seg` consecutive rows; a
+ * segment keeps each of its distinct diagonals (offset d = col - row with at
+ * least one entry in its rows) as `seg` values, lane t of diagonal i at
+ * val[i * seg + t] (zeros where the diagonal has no entry). dia is the
+ * special case of one segment of nrows rows. Segments are laid out in "slot"
+ * order (drm: the merged order of Algorithm 1; dia: the one segment):
+ *   index[s]      segment held by slot s
+ *   dnum[s]       prefix count of diagonals over slots (dnum[nslot] = total)
+ *   off[i]        offset of diagonal i (ascending within a slot)
+ *   val[i*seg+t]  value of diagonal i in the slot's row t
+ * Two rules the DRM paper leaves out: rows past nrows in the last segment are
+ * neither read nor written, and x[row + off] is read only for row + off in
+ * [0, ncols) (the stored value is zero there anyway). */
+#ifndef SPS_DIAG_COMMON_H
+#define SPS_DIAG_COMMON_H
+
+#include "backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Distinct diagonals of each segment, in segment order. */
+typedef struct sps_diag_segs {
+    sps_idx seg;   /* rows per segment */
+    sps_idx nseg;  /* ceil(nrows / seg) */
+    sps_idx *dnum; /* nseg + 1 */
+    sps_idx *off;  /* dnum[nseg], ascending within each segment */
+} sps_diag_segs;
+
+/* One pass over A with a marker array (O(nnz) plus a sort of each segment's
+ * short offset list). seg >= 1. */
+sps_status sps__diag_scan(sps_context *ctx, const sps_csr *A, sps_idx seg, sps_diag_segs *out);
+void sps__diag_segs_free(sps_diag_segs *s);
+
+/* Lay the segments of s out in slot order index[0..nseg): fills dnum
+ * (nseg + 1), off (s->dnum[nseg]) and map (A->nnz: the value position of each
+ * CSR entry), and scatters A's values into val (zeroed, slots entries).
+ * The caller has checked that the slot count fits in sps_idx. */
+sps_status sps__diag_layout(sps_context *ctx, const sps_csr *A, const sps_diag_segs *s,
+                            const sps_idx *index, sps_idx *dnum, sps_idx *off, sps_idx *map,
+                            double *val);
+
+/* The arrays of a laid-out diagonal format (pointers borrowed). */
+typedef struct sps_diag_view {
+    sps_idx nrows, ncols, seg, nslot;
+    const sps_idx *index, *dnum, *off;
+    const double *val;
+} sps_diag_view;
+
+/* y = alpha*A*x + beta*y over the slots, one row at a time, diagonals in
+ * stored order, in double: the reference of the drm and dia kernels. */
+void sps__diag_apply_host(const sps_diag_view *v, double alpha, const double *x, double beta,
+                          double *y);
+
+/* val[map[p]] = values[p]: new values, same pattern. */
+void sps__diag_update(const sps_idx *map, sps_idx nnz, const double *values, double *val);
+
+/* "9.6M"-style count for messages and details. */
+void sps__diag_count_str(int64_t n, char *buf, size_t len);
+
+/* Sort n indices ascending (insertion sort when short, qsort otherwise). */
+void sps__diag_sort(sps_idx *a, size_t n);
+
+/* ---- the two formats (read by their .cu files too) ---------------------- */
+
+typedef struct sps_fmt_drm {
+    sps_idx nrows, ncols, nnz;
+    sps_idx seg;      /* rows per segment: a power of 2 (the backend takes 8..128) */
+    sps_idx nslot;    /* segments = slots */
+    sps_idx nblk;     /* sub-blocks */
+    sps_idx maxmem;   /* most segments in one sub-block */
+    int rows;         /* kernel mapping: 0 = one thread block per sub-block (the
+                         paper's), R = R threads per block over consecutive slots */
+    sps_idx *blo;     /* nblk + 1: prefix count of slots per sub-block */
+    sps_idx *index;   /* nslot: segment of each slot (merged order) */
+    sps_idx *dnum;    /* nslot + 1 */
+    sps_idx *off;     /* dnum[nslot] */
+    double *val;      /* dnum[nslot] * seg */
+    sps_idx *map;     /* nnz: CSR entry -> position in val */
+} sps_fmt_drm;
+
+typedef struct sps_fmt_dia {
+    sps_idx nrows, ncols, nnz;
+    sps_idx ndiag;
+    sps_idx index0;   /* the one slot's segment (0) */
+    sps_idx dnum[2];  /* {0, ndiag} */
+    sps_idx *off;     /* ndiag, ascending */
+    double *val;      /* ndiag * nrows: val[i * nrows + row] */
+    sps_idx *map;     /* nnz */
+} sps_fmt_dia;
+
+/* ---- DRM ---------------------------------------------------------------- */
+
+/* Build the DRM format of A (drm.c): seg a power of 2 in [1, 1024] (the
+ * backend's parameter allows 8..128; tests use smaller), merge != 0 for
+ * Algorithm 1, rows = GPU mapping (see sps_fmt_drm). *out is a sps_fmt_drm. */
+sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int merge, int rows,
+                          sps_fmt **out, sps_spmv_stats *st);
+
+/* ---- DRM: the iterative merge of segments into sub-blocks (Algorithm 1) ---- */
+
+/* Sub-blocks from the operand counts ope[0..n) of n segments.
+ * merge != 0: Algorithm 1 of the paper (see drm.c); merge == 0: every segment
+ * its own sub-block, in order (HDIA). A sub-block of more than maxmem segments
+ * (maxmem >= 1) is cut into consecutive chunks of maxmem (the last one shorter).
+ * Output: *nblk sub-blocks; members[blk[b] .. blk[b+1]) are the segments of
+ * sub-block b in ascending order; blk has room for n + 1 entries, members for n. */
+sps_status sps__drm_plan(sps_context *ctx, const int64_t *ope, sps_idx n, int merge,
+                         sps_idx maxmem, sps_idx *members, sps_idx *blk, sps_idx *nblk);
+
+/* Population variance of the sub-blocks' operand sums (formula 13 of the
+ * paper applied to sub-blocks): (1/nblk) sum_b (P_b - mean)^2. */
+double sps__drm_variance(const int64_t *ope, const sps_idx *members, const sps_idx *blk,
+                         sps_idx nblk);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

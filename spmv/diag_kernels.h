@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/spmv/diag_kernels.h: device code shared by drm.cu and dia.cu, an upload helper
+ * shared with merge.cu (CUDA C++ only).
+ *
+ * One thread computes one row: it walks the diagonals of its slot, reading
+ * lane t's value of diagonal i at val[i * stride] (the caller has added the
+ * lane) and x[row + off[i]]. Consecutive lanes read consecutive values and
+ * consecutive x entries: both coalesced; every lane of a warp reads the same
+ * off[i] (one broadcast transaction, kept in L1). The loop is unrolled by 4
+ * with all loads issued before the multiply-adds, so each thread has up to 8
+ * independent loads in flight: a memory-bound kernel needs bytes in flight,
+ * not arithmetic. Values are streamed (__ldcs: evict-first, they are used
+ * once); x goes through the read-only path (__ldg) so that its reuse between
+ * neighbouring rows and diagonals hits L1/L2. */
+#ifndef SPS_DIAG_KERNELS_H
+#define SPS_DIAG_KERNELS_H
+
+#ifndef __CUDACC__
+#error "diag_kernels.h is for .cu files"
+#endif
+
+#include "../core/cuda_check.cuh"
+#include "csr_fmt.h"
+#include "diag_common.h"
+
+#include <cuda_runtime.h>
+
+/* x[c] for c in [0, ncols), else 0 without reading (the stored value there is
+ * zero; the index may be negative or past the end). c wraps as unsigned. */
+template <typename T>
+__device__ __forceinline__ T sps_diag_x(const T *__restrict__ x, unsigned c, unsigned ncols)
+{
+    return c < ncols ? __ldg(x + c) : T(0);
+}
+
+/* sum_{k < nd} val[k * stride] * x[row + off[k]], in order of k. */
+template <typename T>
+__device__ __forceinline__ T sps_diag_dot(const sps_idx *__restrict__ off,
+                                          const T *__restrict__ val, unsigned stride, int nd,
+                                          unsigned row, unsigned ncols, const T *__restrict__ x)
+{
+    T acc = T(0);
+    int k = 0;
+    for (; k + 4 <= nd; k += 4) {
+        const unsigned c0 = row + (unsigned)__ldg(off + k);
+        const unsigned c1 = row + (unsigned)__ldg(off + k + 1);
+        const unsigned c2 = row + (unsigned)__ldg(off + k + 2);
+        const unsigned c3 = row + (unsigned)__ldg(off + k + 3);
+        const T v0 = __ldcs(val + (unsigned)k * stride);
+        const T v1 = __ldcs(val + (unsigned)(k + 1) * stride);
+        const T v2 = __ldcs(val + (unsigned)(k + 2) * stride);
+        const T v3 = __ldcs(val + (unsigned)(k + 3) * stride);
+        const T x0 = sps_diag_x(x, c0, ncols);
+        const T x1 = sps_diag_x(x, c1, ncols);
+        const T x2 = sps_diag_x(x, c2, ncols);
+        const T x3 = sps_diag_x(x, c3, ncols);
+        acc += v0 * x0;
+        acc += v1 * x1;
+        acc += v2 * x2;
+        acc += v3 * x3;
+    }
+    for (; k < nd; k++)
+        acc += __ldcs(val + (unsigned)k * stride) *
+               sps_diag_x(x, row + (unsigned)__ldg(off + k), ncols);
+    return acc;
+}
+
+/* y[row] = alpha*acc (+ beta*y[row]); BETA = false never reads y. */
+template <typename T, bool BETA>
+__device__ __forceinline__ void sps_diag_store(T *__restrict__ y, unsigned row, T acc, T alpha,
+                                               T beta)
+{
+    if (BETA) y[row] = alpha * acc + beta * y[row];
+    else y[row] = alpha * acc;
+}
+
+/* Allocate `bytes` of device memory at *dst and copy src there (src NULL:
+ * allocate only); *total counts the bytes. */
+static inline sps_status sps_diag_alloc_copy(sps_context *ctx, void **dst, const void *src,
+                                             size_t bytes, size_t *total)
+{
+    *total += bytes;
+    sps_status st = sps__dmalloc(ctx, dst, bytes);
+    if (st == SPS_OK && src) st = sps__h2d(ctx, *dst, src, bytes);
+    return st;
+}
+
+#endif

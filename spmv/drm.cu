@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/spmv/drm.cu: DRM SpMV kernels (Algorithm 2 of Wang et al. 2024, and a packed mapping)
+ *
+ * Work decomposition. One thread computes one row: lane t of a slot (a
+ * segment of seg rows) reads its slot's diagonals in order, value
+ * val[i*seg + t] and x[row + off[i]] (guarded: rows past nrows do nothing,
+ * columns outside [0, ncols) are not read). Two ways to form thread blocks:
+ *
+ *  - rows = 0 (default, the paper's Algorithm 2): thread block b = sub-block b
+ *    of Algorithm 1; thread tid serves segment slot blo[b] + tid/seg. The grid
+ *    launches maxmem*seg threads per block (the largest sub-block); threads
+ *    past a smaller sub-block return at once. Balanced operand counts between
+ *    sub-blocks are what Algorithm 1 buys. Costs: one more dependent load
+ *    (blo) before the row is known, idle threads when sub-block sizes differ,
+ *    and small blocks (2 segments of 32 rows = 64 threads on a regular
+ *    matrix: H100 keeps at most 32 blocks per SM, so 64-thread blocks reach
+ *    2048 threads only at <= 32 registers per thread).
+ *
+ *  - rows = R: R threads per block over consecutive slots of the merged
+ *    order (several sub-blocks packed per block): no blo indirection, no idle
+ *    threads, and blocks large enough for full occupancy whatever seg is.
+ *    Load balance comes from the hardware's block scheduler instead.
+ *
+ * Both are bandwidth-bound: per row they move the slot's values (8 bytes per
+ * stored slot in double), x and y once (when x stays in L2), and a few bytes
+ * of index per segment. See doc/drm.md for the bytes model and the choice. */
+#include "diag_kernels.h"
+#include "kernels.h"
+
+namespace {
+
+struct drm_dev {
+    int single;
+    int rows;     /* mapping (see above) */
+    unsigned lg;  /* log2(seg) */
+    sps_idx nrows, ncols, seg, nslot, nblk, maxmem;
+    size_t nval;  /* stored values */
+    sps_idx *blo, *index, *dnum, *off;
+    void *val;
+};
+
+/* Algorithm 2: one thread block per sub-block. */
+template <typename T, bool BETA>
+__global__ void __launch_bounds__(1024) drm_block_kernel(
+    const sps_idx *__restrict__ blo, const sps_idx *__restrict__ index,
+    const sps_idx *__restrict__ dnum, const sps_idx *__restrict__ off, const T *__restrict__ val,
+    unsigned lg, unsigned nrows, unsigned ncols, const T *__restrict__ x, T alpha, T beta,
+    T *__restrict__ y)
+{
+    const unsigned rnum = threadIdx.x >> lg, lane = threadIdx.x & ((1u << lg) - 1);
+    const sps_idx b0 = blo[blockIdx.x];
+    if ((sps_idx)rnum >= blo[blockIdx.x + 1] - b0) return; /* past this sub-block */
+    const sps_idx rinx = b0 + (sps_idx)rnum;
+    const unsigned row = ((unsigned)index[rinx] << lg) + lane;
+    if (row >= nrows) return; /* last segment: rows past the end */
+    const sps_idx d0 = dnum[rinx];
+    const T acc = sps_diag_dot(off + d0, val + ((unsigned)d0 << lg) + lane, 1u << lg,
+                               dnum[rinx + 1] - d0, row, ncols, x);
+    sps_diag_store<T, BETA>(y, row, acc, alpha, beta);
+}
+
+/* Packed: consecutive slots, blockDim threads per block. */
+template <typename T, bool BETA>
+__global__ void __launch_bounds__(1024) drm_slot_kernel(
+    const sps_idx *__restrict__ index, const sps_idx *__restrict__ dnum,
+    const sps_idx *__restrict__ off, const T *__restrict__ val, unsigned lg, unsigned nslot,
+    unsigned nrows, unsigned ncols, const T *__restrict__ x, T alpha, T beta, T *__restrict__ y)
+{
+    const unsigned g = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned slot = g >> lg, lane = g & ((1u << lg) - 1);
+    if (slot >= nslot) return;
+    const unsigned row = ((unsigned)index[slot] << lg) + lane;
+    if (row >= nrows) return;
+    const sps_idx d0 = dnum[slot];
+    const T acc = sps_diag_dot(off + d0, val + ((unsigned)d0 << lg) + lane, 1u << lg,
+                               dnum[slot + 1] - d0, row, ncols, x);
+    sps_diag_store<T, BETA>(y, row, acc, alpha, beta);
+}
+
+template <typename T, bool BETA>
+sps_status launch(sps_context *ctx, const drm_dev *d, T alpha, const T *x, T beta, T *y)
+{
+    cudaStream_t s = sps_stream(ctx);
+    if (d->rows == 0) {
+        const unsigned threads = (unsigned)(d->maxmem * d->seg); /* <= 1024 by construction */
+        drm_block_kernel<T, BETA><<<(unsigned)d->nblk, threads, 0, s>>>(
+            d->blo, d->index, d->dnum, d->off, (const T *)d->val, d->lg, (unsigned)d->nrows,
+            (unsigned)d->ncols, x, alpha, beta, y);
+        SPS_LAUNCH_CHECK(ctx, "drm_block_kernel");
+    } else {
+        const unsigned long long threads = (unsigned long long)d->nslot << d->lg;
+        const unsigned grid = (unsigned)((threads + (unsigned)d->rows - 1) / (unsigned)d->rows);
+        drm_slot_kernel<T, BETA><<<grid, (unsigned)d->rows, 0, s>>>(
+            d->index, d->dnum, d->off, (const T *)d->val, d->lg, (unsigned)d->nslot,
+            (unsigned)d->nrows, (unsigned)d->ncols, x, alpha, beta, y);
+        SPS_LAUNCH_CHECK(ctx, "drm_slot_kernel");
+    }
+    return SPS_OK;
+}
+
+template <typename T>
+sps_status apply_t(sps_context *ctx, const drm_dev *d, double alpha, const void *x, double beta,
+                   void *y)
+{
+    if (beta != 0.0)
+        return launch<T, true>(ctx, d, (T)alpha, (const T *)x, (T)beta, (T *)y);
+    return launch<T, false>(ctx, d, (T)alpha, (const T *)x, T(0), (T *)y);
+}
+
+sps_status upload_values(sps_context *ctx, const sps_fmt_drm *f, drm_dev *d)
+{
+    return sps__upload_values(ctx, d->val, f->val, d->nval, d->single);
+}
+
+} // namespace
+
+extern "C" void sps_drm_free_dev(void *dev)
+{
+    drm_dev *d = (drm_dev *)dev;
+    if (!d) return;
+    sps__dfree(d->blo);
+    sps__dfree(d->index);
+    sps__dfree(d->dnum);
+    sps__dfree(d->off);
+    sps__dfree(d->val);
+    sps__free(d);
+}
+
+extern "C" sps_status sps_drm_upload(sps_context *ctx, const sps_fmt *fmt, int single, void **dev,
+                                     sps_spmv_stats *st)
+{
+    const sps_fmt_drm *f = (const sps_fmt_drm *)fmt;
+    *dev = NULL;
+    drm_dev *d = (drm_dev *)sps__calloc(1, sizeof *d);
+    if (!d) return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory");
+    d->single = single;
+    d->rows = f->rows;
+    d->lg = 0;
+    while ((1 << d->lg) < f->seg) d->lg++;
+    d->nrows = f->nrows;
+    d->ncols = f->ncols;
+    d->seg = f->seg;
+    d->nslot = f->nslot;
+    d->nblk = f->nblk;
+    d->maxmem = f->maxmem;
+    const sps_idx ndiag = f->dnum[f->nslot];
+    d->nval = (size_t)ndiag * (size_t)f->seg;
+    const size_t vsize = single ? sizeof(float) : sizeof(double);
+    size_t bytes = 0;
+    const size_t is = sizeof(sps_idx);
+    sps_status s = sps_diag_alloc_copy(ctx, (void **)&d->blo, f->blo, ((size_t)f->nblk + 1) * is, &bytes);
+    if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->index, f->index, (size_t)f->nslot * is, &bytes);
+    if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->dnum, f->dnum, ((size_t)f->nslot + 1) * is, &bytes);
+    if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->off, f->off, (size_t)ndiag * is, &bytes);
+    if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, &d->val, NULL, d->nval * vsize, &bytes);
+    if (s == SPS_OK) s = upload_values(ctx, f, d);
+    if (s != SPS_OK) {
+        sps_drm_free_dev(d);
+        return s;
+    }
+    st->device_bytes = bytes;
+    *dev = d;
+    return SPS_OK;
+}
+
+extern "C" sps_status sps_drm_apply(sps_context *ctx, void *dev, double alpha, const void *x,
+                                    double beta, void *y)
+{
+    const drm_dev *d = (const drm_dev *)dev;
+    if (d->nrows == 0 || d->nslot == 0) return SPS_OK;
+    return d->single ? apply_t<float>(ctx, d, alpha, x, beta, y)
+                     : apply_t<double>(ctx, d, alpha, x, beta, y);
+}
+
+extern "C" sps_status sps_drm_update_dev(sps_context *ctx, const sps_fmt *fmt, void *dev)
+{
+    return upload_values(ctx, (const sps_fmt_drm *)fmt, (drm_dev *)dev);
+}

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/tests/gpu/test_precond_gpu.c: every preconditioner on the GPU
+ * against the host reference: apply within 1e-10 relative, twice bitwise
+ * equal, r untouched, and the same error (status and message) where the
+ * host's factorization fails */
+#include "check.h"
+#include "gpu.h"
+#include "internal.h"
+#include "precond/precond.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static sps_context *gctx;
+
+#if SPS_HAVE_CUDA
+static sps_context *hctx;
+
+/* Build the same preconditioner on the host and on the GPU and compare. */
+static void compare(const char *what, const sps_matrix *A, const char *type)
+{
+    sps_precond *hp = NULL, *gp = NULL;
+    sps_status hs = sps_precond_create(hctx, A, type, &hp);
+    char hmsg[1024];
+    snprintf(hmsg, sizeof hmsg, "%s", sps_last_error(hctx));
+    sps_status gs = sps_precond_create(gctx, A, type, &gp);
+    if (hs != SPS_OK) {
+        T_OK(gs == hs && strcmp(sps_last_error(gctx), hmsg) == 0,
+             "%s %s: the GPU fails like the host (%s / %s)", what, type, hmsg, sps_last_error(gctx));
+        sps_precond_destroy(gp);
+        return;
+    }
+    if (!T_STATUS(gctx, gs, "%s %s: GPU setup (%.1f ms)", what, type, sps_precond_setup_ms(gp))) {
+        sps_precond_destroy(hp);
+        return;
+    }
+    sps_idx n = sps_matrix_rows(A);
+    size_t nb = (size_t)n * sizeof(double);
+    double *r = malloc(nb), *zh = malloc(nb), *z1 = malloc(nb), *z2 = malloc(nb), *rb = malloc(nb);
+    double *dr = NULL, *dz = NULL;
+    uint64_t seed = 11;
+    for (sps_idx i = 0; i < n; i++) r[i] = t_rand(&seed);
+    sps_status st = sps_precond_apply(hp, r, zh);
+    if (st == SPS_OK) st = sps__dmalloc(gctx, (void **)&dr, nb);
+    if (st == SPS_OK) st = sps__dmalloc(gctx, (void **)&dz, nb);
+    if (st == SPS_OK) st = sps__h2d(gctx, dr, r, nb);
+    if (st == SPS_OK) st = sps__dmemset(gctx, dz, 0xff, nb); /* NaN: every entry must be written */
+    if (st == SPS_OK) st = sps_precond_apply(gp, dr, dz);
+    if (st == SPS_OK) st = sps__d2h(gctx, z1, dz, nb);
+    if (st == SPS_OK) st = sps__dmemset(gctx, dz, 0xff, nb);
+    if (st == SPS_OK) st = sps_precond_apply(gp, dr, dz);
+    if (st == SPS_OK) st = sps__d2h(gctx, z2, dz, nb);
+    if (st == SPS_OK) st = sps__d2h(gctx, rb, dr, nb);
+    if (T_STATUS(gctx, st, "%s %s: GPU apply", what, type)) {
+        double num = 0, den = 0;
+        for (sps_idx i = 0; i < n; i++) {
+            num += (z1[i] - zh[i]) * (z1[i] - zh[i]);
+            den += zh[i] * zh[i];
+        }
+        double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+        T_OK(rel <= 1e-10, "%s %s: GPU apply = host apply (relative %.2g)", what, type, rel);
+        T_OK(memcmp(z1, z2, nb) == 0, "%s %s: two GPU applies bitwise equal", what, type);
+        T_OK(memcmp(r, rb, nb) == 0, "%s %s: r unchanged on the device", what, type);
+    }
+    if (strcmp(type, "jacobi") == 0)
+        T_OK(gp->dinv && sps__is_device_ptr(gp->dinv), "%s jacobi: dinv lives on the device", what);
+    sps__dfree(dr);
+    sps__dfree(dz);
+    free(r); free(zh); free(z1); free(z2); free(rb);
+    sps_precond_destroy(hp);
+    sps_precond_destroy(gp);
+}
+
+static void test_generated(void)
+{
+    static const struct {
+        const char *spec, *types;
+    } cases[] = {
+        {"poisson2d:60", "none jacobi ilu0 ic0"},
+        {"poisson3d:20", "jacobi ilu0 ic0"},
+        {"poisson3d27:12", "ic0"},
+        {"convdiff2d:50,100", "jacobi ilu0"},
+        {"banded:20000,9,0.01,5", "jacobi ilu0"},
+        {"powerlaw:5000,6,3", "jacobi ilu0"},
+        {"poisson2d:33", "none jacobi"}, /* 1089 rows: past one block */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        sps_matrix *A = NULL;
+        if (sps_matrix_generate(hctx, cases[k].spec, &A) != SPS_OK) {
+            T_FAIL(cases[k].spec, "%s", sps_last_error(hctx));
+            continue;
+        }
+        char types[64], *save = NULL;
+        snprintf(types, sizeof types, "%s", cases[k].types);
+        for (char *t = strtok_r(types, " ", &save); t; t = strtok_r(NULL, " ", &save))
+            compare(cases[k].spec, A, t);
+        sps_matrix_destroy(A);
+    }
+}
+
+static void test_pivots(void)
+{
+    double z3[9] = {1, 1, 0, 1, 1, 1, 0, 1, 1}; /* u11 = 0 */
+    double ind[4] = {1, 2, 2, 1};                /* l11^2 = -3 */
+    double mis[16] = {2, 1, 0, 0, 1, 0, 1, 0, 0, 1, 2, 0, 0, 0, 0, 3}; /* no (1,1) */
+    sps_matrix *A = t_matrix_from_dense(hctx, 3, 3, z3);
+    if (A) {
+        compare("zero-pivot 3x3", A, "ilu0");
+        compare("zero-pivot 3x3", A, "ic0");
+        sps_matrix_destroy(A);
+    }
+    if ((A = t_matrix_from_dense(hctx, 2, 2, ind))) {
+        compare("indefinite 2x2", A, "ic0");
+        sps_matrix_destroy(A);
+    }
+    if ((A = t_matrix_from_dense(hctx, 4, 4, mis))) {
+        compare("missing-diagonal 4x4", A, "ilu0");
+        compare("missing-diagonal 4x4", A, "ic0");
+        compare("missing-diagonal 4x4", A, "jacobi");
+        sps_matrix_destroy(A);
+    }
+    sps_idx r0[] = {0};
+    if (sps_matrix_create_csr(hctx, 0, 0, r0, NULL, NULL, &A) == SPS_OK) {
+        const char *types[] = {"none", "jacobi", "ilu0", "ic0"};
+        for (int t = 0; t < 4; t++) {
+            sps_precond *pc = NULL;
+            sps_status st = sps_precond_create(gctx, A, types[t], &pc);
+            T_OK(st == SPS_OK && sps_precond_apply(pc, NULL, NULL) == SPS_OK, "GPU %s on 0x0", types[t]);
+            sps_precond_destroy(pc);
+        }
+        sps_matrix_destroy(A);
+    }
+}
+
+/* The `kind` column of the MANIFEST (spd, nonsym, sym-indefinite). */
+static int manifest_kind(const char *name, char *kind, size_t len)
+{
+    const char *dir = t_matrices_dir();
+    char path[1200], line[4096];
+    if (dir) snprintf(path, sizeof path, "%s/MANIFEST.tsv", dir);
+    else snprintf(path, sizeof path, "%s", t_data("real/MANIFEST.tsv"));
+    FILE *f = fopen(path, "r");
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        char *col[8];
+        int n = 0;
+        for (char *p = line; n < 8 && p; n++) {
+            col[n] = p;
+            p = strchr(p, '\t');
+            if (p) *p++ = 0;
+        }
+        if (n == 8 && strcmp(col[1], name) == 0) {
+            snprintf(kind, len, "%s", col[7]);
+            found = 1;
+        }
+    }
+    if (f) fclose(f);
+    return found;
+}
+
+static void test_real(void)
+{
+    const char *const *names = t_real_matrices();
+    int n = 0;
+    for (int k = 0; names[k]; k++) {
+        const char *path = t_real_matrix_path(names[k]);
+        sps_matrix *A = NULL;
+        sps_status st = path ? sps_matrix_read(hctx, path, &A) : SPS_ERR_IO;
+        if (st == SPS_ERR_NOT_COMPILED) {
+            t_skip("real matrices on the GPU", "io/ is still the placeholder: %s", sps_last_error(hctx));
+            return;
+        }
+        if (st != SPS_OK) continue;
+        char kind[32];
+        sps_features f;
+        if (manifest_kind(names[k], kind, sizeof kind) && sps_matrix_analyze(hctx, A, &f) == SPS_OK &&
+            f.rows <= 60000) {
+            if (strcmp(kind, "spd") == 0) compare(names[k], A, "ic0");
+            if (f.missing_diagonal == 0) compare(names[k], A, "ilu0");
+            if (f.missing_diagonal == 0 && f.zero_diagonal == 0) compare(names[k], A, "jacobi");
+            n++;
+        }
+        sps_matrix_destroy(A);
+    }
+    /* lns_3937: structural zero pivot, same row and words on both */
+    const char *lns = t_real_matrix_path("lns_3937");
+    sps_matrix *A = NULL;
+    if (lns && sps_matrix_read(hctx, lns, &A) == SPS_OK) {
+        compare("lns_3937", A, "ilu0");
+        sps_matrix_destroy(A);
+    }
+    T_OK(n > 0, "real matrices compared: %d", n);
+}
+
+#endif /* SPS_HAVE_CUDA */
+
+int main(void)
+{
+    gctx = t_gpu_context_or_skip("preconditioners on the GPU");
+    if (!gctx) return t_done();
+#if SPS_HAVE_CUDA
+    if (sps_context_create(&hctx, SPS_DEVICE_HOST) != SPS_OK) {
+        T_FAIL("host context", "%s", sps_last_error(NULL));
+    } else {
+        test_generated();
+        test_pivots();
+        test_real();
+    }
+    sps_context_destroy(hctx);
+#endif
+    sps_context_destroy(gctx);
+    return t_done();
+}

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/tests/gpu/test_spmv_gpu.c: every SpMV backend's GPU kernel, double and single, against
+ * the CSR reference and its own host path; determinism, update_values, timing, auto and tune.
+ *
+ * The matrices and the backend list are the host test's (included below).
+ * Without a device the program prints one SKIP line.
+ *
+ * Tolerances (componentwise, as sps_operator_check defines the error):
+ *  - double: 1e-12.
+ *  - single: the inputs are rounded to float first, so what remains is the
+ *    arithmetic: for a row of L entries summed in any order, each product
+ *    and each addition rounds once (relative u = 2^-24 ~ 6e-8), plus alpha
+ *    and beta: |y - yref| <= (L + 3) u (|alpha| |A||x| + |beta y|) to first
+ *    order. 1e-5 (= 168 u) covers rows of up to ~160 entries; longer rows get
+ *    the bound itself with a margin, (L + 8) u. Comparing the device against
+ *    apply_host (unrounded A) adds one rounding of each value: within the
+ *    same margin. */
+#define SPS_SPMV_CASES_ONLY
+#include "unit/test_spmv_host.c"
+
+#if SPS_HAVE_CUDA
+#include "gpu.h"
+
+static double tolerance(const sps_matrix *A, int single)
+{
+    if (!single) return 1e-12;
+    const sps_idx *rp;
+    sps_matrix_csr(A, &rp, NULL, NULL);
+    sps_idx L = 0;
+    for (sps_idx r = 0; r < sps_matrix_rows(A); r++)
+        if (rp[r + 1] - rp[r] > L) L = rp[r + 1] - rp[r];
+    double bound = (L + 8) * 0x1p-24;
+    return bound > 1e-5 ? bound : 1e-5;
+}
+
+typedef struct gpu_run {
+    const char *spec;
+    unsigned caps;
+    int single;
+    int skipped;
+} gpu_run;
+
+/* Device y = alpha A x (beta = 0) for host x; result as doubles in y. */
+static sps_status device_apply(sps_context *ctx, sps_operator *op, int single, const double *x,
+                               sps_idx m, double *y, sps_idx n)
+{
+    size_t es = single ? sizeof(float) : sizeof(double);
+    void *dx = NULL, *dy = NULL, *hx = malloc((size_t)m * es + 1), *hy = malloc((size_t)n * es + 1);
+    for (sps_idx j = 0; j < m; j++) {
+        if (single) ((float *)hx)[j] = (float)x[j];
+        else ((double *)hx)[j] = x[j];
+    }
+    sps_status st = sps__dmalloc(ctx, &dx, (size_t)m * es);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, &dy, (size_t)n * es);
+    if (st == SPS_OK) st = sps__h2d(ctx, dx, hx, (size_t)m * es);
+    if (st == SPS_OK) st = sps__dmemset(ctx, dy, 0xff, (size_t)n * es); /* NaN */
+    if (st == SPS_OK) st = sps_operator_apply(op, 1.0, dx, 0.0, dy);
+    if (st == SPS_OK) st = sps__d2h(ctx, hy, dy, (size_t)n * es);
+    for (sps_idx i = 0; st == SPS_OK && i < n; i++)
+        y[i] = single ? ((float *)hy)[i] : ((double *)hy)[i];
+    sps__dfree(dx);
+    sps__dfree(dy);
+    free(hx);
+    free(hy);
+    return st;
+}
+
+static void check_gpu(sps_context *ctx, const char *mname, const sps_matrix *A, void *user)
+{
+    gpu_run *g = user;
+    if (g->skipped) return;
+    sps_operator_opts opts;
+    sps_operator_opts_default(&opts);
+    opts.precision = g->single ? SPS_SINGLE : SPS_DOUBLE;
+    sps_operator *op = build(ctx, g->spec, mname, A, &opts, &g->skipped);
+    if (!op) return;
+    const char *prec = g->single ? "single" : "double";
+    const double tol = tolerance(A, g->single);
+    const int det = (g->caps & SPS_CAP_DETERMINISTIC) != 0;
+
+    /* 1. against the CSR reference; determinism */
+    double err = -1;
+    int rep = -1;
+    sps_status st = sps_operator_check(op, A, &err, &rep);
+    T_OK(st == SPS_OK && err <= tol && (rep == 1 || !det),
+         "%s %s on %s: err %.2e (tol %.1e), repeatable %d%s", g->spec, prec, mname, err, tol, rep,
+         det ? "" : " (not required)");
+
+    /* 2. the device equals the format's own host path */
+    const sps_idx n = sps_matrix_rows(A), m = sps_matrix_cols(A);
+    double *x = malloc(((size_t)m + 1) * sizeof *x), *yd = malloc(((size_t)n + 1) * sizeof *yd);
+    double *yh = malloc(((size_t)n + 1) * sizeof *yh), *yd2 = malloc(((size_t)n + 1) * sizeof *yd2);
+    uint64_t seed = 31;
+    for (sps_idx j = 0; j < m; j++) x[j] = g->single ? (float)t_rand(&seed) : t_rand(&seed);
+    st = device_apply(ctx, op, g->single, x, m, yd, n);
+    if (st == SPS_OK) st = sps_operator_apply_host(op, 1.0, x, 0.0, yh);
+    err = st == SPS_OK ? comp_err(A, 1.0, x, 0.0, NULL, yd, yh) : INFINITY;
+    T_OK(st == SPS_OK && err <= tol, "%s %s on %s: device = apply_host: err %.2e (%s)", g->spec,
+         prec, mname, err, st == SPS_OK ? "ok" : sps_last_error(ctx));
+
+    /* 3. update_values on the device: 2A. Deterministic kernels double y
+     * exactly; every kernel must pass the check against the new matrix. */
+    const sps_idx *rp, *ci;
+    const double *v;
+    sps_matrix_csr(A, &rp, &ci, &v);
+    const int64_t nnz = sps_matrix_nnz(A);
+    double *v2 = malloc(((size_t)nnz + 1) * sizeof *v2);
+    for (int64_t k = 0; k < nnz; k++) v2[k] = 2 * v[k];
+    sps_matrix *A2 = NULL;
+    st = sps_matrix_create_csr(ctx, n, m, rp, ci, v2, &A2);
+    if (st == SPS_OK) st = sps_operator_update_values(op, v2);
+    if (st == SPS_OK) st = sps_operator_check(op, A2, &err, &rep);
+    T_OK(st == SPS_OK && err <= tol, "%s %s on %s: update_values(2A) on the device: err %.2e (%s)",
+         g->spec, prec, mname, err, st == SPS_OK ? "ok" : sps_last_error(ctx));
+    if (det && st == SPS_OK) {
+        st = device_apply(ctx, op, g->single, x, m, yd2, n);
+        int same = st == SPS_OK;
+        for (sps_idx i = 0; same && i < n; i++) same = yd2[i] == 2 * yd[i];
+        T_OK(same, "%s %s on %s: after update_values(2A), y doubles bitwise", g->spec, prec, mname);
+    }
+    sps_matrix_destroy(A2);
+    free(v2);
+    free(x);
+    free(yd);
+    free(yh);
+    free(yd2);
+    sps_operator_destroy(op);
+}
+
+static void test_every_backend(sps_context *ctx)
+{
+    static const char *const gens[] = {"poisson3d:40", "banded:100000,9,0.01,1",
+                                       "powerlaw:50000,16,1", NULL};
+    unsigned caps;
+    const char *spec;
+    for (int i = 0; (spec = spec_at(i, &caps)); i++) {
+        if (!(caps & SPS_CAP_GPU)) {
+            t_skip(spec, "no GPU kernel in this build");
+            continue;
+        }
+        for (int single = 0; single < 2; single++) {
+            if (single && !(caps & SPS_CAP_SINGLE)) continue;
+            gpu_run g = {spec, caps, single, 0};
+            for_each_case(ctx, gens, check_gpu, &g);
+        }
+    }
+}
+
+static void test_timing(sps_context *ctx)
+{
+    uint64_t seed = 17;
+    sps_matrix *A = band(ctx, 100000, &seed);
+    unsigned caps;
+    const char *spec;
+    for (int i = 0; (spec = spec_at(i, &caps)); i++) {
+        if (!(caps & SPS_CAP_GPU) || strchr(spec, ':')) continue;
+        sps_operator *op = NULL;
+        int skipped = 0;
+        if (!(op = build(ctx, spec, "band n=100000", A, NULL, &skipped))) continue;
+        sps_timing t;
+        sps_status st = sps_operator_time(op, 20, 0, &t);
+        T_OK(st == SPS_OK && t.reps == 20 && t.median_us > 0 && t.min_us <= t.median_us &&
+                 t.median_us <= t.max_us,
+             "%s: timing sane: min %.2f <= median %.2f <= max %.2f us", spec, t.min_us, t.median_us,
+             t.max_us);
+        sps_operator_destroy(op);
+    }
+    double gbps = 0;
+    T_STATUS(ctx, sps_copy_bandwidth(ctx, 0, &gbps), "device copy bandwidth");
+    T_OK(gbps > 0, "device copy bandwidth %.0f GB/s", gbps);
+    sps_matrix_destroy(A);
+}
+
+static void test_selectors(sps_context *ctx)
+{
+    uint64_t seed = 23;
+    sps_matrix *A = band(ctx, 50000, &seed);
+    static const char *const sel[] = {"auto", "tune"};
+    for (int s = 0; s < 2; s++) {
+        sps_operator *op = NULL;
+        sps_operator_info in;
+        T_STATUS(ctx, sps_operator_create(ctx, A, sel[s], NULL, &op), "%s on the GPU", sel[s]);
+        if (!op) continue;
+        sps_operator_get_info(op, &in);
+        double err = -1;
+        int rep = -1;
+        sps_status st = sps_operator_check(op, A, &err, &rep);
+        T_OK(st == SPS_OK && err <= 1e-12 && rep == 1 && in.on_gpu && strlen(in.reason) > 0,
+             "%s built %s: err %.2e, repeatable %d; reason: %s", sel[s], in.backend, err, rep,
+             in.reason);
+        sps_operator_destroy(op);
+    }
+    sps_matrix_destroy(A);
+}
+
+int main(void)
+{
+    sps_context *ctx = t_gpu_context_or_skip("spmv on the GPU");
+    if (!ctx) return t_done();
+    printf("# device: %s\n", sps_context_device_name(ctx));
+    test_every_backend(ctx);
+    test_timing(ctx);
+    test_selectors(ctx);
+    sps_context_destroy(ctx);
+    return t_done();
+}
+
+#else
+
+int main(void)
+{
+    /* the shared part is compiled (and so kept warning-free) in this build too */
+    (void)for_each_case;
+    (void)spec_at;
+    (void)comp_err;
+    (void)build;
+    (void)band;
+    t_skip("spmv on the GPU", "built without CUDA");
+    return t_done();
+}
+
+#endif

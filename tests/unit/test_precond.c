@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/tests/unit/test_precond.c: host preconditioners against hand-computed
+ * factors, exactness on tridiagonal matrices, pivot and structure errors */
+#include "check.h"
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static sps_context *ctx;
+
+/* max_i |(M z - r)_i| for a dense n x n M */
+static double resid(int n, const double *M, const double *z, const double *r)
+{
+    double e = 0;
+    for (int i = 0; i < n; i++) {
+        double s = -r[i];
+        for (int j = 0; j < n; j++) s += M[i * n + j] * z[j];
+        if (fabs(s) > e) e = fabs(s);
+    }
+    return e;
+}
+
+/* M = L U for dense unit-lower L (diagonal implied) and upper U. */
+static void lu_product(int n, const double *L, const double *U, double *M)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0;
+            for (int k = 0; k < n; k++) s += (k == i ? 1.0 : k < i ? L[i * n + k] : 0.0) * U[k * n + j];
+            M[i * n + j] = s;
+        }
+}
+
+static sps_status apply(const sps_matrix *A, const char *type, const double *r, double *z)
+{
+    sps_precond *pc = NULL;
+    sps_status st = sps_precond_create(ctx, A, type, &pc);
+    if (st == SPS_OK) st = sps_precond_apply(pc, r, z);
+    sps_precond_destroy(pc);
+    return st;
+}
+
+static void test_hand(void)
+{
+    /* 3x3: the (1,2) and (2,1) couplings are absent, so ILU(0) drops the fill
+     * -1/4 there: L = [1; .25 1; .25 0 1], U = [4 1 1; 0 3.75 0; 0 0 3.75],
+     * M = LU = [4 1 1; 1 4 .25; 1 .25 4]. IC(0): l00 = 2, l10 = l20 = .5,
+     * l11 = l22 = sqrt(3.75), l21 dropped: the same M. */
+    double a[9] = {4, 1, 1, 1, 4, 0, 1, 0, 4};
+    double M[9] = {4, 1, 1, 1, 4, 0.25, 1, 0.25, 4};
+    double r[3] = {1, 2, 3}, z[3], r0[3];
+    memcpy(r0, r, sizeof r);
+    sps_matrix *A = t_matrix_from_dense(ctx, 3, 3, a);
+    if (!A) return;
+    T_STATUS(ctx, apply(A, "jacobi", r, z), "jacobi 3x3");
+    T_OK(z[0] == 0.25 && z[1] == 2.0 / 4.0 && z[2] == 0.75, "jacobi: z = r ./ diag(A)");
+    T_STATUS(ctx, apply(A, "none", r, z), "none 3x3");
+    T_OK(memcmp(z, r, sizeof z) == 0, "none: z = r");
+    T_STATUS(ctx, apply(A, "ilu0", r, z), "ilu0 3x3");
+    /* L y = r: y = (1, 1.75, 2.75); U z = y: z2 = 2.75/3.75, z1 = 1.75/3.75,
+     * z0 = (1 - z1 - z2)/4 = -0.05 */
+    T_OK(fabs(z[0] + 0.05) < 1e-15 && fabs(z[1] - 1.75 / 3.75) < 1e-15 && fabs(z[2] - 2.75 / 3.75) < 1e-15,
+         "ilu0 3x3: z = (-0.05, 0.4667, 0.7333) (got %.17g %.17g %.17g)", z[0], z[1], z[2]);
+    T_OK(resid(3, M, z, r) < 1e-15, "ilu0 3x3: (LU) z = r with the fill dropped");
+    T_OK(memcmp(r, r0, sizeof r) == 0, "ilu0: r unchanged");
+    T_STATUS(ctx, apply(A, "ic0", r, z), "ic0 3x3");
+    T_OK(resid(3, M, z, r) < 1e-15, "ic0 3x3: (L L') z = r, same M as ILU(0)");
+    sps_matrix_destroy(A);
+
+    /* 4x4 nonsymmetric, pattern row0 {0,1,3} row1 {0,1,2} row2 {1,2,3}
+     * row3 {0,2,3}. By hand (IKJ):
+     *   row 1: l10 = 1/2; u11 = 3 - .5*(-1) = 3.5; (1,3) fill dropped; u12 = -1
+     *   row 2: l21 = 1/3.5 = 2/7; u22 = 4 - (2/7)(-1) = 30/7; u23 = 2
+     *   row 3: l30 = 1/2; (3,1) fill dropped; u33 = 5 - .5*1 = 4.5;
+     *          l32 = 1/(30/7) = 7/30; u33 = 4.5 - (7/30)*2 = 121/30 */
+    double b[16] = {2, -1, 0, 1, 1, 3, -1, 0, 0, 1, 4, 2, 1, 0, 1, 5};
+    double L[16] = {0}, U[16] = {0}, M4[16];
+    L[1 * 4 + 0] = 0.5; L[2 * 4 + 1] = 2.0 / 7.0; L[3 * 4 + 0] = 0.5; L[3 * 4 + 2] = 7.0 / 30.0;
+    U[0] = 2; U[1] = -1; U[3] = 1; U[5] = 3.5; U[6] = -1; U[10] = 30.0 / 7.0; U[11] = 2;
+    U[15] = 121.0 / 30.0;
+    lu_product(4, L, U, M4);
+    double r4[4] = {1, -2, 0.5, 3}, z4[4];
+    A = t_matrix_from_dense(ctx, 4, 4, b);
+    if (!A) return;
+    T_STATUS(ctx, apply(A, "ilu0", r4, z4), "ilu0 4x4");
+    T_OK(resid(4, M4, z4, r4) < 1e-14, "ilu0 4x4: (LU) z = r with the hand-computed factors (%.2g)",
+         resid(4, M4, z4, r4));
+    T_OK(resid(4, b, z4, r4) > 1e-3, "ilu0 4x4: and not A z = r (fill was dropped)");
+    T_OK(apply(A, "ic0", r4, z4) == SPS_ERR_UNSUPPORTED && strstr(sps_last_error(ctx), "not symmetric"),
+         "ic0 refuses a nonsymmetric matrix: %s", sps_last_error(ctx));
+    sps_matrix_destroy(A);
+}
+
+/* ILU(0) of a tridiagonal matrix has no fill to drop: it is the exact LU, so
+ * M^-1 A x = x. Likewise IC(0) of an SPD tridiagonal is the exact Cholesky. */
+static void test_exact_tridiagonal(void)
+{
+    enum { N = 200 };
+    sps_idx ri[3 * N], ci[3 * N];
+    double v[3 * N], vs[3 * N];
+    uint64_t seed = 42;
+    int k = 0;
+    for (int i = 0; i < N; i++)
+        for (int j = i - 1; j <= i + 1; j++)
+            if (j >= 0 && j < N) {
+                ri[k] = i; ci[k] = j;
+                v[k] = i == j ? 4 + t_rand(&seed) : t_rand(&seed);
+                vs[k] = i == j ? 2.5 : -1 - 0.1 * (i + j) / N; /* symmetric in (i, j) */
+                k++;
+            }
+    sps_matrix *A = NULL, *S = NULL;
+    if (sps_matrix_create_coo(ctx, N, N, k, ri, ci, v, &A) != SPS_OK ||
+        sps_matrix_create_coo(ctx, N, N, k, ri, ci, vs, &S) != SPS_OK) {
+        T_FAIL("tridiagonal matrices", "%s", sps_last_error(ctx));
+        return;
+    }
+    double x[N], b[N], z[N];
+    for (int i = 0; i < N; i++) x[i] = t_rand(&seed);
+    const char *types[] = {"ilu0", "ic0"};
+    for (int t = 0; t < 2; t++) {
+        const sps_matrix *M = t ? S : A;
+        sps_matrix_spmv_host(M, 1.0, x, 0.0, b);
+        T_STATUS(ctx, apply(M, types[t], b, z), "%s tridiagonal", types[t]);
+        double e = 0;
+        for (int i = 0; i < N; i++) e = fmax(e, fabs(z[i] - x[i]));
+        T_OK(e < 1e-12, "%s of a tridiagonal is exact: |M^-1 A x - x| = %.2g", types[t], e);
+    }
+    sps_matrix_destroy(A);
+    sps_matrix_destroy(S);
+}
+
+/* On a symmetric matrix ILU(0) and IC(0) build the same M (LDL' vs
+ * (L D^1/2)(L D^1/2)'): their applies agree to rounding. */
+static void test_ilu_equals_ic(const char *what, const sps_matrix *A)
+{
+    sps_idx n = sps_matrix_rows(A);
+    double *r = malloc((size_t)n * sizeof *r), *z1 = malloc((size_t)n * sizeof *z1),
+           *z2 = malloc((size_t)n * sizeof *z2);
+    uint64_t seed = 7;
+    for (sps_idx i = 0; i < n; i++) r[i] = t_rand(&seed);
+    sps_status s1 = apply(A, "ilu0", r, z1), s2 = apply(A, "ic0", r, z2);
+    if (s2 == SPS_ERR_ZERO_PIVOT) {
+        /* IC(0) may break down on SPD matrices; that must be reported, not hidden */
+        T_OK(strstr(sps_last_error(ctx), "ic0: non-positive pivot at row") != NULL,
+             "%s: IC(0) breakdown reported: %s", what, sps_last_error(ctx));
+    } else if (s1 == SPS_OK && s2 == SPS_OK) {
+        double num = 0, den = 0;
+        for (sps_idx i = 0; i < n; i++) {
+            num += (z1[i] - z2[i]) * (z1[i] - z2[i]);
+            den += z1[i] * z1[i];
+        }
+        T_OK(sqrt(num) <= 1e-10 * sqrt(den), "%s: ILU(0) and IC(0) applies agree (%.2g)", what,
+             sqrt(num / den));
+    } else {
+        T_FAIL(what, "ilu0 %s, ic0 %s: %s", sps_strerror(s1), sps_strerror(s2), sps_last_error(ctx));
+    }
+    free(r); free(z1); free(z2);
+}
+
+static void test_errors(void)
+{
+    /* [1 1 0; 1 1 1; 0 1 1]: u11 = 1 - 1*1 = 0, and for IC(0) l11^2 = 0 */
+    double a[9] = {1, 1, 0, 1, 1, 1, 0, 1, 1};
+    double r[3] = {1, 1, 1}, z[3];
+    sps_matrix *A = t_matrix_from_dense(ctx, 3, 3, a);
+    if (A) {
+        sps_precond *pc = (sps_precond *)&pc;
+        T_OK(sps_precond_create(ctx, A, "ilu0", &pc) == SPS_ERR_ZERO_PIVOT && pc == NULL &&
+                 strstr(sps_last_error(ctx), "ilu0: zero pivot at row 1 (1-based 2) of 3"),
+             "ilu0 numerical zero pivot named: %s", sps_last_error(ctx));
+        T_OK(apply(A, "ic0", r, z) == SPS_ERR_ZERO_PIVOT &&
+                 strstr(sps_last_error(ctx), "ic0: non-positive pivot at row 1 (1-based 2) of 3"),
+             "ic0 zero pivot named: %s", sps_last_error(ctx));
+        sps_matrix_destroy(A);
+    }
+    double ind[4] = {1, 2, 2, 1}; /* symmetric indefinite: 1 - 4 < 0 */
+    A = t_matrix_from_dense(ctx, 2, 2, ind);
+    if (A) {
+        T_OK(apply(A, "ic0", r, z) == SPS_ERR_ZERO_PIVOT &&
+                 strstr(sps_last_error(ctx), "non-positive pivot at row 1 (1-based 2) of 2"),
+             "ic0 negative pivot named: %s", sps_last_error(ctx));
+        sps_matrix_destroy(A);
+    }
+    /* a missing (1,1) entry */
+    double m[16] = {2, 1, 0, 0, 1, 0, 1, 0, 0, 1, 2, 0, 0, 0, 0, 3};
+    A = t_matrix_from_dense(ctx, 4, 4, m);
+    if (A) {
+        T_OK(apply(A, "ilu0", r, z) == SPS_ERR_ZERO_PIVOT &&
+                 strstr(sps_last_error(ctx), "ilu0: zero pivot at row 1 (1-based 2) of 4: the matrix has 1 row with no diagonal entry"),
+             "ilu0 missing diagonal: %s", sps_last_error(ctx));
+        T_OK(apply(A, "ic0", r, z) == SPS_ERR_ZERO_PIVOT && strstr(sps_last_error(ctx), "row 1 (1-based 2)"),
+             "ic0 missing diagonal: %s", sps_last_error(ctx));
+        T_OK(apply(A, "jacobi", r, z) == SPS_ERR_UNSUPPORTED &&
+                 strstr(sps_last_error(ctx), "row 1 (1-based 2) of 4 has no diagonal entry") &&
+                 strstr(sps_last_error(ctx), "ilu0"),
+             "jacobi missing diagonal: %s", sps_last_error(ctx));
+        sps_matrix_destroy(A);
+    }
+    /* explicit zero diagonal entry for Jacobi */
+    sps_idx rp[] = {0, 1, 2}, ci[] = {0, 1};
+    double v[] = {1, 0};
+    if (sps_matrix_create_csr(ctx, 2, 2, rp, ci, v, &A) == SPS_OK) {
+        T_OK(apply(A, "jacobi", r, z) == SPS_ERR_UNSUPPORTED &&
+                 strstr(sps_last_error(ctx), "row 1 (1-based 2) of 2 has a zero diagonal entry"),
+             "jacobi zero diagonal: %s", sps_last_error(ctx));
+        sps_matrix_destroy(A);
+    }
+    /* bad arguments */
+    double sq[4] = {1, 0, 0, 1};
+    A = t_matrix_from_dense(ctx, 2, 2, sq);
+    if (A) {
+        sps_precond *pc = NULL;
+        T_OK(sps_precond_create(ctx, A, "ilu1", &pc) == SPS_ERR_INVALID_ARG &&
+                 strstr(sps_last_error(ctx), "unknown preconditioner 'ilu1'"),
+             "unknown type named: %s", sps_last_error(ctx));
+        T_STATUS(ctx, sps_precond_create(ctx, A, "ilu0", &pc), "ilu0 identity");
+        if (pc) {
+            T_OK(sps_precond_apply(pc, r, r) == SPS_ERR_INVALID_ARG, "apply with r == z refused");
+            T_OK(strcmp(sps_precond_name(pc), "ilu0") == 0 && sps_precond_setup_ms(pc) >= 0,
+                 "name and setup time");
+        }
+        sps_precond_destroy(pc);
+        sps_matrix_destroy(A);
+    }
+    sps_idx rr[] = {0, 1};
+    sps_idx cc[] = {2};
+    double vv[] = {1};
+    if (sps_matrix_create_csr(ctx, 1, 3, rr, cc, vv, &A) == SPS_OK) {
+        sps_precond *pc = NULL;
+        T_OK(sps_precond_create(ctx, A, "jacobi", &pc) == SPS_ERR_INVALID_ARG && pc == NULL,
+             "rectangular matrix refused: %s", sps_last_error(ctx));
+        sps_matrix_destroy(A);
+    }
+    sps_idx r0[] = {0};
+    if (sps_matrix_create_csr(ctx, 0, 0, r0, NULL, NULL, &A) == SPS_OK) {
+        const char *types[] = {"none", "jacobi", "ilu0", "ic0"};
+        for (int t = 0; t < 4; t++) {
+            sps_precond *pc = NULL;
+            sps_status st = sps_precond_create(ctx, A, types[t], &pc);
+            T_OK(st == SPS_OK && sps_precond_apply(pc, NULL, NULL) == SPS_OK, "%s on 0x0", types[t]);
+            sps_precond_destroy(pc);
+        }
+        sps_matrix_destroy(A);
+    }
+}
+
+static void test_generated(void)
+{
+    const char *sym[] = {"poisson2d:30", "poisson3d:12", "poisson3d27:8"};
+    for (int k = 0; k < 3; k++) {
+        sps_matrix *A = NULL;
+        if (sps_matrix_generate(ctx, sym[k], &A) != SPS_OK) continue;
+        test_ilu_equals_ic(sym[k], A);
+        sps_matrix_destroy(A);
+    }
+    /* ILU(0) is a better approximation of A than Jacobi on convection-diffusion:
+     * ||A M^-1 r - r|| smaller */
+    sps_matrix *A = NULL;
+    if (sps_matrix_generate(ctx, "convdiff2d:30,40", &A) == SPS_OK) {
+        sps_idx n = sps_matrix_rows(A);
+        double *r = malloc((size_t)n * sizeof *r), *z = malloc((size_t)n * sizeof *z),
+               *y = malloc((size_t)n * sizeof *y);
+        uint64_t seed = 3;
+        for (sps_idx i = 0; i < n; i++) r[i] = t_rand(&seed);
+        double err[2] = {0, 0};
+        const char *types[] = {"jacobi", "ilu0"};
+        for (int t = 0; t < 2; t++) {
+            if (apply(A, types[t], r, z) != SPS_OK) {
+                T_FAIL(types[t], "%s", sps_last_error(ctx));
+                continue;
+            }
+            sps_matrix_spmv_host(A, 1.0, z, 0.0, y);
+            for (sps_idx i = 0; i < n; i++) err[t] += (y[i] - r[i]) * (y[i] - r[i]);
+        }
+        T_OK(err[1] < 0.5 * err[0], "convdiff2d: ILU(0) approximates A better than Jacobi (%.3g < %.3g)",
+             sqrt(err[1]), sqrt(err[0]));
+        free(r); free(z); free(y);
+        sps_matrix_destroy(A);
+    }
+}
+
+static void test_real(void)
+{
+    /* lns_3937: 734 rows without a diagonal entry; the first one is named */
+    const char *path = t_real_matrix_path("lns_3937");
+    sps_matrix *A = NULL;
+    sps_status st = path ? sps_matrix_read(ctx, path, &A) : SPS_ERR_IO;
+    if (st == SPS_ERR_NOT_COMPILED) {
+        t_skip("lns_3937 and real matrices", "io/ is still the placeholder: %s", sps_last_error(ctx));
+        return;
+    }
+    if (st == SPS_OK) {
+        const sps_idx *rp, *ci;
+        sps_matrix_csr(A, &rp, &ci, NULL);
+        sps_idx first = -1;
+        for (sps_idx i = 0; i < sps_matrix_rows(A) && first < 0; i++) {
+            int has = 0;
+            for (sps_idx p = rp[i]; p < rp[i + 1]; p++) has |= ci[p] == i;
+            if (!has) first = i;
+        }
+        char want[160];
+        snprintf(want, sizeof want, "ilu0: zero pivot at row %d (1-based %d) of 3937: the matrix has 734 rows", first, first + 1);
+        sps_precond *pc = NULL;
+        T_OK(sps_precond_create(ctx, A, "ilu0", &pc) == SPS_ERR_ZERO_PIVOT && strstr(sps_last_error(ctx), want),
+             "lns_3937: %s", sps_last_error(ctx));
+        sps_matrix_destroy(A);
+    } else {
+        T_FAIL("lns_3937", "%s", sps_last_error(ctx));
+    }
+    /* every bundled symmetric matrix with a full diagonal: ILU(0) = IC(0) */
+    const char *const *names = t_real_matrices();
+    int n = 0;
+    for (int k = 0; names[k]; k++) {
+        const char *p = t_real_matrix_path(names[k]);
+        if (!p || sps_matrix_read(ctx, p, &A) != SPS_OK) continue;
+        sps_features f;
+        if (sps_matrix_analyze(ctx, A, &f) == SPS_OK && f.symmetric && f.missing_diagonal == 0 &&
+            f.zero_diagonal == 0 && f.rows <= 20000) {
+            test_ilu_equals_ic(names[k], A);
+            n++;
+        }
+        sps_matrix_destroy(A);
+    }
+    T_OK(n > 3, "real symmetric matrices with a full diagonal checked: %d", n);
+}
+
+static void test_alloc_failure(void)
+{
+    sps_matrix *A = NULL;
+    if (sps_matrix_generate(ctx, "poisson2d:6", &A) != SPS_OK) return;
+    const char *types[] = {"jacobi", "ilu0", "ic0"};
+    int fails = 0, bad = 0;
+    for (int t = 0; t < 3; t++)
+        for (long k = 1; k < 16; k++) {
+            sps_precond *pc = NULL;
+            sps__fail_alloc_after(k);
+            sps_status st = sps_precond_create(ctx, A, types[t], &pc);
+            sps__fail_alloc_after(0);
+            if (st == SPS_ERR_NO_MEMORY) {
+                fails++;
+                if (pc) bad++;
+            } else if (st != SPS_OK) {
+                bad++;
+            }
+            sps_precond_destroy(pc);
+        }
+    T_OK(fails > 5 && bad == 0, "injected allocation failures give NO_MEMORY and no object (%d)", fails);
+    sps_matrix_destroy(A);
+}
+
+int main(void)
+{
+    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) {
+        T_FAIL("host context", "%s", sps_last_error(NULL));
+        return t_done();
+    }
+    test_hand();
+    test_exact_tridiagonal();
+    test_errors();
+    test_generated();
+    test_alloc_failure();
+    test_real();
+    sps_context_destroy(ctx);
+    return t_done();
+}

@@ -1,0 +1,585 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/tests/unit/test_spmv_host.c: every SpMV backend's host path against the CSR reference,
+ * parameters, selectors, measuring on a host context.
+ *
+ * The first part (up to SPS_SPMV_CASES_ONLY) is shared with
+ * tests/gpu/test_spmv_gpu.c, which includes this file so that both programs
+ * run the same matrices and the same backend list. */
+#include "check.h"
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- shared with tests/gpu/test_spmv_gpu.c ------------------------------ */
+
+/* Backends and variants to test: every format of the registry (selectors
+ * skipped), then parameter variants that take other code paths. */
+static const char *const variants[] = {
+    "csr-vector:tpr=2",  "csr-vector:tpr=4", "csr-vector:tpr=8", "csr-vector:tpr=16",
+    "csr-vector:tpr=32", "hyb:width=0",      "hyb:width=2",      "hyb:width=8",
+    "cusparse:alg2",
+};
+
+/* Spec i (NULL past the end); *caps gets the backend's capabilities. */
+static const char *spec_at(int i, unsigned *caps)
+{
+    int k = 0;
+    const char *name;
+    unsigned c;
+    for (int b = 0; sps_spmv_backend(b, &name, &c, NULL) == SPS_OK; b++) {
+        if (c & SPS_CAP_SELECTOR) continue;
+        if (k++ == i) {
+            *caps = c;
+            return name;
+        }
+    }
+    int v = i - k;
+    if (v >= (int)(sizeof variants / sizeof *variants)) return NULL;
+    char base[32];
+    snprintf(base, sizeof base, "%.*s", (int)strcspn(variants[v], ":"), variants[v]);
+    for (int b = 0; sps_spmv_backend(b, &name, &c, NULL) == SPS_OK; b++)
+        if (strcmp(name, base) == 0) *caps = c;
+    if (strcmp(variants[v], "cusparse:alg2") == 0) *caps |= SPS_CAP_DETERMINISTIC;
+    return variants[v];
+}
+
+/* Componentwise error of y against yref (the definition of
+ * sps_operator_check): |y - yref|_i / (|alpha| (|A||x|)_i + |beta y0|_i),
+ * 0/0 = 0, NaN = infinite. beta = 0 ignores y0. */
+static double comp_err(const sps_matrix *A, double alpha, const double *x, double beta,
+                       const double *y0, const double *y, const double *yref)
+{
+    const sps_idx *rp, *ci;
+    const double *v;
+    sps_matrix_csr(A, &rp, &ci, &v);
+    double worst = 0;
+    for (sps_idx r = 0; r < sps_matrix_rows(A); r++) {
+        double a = 0;
+        for (sps_idx p = rp[r]; p < rp[r + 1]; p++) a += fabs(v[p] * x[ci[p]]);
+        double den = fabs(alpha) * a + (beta != 0 ? fabs(beta * y0[r]) : 0);
+        double d = fabs(y[r] - yref[r]);
+        double e = isnan(d) ? INFINITY : d == 0 ? 0 : den > 0 ? d / den : INFINITY;
+        if (e > worst) worst = e;
+    }
+    return worst;
+}
+
+static sps_matrix *from_coo(sps_context *ctx, sps_idx nrows, sps_idx ncols, int64_t n,
+                            const sps_idx *ri, const sps_idx *ci, const double *v)
+{
+    sps_matrix *A = NULL;
+    sps_status st = sps_matrix_create_coo(ctx, nrows, ncols, n, ri, ci, v, &A);
+    if (st != SPS_OK) T_FAIL("build a test matrix", "%s", sps_last_error(ctx));
+    return A;
+}
+
+/* Triplet buffer for the builders. */
+typedef struct trip {
+    sps_idx *r, *c;
+    double *v;
+    int64_t n, cap;
+} trip;
+
+static void put(trip *t, sps_idx r, sps_idx c, double v)
+{
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 1024;
+        t->r = realloc(t->r, (size_t)t->cap * sizeof *t->r);
+        t->c = realloc(t->c, (size_t)t->cap * sizeof *t->c);
+        t->v = realloc(t->v, (size_t)t->cap * sizeof *t->v);
+        if (!t->r || !t->c || !t->v) abort();
+    }
+    t->r[t->n] = r;
+    t->c[t->n] = c;
+    t->v[t->n++] = v;
+}
+
+static sps_matrix *take(sps_context *ctx, trip *t, sps_idx nrows, sps_idx ncols)
+{
+    sps_matrix *A = from_coo(ctx, nrows, ncols, t->n, t->r, t->c, t->v);
+    free(t->r);
+    free(t->c);
+    free(t->v);
+    memset(t, 0, sizeof *t);
+    return A;
+}
+
+/* Random band matrix: the diagonal and about 60% of |i - j| <= 4. */
+static sps_matrix *band(sps_context *ctx, sps_idx n, uint64_t *seed)
+{
+    trip t = {0};
+    for (sps_idx i = 0; i < n; i++)
+        for (sps_idx j = i - 4; j <= i + 4; j++)
+            if (j >= 0 && j < n && (j == i || t_rand(seed) < 0.2)) put(&t, i, j, t_rand(seed));
+    return take(ctx, &t, n, n);
+}
+
+typedef void (*case_fn)(sps_context *ctx, const char *name, const sps_matrix *A, void *user);
+
+static void run_case(sps_context *ctx, const char *name, sps_matrix *A, case_fn fn, void *user)
+{
+    if (A) fn(ctx, name, A, user);
+    sps_matrix_destroy(A);
+}
+
+/* The hand-built edge cases. */
+static void edge_cases(sps_context *ctx, case_fn fn, void *user)
+{
+    uint64_t seed = 12345;
+    trip t = {0};
+    char name[64];
+
+    sps_idx rp0[1] = {0};
+    sps_matrix *A = NULL;
+    if (sps_matrix_create_csr(ctx, 0, 0, rp0, NULL, NULL, &A) != SPS_OK)
+        T_FAIL("0 x 0 matrix", "%s", sps_last_error(ctx));
+    run_case(ctx, "0x0", A, fn, user);
+
+    /* 12 x 9 with rows 0, 5, 6 and 11 empty */
+    for (sps_idx i = 1; i < 11; i++)
+        if (i != 5 && i != 6)
+            for (sps_idx j = 0; j < 9; j += 1 + i % 3) put(&t, i, j, t_rand(&seed));
+    run_case(ctx, "empty rows (first, middle, last)", take(ctx, &t, 12, 9), fn, user);
+
+    /* one row of 33000 entries (> 32 x 1024) in a 40000-row diagonal matrix */
+    for (sps_idx i = 0; i < 40000; i++) put(&t, i, i, 1.0 + t_rand(&seed));
+    for (sps_idx j = 0; j < 33000; j++)
+        if (j != 7) put(&t, 7, j, t_rand(&seed));
+    run_case(ctx, "one row of 33000 entries", take(ctx, &t, 40000, 40000), fn, user);
+
+    /* many rows of 5, every 97th row of 300: HYB's ELL + tail */
+    for (sps_idx i = 0; i < 3000; i++) {
+        int len = i % 97 == 0 ? 300 : 5;
+        for (int k = 0; k < len; k++) put(&t, i, (i + k * 7) % 3000, t_rand(&seed));
+    }
+    run_case(ctx, "skewed rows (5 and 300)", take(ctx, &t, 3000, 3000), fn, user);
+
+    static const sps_idx sizes[] = {31, 32, 33, 1023, 1024, 1025};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        snprintf(name, sizeof name, "band n=%d", sizes[k]);
+        run_case(ctx, name, band(ctx, sizes[k], &seed), fn, user);
+    }
+
+    /* only the far corners: offsets n-1 and -(n-1) */
+    put(&t, 0, 299, 2.5);
+    put(&t, 299, 0, -1.5);
+    run_case(ctx, "far-off diagonals +-(n-1)", take(ctx, &t, 300, 300), fn, user);
+
+    /* rectangular, both ways */
+    for (int k = 0; k < 400; k++) put(&t, (sps_idx)(40 * (t_rand(&seed) + 1) / 2), (sps_idx)(97 * (t_rand(&seed) + 1) / 2), t_rand(&seed));
+    run_case(ctx, "rectangular 40 x 97", take(ctx, &t, 40, 97), fn, user);
+    for (int k = 0; k < 400; k++) put(&t, (sps_idx)(97 * (t_rand(&seed) + 1) / 2), (sps_idx)(40 * (t_rand(&seed) + 1) / 2), t_rand(&seed));
+    run_case(ctx, "rectangular 97 x 40", take(ctx, &t, 97, 40), fn, user);
+}
+
+/* Every case: the real matrices (when io/ is there), the generators given
+ * (when core/generate.c is there), then the edge cases. */
+static void for_each_case(sps_context *ctx, const char *const *gens, case_fn fn, void *user)
+{
+    static int no_io, no_gen; /* one SKIP line each per program */
+    const char *const *names = t_real_matrices();
+    for (int i = 0; names[i] && !no_io; i++) {
+        sps_matrix *A = NULL;
+        sps_status st = sps_matrix_read(ctx, t_real_matrix_path(names[i]), &A);
+        if (st == SPS_ERR_NOT_COMPILED) {
+            t_skip("real matrices", "reading is a placeholder until io/ lands: %s", sps_last_error(ctx));
+            no_io = 1;
+            break;
+        }
+        if (st != SPS_OK) T_FAIL(names[i], "read: %s", sps_last_error(ctx));
+        run_case(ctx, names[i], A, fn, user);
+    }
+    for (int i = 0; gens[i] && !no_gen; i++) {
+        sps_matrix *A = NULL;
+        sps_status st = sps_matrix_generate(ctx, gens[i], &A);
+        if (st == SPS_ERR_NOT_COMPILED) {
+            t_skip("generated matrices", "generators are a placeholder until core/generate.c lands: %s",
+                   sps_last_error(ctx));
+            no_gen = 1;
+            break;
+        }
+        if (st != SPS_OK) T_FAIL(gens[i], "generate: %s", sps_last_error(ctx));
+        run_case(ctx, gens[i], A, fn, user);
+    }
+    edge_cases(ctx, fn, user);
+}
+
+/* Build spec on A. Returns the operator, or NULL after recording why: a
+ * placeholder (SPS_ERR_NOT_COMPILED) is one SKIP per spec (*skipped set),
+ * dia's SPS_ERR_UNSUPPORTED a SKIP with its reason, anything else a FAIL. */
+static sps_operator *build(sps_context *ctx, const char *spec, const char *mname,
+                           const sps_matrix *A, const sps_operator_opts *opts, int *skipped)
+{
+    sps_operator *op = NULL;
+    sps_status st = sps_operator_create(ctx, A, spec, opts, &op);
+    if (st == SPS_OK) return op;
+    char name[160];
+    snprintf(name, sizeof name, "%s on %s", spec, mname);
+    if (st == SPS_ERR_NOT_COMPILED) {
+        if (!*skipped) t_skip(spec, "not available in this build: %s", sps_last_error(ctx));
+        *skipped = 1;
+    } else if (st == SPS_ERR_UNSUPPORTED && strncmp(spec, "dia", 3) == 0 &&
+               (spec[3] == 0 || spec[3] == ':')) {
+        t_skip(name, "refused: %s", sps_last_error(ctx));
+    } else {
+        T_FAIL(name, "%s: %s", sps_strerror(st), sps_last_error(ctx));
+    }
+    return NULL;
+}
+
+#ifndef SPS_SPMV_CASES_ONLY
+
+/* ---- host tests ---------------------------------------------------------- */
+
+#define TOL 1e-13
+
+typedef struct backend_run {
+    const char *spec;
+    int skipped;
+} backend_run;
+
+static void check_apply_host(sps_context *ctx, const char *mname, const sps_matrix *A, void *user)
+{
+    backend_run *br = user;
+    if (br->skipped) return;
+    sps_operator *op = build(ctx, br->spec, mname, A, NULL, &br->skipped);
+    if (!op) return;
+    const sps_idx n = sps_matrix_rows(A), m = sps_matrix_cols(A);
+    double *x = malloc(((size_t)m + 1) * sizeof *x);
+    double *y0 = malloc(((size_t)n + 1) * sizeof *y0);
+    double *y = malloc(((size_t)n + 1) * sizeof *y);
+    double *yref = malloc(((size_t)n + 1) * sizeof *yref);
+    uint64_t seed = 99;
+    for (sps_idx j = 0; j < m; j++) x[j] = t_rand(&seed);
+    for (sps_idx i = 0; i < n; i++) y0[i] = t_rand(&seed);
+    double worst = 0;
+    const double betas[] = {0.0, -0.75};
+    int st_ok = 1;
+    for (int b = 0; b < 2; b++) {
+        double beta = betas[b];
+        for (sps_idx i = 0; i < n; i++) {
+            y[i] = beta == 0 ? NAN : y0[i];
+            yref[i] = beta == 0 ? NAN : y0[i];
+        }
+        st_ok &= sps_operator_apply_host(op, 1.25, x, beta, y) == SPS_OK;
+        st_ok &= sps_matrix_spmv_host(A, 1.25, x, beta, yref) == SPS_OK;
+        double e = comp_err(A, 1.25, x, beta, y0, y, yref);
+        if (e > worst) worst = e;
+    }
+    T_OK(st_ok && worst <= TOL, "%s on %s: apply_host = reference (beta 0 with NaN y, beta -0.75): err %.2e",
+         br->spec, mname, worst);
+    free(x);
+    free(y0);
+    free(y);
+    free(yref);
+    sps_operator_destroy(op);
+}
+
+static void test_every_backend(sps_context *ctx)
+{
+    static const char *const gens[] = {"poisson2d:30", "convdiff2d:25,10", "banded:5000,7,0.02,3",
+                                       "powerlaw:3000,8,5", NULL};
+    unsigned caps;
+    const char *spec;
+    for (int i = 0; (spec = spec_at(i, &caps)); i++) {
+        backend_run br = {spec, 0};
+        for_each_case(ctx, gens, check_apply_host, &br);
+    }
+}
+
+/* update_values with every value doubled: y doubles exactly (a power-of-two
+ * scaling is exact in every summation order). */
+static void check_update(sps_context *ctx, const char *mname, const sps_matrix *A, void *user)
+{
+    backend_run *br = user;
+    if (br->skipped || sps_matrix_nnz(A) == 0) return;
+    sps_operator *op = build(ctx, br->spec, mname, A, NULL, &br->skipped);
+    if (!op) return;
+    const sps_idx n = sps_matrix_rows(A), m = sps_matrix_cols(A);
+    const int64_t nnz = sps_matrix_nnz(A);
+    const double *v;
+    sps_matrix_csr(A, NULL, NULL, &v);
+    double *v2 = malloc((size_t)nnz * sizeof *v2), *x = malloc((size_t)m * sizeof *x);
+    double *y1 = malloc((size_t)n * sizeof *y1), *y2 = malloc((size_t)n * sizeof *y2);
+    uint64_t seed = 5;
+    for (int64_t k = 0; k < nnz; k++) v2[k] = 2 * v[k];
+    for (sps_idx j = 0; j < m; j++) x[j] = t_rand(&seed);
+    sps_operator_apply_host(op, 1.0, x, 0.0, y1);
+    sps_status st = sps_operator_update_values(op, v2);
+    sps_operator_apply_host(op, 1.0, x, 0.0, y2);
+    int same = 1;
+    for (sps_idx i = 0; i < n; i++) same &= y2[i] == 2 * y1[i];
+    T_OK(st == SPS_OK && same, "%s on %s: update_values(2 A) doubles y exactly", br->spec, mname);
+    free(v2);
+    free(x);
+    free(y1);
+    free(y2);
+    sps_operator_destroy(op);
+}
+
+static void test_update(sps_context *ctx)
+{
+    unsigned caps;
+    const char *spec;
+    for (int i = 0; (spec = spec_at(i, &caps)); i++) {
+        backend_run br = {spec, 0};
+        if (strchr(spec, ':') && strncmp(spec, "hyb", 3) != 0) continue; /* same host format */
+        uint64_t seed = 3;
+        sps_matrix *A = band(ctx, 1025, &seed);
+        run_case(ctx, "band n=1025", A, check_update, &br);
+        edge_cases(ctx, check_update, &br);
+    }
+}
+
+static void expect_rejected(sps_context *ctx, const sps_matrix *A, const char *spec,
+                            const char *must_name)
+{
+    sps_operator *op = (sps_operator *)1;
+    sps_status st = sps_operator_create(ctx, A, spec, NULL, &op);
+    const char *msg = sps_last_error(ctx);
+    T_OK(st == SPS_ERR_INVALID_ARG && op == NULL && strstr(msg, must_name) != NULL,
+         "'%s' rejected naming '%s' (%s: %s)", spec, must_name, sps_strerror(st), msg);
+}
+
+static void test_names(sps_context *ctx)
+{
+    uint64_t seed = 1;
+    sps_matrix *A = band(ctx, 100, &seed);
+    expect_rejected(ctx, A, "nosuch", "unknown SpMV backend 'nosuch'");
+    expect_rejected(ctx, A, "nosuch", "csr-vector"); /* the message lists the known names */
+    expect_rejected(ctx, A, "csr-scalar:fast", "fast");
+    expect_rejected(ctx, A, "csr-vector:tpr=3", "tpr=3");
+    expect_rejected(ctx, A, "csr-vector:tpr=", "tpr");
+    expect_rejected(ctx, A, "csr-vector:warp", "warp");
+    expect_rejected(ctx, A, "hyb:width=-1", "width=-1");
+    expect_rejected(ctx, A, "hyb:width=2x", "width=2x");
+    expect_rejected(ctx, A, "hyb:ell=3", "ell");
+    expect_rejected(ctx, A, "cusparse:alg3", "alg3");
+    expect_rejected(ctx, A, "cusparse:alg2=1", "alg2");
+
+    /* the summary of every format is filled in */
+    const char *name, *summary;
+    unsigned caps;
+    int missing = 0;
+    for (int i = 0; sps_spmv_backend(i, &name, &caps, &summary) == SPS_OK; i++)
+        if (!summary || !*summary) missing++;
+    T_OK(missing == 0, "every backend has a --list-spmv summary");
+    sps_matrix_destroy(A);
+}
+
+static void test_hyb_stats(sps_context *ctx)
+{
+    /* 3 rows of length 1, 2, 6 with width 2: ELL 3 x 2 slots, 1 stored zero,
+     * one tail row of 4 entries */
+    sps_idx rp[] = {0, 1, 3, 9};
+    sps_idx ci[] = {0, 0, 1, 0, 1, 2, 3, 4, 5};
+    double v[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    sps_matrix *A = NULL;
+    sps_matrix_create_csr(ctx, 3, 6, rp, ci, v, &A);
+    sps_operator *op = NULL;
+    sps_operator_info in;
+    T_STATUS(ctx, sps_operator_create(ctx, A, "hyb:width=2", NULL, &op), "hyb:width=2 builds");
+    if (op) {
+        sps_operator_get_info(op, &in);
+        T_OK(in.ell_width == 2 && in.coo_entries == 4 && in.slots == 10 &&
+                 fabs(in.fill - 0.1) < 1e-12,
+             "hyb stats: width 2, 4 tail entries, 10 slots, fill 0.1 (got %d, %lld, %lld, %g)",
+             in.ell_width, (long long)in.coo_entries, (long long)in.slots, in.fill);
+        T_OK(in.bytes_per_spmv > 0 && strlen(in.detail) > 0, "hyb: bytes model and detail: %s",
+             in.detail);
+        sps_operator_destroy(op);
+    }
+    T_STATUS(ctx, sps_operator_create(ctx, A, "hyb:width=50", NULL, &op), "hyb:width=50 builds");
+    if (op) {
+        sps_operator_get_info(op, &in);
+        T_OK(in.ell_width == 6 && in.coo_entries == 0, "width 50 clamped to the longest row 6 (got %d)",
+             in.ell_width);
+        sps_operator_destroy(op);
+    }
+    T_STATUS(ctx, sps_operator_create(ctx, A, "csr-vector", NULL, &op), "csr-vector builds");
+    if (op) {
+        sps_operator_get_info(op, &in);
+        /* mean 3 entries per row -> 4 threads per row */
+        T_OK(strstr(in.detail, "4 threads per row") != NULL, "csr-vector: mean 3 -> 4 threads per row (%s)",
+             in.detail);
+        /* the floor (3 x 6): row pointer once, 12 bytes per entry, x once, y written once */
+        T_NEAR(in.bytes_per_spmv, 4 * 4 + 12 * 9 + 8 * 6 + 8 * 3, 1e-12, "CSR bytes model");
+        sps_operator_destroy(op);
+    }
+    sps_matrix_destroy(A);
+
+    /* a forced width that would be padding only is refused, not allocated */
+    trip t = {0};
+    for (sps_idx i = 0; i < 5000; i++) put(&t, i, i, 1.0);
+    for (sps_idx j = 0; j < 4000; j++) put(&t, 3, j, 0.5);
+    A = take(ctx, &t, 5000, 5000);
+    op = (sps_operator *)1;
+    sps_status st = sps_operator_create(ctx, A, "hyb:width=4000", NULL, &op);
+    T_OK(st == SPS_ERR_UNSUPPORTED && !op && strstr(sps_last_error(ctx), "smaller width"),
+         "hyb:width=4000 on 5000 rows refused: %s", sps_last_error(ctx));
+    sps_matrix_destroy(A);
+}
+
+static void test_alloc_failures(sps_context *ctx)
+{
+    uint64_t seed = 8;
+    sps_matrix *A = band(ctx, 200, &seed);
+    static const char *const specs[] = {"hyb:width=2", "csr-vector", "auto"};
+    for (size_t s = 0; s < sizeof specs / sizeof *specs; s++) {
+        int failures = 0, bad = 0, done = 0;
+        for (long k = 1; k < 60 && !done; k++) {
+            sps_operator *op = (sps_operator *)1;
+            sps__fail_alloc_after(k);
+            sps_status st = sps_operator_create(ctx, A, specs[s], NULL, &op);
+            sps__fail_alloc_after(0);
+            if (st == SPS_ERR_NO_MEMORY) {
+                failures++;
+                if (op != NULL) bad++;
+            } else if (st == SPS_OK) {
+                done = 1;
+            } else {
+                bad++;
+            }
+            if (st == SPS_OK) sps_operator_destroy(op);
+        }
+        T_OK(done && failures >= 2 && bad == 0,
+             "%s: every allocation failure reported as SPS_ERR_NO_MEMORY, nothing returned (%d injected)",
+             specs[s], failures);
+    }
+    sps_matrix_destroy(A);
+}
+
+static void test_selectors(sps_context *ctx)
+{
+    uint64_t seed = 4;
+    sps_matrix *A = band(ctx, 2000, &seed);
+    sps_operator *op = NULL;
+    sps_operator_info in;
+    T_STATUS(ctx, sps_operator_create(ctx, A, "auto", NULL, &op), "auto builds on a band matrix");
+    if (op) {
+        sps_operator_get_info(op, &in);
+        T_OK(strncmp(in.reason, "auto: ", 6) == 0 && strstr(in.reason, in.backend) != NULL,
+             "auto's reason names the backend '%s': %s", in.backend, in.reason);
+        T_OK(in.caps & SPS_CAP_DETERMINISTIC, "auto chose a deterministic backend");
+        T_OK(in.select_ms >= 0, "auto: select_ms %.3f >= 0", in.select_ms);
+        sps_operator_destroy(op);
+    }
+
+    /* one row 1000x the mean: the irregular branch */
+    trip t = {0};
+    for (sps_idx i = 0; i < 5000; i++) put(&t, i, i, 1.0);
+    for (sps_idx j = 0; j < 4000; j++) put(&t, 3, j, 0.5);
+    sps_matrix *L = take(ctx, &t, 5000, 5000);
+    T_STATUS(ctx, sps_operator_create(ctx, L, "auto", NULL, &op), "auto builds on a matrix with one long row");
+    if (op) {
+        sps_operator_get_info(op, &in);
+        T_OK(strstr(in.reason, "merge") != NULL && strstr(in.reason, "longest row 4000") != NULL,
+             "auto: irregular rows lead to merge (or its fallback): %s", in.reason);
+        sps_operator_destroy(op);
+    }
+
+    /* tridiagonal: DRM stores ~1.01 slots per nonzero: the diagonal branch */
+    for (sps_idx i = 0; i < 3000; i++)
+        for (sps_idx j = i - 1; j <= i + 1; j++)
+            if (j >= 0 && j < 3000) put(&t, i, j, j == i ? 4.0 : -1.0);
+    sps_matrix *D = take(ctx, &t, 3000, 3000);
+    T_STATUS(ctx, sps_operator_create(ctx, D, "auto", NULL, &op), "auto builds on a tridiagonal matrix");
+    if (op) {
+        sps_operator_get_info(op, &in);
+        T_OK(strncmp(in.reason, "auto: drm: 3.0 diagonals per 32-row segment", 43) == 0 &&
+                 (strcmp(in.backend, "drm") == 0 || strstr(in.reason, "fell back to csr-vector")),
+             "auto: tridiagonal leads to drm (or says it fell back): %s -> %s", in.reason, in.backend);
+        sps_operator_destroy(op);
+    }
+    sps_matrix_destroy(D);
+
+    sps_operator_opts opts;
+    sps_operator_opts_default(&opts);
+    opts.tune_reps = 3;
+    T_STATUS(ctx, sps_operator_create(ctx, A, "tune", &opts, &op), "tune builds");
+    if (op) {
+        sps_operator_get_info(op, &in);
+        T_OK(strncmp(in.reason, "tune (3 reps", 12) == 0 && strstr(in.reason, "chose ") != NULL,
+             "tune's reason lists the candidates and the choice: %s", in.reason);
+        T_OK(in.select_ms > 0 && (in.caps & SPS_CAP_DETERMINISTIC),
+             "tune: select_ms %.3f > 0, deterministic choice %s", in.select_ms, in.backend);
+        sps_operator_destroy(op);
+    }
+    sps_matrix_destroy(A);
+    sps_matrix_destroy(L);
+}
+
+static void test_measure(sps_context *ctx)
+{
+    uint64_t seed = 6;
+    sps_matrix *A = band(ctx, 1025, &seed);
+    sps_operator *op = NULL;
+    T_STATUS(ctx, sps_operator_create(ctx, A, "csr-vector", NULL, &op), "csr-vector for timing");
+    if (!op) return;
+    sps_timing t;
+    T_STATUS(ctx, sps_operator_time(op, 7, 0, &t), "sps_operator_time on the host");
+    T_OK(t.reps == 7 && t.median_us > 0 && t.min_us <= t.median_us && t.median_us <= t.max_us,
+         "timing sane: %d reps, min %.2f <= median %.2f <= max %.2f us", t.reps, t.min_us,
+         t.median_us, t.max_us);
+    T_OK(sps_operator_time(op, 0, 0, &t) == SPS_ERR_INVALID_ARG, "0 reps rejected");
+    double err = -1;
+    int rep = -1;
+    T_STATUS(ctx, sps_operator_check(op, A, &err, &rep), "sps_operator_check on the host");
+    T_OK(err >= 0 && err <= TOL && rep == 1, "check: err %.2e, repeatable %d", err, rep);
+    sps_matrix *B = band(ctx, 1024, &seed);
+    T_OK(sps_operator_check(op, B, &err, &rep) == SPS_ERR_INVALID_ARG,
+         "check against another matrix rejected: %s", sps_last_error(ctx));
+    double gbps = 0;
+    T_STATUS(ctx, sps_copy_bandwidth(ctx, (size_t)8 << 20, &gbps), "host copy bandwidth");
+    T_OK(gbps > 0, "host copy bandwidth %.1f GB/s > 0", gbps);
+    sps_operator_destroy(op);
+    sps_matrix_destroy(A);
+    sps_matrix_destroy(B);
+}
+
+/* sps_operator_check on every backend and every edge case (host apply). */
+static void check_op_check(sps_context *ctx, const char *mname, const sps_matrix *A, void *user)
+{
+    backend_run *br = user;
+    if (br->skipped) return;
+    sps_operator *op = build(ctx, br->spec, mname, A, NULL, &br->skipped);
+    if (!op) return;
+    double err = -1;
+    int rep = -1;
+    sps_status st = sps_operator_check(op, A, &err, &rep);
+    T_OK(st == SPS_OK && err <= TOL && rep == 1, "%s on %s: sps_operator_check err %.2e, repeatable %d",
+         br->spec, mname, err, rep);
+    sps_operator_destroy(op);
+}
+
+static void test_check_every_backend(sps_context *ctx)
+{
+    unsigned caps;
+    const char *spec;
+    for (int i = 0; (spec = spec_at(i, &caps)); i++) {
+        if (strchr(spec, ':')) continue;
+        backend_run br = {spec, 0};
+        edge_cases(ctx, check_op_check, &br);
+    }
+}
+
+int main(void)
+{
+    sps_context *ctx = NULL;
+    if (!T_STATUS(NULL, sps_context_create(&ctx, SPS_DEVICE_HOST), "host context")) return t_done();
+    test_every_backend(ctx);
+    test_update(ctx);
+    test_names(ctx);
+    test_hyb_stats(ctx);
+    test_alloc_failures(ctx);
+    test_selectors(ctx);
+    test_measure(ctx);
+    test_check_every_backend(ctx);
+    sps_context_destroy(ctx);
+    return t_done();
+}
+
+#endif /* SPS_SPMV_CASES_ONLY */
