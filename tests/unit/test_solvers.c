@@ -439,6 +439,75 @@ static void test_jacobi_fusion(void)
     sps_matrix_destroy(A);
 }
 
+/* The preconditioners of precond/ on matrices built here: the real Jacobi is
+ * the fused one above, bitwise; ic0 and ilu0 cut the iterations. */
+static void test_precond_module(void)
+{
+    sps_matrix *S = scaled_laplace(14), *Cd = convdiff2d(20, 50.0);
+    sps_precond *jac = NULL, *ic = NULL, *ilu = NULL, *none = NULL;
+    sps_status st = sps_precond_create(ctx, S, "jacobi", &jac);
+    if (st == SPS_ERR_NOT_COMPILED) {
+        t_skip("preconditioners from precond/", "placeholder (precond/ not merged)");
+        sps_matrix_destroy(S);
+        sps_matrix_destroy(Cd);
+        return;
+    }
+    T_STATUS(ctx, st, "jacobi on the scaled Laplacian");
+    T_STATUS(ctx, sps_precond_create(ctx, S, "ic0", &ic), "ic0 on the scaled Laplacian");
+    T_STATUS(ctx, sps_precond_create(ctx, Cd, "ilu0", &ilu), "ilu0 on convdiff2d:20,50");
+    T_STATUS(ctx, sps_precond_create(ctx, Cd, "none", &none), "none on convdiff2d:20,50");
+    double *dinv = inverse_diagonal(S), *b = random_vec(400, 31);
+    double *x1 = vec(400, 0), *x2 = vec(400, 0);
+    sps_precond fake;
+    fake_pc(&fake, SPS_PC_JACOBI, dinv, 196);
+    cfg c = C(SPS_CG);
+    sps_solve_info i1, i2;
+    sps_solver *s1 = run(S, jac, &c, b, x1, &i1, NULL);
+    sps_solver *s2 = run(S, &fake, &c, b, x2, &i2, NULL);
+    T_OK(i1.reason == SPS_CONVERGED_RTOL && i1.iterations == i2.iterations &&
+             memcmp(x1, x2, 196 * sizeof *x1) == 0,
+         "cg + jacobi (precond/) = cg + the fused D^-1 of this test, bitwise (%lld iterations)",
+         (long long)i1.iterations);
+    sps_solver_destroy(s1);
+    sps_solver_destroy(s2);
+    memset(x1, 0, 400 * sizeof *x1);
+    s1 = run(S, ic, &c, b, x1, &i1, NULL);
+    T_OK(i1.reason == SPS_CONVERGED_RTOL && i1.true_rel_rnorm <= 1e-9 && i1.iterations < i2.iterations,
+         "cg + ic0: converged in %lld iterations (jacobi: %lld), true relres %.1e",
+         (long long)i1.iterations, (long long)i2.iterations, i1.true_rel_rnorm);
+    sps_solver_destroy(s1);
+    for (int m = 1; m < 3; m++) {
+        const char *mn = sps_method_name((sps_method)m);
+        c = C((sps_method)m);
+        memset(x1, 0, 400 * sizeof *x1);
+        memset(x2, 0, 400 * sizeof *x2);
+        s1 = run(Cd, ilu, &c, b, x1, &i1, NULL);
+        s2 = run(Cd, NULL, &c, b, x2, &i2, NULL);
+        T_OK(i1.reason == SPS_CONVERGED_RTOL && i1.true_rel_rnorm <= 1e-9 &&
+                 i1.iterations < i2.iterations && i1.precond_applies >= i1.iterations,
+             "%s + ilu0: converged in %lld iterations (none: %lld), true relres %.1e", mn,
+             (long long)i1.iterations, (long long)i2.iterations, i1.true_rel_rnorm);
+        sps_solver_destroy(s1);
+        memset(x1, 0, 400 * sizeof *x1);
+        s1 = run(Cd, none, &c, b, x1, &i1, NULL);
+        T_OK(i1.iterations == i2.iterations && memcmp(x1, x2, 400 * sizeof *x1) == 0 &&
+                 i1.precond_applies == 0,
+             "%s + none (precond/) = no preconditioner, bitwise", mn);
+        sps_solver_destroy(s1);
+        sps_solver_destroy(s2);
+    }
+    sps_precond_destroy(jac);
+    sps_precond_destroy(ic);
+    sps_precond_destroy(ilu);
+    sps_precond_destroy(none);
+    free(dinv);
+    free(b);
+    free(x1);
+    free(x2);
+    sps_matrix_destroy(S);
+    sps_matrix_destroy(Cd);
+}
+
 /* ---- 4. real matrices (once sps_matrix_read and the preconditioners exist) */
 
 static sps_matrix *read_real(const char *name)
@@ -841,6 +910,7 @@ int main(void)
     test_vs_dense();
     test_monitor_and_x0();
     test_jacobi_fusion();
+    test_precond_module();
     test_real();
     test_zero_rhs_nan_maxit_dtol();
     test_indefinite();
