@@ -189,6 +189,9 @@ SPS_HD static inline void sps__k_gm_arnoldi(sps_kstate *st, int64_t j, double a,
     gm.g[j] = c * gm.g[j];
     st->kdim = j + 1;
     sps__k_residual(st, fabs(gm.g[j + 1]), hist);
+    /* A NaN or Inf in this column: the update uses the columns before it
+     * (their g entries are untouched), so x is the last good iterate. */
+    if (st->reason == SPS_DIVERGED_NAN) st->kdim = j;
     /* Lucky breakdown: w vanished against A z_j. The Krylov space is invariant
      * and its solution is in hand (kdim columns); reaching it without meeting
      * the tolerance means A is singular on that space. */

@@ -5,6 +5,7 @@
 #include "check.h"
 #include "internal.h"
 #include "../../precond/precond.h"
+#include "../../solvers/kstate.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -654,6 +655,12 @@ static void test_zero_rhs_nan_maxit_dtol(void)
     sps_matrix *D = diag(4, (double[]){1, NAN, 2, 3});
     double b4[4] = {1, 1, 1, 1}, x4[4] = {0, 0, 0, 0};
     expect("cg, NaN in A", D, NULL, C(SPS_CG), b4, x4, SPS_DIVERGED_NAN, 0, NULL);
+    for (int m = 1; m < 3; m++) {
+        snprintf(name, sizeof name, "%s, NaN in A", sps_method_name((sps_method)m));
+        memset(x4, 0, sizeof x4);
+        expect(name, D, NULL, C((sps_method)m), b4, x4, SPS_DIVERGED_NAN, -1, NULL);
+        T_OK(all_finite(x4, 4), "%s: x keeps the last finite iterate", name);
+    }
     sps_matrix_destroy(D);
     free(b);
     free(x);
@@ -859,7 +866,102 @@ static void test_gmres_special(void)
     }
 }
 
-/* ---- 7. the same solver again: workspace reuse, determinism ------------ */
+/* ---- 7. the shared finish logic on states built by hand ----------------- */
+
+static sps_kstate fresh_state(int64_t m)
+{
+    sps_kstate st;
+    memset(&st, 0, sizeof st);
+    st.maxit = 100;
+    st.tol = 1e-8;
+    st.dtol = 1e5;
+    st.r0norm = st.rnorm = st.stag_ref = 1.0;
+    st.rho = st.alpha = st.omega = 1.0;
+    st.m = m;
+    st.stag_win = 3;
+    st.tol_kind = SPS_CONVERGED_RTOL;
+    return st;
+}
+
+static void test_finish_logic(void)
+{
+    double H[6 * 5] = {0}, cs[5] = {0}, sn[5] = {0}, g[6] = {0}, y[5] = {0}, h2[6] = {0};
+    sps_kgm gm = {H, cs, sn, g, y, h2};
+    double hist[8] = {0}, s[2];
+    /* GMRES: a NaN in column 1 leaves it out of the update */
+    sps_kstate st = fresh_state(5);
+    g[0] = 1.0;
+    H[0] = 2.0, s[0] = 1.0, s[1] = 4.0;
+    sps__k_finish(SPS_FIN_GM_ARNOLDI, 0, &st, s, hist, gm);
+    T_OK(!st.stop && st.kdim == 1 && st.iter == 1, "Arnoldi column 0: one column, going on");
+    H[6] = NAN, H[7] = 1.0, s[0] = NAN, s[1] = NAN;
+    sps__k_finish(SPS_FIN_GM_ARNOLDI, 1, &st, s, hist, gm);
+    T_OK(st.stop && st.reason == SPS_DIVERGED_NAN && st.kdim == 1,
+         "Arnoldi column 1 with a NaN: NAN, the update keeps column 0 only (kdim %lld)",
+         (long long)st.kdim);
+    /* GMRES: rotated diagonal and ||w|| both 0: column left out, BREAKDOWN */
+    st = fresh_state(5);
+    memset(H, 0, sizeof H);
+    g[0] = 1.0;
+    s[0] = 0.0, s[1] = 0.0;
+    sps__k_finish(SPS_FIN_GM_ARNOLDI, 0, &st, s, hist, gm);
+    T_OK(st.stop && st.reason == SPS_DIVERGED_BREAKDOWN && st.kdim == 0 && st.iter == 1 &&
+             st.rnorm == 1.0,
+         "Arnoldi: A z in the span already: BREAKDOWN, no column used, residual kept");
+    /* GMRES stagnation: windows of 3 cycles, less than 10% gained */
+    st = fresh_state(5);
+    double cyc[] = {0.8, 0.7, 0.65, 0.62, 0.6, 0.59};
+    int stopped_at = -1;
+    for (int c = 0; c < 6 && !st.stop; c++) {
+        sps__k_gm_start(&st, 1, cyc[c] * cyc[c], gm);
+        if (st.stop) stopped_at = (int)st.cycle;
+    }
+    T_OK(stopped_at == 6 && st.reason == SPS_DIVERGED_STAGNATION,
+         "stagnation: window 1 (1 -> 0.65) passes, window 2 (0.65 -> 0.59) stops at cycle 6 (got %d)",
+         stopped_at);
+    /* BiCGSTAB: t't = 0 keeps the half step and breaks down */
+    st = fresh_state(0);
+    st.snorm = 0.5;
+    s[0] = 0.0, s[1] = 0.0;
+    sps__k_finish(SPS_FIN_BICG_OMEGA, 0, &st, s, hist, gm);
+    T_OK(st.stop && st.reason == SPS_DIVERGED_BREAKDOWN && st.half == 1 && st.iter == 1 &&
+             st.rnorm == 0.5 && hist[1] == 0.5,
+         "bicgstab t't = 0: BREAKDOWN at the half step, residual ||s|| recorded");
+    /* BiCGSTAB: omega = 0 after a full step breaks down before dividing */
+    st = fresh_state(0);
+    st.omega = 0.0;
+    s[0] = 0.25, s[1] = 0.3;
+    sps__k_finish(SPS_FIN_BICG_R, 0, &st, s, hist, gm);
+    T_OK(st.stop && st.reason == SPS_DIVERGED_BREAKDOWN && st.iter == 1 && isfinite(st.beta),
+         "bicgstab omega = 0: BREAKDOWN, beta never divided by 0");
+    /* BiCGSTAB: rho = r0hat'r at eps * ||r0|| ||r|| is no breakdown, at 0 it is */
+    st = fresh_state(0);
+    s[0] = 0.25, s[1] = 1e-16 * 0.5;
+    sps__k_finish(SPS_FIN_BICG_R, 0, &st, s, hist, gm);
+    T_OK(!st.stop, "bicgstab rho with cosine 1e-16: goes on");
+    s[1] = 0.0;
+    sps__k_finish(SPS_FIN_BICG_R, 0, &st, s, hist, gm);
+    T_OK(st.stop && st.reason == SPS_DIVERGED_BREAKDOWN, "bicgstab rho = 0: BREAKDOWN");
+    /* CG: p'Ap = 0 and NaN */
+    st = fresh_state(0);
+    s[0] = 0.0;
+    sps__k_finish(SPS_FIN_CG_ALPHA, 0, &st, s, hist, gm);
+    T_OK(st.reason == SPS_DIVERGED_INDEFINITE && st.alpha == 1.0, "cg p'Ap = 0: INDEFINITE, alpha untouched");
+    st = fresh_state(0);
+    s[0] = NAN;
+    sps__k_finish(SPS_FIN_CG_ALPHA, 0, &st, s, hist, gm);
+    T_OK(st.reason == SPS_DIVERGED_NAN, "cg p'Ap NaN: NAN");
+    /* gated steps do nothing once stopped; BNORM and TRUE still run */
+    st = fresh_state(0);
+    st.stop = 1, st.reason = SPS_DIVERGED_MAXIT;
+    s[0] = 4.0;
+    sps__k_finish(SPS_FIN_CG_RES, SPS_CG_PLAIN, &st, s, hist, gm);
+    sps__k_finish(SPS_FIN_TRUE, 0, &st, s, hist, gm);
+    T_OK(st.iter == 0 && st.true_rnorm == 2.0 && st.reason == SPS_DIVERGED_MAXIT,
+         "stopped: the residual step is a no-op, the true residual still computed");
+}
+
+/* ---- 8. the same solver again: workspace reuse, determinism ------------ */
 
 static void test_reuse(void)
 {
@@ -916,6 +1018,7 @@ int main(void)
     test_indefinite();
     test_singular();
     test_gmres_special();
+    test_finish_logic();
     test_reuse();
     sps_context_destroy(ctx);
     return t_done();
