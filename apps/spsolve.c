@@ -653,7 +653,10 @@ int main(int argc, char **argv)
         printf("\n");
         printf("residual  relative: recurrence %.3e, true %.3e (||b|| = %.3e)\n", info.rel_rnorm,
                info.true_rel_rnorm, info.bnorm);
-        if (b_is_ones) printf("error     rms(x - 1) = %.3e\n", err_ones);
+        if (b_is_ones)
+            printf("error     rms(x - 1) = %.3e%s\n", err_ones,
+                   info.reason > 0 && err_ones > 1e-3
+                       ? " (a small residual, a large error: A is ill-conditioned)" : "");
         if (o.verify) {
             if (verify_diff >= 0)
                 printf("verify    ||x - x_lapack|| / ||x_lapack|| = %.3e (LAPACKE dgesv)\n", verify_diff);
