@@ -135,11 +135,17 @@ SPS_HD static inline void sps__k_cg_beta(sps_kstate *st, double rz)
  * kdim when it is met (SPS_FIN_GM_ARNOLDI). */
 SPS_HD static inline void sps__k_gm_solve(const sps_kstate *st, sps_kgm gm)
 {
+    /* Column-oriented back substitution: once y[i] is known, column i of R
+     * (contiguous in column-major H) is subtracted from the entries above it.
+     * Every y[r] sees its updates in the same order (i descending), so the
+     * device's one-block version (vops_cuda.cu), which does each column's
+     * update in parallel, computes the same sums. */
     int64_t k = st->kdim, ld = st->m + 1;
+    for (int64_t i = 0; i < k; i++) gm.y[i] = gm.g[i];
     for (int64_t i = k - 1; i >= 0; i--) {
-        double s = gm.g[i];
-        for (int64_t c = i + 1; c < k; c++) s -= gm.H[i + c * ld] * gm.y[c];
-        gm.y[i] = s / gm.H[i + i * ld];
+        double yi = gm.y[i] / gm.H[i + i * ld];
+        gm.y[i] = yi;
+        for (int64_t r = 0; r < i; r++) gm.y[r] -= gm.H[r + i * ld] * yi;
     }
 }
 
