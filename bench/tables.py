@@ -201,6 +201,7 @@ def main():
     if not rows:
         sys.exit("tables.py: no CSV in " + sys.argv[1])
     t = index(rows)
+    os.makedirs(sys.argv[2], exist_ok=True)
     spmv_table(rows, t, sys.argv[2])
     drm_table(rows, t, sys.argv[2])
     conversion_table(rows, t, sys.argv[2])

@@ -6,10 +6,10 @@
  * lane t's value of diagonal i at val[i * stride] (the caller has added the
  * lane) and x[row + off[i]]. Consecutive lanes read consecutive values and
  * consecutive x entries: both coalesced; every lane of a warp reads the same
- * off[i] (one broadcast transaction, kept in L1). The loop is unrolled by 4
- * with all loads issued before the multiply-adds, so each thread has up to 8
- * independent loads in flight: a memory-bound kernel needs bytes in flight,
- * not arithmetic. Values are streamed (__ldcs: evict-first, they are used
+ * off[i] (one broadcast transaction, kept in L1). The loop goes in
+ * predicated chunks of 4 diagonals with all loads issued before the
+ * multiply-adds, so each thread has up to 8 independent loads in flight: a
+ * memory-bound kernel needs bytes in flight, not arithmetic. Values are streamed (__ldcs: evict-first, they are used
  * once); x goes through the read-only path (__ldg) so that its reuse between
  * neighbouring rows and diagonals hits L1/L2. */
 #ifndef SPS_DIAG_KERNELS_H
@@ -33,35 +33,34 @@ __device__ __forceinline__ T sps_diag_x(const T *__restrict__ x, unsigned c, uns
     return c < ncols ? __ldg(x + c) : T(0);
 }
 
-/* sum_{k < nd} val[k * stride] * x[row + off[k]], in order of k. */
+/* sum_{k < nd} val[k * stride] * x[row + off[k]], in order of k.
+ * The diagonals go in predicated chunks of SPS_DIAG_CHUNK: a chunk's offset
+ * and value loads are all issued before its x gathers, and the x gathers
+ * before the multiply-adds, whatever nd is; a tail shorter than a chunk is
+ * one more predicated chunk rather than a serial off -> x load chain per
+ * diagonal (segments of 7 to 10 diagonals spent most of their loop there). */
+#define SPS_DIAG_CHUNK 4
 template <typename T>
 __device__ __forceinline__ T sps_diag_dot(const sps_idx *__restrict__ off,
                                           const T *__restrict__ val, unsigned stride, int nd,
                                           unsigned row, unsigned ncols, const T *__restrict__ x)
 {
     T acc = T(0);
-    int k = 0;
-    for (; k + 4 <= nd; k += 4) {
-        const unsigned c0 = row + (unsigned)__ldg(off + k);
-        const unsigned c1 = row + (unsigned)__ldg(off + k + 1);
-        const unsigned c2 = row + (unsigned)__ldg(off + k + 2);
-        const unsigned c3 = row + (unsigned)__ldg(off + k + 3);
-        const T v0 = __ldcs(val + (unsigned)k * stride);
-        const T v1 = __ldcs(val + (unsigned)(k + 1) * stride);
-        const T v2 = __ldcs(val + (unsigned)(k + 2) * stride);
-        const T v3 = __ldcs(val + (unsigned)(k + 3) * stride);
-        const T x0 = sps_diag_x(x, c0, ncols);
-        const T x1 = sps_diag_x(x, c1, ncols);
-        const T x2 = sps_diag_x(x, c2, ncols);
-        const T x3 = sps_diag_x(x, c3, ncols);
-        acc += v0 * x0;
-        acc += v1 * x1;
-        acc += v2 * x2;
-        acc += v3 * x3;
+    for (int k = 0; k < nd; k += SPS_DIAG_CHUNK) {
+        unsigned c[SPS_DIAG_CHUNK];
+        T v[SPS_DIAG_CHUNK], xv[SPS_DIAG_CHUNK];
+#pragma unroll
+        for (int u = 0; u < SPS_DIAG_CHUNK; u++) {
+            const bool in = k + u < nd;
+            c[u] = in ? row + (unsigned)__ldg(off + k + u) : ncols; /* ncols: not read */
+            v[u] = in ? __ldcs(val + (unsigned)(k + u) * stride) : T(0);
+        }
+#pragma unroll
+        for (int u = 0; u < SPS_DIAG_CHUNK; u++) xv[u] = sps_diag_x(x, c[u], ncols);
+#pragma unroll
+        for (int u = 0; u < SPS_DIAG_CHUNK; u++)
+            if (k + u < nd) acc += v[u] * xv[u];
     }
-    for (; k < nd; k++)
-        acc += __ldcs(val + (unsigned)k * stride) *
-               sps_diag_x(x, row + (unsigned)__ldg(off + k), ncols);
     return acc;
 }
 

@@ -533,11 +533,13 @@ static void test_solves(void)
     sps_matrix_destroy(P);
     sps_matrix_destroy(G);
     struct { const char *mat; sps_method m; } real[] = {
-        /* Unpreconditioned BiCGSTAB on orsirr_1 converges erratically (1696
-         * iterations on the host for n = 1030; 1810 to 2764 on the GPU
-         * depending on the backend's rounding order, measured on an H100):
-         * no 5% agreement is meaningful there, so orsirr_1 runs GMRES. */
-        {"nos6", SPS_CG}, {"bcsstk09", SPS_CG}, {"orsirr_1", SPS_GMRES},
+        /* Long unpreconditioned runs on ill-conditioned matrices amplify the
+         * rounding order, so their iteration counts are not comparable to 5%:
+         * measured on an H100, orsirr_1 takes 1696 BiCGSTAB iterations on the
+         * host and 1810 to 2764 on the GPU depending on the backend, and 4769
+         * GMRES(30) iterations on the host against 5755 to 7784. The cases
+         * here converge in at most a few hundred iterations. */
+        {"nos6", SPS_CG}, {"bcsstk09", SPS_CG}, {"steam2", SPS_GMRES}, {"mesh2e1", SPS_BICGSTAB},
         {"pde2961", SPS_BICGSTAB}, {"jpwh_991", SPS_GMRES}, {"rdb2048", SPS_GMRES},
     };
     for (size_t i = 0; i < sizeof real / sizeof *real; i++) {
