@@ -6,15 +6,17 @@
 #include <stdio.h>
 #include <string.h>
 
-/* auto's thresholds, in one place. The rule and its reasons are in
- * doc/spmv.md; the numbers are first guesses to be refined by the H100
- * measurements recorded there. */
+/* auto's thresholds, in one place. The rule, its reasons and the H100
+ * measurements behind it are in doc/spmv.md. */
 static const struct auto_rule {
     sps_idx seg;                  /* DRM segment height used for the fill estimate */
     double drm_max_slots_per_nnz; /* drm when DRM stores at most this many slots per nonzero */
     double merge_min_cv;          /* irregular: std/mean of the row lengths at least this */
     double merge_min_max_ratio;   /* ... or the longest row at least this many times the mean */
     sps_idx merge_min_max_row;    /* ... and the longest row at least this long (else too small to matter) */
+    int64_t large_nnz;            /* at least this many entries: bandwidth-bound, not launch-bound */
+    double scalar_max_mean;       /* large and regular with at most this mean row length: csr-scalar */
+    const char *irregular_large;  /* large and irregular */
     const char *regular;          /* everything else */
     const char *fallback;         /* when the chosen backend refuses or is not compiled */
 } RULE = {
@@ -23,6 +25,9 @@ static const struct auto_rule {
     .merge_min_cv = 1.0,
     .merge_min_max_ratio = 32.0,
     .merge_min_max_row = 64,
+    .large_nnz = (int64_t)1 << 20,
+    .scalar_max_mean = 16.0,
+    .irregular_large = "cusparse:alg2",
     .regular = "csr-vector",
     .fallback = "csr-vector",
 };
@@ -76,13 +81,24 @@ static const char *decide(const sps_csr *A, char *why, size_t len)
     }
     double cv = rs.mean > 0 ? rs.std / rs.mean : 0.0;
     double ratio = rs.mean > 0 ? rs.max / rs.mean : 0.0;
+    int large = A->nnz >= RULE.large_nnz;
     if ((cv >= RULE.merge_min_cv || ratio >= RULE.merge_min_max_ratio) &&
         rs.max >= RULE.merge_min_max_row) {
+        const char *pick = large ? RULE.irregular_large : "merge";
         snprintf(why, len,
-                 "auto: merge: irregular row lengths (std/mean %.2f, threshold %.2f; longest row "
-                 "%d = %.0fx the mean %.1f, threshold %.0fx)",
-                 cv, RULE.merge_min_cv, rs.max, ratio, rs.mean, RULE.merge_min_max_ratio);
-        return "merge";
+                 "auto: %s: irregular row lengths (std/mean %.2f, threshold %.2f; longest row "
+                 "%d = %.0fx the mean %.1f, threshold %.0fx)%s",
+                 pick, cv, RULE.merge_min_cv, rs.max, ratio, rs.mean, RULE.merge_min_max_ratio,
+                 large ? ", and large enough to be bandwidth-bound" : "");
+        return pick;
+    }
+    if (large && rs.mean <= RULE.scalar_max_mean) {
+        snprintf(why, len,
+                 "auto: csr-scalar: large (%d entries) with short regular rows (mean %.1f, "
+                 "std/mean %.2f): one thread per row streams them best",
+                 A->nnz, rs.mean, cv);
+        appendf(why, len, "; DRM would store %.2f slots per nonzero", per_nnz);
+        return "csr-scalar";
     }
     snprintf(why, len, "auto: %s: regular rows (mean %.1f, std/mean %.2f, longest %d)", RULE.regular,
              rs.mean, cv, rs.max);
@@ -97,13 +113,12 @@ static sps_status auto_select(sps_context *ctx, const sps_csr *A, const sps_oper
     char why[512];
     const char *spec = decide(A, why, sizeof why);
     if (!spec) return sps__err(ctx, SPS_ERR_NO_MEMORY, "auto: out of memory for the features");
-    const char *params = "";
-    const sps_backend *be = sps__backend_find(spec, &params);
-    sps_status st;
-    if (be && !(be->caps & SPS_CAP_DETERMINISTIC))
+    sps_status st = build_spec(ctx, A, spec, opts, op);
+    if (st == SPS_OK && !((*op)->info.caps & SPS_CAP_DETERMINISTIC)) { /* never by design */
+        sps_operator_destroy(*op);
+        *op = NULL;
         st = sps__err(ctx, SPS_ERR_UNSUPPORTED, "%s is not deterministic", spec);
-    else
-        st = build_spec(ctx, A, spec, opts, op);
+    }
     if ((st == SPS_ERR_UNSUPPORTED || st == SPS_ERR_NOT_COMPILED) &&
         strcmp(spec, RULE.fallback) != 0) {
         appendf(why, sizeof why, "; %s refused (%s): fell back to %s", spec, sps_last_error(ctx),
