@@ -27,8 +27,13 @@ def run(spsolve, path, method, precond, restart, maxit, device):
     try:
         j = json.loads(p.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        j = {"error": (p.stderr or p.stdout).strip().splitlines()[-1:] or ["no output"]}
-        j["error"] = j["error"][0]
+        lines = [l for l in (p.stderr or p.stdout).strip().splitlines() if l.strip()]
+        err = lines[0] if lines else "no output"
+        for prefix in ("spsolve: preconditioner setup failed: ", "spsolve: "):
+            if err.startswith(prefix):
+                err = err[len(prefix):]
+                break
+        j = {"error": err[:140]}
     j["exit"] = p.returncode
     j["cmd"] = " ".join(cmd[1:])
     return j
@@ -149,7 +154,7 @@ def main():
             r["matrix"], r["kind"], r["n"], r["method"], r["precond"], r["spmv"], r["iterations"],
             ("%.2e" % rr) if isinstance(rr, float) else rr, r["reason"],
             ("%.4f" % r["ms_per_iter"]) if isinstance(r["ms_per_iter"], float) else "",
-            ("%.3f" % r["syncs_per_iter"]) if isinstance(r["syncs_per_iter"], float) else "",
+            ("%.3f" % r["syncs_per_iter"]) if isinstance(r["syncs_per_iter"], (int, float)) else "",
             r["tried"]))
     conv = sum(1 for r in results if str(r["reason"]).startswith("converged"))
     lines += ["", "%d of %d matrices reach rtol %g." % (conv, len(results), RTOL)]
