@@ -45,6 +45,7 @@ static const char *usage_text =
     "  --monitor            one line per residual check: iteration and residual norm\n"
     "  --history FILE.csv   write iteration,residual norm for every iteration\n"
     "  -o FILE              write the solution (.mtx: Matrix Market array; else text)\n"
+    "  --save-matrix FILE   write A as Matrix Market (e.g. a generated one), then go on\n"
     "  --verify             (n <= 5000) solve densely with LAPACKE and print the difference\n"
     "  --list-spmv          list the SpMV backends and their capabilities, then exit\n"
     "  -q, --quiet          print only errors\n"
@@ -55,7 +56,7 @@ static const char *usage_text =
     "3 runtime failure (CUDA, out of memory).\n";
 
 typedef struct opts {
-    const char *A_path, *gen, *b_path, *x0_path, *out_path, *hist_path;
+    const char *A_path, *gen, *b_path, *x0_path, *out_path, *hist_path, *save_path;
     const char *method, *spmv, *precond, *device;
     double rtol, atol, dtol;
     long long maxit;
@@ -143,6 +144,7 @@ static void parse_args(int argc, char **argv, opts *o)
         else if (!strcmp(a, "--x0")) o->x0_path = NEXT();
         else if (!strcmp(a, "-o")) o->out_path = NEXT();
         else if (!strcmp(a, "--history")) o->hist_path = NEXT();
+        else if (!strcmp(a, "--save-matrix")) o->save_path = NEXT();
         else if (!strcmp(a, "--method")) o->method = NEXT();
         else if (!strcmp(a, "--spmv")) o->spmv = NEXT();
         else if (!strcmp(a, "--precond")) o->precond = NEXT();
@@ -367,6 +369,15 @@ int main(int argc, char **argv)
         sps_matrix_destroy(A);
         sps_context_destroy(ctx);
         return rc;
+    }
+    if (o.save_path) {
+        st = sps_matrix_write(ctx, A, o.save_path);
+        if (st != SPS_OK) {
+            int rc = fail_status(ctx, st, "cannot write --save-matrix");
+            sps_matrix_destroy(A);
+            sps_context_destroy(ctx);
+            return rc;
+        }
     }
     if (src.pattern && !o.quiet)
         fprintf(stderr, "spsolve: warning: %s is a pattern matrix: every value is taken as 1\n",

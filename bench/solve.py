@@ -84,6 +84,38 @@ def cupy_peer(path, method, restart, maxit, iters_ours):
             "cupy_ms_per_iter": t * 1e3 / max(its, 1)}
 
 
+# Peer cases: the same unpreconditioned method on both sides, large enough
+# that the time per iteration is the GPU's, not the launches'.
+PEERS = [("poisson3d:64", "cg", 30), ("convdiff2d:1000,10", "bicgstab", 30),
+         ("convdiff2d:1000,10", "gmres", 30), ("cage11", "gmres", 30), ("lns_3937", "gmres", 2000)]
+
+
+def peer_table(spsolve, matdir, device):
+    import tempfile
+    rows = []
+    tmp = tempfile.mkdtemp()
+    for name, method, restart in PEERS:
+        if ":" in name:
+            path = os.path.join(tmp, name.replace(":", "_").replace(",", "_") + ".mtx")
+            subprocess.run([spsolve, "--gen", name, "--save-matrix", path, "--info", "-q",
+                            "--device", "cpu"], check=True, capture_output=True)
+        else:
+            path = os.path.join(matdir, name + ".mtx.gz")
+        j = run(spsolve, path, method, "none", restart, 20000, device)
+        row = {"matrix": name, "method": method if method != "gmres" else "gmres(%d)" % restart,
+               "iterations": j.get("iterations"), "ms_per_iter": j.get("per_iter_ms"),
+               "relres": j.get("true_rel_rnorm"), "spmv": j.get("spmv"), "reason": j.get("reason")}
+        try:
+            row.update(cupy_peer(path, method, restart, 20000, j.get("iterations")))
+        except Exception as e:
+            row["cupy_error"] = str(e)[:100]
+        rows.append(row)
+        print("peer %-20s %-12s spsolve %s ms/it (%s its), cupy %s" % (
+            name, row["method"], row["ms_per_iter"], row["iterations"],
+            row.get("cupy_ms_per_iter", row.get("cupy_error"))), flush=True)
+    return rows
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     device = "gpu"
@@ -159,6 +191,14 @@ def main():
     conv = sum(1 for r in results if str(r["reason"]).startswith("converged"))
     lines += ["", "%d of %d matrices reach rtol %g." % (conv, len(results), RTOL)]
     peers = [r for r in results if "cupy_ms_per_iter" in r]
+    if with_cupy:
+        extra = peer_table(spsolve, matdir, device)
+        for r in extra:
+            if "cupy_ms_per_iter" not in r:
+                continue
+            peers.append({"matrix": r["matrix"], "method": r["method"], "ms_per_iter": r["ms_per_iter"],
+                          "cupy_ms_per_iter": r["cupy_ms_per_iter"], "iterations": r["iterations"],
+                          "cupy_iters": r["cupy_iters"], "cupy_relres": r["cupy_relres"]})
     if peers:
         lines += ["", "## Against CuPy (same method, unpreconditioned, same GPU)", "",
                   "| matrix | method | spsolve ms/iter | CuPy ms/iter | ratio | spsolve its | CuPy its | CuPy relres |",
