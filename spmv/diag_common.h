@@ -73,6 +73,7 @@ typedef struct sps_fmt_drm {
     sps_idx nslot;    /* segments = slots */
     sps_idx nblk;     /* sub-blocks */
     sps_idx maxmem;   /* most segments in one sub-block */
+    int unroll;       /* diagonals per predicated chunk in the kernel: 4 (default) or 8 */
     int rows;         /* kernel mapping: 0 = one thread block per sub-block (the
                          paper's), R = R threads per block over consecutive slots */
     sps_idx *blo;     /* nblk + 1: prefix count of slots per sub-block */

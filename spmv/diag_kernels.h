@@ -38,30 +38,39 @@ __device__ __forceinline__ T sps_diag_x(const T *__restrict__ x, unsigned c, uns
  * and value loads are all issued before its x gathers, and the x gathers
  * before the multiply-adds, whatever nd is; a tail shorter than a chunk is
  * one more predicated chunk rather than a serial off -> x load chain per
- * diagonal (segments of 7 to 10 diagonals spent most of their loop there). */
-#define SPS_DIAG_CHUNK 4
-template <typename T>
-__device__ __forceinline__ T sps_diag_dot(const sps_idx *__restrict__ off,
-                                          const T *__restrict__ val, unsigned stride, int nd,
-                                          unsigned row, unsigned ncols, const T *__restrict__ x)
+ * diagonal (segments of 7 to 10 diagonals spent most of their loop there).
+ * CHUNK 4 is the default; drm:unroll=8 doubles the loads in flight per
+ * thread at the price of registers (occupancy). */
+template <int CHUNK, typename T>
+__device__ __forceinline__ T sps_diag_dot_c(const sps_idx *__restrict__ off,
+                                            const T *__restrict__ val, unsigned stride, int nd,
+                                            unsigned row, unsigned ncols, const T *__restrict__ x)
 {
     T acc = T(0);
-    for (int k = 0; k < nd; k += SPS_DIAG_CHUNK) {
-        unsigned c[SPS_DIAG_CHUNK];
-        T v[SPS_DIAG_CHUNK], xv[SPS_DIAG_CHUNK];
+    for (int k = 0; k < nd; k += CHUNK) {
+        unsigned c[CHUNK];
+        T v[CHUNK], xv[CHUNK];
 #pragma unroll
-        for (int u = 0; u < SPS_DIAG_CHUNK; u++) {
+        for (int u = 0; u < CHUNK; u++) {
             const bool in = k + u < nd;
             c[u] = in ? row + (unsigned)__ldg(off + k + u) : ncols; /* ncols: not read */
             v[u] = in ? __ldcs(val + (unsigned)(k + u) * stride) : T(0);
         }
 #pragma unroll
-        for (int u = 0; u < SPS_DIAG_CHUNK; u++) xv[u] = sps_diag_x(x, c[u], ncols);
+        for (int u = 0; u < CHUNK; u++) xv[u] = sps_diag_x(x, c[u], ncols);
 #pragma unroll
-        for (int u = 0; u < SPS_DIAG_CHUNK; u++)
+        for (int u = 0; u < CHUNK; u++)
             if (k + u < nd) acc += v[u] * xv[u];
     }
     return acc;
+}
+
+template <typename T>
+__device__ __forceinline__ T sps_diag_dot(const sps_idx *__restrict__ off,
+                                          const T *__restrict__ val, unsigned stride, int nd,
+                                          unsigned row, unsigned ncols, const T *__restrict__ x)
+{
+    return sps_diag_dot_c<4>(off, val, stride, nd, row, ncols, x);
 }
 
 /* y[row] = alpha*acc (+ beta*y[row]); BETA = false never reads y. */

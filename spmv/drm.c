@@ -19,6 +19,7 @@ typedef struct drm_params {
     sps_idx seg;
     int merge;
     int rows;
+    int unroll;
 } drm_params;
 
 static sps_status parse_one(sps_context *ctx, void *user, const char *key, const char *value)
@@ -48,8 +49,15 @@ static sps_status parse_one(sps_context *ctx, void *user, const char *key, const
                         "drm: rows=%s: expected 0 (one block per sub-block) or a multiple of 32 "
                         "up to 1024", value);
     }
+    if (strcmp(key, "unroll") == 0) {
+        if (strcmp(value, "4") == 0 || strcmp(value, "8") == 0) {
+            p->unroll = value[0] - '0';
+            return SPS_OK;
+        }
+        return sps__err(ctx, SPS_ERR_INVALID_ARG, "drm: unroll=%s: expected 4 or 8", value);
+    }
     return sps__err(ctx, SPS_ERR_INVALID_ARG,
-                    "drm: unknown parameter '%s' (known: seg=K, nomerge, rows=R)", key);
+                    "drm: unknown parameter '%s' (known: seg=K, nomerge, rows=R, unroll=4|8)", key);
 }
 
 static void free_fmt(sps_fmt *fmt)
@@ -157,10 +165,12 @@ static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params
                           sps_spmv_stats *st)
 {
     *out = NULL;
-    drm_params p = {32, 1, 0};
+    drm_params p = {32, 1, 0, 4};
     sps_status s = sps__parse_params(ctx, params, parse_one, &p);
     if (s != SPS_OK) return s;
-    return sps__drm_build(ctx, A, p.seg, p.merge, p.rows, out, st);
+    s = sps__drm_build(ctx, A, p.seg, p.merge, p.rows, out, st);
+    if (s == SPS_OK) ((sps_fmt_drm *)*out)->unroll = p.unroll;
+    return s;
 }
 
 static void apply_host(const sps_fmt *fmt, double alpha, const double *x, double beta, double *y)

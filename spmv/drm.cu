@@ -32,6 +32,7 @@ namespace {
 struct drm_dev {
     int single;
     int rows;     /* mapping (see above) */
+    int unroll;   /* diagonals per chunk: 4 or 8 */
     unsigned lg;  /* log2(seg) */
     sps_idx nrows, ncols, seg, nslot, nblk, maxmem;
     size_t nval;  /* stored values */
@@ -40,7 +41,7 @@ struct drm_dev {
 };
 
 /* Algorithm 2: one thread block per sub-block. */
-template <typename T, bool BETA>
+template <typename T, bool BETA, int CHUNK>
 __global__ void __launch_bounds__(1024) drm_block_kernel(
     const sps_idx *__restrict__ blo, const sps_idx *__restrict__ index,
     const sps_idx *__restrict__ dnum, const sps_idx *__restrict__ off, const T *__restrict__ val,
@@ -54,13 +55,13 @@ __global__ void __launch_bounds__(1024) drm_block_kernel(
     const unsigned row = ((unsigned)index[rinx] << lg) + lane;
     if (row >= nrows) return; /* last segment: rows past the end */
     const sps_idx d0 = dnum[rinx];
-    const T acc = sps_diag_dot(off + d0, val + ((unsigned)d0 << lg) + lane, 1u << lg,
+    const T acc = sps_diag_dot_c<CHUNK>(off + d0, val + ((unsigned)d0 << lg) + lane, 1u << lg,
                                dnum[rinx + 1] - d0, row, ncols, x);
     sps_diag_store<T, BETA>(y, row, acc, alpha, beta);
 }
 
 /* Packed: consecutive slots, blockDim threads per block. */
-template <typename T, bool BETA>
+template <typename T, bool BETA, int CHUNK>
 __global__ void __launch_bounds__(1024) drm_slot_kernel(
     const sps_idx *__restrict__ index, const sps_idx *__restrict__ dnum,
     const sps_idx *__restrict__ off, const T *__restrict__ val, unsigned lg, unsigned nslot,
@@ -72,30 +73,37 @@ __global__ void __launch_bounds__(1024) drm_slot_kernel(
     const unsigned row = ((unsigned)index[slot] << lg) + lane;
     if (row >= nrows) return;
     const sps_idx d0 = dnum[slot];
-    const T acc = sps_diag_dot(off + d0, val + ((unsigned)d0 << lg) + lane, 1u << lg,
+    const T acc = sps_diag_dot_c<CHUNK>(off + d0, val + ((unsigned)d0 << lg) + lane, 1u << lg,
                                dnum[slot + 1] - d0, row, ncols, x);
     sps_diag_store<T, BETA>(y, row, acc, alpha, beta);
 }
 
-template <typename T, bool BETA>
-sps_status launch(sps_context *ctx, const drm_dev *d, T alpha, const T *x, T beta, T *y)
+template <typename T, bool BETA, int CHUNK>
+sps_status launch_c(sps_context *ctx, const drm_dev *d, T alpha, const T *x, T beta, T *y)
 {
     cudaStream_t s = sps_stream(ctx);
     if (d->rows == 0) {
         const unsigned threads = (unsigned)(d->maxmem * d->seg); /* <= 1024 by construction */
-        drm_block_kernel<T, BETA><<<(unsigned)d->nblk, threads, 0, s>>>(
+        drm_block_kernel<T, BETA, CHUNK><<<(unsigned)d->nblk, threads, 0, s>>>(
             d->blo, d->index, d->dnum, d->off, (const T *)d->val, d->lg, (unsigned)d->nrows,
             (unsigned)d->ncols, x, alpha, beta, y);
         SPS_LAUNCH_CHECK(ctx, "drm_block_kernel");
     } else {
         const unsigned long long threads = (unsigned long long)d->nslot << d->lg;
         const unsigned grid = (unsigned)((threads + (unsigned)d->rows - 1) / (unsigned)d->rows);
-        drm_slot_kernel<T, BETA><<<grid, (unsigned)d->rows, 0, s>>>(
+        drm_slot_kernel<T, BETA, CHUNK><<<grid, (unsigned)d->rows, 0, s>>>(
             d->index, d->dnum, d->off, (const T *)d->val, d->lg, (unsigned)d->nslot,
             (unsigned)d->nrows, (unsigned)d->ncols, x, alpha, beta, y);
         SPS_LAUNCH_CHECK(ctx, "drm_slot_kernel");
     }
     return SPS_OK;
+}
+
+template <typename T, bool BETA>
+sps_status launch(sps_context *ctx, const drm_dev *d, T alpha, const T *x, T beta, T *y)
+{
+    return d->unroll == 8 ? launch_c<T, BETA, 8>(ctx, d, alpha, x, beta, y)
+                          : launch_c<T, BETA, 4>(ctx, d, alpha, x, beta, y);
 }
 
 template <typename T>
@@ -135,6 +143,7 @@ extern "C" sps_status sps_drm_upload(sps_context *ctx, const sps_fmt *fmt, int s
     if (!d) return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory");
     d->single = single;
     d->rows = f->rows;
+    d->unroll = f->unroll;
     d->lg = 0;
     while ((1 << d->lg) < f->seg) d->lg++;
     d->nrows = f->nrows;

@@ -537,9 +537,12 @@ static void test_solves(void)
          * rounding order, so their iteration counts are not comparable to 5%:
          * measured on an H100, orsirr_1 takes 1696 BiCGSTAB iterations on the
          * host and 1810 to 2764 on the GPU depending on the backend, and 4769
-         * GMRES(30) iterations on the host against 5755 to 7784. The cases
-         * here converge in at most a few hundred iterations. */
-        {"nos6", SPS_CG}, {"bcsstk09", SPS_CG}, {"steam2", SPS_GMRES}, {"mesh2e1", SPS_BICGSTAB},
+         * GMRES(30) iterations on the host against 5755 to 7784. BiCGSTAB's
+         * residual is not monotone, so its count moves with the SpMV's
+         * rounding order even on short runs: mesh2e1 takes 93 iterations on
+         * the host and 87 to 98 on the GPU across backends (6.5%). The cases
+         * here converge within 5% on every backend. */
+        {"nos6", SPS_CG}, {"bcsstk09", SPS_CG}, {"steam2", SPS_GMRES},
         {"pde2961", SPS_BICGSTAB}, {"jpwh_991", SPS_GMRES}, {"rdb2048", SPS_GMRES},
     };
     for (size_t i = 0; i < sizeof real / sizeof *real; i++) {
