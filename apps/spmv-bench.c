@@ -21,7 +21,8 @@ static const char *usage_text =
     "\n"
     "  -A FILE               Matrix Market file (.mtx or .mtx.gz)\n"
     "  --gen SPEC            generated matrix (see spsolve --help)\n"
-    "  --spmv LIST|all       comma-separated backends (default all: csr-scalar, csr-vector,\n"
+    "  --spmv LIST|all       comma-separated backends, parameters allowed (drm:rows=256,\n"
+    "                        unroll=8,cusparse); default all: csr-scalar, csr-vector,\n"
     "                        merge, drm, drm:nomerge, dia, hyb, cusparse, cusparse:alg2, auto)\n"
     "  --precision P         double (default), single or both\n"
     "  --reps N              timed SpMVs per backend after a warm-up (default 500)\n"
@@ -102,6 +103,17 @@ static void json_escape(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* Does t begin with a backend's name (followed by ':' or the end)? */
+static int is_backend_name(const char *t)
+{
+    const char *name;
+    for (int i = 0; sps_spmv_backend(i, &name, NULL, NULL) == SPS_OK; i++) {
+        size_t l = strlen(name);
+        if (strncmp(t, name, l) == 0 && (t[l] == 0 || t[l] == ':')) return 1;
+    }
+    return 0;
+}
+
 static void num(FILE *f, double v)
 {
     if (isfinite(v)) fprintf(f, "%.6g", v);
@@ -150,8 +162,18 @@ int main(int argc, char **argv)
     if (!strcmp(list, "all")) {
         for (size_t i = 0; i < sizeof all_backends / sizeof *all_backends; i++) names[nb++] = all_backends[i];
     } else {
+        /* Commas separate backends and also a backend's parameters
+         * ("drm:rows=256,unroll=8"): a token starts a new entry only if it
+         * begins with a backend's name. */
         listcopy = strdup(list);
-        for (char *t = strtok(listcopy, ","); t && nb < 64; t = strtok(NULL, ",")) names[nb++] = t;
+        char *save = NULL;
+        for (char *t = strtok_r(listcopy, ",", &save); t && nb < 64; t = strtok_r(NULL, ",", &save)) {
+            if (nb > 0 && !is_backend_name(t)) {
+                t[-1] = ','; /* glue it back onto the previous entry's parameters */
+                continue;
+            }
+            names[nb++] = t;
+        }
     }
     if (nb == 0) die(2, "--spmv: empty list");
 
