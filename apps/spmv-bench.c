@@ -200,6 +200,17 @@ int main(int argc, char **argv)
                "%d rotating x vectors\n\n", bw, reps, nx);
     }
 
+    /* Warm-up, not reported: the first operator a process builds and times
+     * pays CUDA's and cuSPARSE's first-use costs (module loading, handles),
+     * which belong to no backend. */
+    for (int w = 0; w < 2; w++) {
+        sps_operator *op = NULL;
+        sps_timing tm;
+        if (sps_operator_create(ctx, A, w ? "cusparse" : "csr-scalar", NULL, &op) == SPS_OK)
+            sps_operator_time(op, 3, 1, &tm);
+        sps_operator_destroy(op);
+    }
+
     int nrows = 0;
     row *rows = calloc((size_t)nb * 2, sizeof *rows);
     if (!rows) die(3, "out of memory");
