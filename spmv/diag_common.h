@@ -98,9 +98,11 @@ typedef struct sps_fmt_dia {
 
 /* Build the DRM format of A (drm.c): seg a power of 2 in [1, 1024] (the
  * backend's parameter allows 8..128; tests use smaller), merge != 0 for
- * Algorithm 1, rows = GPU mapping (see sps_fmt_drm). *out is a sps_fmt_drm. */
+ * Algorithm 1, rows = GPU mapping (see sps_fmt_drm), order_rows != 0 numbers
+ * the sub-blocks in row order (else Algorithm 1's list order). *out is a
+ * sps_fmt_drm. */
 sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int merge, int rows,
-                          sps_fmt **out, sps_spmv_stats *st);
+                          int order_rows, sps_fmt **out, sps_spmv_stats *st);
 
 /* ---- DRM: the iterative merge of segments into sub-blocks (Algorithm 1) ---- */
 

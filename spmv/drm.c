@@ -20,6 +20,7 @@ typedef struct drm_params {
     int merge;
     int rows;
     int unroll;
+    int order_rows; /* 1: sub-blocks in row order (default); 0: Algorithm 1's list order */
 } drm_params;
 
 static sps_status parse_one(sps_context *ctx, void *user, const char *key, const char *value)
@@ -49,6 +50,13 @@ static sps_status parse_one(sps_context *ctx, void *user, const char *key, const
                         "drm: rows=%s: expected 0 (one block per sub-block) or a multiple of 32 "
                         "up to 1024", value);
     }
+    if (strcmp(key, "order") == 0) {
+        if (strcmp(value, "rows") == 0 || strcmp(value, "merge") == 0) {
+            p->order_rows = value[0] == 'r';
+            return SPS_OK;
+        }
+        return sps__err(ctx, SPS_ERR_INVALID_ARG, "drm: order=%s: expected rows or merge", value);
+    }
     if (strcmp(key, "unroll") == 0) {
         if (strcmp(value, "4") == 0 || strcmp(value, "8") == 0) {
             p->unroll = value[0] - '0';
@@ -57,7 +65,8 @@ static sps_status parse_one(sps_context *ctx, void *user, const char *key, const
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "drm: unroll=%s: expected 4 or 8", value);
     }
     return sps__err(ctx, SPS_ERR_INVALID_ARG,
-                    "drm: unknown parameter '%s' (known: seg=K, nomerge, rows=R, unroll=4|8)", key);
+                    "drm: unknown parameter '%s' (known: seg=K, nomerge, rows=R, unroll=4|8, "
+                    "order=rows|merge)", key);
 }
 
 static void free_fmt(sps_fmt *fmt)
@@ -99,8 +108,49 @@ static void fill_stats(const sps_fmt_drm *f, int merge, const int64_t *ope, sps_
              merge ? "" : " (nomerge)", mapping);
 }
 
+static int cmp_idx(const void *a, const void *b)
+{
+    sps_idx x = *(const sps_idx *)a, y = *(const sps_idx *)b;
+    return (x > y) - (x < y);
+}
+
+/* Number the sub-blocks in row order of their first segment, and sort each
+ * sub-block's segments by row. Algorithm 1 decides which segments share a
+ * sub-block (the balance); it pairs the largest with the smallest, so in its
+ * own list order consecutive thread blocks work far apart in the matrix and
+ * x is not reused between neighbouring blocks. The numbering of thread blocks
+ * is free in Algorithm 2. O(S log S). */
+static sps_status order_by_rows(sps_context *ctx, sps_idx *index, sps_idx *blo, sps_idx nblk,
+                                sps_idx S)
+{
+    sps_idx *key = sps__malloc(sps__mul_size((size_t)nblk, 2 * sizeof *key));
+    sps_idx *ni = sps__malloc(sps__mul_size((size_t)S, sizeof *ni));
+    sps_idx *nb = sps__malloc(((size_t)nblk + 1) * sizeof *nb);
+    if (!key || !ni || !nb) {
+        sps__free(key); sps__free(ni); sps__free(nb);
+        return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory ordering %d sub-blocks", nblk);
+    }
+    for (sps_idx b = 0; b < nblk; b++) {
+        qsort(index + blo[b], (size_t)(blo[b + 1] - blo[b]), sizeof *index, cmp_idx);
+        key[2 * b] = index[blo[b]]; /* (first segment, block): first segments are distinct */
+        key[2 * b + 1] = b;
+    }
+    qsort(key, (size_t)nblk, 2 * sizeof *key, cmp_idx);
+    sps_idx at = 0;
+    nb[0] = 0;
+    for (sps_idx k = 0; k < nblk; k++) {
+        sps_idx b = key[2 * k + 1];
+        for (sps_idx i = blo[b]; i < blo[b + 1]; i++) ni[at++] = index[i];
+        nb[k + 1] = at;
+    }
+    memcpy(index, ni, (size_t)S * sizeof *index);
+    memcpy(blo, nb, ((size_t)nblk + 1) * sizeof *blo);
+    sps__free(key); sps__free(ni); sps__free(nb);
+    return SPS_OK;
+}
+
 sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int merge, int rows,
-                          sps_fmt **out, sps_spmv_stats *st)
+                          int order_rows, sps_fmt **out, sps_spmv_stats *st)
 {
     *out = NULL;
     if (seg < 1 || seg > 1024 || (seg & (seg - 1)))
@@ -144,6 +194,7 @@ sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int m
 
     s = sps__drm_plan(ctx, ope, S, merge, 1024 / seg, f->index, f->blo, &f->nblk);
     if (s != SPS_OK) goto fail;
+    if (order_rows && (s = order_by_rows(ctx, f->index, f->blo, f->nblk, S)) != SPS_OK) goto fail;
     s = sps__diag_layout(ctx, A, &sg, f->index, f->dnum, f->off, f->map, f->val);
     if (s != SPS_OK) goto fail;
     f->maxmem = 0;
@@ -165,10 +216,10 @@ static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params
                           sps_spmv_stats *st)
 {
     *out = NULL;
-    drm_params p = {32, 1, 0, 4};
+    drm_params p = {32, 1, 0, 4, 1};
     sps_status s = sps__parse_params(ctx, params, parse_one, &p);
     if (s != SPS_OK) return s;
-    s = sps__drm_build(ctx, A, p.seg, p.merge, p.rows, out, st);
+    s = sps__drm_build(ctx, A, p.seg, p.merge, p.rows, p.order_rows, out, st);
     if (s == SPS_OK) ((sps_fmt_drm *)*out)->unroll = p.unroll;
     return s;
 }

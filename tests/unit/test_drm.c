@@ -261,7 +261,7 @@ static void test_arrays(sps_context *ctx)
     sps_spmv_stats st;
 
     memset(&st, 0, sizeof st);
-    T_STATUS(ctx, sps__drm_build(ctx, &B->A, 2, 1, 0, &fmt, &st), "drm of B, nrows = 2");
+    T_STATUS(ctx, sps__drm_build(ctx, &B->A, 2, 1, 0, 0, &fmt, &st), "drm of B, nrows = 2");
     const sps_fmt_drm *f = (const sps_fmt_drm *)fmt;
     if (f) {
         /* P = {8, 6, 4, 2} for segments 0..3: sub-blocks {0, 3} and {1, 2}. */
@@ -283,7 +283,7 @@ static void test_arrays(sps_context *ctx)
     sps_backend_drm.free_fmt(fmt);
 
     memset(&st, 0, sizeof st);
-    T_STATUS(ctx, sps__drm_build(ctx, &B->A, 4, 1, 0, &fmt, &st), "drm of B, nrows = 4");
+    T_STATUS(ctx, sps__drm_build(ctx, &B->A, 4, 1, 0, 0, &fmt, &st), "drm of B, nrows = 4");
     f = (const sps_fmt_drm *)fmt;
     if (f) {
         const sps_idx blo[] = {0, 1, 2}, index[] = {0, 1}, dnum[] = {0, 4, 6};
@@ -304,7 +304,7 @@ static void test_arrays(sps_context *ctx)
     for (sps_idx seg = 1; seg <= 16; seg *= 2) {
         char what[64];
         memset(&st, 0, sizeof st);
-        sps__drm_build(ctx, &B->A, seg, 1, 0, &fmt, &st);
+        sps__drm_build(ctx, &B->A, seg, 1, 0, 0, &fmt, &st);
         snprintf(what, sizeof what, "matrix B with nrows = %d", seg);
         sps_operator op = {0};
         op.ctx = ctx;
