@@ -14,7 +14,7 @@ import os
 import statistics
 import sys
 
-BACKENDS = ["csr-scalar", "csr-vector", "merge", "drm", "drm:nomerge", "dia", "hyb",
+BACKENDS = ["csr-scalar", "csr-vector", "merge", "drm", "drm:rows=0", "drm:nomerge", "dia", "hyb",
             "cusparse", "cusparse:alg2", "auto"]
 # The DRM paper's own matrices that we have, then the shared set's matrices tagged
 # "diagonal" in ../shared/matrices/README.md, then the generated diagonal ones.
@@ -125,8 +125,11 @@ def spmv_table(rows, t, out):
 def drm_table(rows, t, out):
     mats = [m for m in PAPER + DIAGONAL + GEN_DIAG if (m, "double", "drm") in t]
     lines = ["# The DRM paper's comparison on this hardware", "",
-             "drm (DRM: 32-row segments + the iterative merge of Algorithm 1), drm:nomerge "
-             "(the same segments without merging: the paper's HDIA), dia (plain DIA; `refused` "
+             "drm (DRM: 32-row segments + the iterative merge of Algorithm 1; spsolve's default "
+             "kernel mapping, 128 threads per block over consecutive slots), drm:rows=0 (the same "
+             "format with the paper's Algorithm 2 kernel: one thread block per sub-block), "
+             "drm:nomerge (the same segments without merging, one block per segment: the paper's "
+             "HDIA), dia (plain DIA; `refused` "
              "when its zero fill passes the limit), csr-vector and the faster cuSPARSE algorithm. "
              "Times are medians in microseconds per SpMV; `drm x` columns are DRM's speed-up over "
              "each (> 1: DRM faster). fill = stored zeros / stored slots; var = population variance "
@@ -134,36 +137,41 @@ def drm_table(rows, t, out):
              "for HDIA the units are single segments).", ""]
     for prec in ("double", "single"):
         lines += ["## %s precision" % prec, ""]
-        head = ["matrix", "nnz", "drm us", "hdia us", "dia us", "csr-vector us", "cuSPARSE us",
-                "drm x hdia", "drm x dia", "drm x csr-vector", "drm x cuSPARSE", "drm %copy",
-                "fill", "var drm", "var hdia"]
+        head = ["matrix", "nnz", "drm us", "alg2 us", "hdia us", "dia us", "csr-vector us",
+                "cuSPARSE us", "alg2 x hdia", "drm x hdia", "drm x dia", "drm x csr-vector",
+                "drm x cuSPARSE", "drm %copy", "alg2 %copy", "fill", "var drm", "var hdia"]
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "---|" * len(head))
-        sp = {"hdia": [], "dia": [], "vec": [], "cus": []}
+        sp = {"a2hdia": [], "hdia": [], "dia": [], "vec": [], "cus": []}
         for m in mats:
             g = lambda b: t.get((m, prec, b))
-            d, h, dia, v = g("drm"), g("drm:nomerge"), g("dia"), g("csr-vector")
+            d, a2, h, dia, v = g("drm"), g("drm:rows=0"), g("drm:nomerge"), g("dia"), g("csr-vector")
             cus = [r for r in (g("cusparse"), g("cusparse:alg2")) if r and r["ok"]]
             c = min(cus, key=lambda r: r["median_us"]) if cus else None
             if not d or not d["ok"]:
                 continue
             def us(r):
                 return fmt(r["median_us"], "%.2f") if r and r["ok"] else ("refused" if r else "-")
-            def x(r, key):
-                if r and r["ok"]:
-                    s = r["median_us"] / d["median_us"]
+            def x(r, key, base=None):
+                base = base or d
+                if r and r["ok"] and base and base["ok"]:
+                    s = r["median_us"] / base["median_us"]
                     sp[key].append(s)
                     return "%.2f" % s
                 return "-"
             lines.append("| " + " | ".join([
-                m, str(d["nnz"]), us(d), us(h), us(dia), us(v), us(c), x(h, "hdia"), x(dia, "dia"),
-                x(v, "vec"), x(c, "cus"), fmt(100 * d["frac_copy"], "%.0f%%"),
+                m, str(d["nnz"]), us(d), us(a2), us(h), us(dia), us(v), us(c), x(h, "a2hdia", a2),
+                x(h, "hdia"), x(dia, "dia"), x(v, "vec"), x(c, "cus"),
+                fmt(100 * d["frac_copy"], "%.0f%%"),
+                fmt(100 * a2["frac_copy"] if a2 and a2["ok"] else None, "%.0f%%"),
                 fmt(100 * d["fill"], "%.1f%%"), fmt(d["balance_var"], "%.3g"),
                 fmt(h["balance_var"] if h and h["ok"] else None, "%.3g")]) + " |")
         lines += ["", "Geometric-mean speed-up of drm (%s): %s." % (prec, ", ".join(
             "%.2fx over %s (%d matrices)" % (geomean(v), k, len(v))
             for k, v in (("hdia", sp["hdia"]), ("dia", sp["dia"]), ("csr-vector", sp["vec"]),
-                         ("cuSPARSE", sp["cus"])) if v)), ""]
+                         ("cuSPARSE", sp["cus"])) if v)),
+                  "Algorithm 2 (drm:rows=0) over HDIA: %.2fx (%d matrices)." % (
+                      geomean(sp["a2hdia"]), len(sp["a2hdia"])) if sp["a2hdia"] else "", ""]
     with open(os.path.join(out, "drm_paper.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -125,7 +125,8 @@ static void gpu_check(sps_context *ctx, const sps_matrix *A, const char *spec, i
     sps_operator_destroy(op);
 }
 
-static const char *const specs[] = {"drm",        "drm:seg=64",  "drm:nomerge",
+static const char *const specs[] = {"drm",        "drm:seg=64",  "drm:nomerge", "drm:rows=0",
+                                    "drm:rows=0,order=merge", "drm:unroll=8",
                                     "drm:rows=256", "drm:seg=8", "drm:seg=128,rows=128",
                                     "dia",        "merge"};
 #define NSPECS (sizeof specs / sizeof *specs)
@@ -237,7 +238,7 @@ static void test_timing(sps_context *ctx)
     if (sps_copy_bandwidth(ctx, 0, &bw) != SPS_OK) bw = 0.0;
     printf("# poisson3d:64 (%d rows, %lld nonzeros), device copy bandwidth %.0f GB/s\n",
            sps_matrix_rows(A), (long long)sps_matrix_nnz(A), bw);
-    const char *tspecs[] = {"drm", "drm:rows=256", "drm:nomerge", "drm:seg=64", "dia", "merge"};
+    const char *tspecs[] = {"drm", "drm:rows=0", "drm:nomerge", "drm:seg=64", "dia", "merge"};
     for (size_t s = 0; s < sizeof tspecs / sizeof *tspecs; s++) {
         for (int single = 0; single < 2; single++) {
             sps_operator_opts o;
