@@ -152,8 +152,7 @@ def drm_table(rows, t, out):
                 continue
             def us(r):
                 return fmt(r["median_us"], "%.2f") if r and r["ok"] else ("refused" if r else "-")
-            def x(r, key, base=None):
-                base = base or d
+            def x(r, key, base):
                 if r and r["ok"] and base and base["ok"]:
                     s = r["median_us"] / base["median_us"]
                     sp[key].append(s)
@@ -161,7 +160,7 @@ def drm_table(rows, t, out):
                 return "-"
             lines.append("| " + " | ".join([
                 m, str(d["nnz"]), us(d), us(a2), us(h), us(dia), us(v), us(c), x(h, "a2hdia", a2),
-                x(h, "hdia"), x(dia, "dia"), x(v, "vec"), x(c, "cus"),
+                x(h, "hdia", d), x(dia, "dia", d), x(v, "vec", d), x(c, "cus", d),
                 fmt(100 * d["frac_copy"], "%.0f%%"),
                 fmt(100 * a2["frac_copy"] if a2 and a2["ok"] else None, "%.0f%%"),
                 fmt(100 * d["fill"], "%.1f%%"), fmt(d["balance_var"], "%.3g"),
