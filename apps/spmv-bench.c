@@ -23,7 +23,7 @@ static const char *usage_text =
     "  --gen SPEC            generated matrix (see spsolve --help)\n"
     "  --spmv LIST|all       comma-separated backends, parameters allowed (drm:rows=256,\n"
     "                        unroll=8,cusparse); default all: csr-scalar, csr-vector,\n"
-    "                        merge, drm, drm:rows=0, drm:nomerge, dia, hyb, cusparse,\n"
+    "                        merge, drm, drm:rows=0, drm:nomerge,rows=0, dia, hyb, cusparse,\n"
     "                        cusparse:alg2, auto)\n"
     "  --precision P         double (default), single or both\n"
     "  --reps N              timed SpMVs per backend after a warm-up (default 500)\n"
@@ -40,8 +40,8 @@ static const char *usage_text =
     "Exit status: 0 ok, 1 --check failed, 2 bad usage or input, 3 runtime failure.\n";
 
 static const char *all_backends[] = {"csr-scalar", "csr-vector", "merge", "drm", "drm:rows=0",
-                                     "drm:nomerge", "dia", "hyb", "cusparse", "cusparse:alg2",
-                                     "auto"};
+                                     "drm:nomerge,rows=0", "dia", "hyb", "cusparse",
+                                     "cusparse:alg2", "auto"};
 
 typedef struct row {
     char spmv[48];

@@ -14,8 +14,8 @@ import os
 import statistics
 import sys
 
-BACKENDS = ["csr-scalar", "csr-vector", "merge", "drm", "drm:rows=0", "drm:nomerge", "dia", "hyb",
-            "cusparse", "cusparse:alg2", "auto"]
+BACKENDS = ["csr-scalar", "csr-vector", "merge", "drm", "drm:rows=0", "drm:nomerge,rows=0", "dia",
+            "hyb", "cusparse", "cusparse:alg2", "auto"]
 # The DRM paper's own matrices that we have, then the shared set's matrices tagged
 # "diagonal" in ../shared/matrices/README.md, then the generated diagonal ones.
 PAPER = ["add32", "lns_3937", "dw2048"]
@@ -128,8 +128,8 @@ def drm_table(rows, t, out):
              "drm (DRM: 32-row segments + the iterative merge of Algorithm 1; spsolve's default "
              "kernel mapping, 128 threads per block over consecutive slots), drm:rows=0 (the same "
              "format with the paper's Algorithm 2 kernel: one thread block per sub-block), "
-             "drm:nomerge (the same segments without merging, one block per segment: the paper's "
-             "HDIA), dia (plain DIA; `refused` "
+             "drm:nomerge,rows=0 (the same segments without merging, one thread block per segment: "
+             "the paper's HDIA), dia (plain DIA; `refused` "
              "when its zero fill passes the limit), csr-vector and the faster cuSPARSE algorithm. "
              "Times are medians in microseconds per SpMV; `drm x` columns are DRM's speed-up over "
              "each (> 1: DRM faster). fill = stored zeros / stored slots; var = population variance "
@@ -145,7 +145,7 @@ def drm_table(rows, t, out):
         sp = {"a2hdia": [], "hdia": [], "dia": [], "vec": [], "cus": []}
         for m in mats:
             g = lambda b: t.get((m, prec, b))
-            d, a2, h, dia, v = g("drm"), g("drm:rows=0"), g("drm:nomerge"), g("dia"), g("csr-vector")
+            d, a2, h, dia, v = g("drm"), g("drm:rows=0"), g("drm:nomerge,rows=0"), g("dia"), g("csr-vector")
             cus = [r for r in (g("cusparse"), g("cusparse:alg2")) if r and r["ok"]]
             c = min(cus, key=lambda r: r["median_us"]) if cus else None
             if not d or not d["ok"]:
