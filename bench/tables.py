@@ -14,8 +14,8 @@ import os
 import statistics
 import sys
 
-BACKENDS = ["csr-scalar", "csr-vector", "merge", "drm", "drm:rows=0", "drm:nomerge,rows=0", "dia",
-            "hyb", "cusparse", "cusparse:alg2", "auto"]
+BACKENDS = ["csr-scalar", "csr-vector", "merge", "drm", "drm:rows=0", "drm:nomerge",
+            "drm:nomerge,rows=0", "dia", "hyb", "cusparse", "cusparse:alg2", "auto"]
 # The DRM paper's own matrices that we have, then the shared set's matrices tagged
 # "diagonal" in ../shared/matrices/README.md, then the generated diagonal ones.
 PAPER = ["add32", "lns_3937", "dw2048"]
@@ -216,8 +216,14 @@ def conversion_table(rows, t, out):
 
 
 def main():
+    if len(sys.argv) == 4 and sys.argv[3] == "--drm-only":
+        rows = load(sys.argv[1])
+        os.makedirs(sys.argv[2], exist_ok=True)
+        drm_table(rows, index(rows), sys.argv[2])
+        print("tables.py: wrote drm_paper.md in " + sys.argv[2])
+        return
     if len(sys.argv) != 3:
-        sys.exit("usage: tables.py RAW_DIR OUT_DIR")
+        sys.exit("usage: tables.py RAW_DIR OUT_DIR [--drm-only]")
     rows = load(sys.argv[1])
     if not rows:
         sys.exit("tables.py: no CSV in " + sys.argv[1])
