@@ -336,7 +336,7 @@ int main(int argc, char **argv)
             snprintf(note, sizeof note, "%s", r->note);
             for (char *p = note; *p; p++)
                 if (*p == '\n' || *p == '"') *p = '\'';
-            fprintf(f, "\"%s\",%d,%lld,\"%s\",%.1f,%s,%s,%s,%d,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%.3f,%.2f,"
+            fprintf(f, "\"%s\",%d,%lld,\"%s\",%.1f,\"%s\",\"%s\",%s,%d,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%.3f,%.2f,"
                        "%.2f,%.4f,%.4f,%.1f,%.3g,%d,%d,%.4f,%.6g,%lld,\"%s\"\n",
                     label, ft.rows, (long long)ft.nnz, sps_context_device_name(ctx), bw, r->spmv,
                     r->built, r->single ? "single" : "double", r->ok, r->convert_ms, r->upload_ms,
