@@ -257,6 +257,35 @@ sps_matrix *t_matrix_from_dense(sps_context *ctx, sps_idx m, sps_idx n, const do
     return A;
 }
 
+void t_trip_add(t_triplets *t, sps_idx i, sps_idx j, double v)
+{
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 1024;
+        t->r = realloc(t->r, (size_t)t->cap * sizeof *t->r);
+        t->c = realloc(t->c, (size_t)t->cap * sizeof *t->c);
+        t->v = realloc(t->v, (size_t)t->cap * sizeof *t->v);
+        if (!t->r || !t->c || !t->v) {
+            fprintf(stderr, "t_trip_add: out of memory\n");
+            abort();
+        }
+    }
+    t->r[t->n] = i;
+    t->c[t->n] = j;
+    t->v[t->n++] = v;
+}
+
+sps_matrix *t_trip_matrix(sps_context *ctx, sps_idx m, sps_idx n, t_triplets *t)
+{
+    sps_matrix *A = NULL;
+    sps_status st = sps_matrix_create_coo(ctx, m, n, t->n, t->r, t->c, t->v, &A);
+    if (st != SPS_OK) T_FAIL("build a test matrix", "%s", sps_last_error(ctx));
+    free(t->r);
+    free(t->c);
+    free(t->v);
+    memset(t, 0, sizeof *t);
+    return A;
+}
+
 const char *t_manifest_kind(const char *name)
 {
     static char buf[64];

@@ -65,6 +65,20 @@ sps_matrix *t_matrix_from_dense(sps_context *ctx, sps_idx m, sps_idx n, const do
  * that t_real_matrices() read, for matrix NAME; NULL if not listed. Static buffer. */
 const char *t_manifest_kind(const char *name);
 
+/* A growing triplet list for building test matrices. */
+typedef struct t_triplets {
+    sps_idx *r, *c;
+    double *v;
+    int64_t n, cap;
+} t_triplets;
+
+/* Append (i, j, v); aborts if memory runs out (a test harness failure). */
+void t_trip_add(t_triplets *t, sps_idx i, sps_idx j, double v);
+
+/* The m x n matrix of the triplets (duplicates summed) made on ctx, or NULL
+ * after a FAIL line; the list is emptied and freed either way. */
+sps_matrix *t_trip_matrix(sps_context *ctx, sps_idx m, sps_idx n, t_triplets *t);
+
 /* A scratch directory for this test program (created, removed at exit). */
 const char *t_tmpdir(void);
 

@@ -179,32 +179,6 @@ static void test_pivots(void)
     }
 }
 
-/* The `kind` column of the MANIFEST (spd, nonsym, sym-indefinite). */
-static int manifest_kind(const char *name, char *kind, size_t len)
-{
-    const char *dir = t_matrices_dir();
-    char path[1200], line[4096];
-    if (dir) snprintf(path, sizeof path, "%s/MANIFEST.tsv", dir);
-    else snprintf(path, sizeof path, "%s", t_data("real/MANIFEST.tsv"));
-    FILE *f = fopen(path, "r");
-    int found = 0;
-    while (f && !found && fgets(line, sizeof line, f)) {
-        char *col[8];
-        int n = 0;
-        for (char *p = line; n < 8 && p; n++) {
-            col[n] = p;
-            p = strchr(p, '\t');
-            if (p) *p++ = 0;
-        }
-        if (n == 8 && strcmp(col[1], name) == 0) {
-            snprintf(kind, len, "%s", col[7]);
-            found = 1;
-        }
-    }
-    if (f) fclose(f);
-    return found;
-}
-
 static void test_real(void)
 {
     const char *const *names = t_real_matrices();
@@ -218,9 +192,9 @@ static void test_real(void)
             return;
         }
         if (st != SPS_OK) continue;
-        char kind[32];
+        const char *kind = t_manifest_kind(names[k]);
         sps_features f;
-        if (manifest_kind(names[k], kind, sizeof kind) && sps_matrix_analyze(hctx, A, &f) == SPS_OK &&
+        if (kind && sps_matrix_analyze(hctx, A, &f) == SPS_OK &&
             f.rows <= 60000) {
             if (strcmp(kind, "spd") == 0) compare(names[k], A, "ic0");
             if (f.missing_diagonal == 0) compare(names[k], A, "ilu0");

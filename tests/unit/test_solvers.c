@@ -16,102 +16,72 @@ static sps_context *ctx;
 
 /* ---- matrices built here (they do not wait for the generators) ---------- */
 
-typedef struct trip {
-    sps_idx *r, *c;
-    double *v;
-    int64_t n, cap;
-} trip;
-
-static void tadd(trip *t, sps_idx i, sps_idx j, double v)
-{
-    if (t->n == t->cap) {
-        t->cap = t->cap ? 2 * t->cap : 64;
-        t->r = realloc(t->r, (size_t)t->cap * sizeof *t->r);
-        t->c = realloc(t->c, (size_t)t->cap * sizeof *t->c);
-        t->v = realloc(t->v, (size_t)t->cap * sizeof *t->v);
-    }
-    t->r[t->n] = i;
-    t->c[t->n] = j;
-    t->v[t->n++] = v;
-}
-
-static sps_matrix *tdone(trip *t, sps_idx n)
-{
-    sps_matrix *A = NULL;
-    sps_status st = sps_matrix_create_coo(ctx, n, n, t->n, t->r, t->c, t->v, &A);
-    if (st != SPS_OK) T_FAIL("build matrix", "%s", sps_last_error(ctx));
-    free(t->r);
-    free(t->c);
-    free(t->v);
-    memset(t, 0, sizeof *t);
-    return A;
-}
 
 /* 5-point Laplacian on an N x N grid, scaled by s (s < 0: negative definite). */
 static sps_matrix *laplace2d(int N, double s)
 {
-    trip t = {0};
+    t_triplets t = {0};
     for (int i = 0; i < N; i++)
         for (int j = 0; j < N; j++) {
             int r = i * N + j;
-            tadd(&t, r, r, 4 * s);
-            if (i > 0) tadd(&t, r, r - N, -s);
-            if (i < N - 1) tadd(&t, r, r + N, -s);
-            if (j > 0) tadd(&t, r, r - 1, -s);
-            if (j < N - 1) tadd(&t, r, r + 1, -s);
+            t_trip_add(&t, r, r, 4 * s);
+            if (i > 0) t_trip_add(&t, r, r - N, -s);
+            if (i < N - 1) t_trip_add(&t, r, r + N, -s);
+            if (j > 0) t_trip_add(&t, r, r - 1, -s);
+            if (j < N - 1) t_trip_add(&t, r, r + 1, -s);
         }
-    return tdone(&t, N * N);
+    return t_trip_matrix(ctx, N * N, N * N, &t);
 }
 
 /* Upwind convection-diffusion on an N x N grid: nonsymmetric, an M-matrix. */
 static sps_matrix *convdiff2d(int N, double peclet)
 {
-    trip t = {0};
+    t_triplets t = {0};
     double c = peclet / (N + 1);
     for (int i = 0; i < N; i++)
         for (int j = 0; j < N; j++) {
             int r = i * N + j;
-            tadd(&t, r, r, 4 + c);
-            if (i > 0) tadd(&t, r, r - N, -1);
-            if (i < N - 1) tadd(&t, r, r + N, -1);
-            if (j > 0) tadd(&t, r, r - 1, -1 - c);
-            if (j < N - 1) tadd(&t, r, r + 1, -1);
+            t_trip_add(&t, r, r, 4 + c);
+            if (i > 0) t_trip_add(&t, r, r - N, -1);
+            if (i < N - 1) t_trip_add(&t, r, r + N, -1);
+            if (j > 0) t_trip_add(&t, r, r - 1, -1 - c);
+            if (j < N - 1) t_trip_add(&t, r, r + 1, -1);
         }
-    return tdone(&t, N * N);
+    return t_trip_matrix(ctx, N * N, N * N, &t);
 }
 
 /* Random nonsymmetric, strictly diagonally dominant (per_row off-diagonals). */
 static sps_matrix *random_dd(int n, int per_row, uint64_t seed)
 {
-    trip t = {0};
+    t_triplets t = {0};
     for (int i = 0; i < n; i++) {
         double sum = 0;
         for (int k = 0; k < per_row; k++) {
             int j = (int)((t_rand(&seed) + 1) * 0.5 * n) % n;
             double v = t_rand(&seed);
             if (j == i) continue;
-            tadd(&t, i, j, v);
+            t_trip_add(&t, i, j, v);
             sum += fabs(v);
         }
-        tadd(&t, i, i, 1.2 * sum + 0.1);
+        t_trip_add(&t, i, i, 1.2 * sum + 0.1);
     }
-    return tdone(&t, n);
+    return t_trip_matrix(ctx, n, n, &t);
 }
 
 static sps_matrix *diag(int n, const double *d)
 {
-    trip t = {0};
-    for (int i = 0; i < n; i++) tadd(&t, i, i, d[i]);
-    return tdone(&t, n);
+    t_triplets t = {0};
+    for (int i = 0; i < n; i++) t_trip_add(&t, i, i, d[i]);
+    return t_trip_matrix(ctx, n, n, &t);
 }
 
 /* A e_k = e_{k+1 mod n}: the Krylov space of e_0 grows one unit vector per
  * step and closes, exactly, at step n. */
 static sps_matrix *cyclic_shift(int n)
 {
-    trip t = {0};
-    for (int i = 0; i < n; i++) tadd(&t, i, (i + n - 1) % n, 1.0);
-    return tdone(&t, n);
+    t_triplets t = {0};
+    for (int i = 0; i < n; i++) t_trip_add(&t, i, (i + n - 1) % n, 1.0);
+    return t_trip_matrix(ctx, n, n, &t);
 }
 
 /* ---- running a solve -------------------------------------------------- */
@@ -387,12 +357,12 @@ static sps_matrix *scaled_laplace(int N)
     const sps_idx *rp, *ci;
     const double *v;
     sps_matrix_csr(L, &rp, &ci, &v);
-    trip t = {0};
+    t_triplets t = {0};
     for (int i = 0; i < N * N; i++)
         for (sps_idx k = rp[i]; k < rp[i + 1]; k++)
-            tadd(&t, i, ci[k], pow(10.0, i % 4) * v[k] * pow(10.0, ci[k] % 4));
+            t_trip_add(&t, i, ci[k], pow(10.0, i % 4) * v[k] * pow(10.0, ci[k] % 4));
     sps_matrix_destroy(L);
-    return tdone(&t, N * N);
+    return t_trip_matrix(ctx, N * N, N * N, &t);
 }
 
 static void test_jacobi_fusion(void)
@@ -724,10 +694,10 @@ static void test_singular(void)
     T_OK(all_finite(x, 5) && fabs(x[1] - 1) < 1e-10, "singular: gmres x finite, x[1..4] = 1");
     sps_matrix_destroy(A);
     /* skew [[0, 1], [-1, 0]], b = e0: v = A b is orthogonal to r0hat = b */
-    trip t = {0};
-    tadd(&t, 0, 1, 1.0);
-    tadd(&t, 1, 0, -1.0);
-    A = tdone(&t, 2);
+    t_triplets t = {0};
+    t_trip_add(&t, 0, 1, 1.0);
+    t_trip_add(&t, 1, 0, -1.0);
+    A = t_trip_matrix(ctx, 2, 2, &t);
     double b2[2] = {1, 0}, x2[2] = {0, 0};
     expect("skew 2x2: bicgstab", A, NULL, C(SPS_BICGSTAB), b2, x2, SPS_DIVERGED_BREAKDOWN, 0, NULL);
     T_OK(x2[0] == 0 && x2[1] == 0, "skew 2x2: bicgstab leaves x alone at the breakdown");

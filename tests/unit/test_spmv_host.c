@@ -67,54 +67,14 @@ static double comp_err(const sps_matrix *A, double alpha, const double *x, doubl
     return worst;
 }
 
-static sps_matrix *from_coo(sps_context *ctx, sps_idx nrows, sps_idx ncols, int64_t n,
-                            const sps_idx *ri, const sps_idx *ci, const double *v)
-{
-    sps_matrix *A = NULL;
-    sps_status st = sps_matrix_create_coo(ctx, nrows, ncols, n, ri, ci, v, &A);
-    if (st != SPS_OK) T_FAIL("build a test matrix", "%s", sps_last_error(ctx));
-    return A;
-}
-
-/* Triplet buffer for the builders. */
-typedef struct trip {
-    sps_idx *r, *c;
-    double *v;
-    int64_t n, cap;
-} trip;
-
-static void put(trip *t, sps_idx r, sps_idx c, double v)
-{
-    if (t->n == t->cap) {
-        t->cap = t->cap ? 2 * t->cap : 1024;
-        t->r = realloc(t->r, (size_t)t->cap * sizeof *t->r);
-        t->c = realloc(t->c, (size_t)t->cap * sizeof *t->c);
-        t->v = realloc(t->v, (size_t)t->cap * sizeof *t->v);
-        if (!t->r || !t->c || !t->v) abort();
-    }
-    t->r[t->n] = r;
-    t->c[t->n] = c;
-    t->v[t->n++] = v;
-}
-
-static sps_matrix *take(sps_context *ctx, trip *t, sps_idx nrows, sps_idx ncols)
-{
-    sps_matrix *A = from_coo(ctx, nrows, ncols, t->n, t->r, t->c, t->v);
-    free(t->r);
-    free(t->c);
-    free(t->v);
-    memset(t, 0, sizeof *t);
-    return A;
-}
-
 /* Random band matrix: the diagonal and about 60% of |i - j| <= 4. */
 static sps_matrix *band(sps_context *ctx, sps_idx n, uint64_t *seed)
 {
-    trip t = {0};
+    t_triplets t = {0};
     for (sps_idx i = 0; i < n; i++)
         for (sps_idx j = i - 4; j <= i + 4; j++)
-            if (j >= 0 && j < n && (j == i || t_rand(seed) < 0.2)) put(&t, i, j, t_rand(seed));
-    return take(ctx, &t, n, n);
+            if (j >= 0 && j < n && (j == i || t_rand(seed) < 0.2)) t_trip_add(&t, i, j, t_rand(seed));
+    return t_trip_matrix(ctx, n, n, &t);
 }
 
 typedef void (*case_fn)(sps_context *ctx, const char *name, const sps_matrix *A, void *user);
@@ -129,7 +89,7 @@ static void run_case(sps_context *ctx, const char *name, sps_matrix *A, case_fn 
 static void edge_cases(sps_context *ctx, case_fn fn, void *user)
 {
     uint64_t seed = 12345;
-    trip t = {0};
+    t_triplets t = {0};
     char name[64];
 
     sps_idx rp0[1] = {0};
@@ -141,21 +101,21 @@ static void edge_cases(sps_context *ctx, case_fn fn, void *user)
     /* 12 x 9 with rows 0, 5, 6 and 11 empty */
     for (sps_idx i = 1; i < 11; i++)
         if (i != 5 && i != 6)
-            for (sps_idx j = 0; j < 9; j += 1 + i % 3) put(&t, i, j, t_rand(&seed));
-    run_case(ctx, "empty rows (first, middle, last)", take(ctx, &t, 12, 9), fn, user);
+            for (sps_idx j = 0; j < 9; j += 1 + i % 3) t_trip_add(&t, i, j, t_rand(&seed));
+    run_case(ctx, "empty rows (first, middle, last)", t_trip_matrix(ctx, 12, 9, &t), fn, user);
 
     /* one row of 33000 entries (> 32 x 1024) in a 40000-row diagonal matrix */
-    for (sps_idx i = 0; i < 40000; i++) put(&t, i, i, 1.0 + t_rand(&seed));
+    for (sps_idx i = 0; i < 40000; i++) t_trip_add(&t, i, i, 1.0 + t_rand(&seed));
     for (sps_idx j = 0; j < 33000; j++)
-        if (j != 7) put(&t, 7, j, t_rand(&seed));
-    run_case(ctx, "one row of 33000 entries", take(ctx, &t, 40000, 40000), fn, user);
+        if (j != 7) t_trip_add(&t, 7, j, t_rand(&seed));
+    run_case(ctx, "one row of 33000 entries", t_trip_matrix(ctx, 40000, 40000, &t), fn, user);
 
     /* many rows of 5, every 97th row of 300: HYB's ELL + tail */
     for (sps_idx i = 0; i < 3000; i++) {
         int len = i % 97 == 0 ? 300 : 5;
-        for (int k = 0; k < len; k++) put(&t, i, (i + k * 7) % 3000, t_rand(&seed));
+        for (int k = 0; k < len; k++) t_trip_add(&t, i, (i + k * 7) % 3000, t_rand(&seed));
     }
-    run_case(ctx, "skewed rows (5 and 300)", take(ctx, &t, 3000, 3000), fn, user);
+    run_case(ctx, "skewed rows (5 and 300)", t_trip_matrix(ctx, 3000, 3000, &t), fn, user);
 
     static const sps_idx sizes[] = {31, 32, 33, 1023, 1024, 1025};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
@@ -164,15 +124,15 @@ static void edge_cases(sps_context *ctx, case_fn fn, void *user)
     }
 
     /* only the far corners: offsets n-1 and -(n-1) */
-    put(&t, 0, 299, 2.5);
-    put(&t, 299, 0, -1.5);
-    run_case(ctx, "far-off diagonals +-(n-1)", take(ctx, &t, 300, 300), fn, user);
+    t_trip_add(&t, 0, 299, 2.5);
+    t_trip_add(&t, 299, 0, -1.5);
+    run_case(ctx, "far-off diagonals +-(n-1)", t_trip_matrix(ctx, 300, 300, &t), fn, user);
 
     /* rectangular, both ways */
-    for (int k = 0; k < 400; k++) put(&t, (sps_idx)(40 * (t_rand(&seed) + 1) / 2), (sps_idx)(97 * (t_rand(&seed) + 1) / 2), t_rand(&seed));
-    run_case(ctx, "rectangular 40 x 97", take(ctx, &t, 40, 97), fn, user);
-    for (int k = 0; k < 400; k++) put(&t, (sps_idx)(97 * (t_rand(&seed) + 1) / 2), (sps_idx)(40 * (t_rand(&seed) + 1) / 2), t_rand(&seed));
-    run_case(ctx, "rectangular 97 x 40", take(ctx, &t, 97, 40), fn, user);
+    for (int k = 0; k < 400; k++) t_trip_add(&t, (sps_idx)(40 * (t_rand(&seed) + 1) / 2), (sps_idx)(97 * (t_rand(&seed) + 1) / 2), t_rand(&seed));
+    run_case(ctx, "rectangular 40 x 97", t_trip_matrix(ctx, 40, 97, &t), fn, user);
+    for (int k = 0; k < 400; k++) t_trip_add(&t, (sps_idx)(97 * (t_rand(&seed) + 1) / 2), (sps_idx)(40 * (t_rand(&seed) + 1) / 2), t_rand(&seed));
+    run_case(ctx, "rectangular 97 x 40", t_trip_matrix(ctx, 97, 40, &t), fn, user);
 }
 
 /* Every case: the real matrices (when io/ is there), the generators given
@@ -412,10 +372,10 @@ static void test_hyb_stats(sps_context *ctx)
     sps_matrix_destroy(A);
 
     /* a forced width that would be padding only is refused, not allocated */
-    trip t = {0};
-    for (sps_idx i = 0; i < 5000; i++) put(&t, i, i, 1.0);
-    for (sps_idx j = 0; j < 4000; j++) put(&t, 3, j, 0.5);
-    A = take(ctx, &t, 5000, 5000);
+    t_triplets t = {0};
+    for (sps_idx i = 0; i < 5000; i++) t_trip_add(&t, i, i, 1.0);
+    for (sps_idx j = 0; j < 4000; j++) t_trip_add(&t, 3, j, 0.5);
+    A = t_trip_matrix(ctx, 5000, 5000, &t);
     op = (sps_operator *)1;
     sps_status st = sps_operator_create(ctx, A, "hyb:width=4000", NULL, &op);
     T_OK(st == SPS_ERR_UNSUPPORTED && !op && strstr(sps_last_error(ctx), "smaller width"),
@@ -469,10 +429,10 @@ static void test_selectors(sps_context *ctx)
     }
 
     /* one row 1000x the mean: the irregular branch */
-    trip t = {0};
-    for (sps_idx i = 0; i < 5000; i++) put(&t, i, i, 1.0);
-    for (sps_idx j = 0; j < 4000; j++) put(&t, 3, j, 0.5);
-    sps_matrix *L = take(ctx, &t, 5000, 5000);
+    t_triplets t = {0};
+    for (sps_idx i = 0; i < 5000; i++) t_trip_add(&t, i, i, 1.0);
+    for (sps_idx j = 0; j < 4000; j++) t_trip_add(&t, 3, j, 0.5);
+    sps_matrix *L = t_trip_matrix(ctx, 5000, 5000, &t);
     T_STATUS(ctx, sps_operator_create(ctx, L, "auto", NULL, &op), "auto builds on a matrix with one long row");
     if (op) {
         sps_operator_get_info(op, &in);
@@ -484,8 +444,8 @@ static void test_selectors(sps_context *ctx)
     /* tridiagonal: DRM stores ~1.01 slots per nonzero: the diagonal branch */
     for (sps_idx i = 0; i < 3000; i++)
         for (sps_idx j = i - 1; j <= i + 1; j++)
-            if (j >= 0 && j < 3000) put(&t, i, j, j == i ? 4.0 : -1.0);
-    sps_matrix *D = take(ctx, &t, 3000, 3000);
+            if (j >= 0 && j < 3000) t_trip_add(&t, i, j, j == i ? 4.0 : -1.0);
+    sps_matrix *D = t_trip_matrix(ctx, 3000, 3000, &t);
     T_STATUS(ctx, sps_operator_create(ctx, D, "auto", NULL, &op), "auto builds on a tridiagonal matrix");
     if (op) {
         sps_operator_get_info(op, &in);
