@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app_util.h"
 #include "spsolve.h"
 
 static const char *usage_text =
@@ -72,37 +73,9 @@ static void die(int code, const char *fmt, ...)
     exit(code);
 }
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
-static FILE *open_tmp(const char *path, char *tmp, size_t len)
-{
-    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
-    return fopen(tmp, "w");
-}
-
 static void close_tmp(FILE *f, const char *tmp, const char *path)
 {
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        remove(tmp);
-        die(3, "cannot write %s: %s", path, strerror(errno));
-    }
-}
-
-static void json_escape(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
+    if (app_commit_tmp(f, tmp, path) != 0) die(3, "cannot write %s: %s", path, strerror(errno));
 }
 
 /* Does t begin with a backend's name (followed by ':' or the end)? */
@@ -186,7 +159,7 @@ int main(int argc, char **argv)
     sps_matrix *A = NULL;
     sps_status st = A_path ? sps_matrix_read(ctx, A_path, &A) : sps_matrix_generate(ctx, gen, &A);
     if (st != SPS_OK) die(st == SPS_ERR_NO_MEMORY ? 3 : 2, "%s", sps_last_error(ctx));
-    if (!label) label = A_path ? base_name(A_path) : gen;
+    if (!label) label = A_path ? app_base_name(A_path) : gen;
     sps_features ft;
     if (sps_matrix_analyze(ctx, A, &ft) != SPS_OK) die(3, "%s", sps_last_error(ctx));
 
@@ -325,7 +298,7 @@ int main(int argc, char **argv)
 
     char tmp[4200];
     if (csv) {
-        FILE *f = open_tmp(csv, tmp, sizeof tmp);
+        FILE *f = app_open_tmp(csv, tmp, sizeof tmp);
         if (!f) die(3, "cannot write %s: %s", csv, strerror(errno));
         fprintf(f, "matrix,rows,nnz,device,copy_gbs,backend,built,precision,ok,convert_ms,upload_ms,"
                    "select_ms,device_mb,median_us,min_us,max_us,gflops,gbs,frac_copy,vs_cusparse,"
@@ -347,21 +320,21 @@ int main(int argc, char **argv)
         close_tmp(f, tmp, csv);
     }
     if (json) {
-        FILE *f = open_tmp(json, tmp, sizeof tmp);
+        FILE *f = app_open_tmp(json, tmp, sizeof tmp);
         if (!f) die(3, "cannot write %s: %s", json, strerror(errno));
         fprintf(f, "{\"matrix\": ");
-        json_escape(f, label);
+        app_json_string(f, label);
         fprintf(f, ", \"rows\": %d, \"nnz\": %lld, \"device\": ", ft.rows, (long long)ft.nnz);
-        json_escape(f, sps_context_device_name(ctx));
+        app_json_string(f, sps_context_device_name(ctx));
         fprintf(f, ", \"copy_gbs\": ");
         num(f, bw);
         fprintf(f, ", \"reps\": %d, \"results\": [", reps);
         for (int i = 0; i < nrows; i++) {
             row *r = &rows[i];
             fprintf(f, "%s\n  {\"backend\": ", i ? "," : "");
-            json_escape(f, r->spmv);
+            app_json_string(f, r->spmv);
             fprintf(f, ", \"built\": ");
-            json_escape(f, r->built);
+            app_json_string(f, r->built);
             fprintf(f, ", \"precision\": \"%s\", \"ok\": %s", r->single ? "single" : "double",
                     r->ok ? "true" : "false");
             const char *keys[] = {"convert_ms", "upload_ms", "select_ms", "device_mb", "median_us",
@@ -376,7 +349,7 @@ int main(int argc, char **argv)
             }
             fprintf(f, ", \"repeatable\": %s, \"deterministic\": %s, \"blocks\": %lld, \"note\": ",
                     r->repeatable ? "true" : "false", r->deterministic ? "true" : "false", r->blocks);
-            json_escape(f, r->note);
+            app_json_string(f, r->note);
             fprintf(f, "}");
         }
         fprintf(f, "\n]}\n");

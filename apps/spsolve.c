@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "app_util.h"
 #include "spsolve.h"
 
 /* Exit codes (DESIGN.md): */
@@ -182,14 +182,8 @@ static void parse_args(int argc, char **argv, opts *o)
 
 static void json_str(FILE *f, const char *key, const char *v, int *first)
 {
-    fprintf(f, "%s\"%s\": \"", *first ? "" : ", ", key);
-    for (const char *p = v; *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
+    fprintf(f, "%s\"%s\": ", *first ? "" : ", ", key);
+    app_json_string(f, v);
     *first = 0;
 }
 
@@ -210,12 +204,6 @@ static void json_bool(FILE *f, const char *key, int v, int *first)
 {
     fprintf(f, "%s\"%s\": %s", *first ? "" : ", ", key, v ? "true" : "false");
     *first = 0;
-}
-
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
 }
 
 static void features_json(FILE *f, const sps_matrix_source *src, const sps_features *ft, int *first)
@@ -288,17 +276,11 @@ static void features_text(const sps_matrix_source *src, const sps_features *ft)
 static int write_history(const char *path, const double *h, long long n)
 {
     char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)time(NULL));
-    FILE *f = fopen(tmp, "w");
+    FILE *f = app_open_tmp(path, tmp, sizeof tmp);
     if (!f) return -1;
-    int ok = fprintf(f, "iteration,residual_norm\n") > 0;
-    for (long long i = 0; ok && i < n; i++) ok = fprintf(f, "%lld,%.17g\n", i, h[i]) > 0;
-    if (fclose(f) != 0) ok = 0;
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
-        return -1;
-    }
-    return 0;
+    fprintf(f, "iteration,residual_norm\n");
+    for (long long i = 0; i < n; i++) fprintf(f, "%lld,%.17g\n", i, h[i]);
+    return app_commit_tmp(f, tmp, path);
 }
 
 static void monitor_cb(void *user, int64_t it, double rnorm)
@@ -429,14 +411,14 @@ int main(int argc, char **argv)
                 "spsolve: warning: CG needs a symmetric positive definite matrix, and %s is "
                 "nonsymmetric (||A-A'||/||A|| = %.2g); running it anyway. GMRES or BiCGSTAB "
                 "(--method gmres) would suit it.\n",
-                base_name(src.name), ft.asymmetry);
+                app_base_name(src.name), ft.asymmetry);
     else if (method == SPS_CG && (ft.negative_diagonal || ft.zero_diagonal || ft.missing_diagonal) &&
              !o.quiet)
         fprintf(stderr,
                 "spsolve: warning: %s has %d negative, %d zero and %d missing diagonal entries: it "
                 "is not positive definite, and CG may break down; MINRES-like behaviour is not "
                 "available, try --method gmres.\n",
-                base_name(src.name), ft.negative_diagonal, ft.zero_diagonal, ft.missing_diagonal);
+                app_base_name(src.name), ft.negative_diagonal, ft.zero_diagonal, ft.missing_diagonal);
     if ((!strcmp(o.precond, "jacobi") || !strcmp(o.precond, "ilu0") || !strcmp(o.precond, "ic0")) &&
         (ft.missing_diagonal || ft.zero_diagonal) && !o.quiet)
         fprintf(stderr,
@@ -444,7 +426,7 @@ int main(int argc, char **argv)
                 "entries: %s divides by the diagonal and will break down. Unpreconditioned GMRES "
                 "with a long restart (--precond none --method gmres --restart 1000 or more) "
                 "works on such matrices.\n",
-                base_name(src.name), ft.missing_diagonal, ft.zero_diagonal, o.precond);
+                app_base_name(src.name), ft.missing_diagonal, ft.zero_diagonal, o.precond);
 
     /* ---- vectors --------------------------------------------------------- */
     int b_is_ones = 0;
@@ -538,7 +520,7 @@ int main(int argc, char **argv)
         printf("spsolve %s on %s\n", sps_version(), sps_context_device_name(ctx));
         printf("matrix    %s: %d x %d, %lld nnz, %s, rows %d..%d (mean %.1f), %d diagonals, "
                "%d without diagonal entry\n",
-               base_name(src.name), n, n, (long long)ft.nnz,
+               app_base_name(src.name), n, n, (long long)ft.nnz,
                ft.symmetric ? "symmetric" : "nonsymmetric", ft.row_min, ft.row_max, ft.row_mean,
                ft.diagonals, ft.missing_diagonal);
         if (b_is_ones)
