@@ -144,16 +144,17 @@ sps_status sps_matrix_analyze(sps_context *ctx, const sps_matrix *M, sps_feature
     f->nnz = A->nnz;
     sps_idx n = A->nrows;
 
-    /* Row lengths, diagonal entries, dominance: one pass. */
-    double sum = 0.0, sum2 = 0.0;
+    sps_row_stats rs;
+    sps__row_stats(A, &rs);
+    f->row_min = rs.min;
+    f->row_max = rs.max;
+    f->empty_rows = rs.empty;
+    f->row_mean = rs.mean;
+    f->row_std = rs.std;
+
+    /* Diagonal entries, dominance: one pass. */
     sps_idx nd = n < A->ncols ? n : A->ncols; /* rows that have a diagonal position */
-    f->row_min = n ? SPS_IDX_MAX : 0;
     for (sps_idx r = 0; r < n; r++) {
-        sps_idx l = A->row_ptr[r + 1] - A->row_ptr[r];
-        if (l < f->row_min) f->row_min = l;
-        if (l > f->row_max) f->row_max = l;
-        if (l == 0) f->empty_rows++;
-        sum += l;
         double d = 0.0, off = 0.0;
         int has = 0;
         for (sps_idx p = A->row_ptr[r]; p < A->row_ptr[r + 1]; p++) {
@@ -169,14 +170,6 @@ sps_status sps_matrix_analyze(sps_context *ctx, const sps_matrix *M, sps_feature
         if (has && d < 0.0) f->negative_diagonal++;
         if (fabs(d) >= off) f->dominant_rows++;
         if (fabs(d) > off) f->diag_dominant = 1; /* provisional: "one strictly" */
-    }
-    if (n) {
-        f->row_mean = sum / n;
-        for (sps_idx r = 0; r < n; r++) {
-            double dl = (A->row_ptr[r + 1] - A->row_ptr[r]) - f->row_mean;
-            sum2 += dl * dl;
-        }
-        f->row_std = sqrt(sum2 / n);
     }
     f->diag_dominant = f->diag_dominant && f->dominant_rows == n;
 

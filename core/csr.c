@@ -2,6 +2,7 @@
 /* spsolve/core/csr.c: host CSR: allocation, triplets -> CSR, checks, reference SpMV */
 #include "internal.h"
 
+#include <math.h>
 #include <string.h>
 
 sps_status sps__csr_alloc(sps_context *ctx, sps_csr *A, sps_idx nrows, sps_idx ncols,
@@ -207,6 +208,24 @@ sps_status sps__csr_check(sps_context *ctx, const sps_csr *A)
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "CSR: row_ptr[%d] = %d, expected nnz %d",
                         A->nrows, A->row_ptr[A->nrows], A->nnz);
     return SPS_OK;
+}
+
+void sps__row_stats(const sps_csr *A, sps_row_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    if (A->nrows == 0) return;
+    s->min = SPS_IDX_MAX;
+    double sum2 = 0.0;
+    s->mean = (double)A->nnz / A->nrows;
+    for (sps_idx r = 0; r < A->nrows; r++) {
+        sps_idx len = A->row_ptr[r + 1] - A->row_ptr[r];
+        if (len < s->min) s->min = len;
+        if (len > s->max) s->max = len;
+        if (len == 0) s->empty++;
+        double d = len - s->mean;
+        sum2 += d * d;
+    }
+    s->std = sqrt(sum2 / A->nrows);
 }
 
 void sps__csr_spmv(const sps_csr *A, double alpha, const double *x, double beta, double *y)

@@ -95,6 +95,14 @@ sps_status sps__csr_from_triplets(sps_context *ctx, sps_idx nrows, sps_idx ncols
  * columns in range, strictly increasing within a row. */
 sps_status sps__csr_check(sps_context *ctx, const sps_csr *A);
 
+/* Row-length statistics (entries per row): min, max, empty rows, mean and
+ * population standard deviation. Zero rows give all zeros. */
+typedef struct sps_row_stats {
+    double mean, std;
+    sps_idx min, max, empty;
+} sps_row_stats;
+void sps__row_stats(const sps_csr *A, sps_row_stats *s);
+
 /* Reference y = alpha*A*x + beta*y; beta == 0 does not read y. */
 void sps__csr_spmv(const sps_csr *A, double alpha, const double *x, double beta,
                    double *y);

@@ -76,24 +76,6 @@ sps_status sps__no_params(sps_context *ctx, const char *backend, const char *par
                     backend, (int)n, params);
 }
 
-void sps__row_stats(const sps_csr *A, sps_row_stats *s)
-{
-    memset(s, 0, sizeof *s);
-    if (A->nrows == 0) return;
-    s->min = SPS_IDX_MAX;
-    double sum2 = 0.0;
-    s->mean = (double)A->nnz / A->nrows;
-    for (sps_idx r = 0; r < A->nrows; r++) {
-        sps_idx len = A->row_ptr[r + 1] - A->row_ptr[r];
-        if (len < s->min) s->min = len;
-        if (len > s->max) s->max = len;
-        if (len == 0) s->empty++;
-        double d = len - s->mean;
-        sum2 += d * d;
-    }
-    s->std = sqrt(sum2 / A->nrows);
-}
-
 #if SPS_HAVE_CUDA
 
 sps_status sps__upload_values(sps_context *ctx, void *dst, const double *src, size_t n,

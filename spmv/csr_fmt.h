@@ -43,12 +43,6 @@ sps_status sps__csr_fmt_fetch(sps_context *ctx, sps_fmt *f, const void *dev);
  * one given. */
 sps_status sps__no_params(sps_context *ctx, const char *backend, const char *params);
 
-/* Row-length statistics (entries per row). Zero rows give all zeros. */
-typedef struct sps_row_stats {
-    double mean, std;
-    sps_idx min, max, empty;
-} sps_row_stats;
-void sps__row_stats(const sps_csr *A, sps_row_stats *s);
 
 /* csr-vector's group size (threads per row) from the mean row length: the
  * smallest of 2, 4, 8, 16, 32 that is >= nnz / nrows (32 above 16).
