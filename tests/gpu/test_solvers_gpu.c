@@ -459,7 +459,7 @@ static void compare_case(const char *mname, const sps_matrix *A, sps_method m, i
     for (int k = 0; k < nb; k++) {
         snprintf(name, sizeof name, "%s %s %s", mname, sps_method_name(m), names[k]);
         result g = solve_on(gctx, A, names[k], m, restart, NULL, b, 0, NULL);
-        if (g.st == SPS_ERR_UNSUPPORTED || g.st == SPS_ERR_NOT_COMPILED) {
+        if (g.st == SPS_ERR_UNSUPPORTED) { /* dia refusing the matrix */
             t_skip(name, "%s", sps_last_error(gctx));
             result_free(&g);
             continue;
@@ -580,12 +580,10 @@ static void test_syncs(void)
                r.in.per_iter_ms, (long long)r.in.host_syncs, (long long)r.in.iterations);
         result_free(&r);
     }
-    /* Jacobi fused on the device, when the preconditioners are there */
+    /* Jacobi fused on the device */
     sps_precond *pc = NULL;
     sps_status st = sps_precond_create(gctx, A, "jacobi", &pc);
-    if (st == SPS_ERR_NOT_COMPILED) {
-        t_skip("cg + jacobi on the GPU", "preconditioners not merged");
-    } else if (T_STATUS(gctx, st, "jacobi on the GPU")) {
+    if (T_STATUS(gctx, st, "jacobi on the GPU")) {
         sps_precond *hpc = NULL;
         sps_precond_create(hctx, A, "jacobi", &hpc);
         result g = solve_on(gctx, A, "csr-vector", SPS_CG, 30, pc, b, 0, NULL);

@@ -109,34 +109,13 @@ static inline sps_matrix *dc_matrix_b(sps_context *ctx)
     return dc_finish(ctx, &m);
 }
 
-/* A generated matrix, or NULL after one SKIP line while the generators are a
- * placeholder (core/generate.c lands on main later). */
+/* A generated matrix, or NULL after a FAIL line. */
 static inline sps_matrix *dc_gen(sps_context *ctx, const char *spec, const char *test)
 {
     sps_matrix *A = NULL;
     sps_status st = sps_matrix_generate(ctx, spec, &A);
-    if (st == SPS_ERR_NOT_COMPILED) t_skip(test, "%s: generator placeholder (%s)", spec, sps_last_error(ctx));
-    else if (st != SPS_OK) T_FAIL(test, "generate %s: %s", spec, sps_last_error(ctx));
+    if (st != SPS_OK) T_FAIL(test, "generate %s: %s", spec, sps_last_error(ctx));
     return st == SPS_OK ? A : NULL;
-}
-
-/* 1 if Matrix Market reading works (io/ has landed), else one SKIP line. */
-static inline int dc_io_available(sps_context *ctx, const char *test)
-{
-    const char *const *names = t_real_matrices();
-    const char *path = names[0] ? t_real_matrix_path(names[0]) : NULL;
-    if (!path) {
-        t_skip(test, "no real matrices found");
-        return 0;
-    }
-    sps_matrix *A = NULL;
-    sps_status st = sps_matrix_read(ctx, path, &A);
-    sps_matrix_destroy(A);
-    if (st == SPS_ERR_NOT_COMPILED) {
-        t_skip(test, "io/ placeholder: %s", sps_last_error(ctx));
-        return 0;
-    }
-    return 1;
 }
 
 static inline sps_matrix *dc_real(sps_context *ctx, const char *name)
@@ -149,8 +128,7 @@ static inline sps_matrix *dc_real(sps_context *ctx, const char *name)
 }
 
 /* Call fn on each matrix: the generated specs[0..n) (stopping at the first
- * placeholder SKIP), or the real matrices (one SKIP line while io/ is a
- * placeholder). */
+ * failure), or the real matrices. */
 typedef void (*dc_matrix_fn)(sps_context *ctx, const sps_matrix *A, const char *name);
 
 static inline void dc_each_gen(sps_context *ctx, const char *test, const char *const *specs,
@@ -166,8 +144,9 @@ static inline void dc_each_gen(sps_context *ctx, const char *test, const char *c
 
 static inline void dc_each_real(sps_context *ctx, const char *test, dc_matrix_fn fn)
 {
-    if (!dc_io_available(ctx, test)) return;
-    for (const char *const *nm = t_real_matrices(); *nm; nm++) {
+    const char *const *names = t_real_matrices();
+    if (!names[0]) t_skip(test, "no real matrices found");
+    for (const char *const *nm = names; *nm; nm++) {
         sps_matrix *A = dc_real(ctx, *nm);
         if (!A) continue;
         fn(ctx, A, *nm);

@@ -417,12 +417,6 @@ static void test_precond_module(void)
     sps_matrix *S = scaled_laplace(14), *Cd = convdiff2d(20, 50.0);
     sps_precond *jac = NULL, *ic = NULL, *ilu = NULL, *none = NULL;
     sps_status st = sps_precond_create(ctx, S, "jacobi", &jac);
-    if (st == SPS_ERR_NOT_COMPILED) {
-        t_skip("preconditioners from precond/", "placeholder (precond/ not merged)");
-        sps_matrix_destroy(S);
-        sps_matrix_destroy(Cd);
-        return;
-    }
     T_STATUS(ctx, st, "jacobi on the scaled Laplacian");
     T_STATUS(ctx, sps_precond_create(ctx, S, "ic0", &ic), "ic0 on the scaled Laplacian");
     T_STATUS(ctx, sps_precond_create(ctx, Cd, "ilu0", &ilu), "ilu0 on convdiff2d:20,50");
@@ -490,10 +484,6 @@ static sps_matrix *read_real(const char *name)
     }
     sps_matrix *A = NULL;
     sps_status st = sps_matrix_read(ctx, path, &A);
-    if (st == SPS_ERR_NOT_COMPILED) {
-        t_skip(name, "sps_matrix_read is a placeholder (io/ not merged): %s", sps_last_error(ctx));
-        return NULL;
-    }
     if (!T_STATUS(ctx, st, "read %s", name)) return NULL;
     return A;
 }
@@ -508,11 +498,6 @@ static void real_case(const char *mat, sps_method m, const char *pcname, double 
     sps_precond *pc = NULL;
     if (pcname) {
         sps_status st = sps_precond_create(ctx, A, pcname, &pc);
-        if (st == SPS_ERR_NOT_COMPILED) {
-            t_skip(name, "preconditioner is a placeholder (precond/ not merged)");
-            sps_matrix_destroy(A);
-            return;
-        }
         if (!T_STATUS(ctx, st, "%s: preconditioner setup", name)) {
             sps_matrix_destroy(A);
             return;

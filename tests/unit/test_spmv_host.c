@@ -139,54 +139,36 @@ static void edge_cases(sps_context *ctx, case_fn fn, void *user)
  * (when core/generate.c is there), then the edge cases. */
 static void for_each_case(sps_context *ctx, const char *const *gens, case_fn fn, void *user)
 {
-    static int no_io, no_gen; /* one SKIP line each per program */
     const char *const *names = t_real_matrices();
-    for (int i = 0; names[i] && !no_io; i++) {
+    for (int i = 0; names[i]; i++) {
         sps_matrix *A = NULL;
-        sps_status st = sps_matrix_read(ctx, t_real_matrix_path(names[i]), &A);
-        if (st == SPS_ERR_NOT_COMPILED) {
-            t_skip("real matrices", "reading is a placeholder until io/ lands: %s", sps_last_error(ctx));
-            no_io = 1;
-            break;
-        }
-        if (st != SPS_OK) T_FAIL(names[i], "read: %s", sps_last_error(ctx));
+        if (sps_matrix_read(ctx, t_real_matrix_path(names[i]), &A) != SPS_OK)
+            T_FAIL(names[i], "read: %s", sps_last_error(ctx));
         run_case(ctx, names[i], A, fn, user);
     }
-    for (int i = 0; gens[i] && !no_gen; i++) {
+    for (int i = 0; gens[i]; i++) {
         sps_matrix *A = NULL;
-        sps_status st = sps_matrix_generate(ctx, gens[i], &A);
-        if (st == SPS_ERR_NOT_COMPILED) {
-            t_skip("generated matrices", "generators are a placeholder until core/generate.c lands: %s",
-                   sps_last_error(ctx));
-            no_gen = 1;
-            break;
-        }
-        if (st != SPS_OK) T_FAIL(gens[i], "generate: %s", sps_last_error(ctx));
+        if (sps_matrix_generate(ctx, gens[i], &A) != SPS_OK)
+            T_FAIL(gens[i], "generate: %s", sps_last_error(ctx));
         run_case(ctx, gens[i], A, fn, user);
     }
     edge_cases(ctx, fn, user);
 }
 
-/* Build spec on A. Returns the operator, or NULL after recording why: a
- * placeholder (SPS_ERR_NOT_COMPILED) is one SKIP per spec (*skipped set),
- * dia's SPS_ERR_UNSUPPORTED a SKIP with its reason, anything else a FAIL. */
+/* Build spec on A. Returns the operator, or NULL after recording why: dia's
+ * SPS_ERR_UNSUPPORTED is a SKIP with its reason, anything else a FAIL. */
 static sps_operator *build(sps_context *ctx, const char *spec, const char *mname,
-                           const sps_matrix *A, const sps_operator_opts *opts, int *skipped)
+                           const sps_matrix *A, const sps_operator_opts *opts)
 {
     sps_operator *op = NULL;
     sps_status st = sps_operator_create(ctx, A, spec, opts, &op);
     if (st == SPS_OK) return op;
     char name[160];
     snprintf(name, sizeof name, "%s on %s", spec, mname);
-    if (st == SPS_ERR_NOT_COMPILED) {
-        if (!*skipped) t_skip(spec, "not available in this build: %s", sps_last_error(ctx));
-        *skipped = 1;
-    } else if (st == SPS_ERR_UNSUPPORTED && strncmp(spec, "dia", 3) == 0 &&
-               (spec[3] == 0 || spec[3] == ':')) {
+    if (st == SPS_ERR_UNSUPPORTED && strncmp(spec, "dia", 3) == 0 && (spec[3] == 0 || spec[3] == ':'))
         t_skip(name, "refused: %s", sps_last_error(ctx));
-    } else {
+    else
         T_FAIL(name, "%s: %s", sps_strerror(st), sps_last_error(ctx));
-    }
     return NULL;
 }
 
@@ -198,14 +180,12 @@ static sps_operator *build(sps_context *ctx, const char *spec, const char *mname
 
 typedef struct backend_run {
     const char *spec;
-    int skipped;
 } backend_run;
 
 static void check_apply_host(sps_context *ctx, const char *mname, const sps_matrix *A, void *user)
 {
     backend_run *br = user;
-    if (br->skipped) return;
-    sps_operator *op = build(ctx, br->spec, mname, A, NULL, &br->skipped);
+    sps_operator *op = build(ctx, br->spec, mname, A, NULL);
     if (!op) return;
     const sps_idx n = sps_matrix_rows(A), m = sps_matrix_cols(A);
     double *x = malloc(((size_t)m + 1) * sizeof *x);
@@ -245,7 +225,7 @@ static void test_every_backend(sps_context *ctx)
     unsigned caps;
     const char *spec;
     for (int i = 0; (spec = spec_at(i, &caps)); i++) {
-        backend_run br = {spec, 0};
+        backend_run br = {spec};
         for_each_case(ctx, gens, check_apply_host, &br);
     }
 }
@@ -255,8 +235,8 @@ static void test_every_backend(sps_context *ctx)
 static void check_update(sps_context *ctx, const char *mname, const sps_matrix *A, void *user)
 {
     backend_run *br = user;
-    if (br->skipped || sps_matrix_nnz(A) == 0) return;
-    sps_operator *op = build(ctx, br->spec, mname, A, NULL, &br->skipped);
+    if (sps_matrix_nnz(A) == 0) return;
+    sps_operator *op = build(ctx, br->spec, mname, A, NULL);
     if (!op) return;
     const sps_idx n = sps_matrix_rows(A), m = sps_matrix_cols(A);
     const int64_t nnz = sps_matrix_nnz(A);
@@ -285,7 +265,7 @@ static void test_update(sps_context *ctx)
     unsigned caps;
     const char *spec;
     for (int i = 0; (spec = spec_at(i, &caps)); i++) {
-        backend_run br = {spec, 0};
+        backend_run br = {spec};
         if (strchr(spec, ':') && strncmp(spec, "hyb", 3) != 0) continue; /* same host format */
         uint64_t seed = 3;
         sps_matrix *A = band(ctx, 1025, &seed);
@@ -504,8 +484,7 @@ static void test_measure(sps_context *ctx)
 static void check_op_check(sps_context *ctx, const char *mname, const sps_matrix *A, void *user)
 {
     backend_run *br = user;
-    if (br->skipped) return;
-    sps_operator *op = build(ctx, br->spec, mname, A, NULL, &br->skipped);
+    sps_operator *op = build(ctx, br->spec, mname, A, NULL);
     if (!op) return;
     double err = -1;
     int rep = -1;
@@ -521,7 +500,7 @@ static void test_check_every_backend(sps_context *ctx)
     const char *spec;
     for (int i = 0; (spec = spec_at(i, &caps)); i++) {
         if (strchr(spec, ':')) continue;
-        backend_run br = {spec, 0};
+        backend_run br = {spec};
         edge_cases(ctx, check_op_check, &br);
     }
 }
