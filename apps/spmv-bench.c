@@ -262,8 +262,8 @@ int main(int argc, char **argv)
             if (isfinite(t_cus)) r->vs_cusparse = t_cus / r->med_us;
             if (isfinite(t_vec)) {
                 double saved = t_vec - r->med_us;
-                double extra = (r->convert_ms + r->upload_ms + r->select_ms - c_vec) * 1e3;
-                r->breakeven = saved > 0 ? fmax(0.0, extra / saved) : -1;
+                double extra = r->convert_ms + r->upload_ms + r->select_ms - c_vec;
+                r->breakeven = sps_break_even_spmvs(extra, saved);
             }
         }
     }

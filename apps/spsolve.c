@@ -581,8 +581,7 @@ int main(int argc, char **argv)
     double saved_us = t_ref - t_chosen;
     double conv_in_spmvs = t_ref > 0 ? conv_ms * 1e3 / t_ref : 0;
     /* -1: never pays off (not faster than csr-vector); 0: cheaper to build and faster */
-    double breakeven = -1;
-    if (saved_us > 0) breakeven = fmax(0.0, (conv_ms - conv_ref) * 1e3 / saved_us);
+    double breakeven = sps_break_even_spmvs(conv_ms - conv_ref, saved_us);
     double precond_ms = sps_precond_setup_ms(pc);
     double total_ms = src.read_ms + ft.analyze_ms + oi.select_ms + oi.convert_ms + oi.upload_ms +
                       precond_ms + info.setup_ms + info.iterate_ms + info.finish_ms;

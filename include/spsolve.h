@@ -337,6 +337,12 @@ sps_status sps_operator_time(sps_operator *op, int reps, int nx, sps_timing *t);
  *  (0: 256 MiB). Host context: a host memcpy. */
 sps_status sps_copy_bandwidth(sps_context *ctx, size_t bytes, double *gbps);
 
+/** Break-even SpMV count of a format that costs extra_ms more to build than
+ *  a reference (conversion + upload) and saves saved_us per SpMV against it:
+ *  extra_ms * 1000 / saved_us; 0 when it is both cheaper to build and
+ *  faster; -1 when it is not faster (never pays off). */
+double sps_break_even_spmvs(double extra_ms, double saved_us);
+
 /** Check the operator against the host CSR reference of A (from which it was
  *  built) on random x and y for alpha = 1.5, beta in {0 with y full of NaN,
  *  -0.5}: *max_err is the largest |y - y_ref|_i / (|alpha| (|A||x|)_i +

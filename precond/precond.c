@@ -75,7 +75,7 @@ static sps_status apply_none_host(sps_precond *pc, const double *r, double *z)
 
 static sps_status apply_jacobi_host(sps_precond *pc, const double *r, double *z)
 {
-    const double *d = pc->dinv;
+    const double *d = pc->fused_diag;
     for (sps_idx i = 0; i < pc->n; i++) z[i] = d[i] * r[i];
     return SPS_OK;
 }
@@ -301,7 +301,7 @@ static sps_status setup(sps_precond *pc, const sps_matrix *M)
         break;
     case SPS_PC_JACOBI:
         st = jacobi_dinv(ctx, A, &h->dinv);
-        pc->dinv = h->dinv;
+        pc->fused_diag = h->dinv;
         pc->apply = apply_jacobi_host;
         break;
     case SPS_PC_ILU0:
@@ -323,7 +323,7 @@ static sps_status setup(sps_precond *pc, const sps_matrix *M)
 #if SPS_HAVE_CUDA
     /* Hand over to the device: the host data above was only the input. */
     pc->impl = NULL;
-    pc->dinv = NULL;
+    pc->fused_diag = NULL;
     pc->apply = NULL;
     pc->destroy = NULL;
     switch (pc->kind) {
@@ -362,6 +362,7 @@ sps_status sps_precond_create(sps_context *ctx, const sps_matrix *A, const char 
     if (!pc) return sps__err(ctx, SPS_ERR_NO_MEMORY, "%s: out of memory", type);
     pc->ctx = ctx;
     pc->kind = (sps_pc_kind)kind;
+    pc->identity = kind == SPS_PC_NONE;
     sps__strlcpy(pc->name, type, sizeof pc->name);
     pc->n = A->A.nrows;
     double t0 = sps__now_ms();

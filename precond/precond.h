@@ -28,9 +28,13 @@ struct sps_precond {
     char name[16];
     sps_idx n;
     double setup_ms;
-    /* Jacobi: 1 / a_ii in the context's memory space, so solvers can fuse
-     * z = D^-1 r into their vector updates. NULL for other kinds. */
-    const double *dinv;
+    /* Capabilities the solvers read (they never look at the kind):
+     * identity    M = I: a solver may skip the preconditioner altogether;
+     * fused_diag  non-NULL when M^-1 = diag(fused_diag), in the context's
+     *             memory space: a solver may fuse z = fused_diag .* r into
+     *             its vector updates instead of calling apply. */
+    int identity;
+    const double *fused_diag;
     void *impl;
     /* z = M^-1 r (r and z distinct, in the context's memory space). */
     sps_status (*apply)(sps_precond *pc, const double *r, double *z);

@@ -4,7 +4,7 @@
  * Work decomposition:
  *   none    one cudaMemcpyAsync (device to device).
  *   jacobi  one thread per row, grid-stride: z_i = dinv_i r_i. dinv stays on
- *           the device (pc->dinv) so solvers can fuse it into their updates.
+ *           the device (pc->fused_diag) so solvers can fuse it into their updates.
  *   ilu0    cusparseDcsrilu02 (level-scheduled, in place on a device copy of
  *           A's values), then two cusparseSpSV solves over the same arrays:
  *           L (fill lower, unit diagonal) and U (fill upper, non-unit).
@@ -65,7 +65,7 @@ void gpu_destroy(sps_precond *pc)
     sps__dfree(g->dinv);
     delete g;
     pc->impl = nullptr;
-    pc->dinv = nullptr;
+    pc->fused_diag = nullptr;
 }
 
 sps_status new_impl(sps_precond *pc, gpu_pc **out)
@@ -103,7 +103,7 @@ int grid_for(sps_context *ctx, int n, int block)
 
 sps_status apply_jacobi(sps_precond *pc, const double *r, double *z)
 {
-    jacobi_kernel<<<grid_for(pc->ctx, pc->n, 256), 256, 0, sps_stream(pc->ctx)>>>(pc->n, pc->dinv,
+    jacobi_kernel<<<grid_for(pc->ctx, pc->n, 256), 256, 0, sps_stream(pc->ctx)>>>(pc->n, pc->fused_diag,
                                                                                    r, z);
     SPS_LAUNCH_CHECK(pc->ctx, "jacobi_kernel");
     return SPS_OK;
@@ -294,7 +294,7 @@ extern "C" sps_status sps__pc_gpu_jacobi(sps_precond *pc, const double *dinv)
     size_t nb = (size_t)pc->n * sizeof(double);
     if ((st = sps__dmalloc(pc->ctx, (void **)&g->dinv, nb)) != SPS_OK) return st;
     if ((st = sps__h2d(pc->ctx, g->dinv, dinv, nb)) != SPS_OK) return st;
-    pc->dinv = g->dinv;
+    pc->fused_diag = g->dinv;
     pc->apply = apply_jacobi;
     return SPS_OK;
 }

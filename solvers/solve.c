@@ -317,7 +317,7 @@ static sps_status check_args(sps_solver *s, sps_operator *op, sps_precond *pc, c
     if (op->nrows > 0 && (!b || !x))
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_solve: %s is NULL", b ? "x" : "b");
     *pcmode = SPS_PCM_NONE;
-    if (pc && pc->kind != SPS_PC_NONE) {
+    if (pc && !pc->identity) {
         if (pc->ctx != ctx)
             return sps__err(ctx, SPS_ERR_INVALID_ARG,
                             "sps_solve: the preconditioner belongs to another context");
@@ -325,7 +325,7 @@ static sps_status check_args(sps_solver *s, sps_operator *op, sps_precond *pc, c
             return sps__err(ctx, SPS_ERR_INVALID_ARG,
                             "sps_solve: preconditioner of size %d for a matrix of size %d", pc->n,
                             op->nrows);
-        if (pc->kind == SPS_PC_JACOBI && pc->dinv) *pcmode = SPS_PCM_JACOBI;
+        if (pc->fused_diag) *pcmode = SPS_PCM_JACOBI;
         else if (pc->apply) *pcmode = SPS_PCM_APPLY;
         else return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_solve: preconditioner '%s' has no apply", pc->name);
     }
@@ -426,7 +426,7 @@ sps_status sps_solve(sps_solver *s, sps_operator *op, sps_precond *pc, const dou
     k.op = op;
     k.pc = pcmode == SPS_PCM_NONE ? NULL : pc;
     k.pcmode = pcmode;
-    k.dinv = pcmode == SPS_PCM_JACOBI ? pc->dinv : NULL;
+    k.dinv = pcmode == SPS_PCM_JACOBI ? pc->fused_diag : NULL;
     k.b = copy_b ? PIECE(b) : b;
     k.x = copy_x ? PIECE(x) : x;
     for (int i = 0; i < nv; i++) k.vec[i] = PIECE(vec) + (size_t)i * (size_t)n;

@@ -185,8 +185,8 @@ static sps_status tune_select(sps_context *ctx, const sps_csr *A, const sps_oper
         /* break-even: the extra conversion cost over the time saved per SpMV */
         double saved_us = base_us - t.median_us;
         double extra_ms = op->info.convert_ms + op->info.upload_ms - base_ms;
-        double be = extra_ms <= 0 ? 0 : extra_ms * 1000.0 / saved_us;
-        int pays = saved_us > 0 && be <= (double)opts->expected_spmvs;
+        double be = sps_break_even_spmvs(extra_ms, saved_us);
+        int pays = be >= 0 && be <= (double)opts->expected_spmvs;
         appendf(why, sizeof why, ", %s %.2f us", spec, t.median_us);
         if (saved_us > 0) appendf(why, sizeof why, " (break-even %.0f)", be);
         if (pays && t.median_us < best_us) {

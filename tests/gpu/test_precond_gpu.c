@@ -110,7 +110,7 @@ static void compare(const char *what, const sps_matrix *A, const char *type)
         T_OK(memcmp(r, rb, nb) == 0, "%s %s: r unchanged on the device", what, type);
     }
     if (strcmp(type, "jacobi") == 0)
-        T_OK(gp->dinv && sps__is_device_ptr(gp->dinv), "%s jacobi: dinv lives on the device", what);
+        T_OK(gp->fused_diag && sps__is_device_ptr(gp->fused_diag), "%s jacobi: fused_diag lives on the device", what);
     sps__dfree(dr);
     sps__dfree(dz);
     free(r); free(zh); free(z1); free(z2); free(rb);

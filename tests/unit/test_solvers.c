@@ -323,8 +323,9 @@ static sps_status diag_apply(sps_precond *pc, const double *r, double *z)
     return SPS_OK;
 }
 
-/* A Jacobi preconditioner made here: kind JACOBI with dinv is fused into the
- * vector updates; any other kind goes through apply. */
+/* A Jacobi preconditioner made here: kind JACOBI declares fused_diag, which
+ * the methods fuse into their vector updates; any other kind goes through
+ * apply. */
 static void fake_pc(sps_precond *pc, sps_pc_kind kind, const double *dinv, sps_idx n)
 {
     memset(pc, 0, sizeof *pc);
@@ -332,7 +333,7 @@ static void fake_pc(sps_precond *pc, sps_pc_kind kind, const double *dinv, sps_i
     pc->kind = kind;
     strcpy(pc->name, kind == SPS_PC_JACOBI ? "jacobi" : "diag-apply");
     pc->n = n;
-    pc->dinv = kind == SPS_PC_JACOBI ? dinv : NULL;
+    pc->fused_diag = kind == SPS_PC_JACOBI ? dinv : NULL;
     pc->impl = (void *)dinv;
     pc->apply = diag_apply;
 }
