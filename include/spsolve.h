@@ -365,6 +365,11 @@ typedef struct sps_precond sps_precond;
 sps_status sps_precond_create(sps_context *ctx, const sps_matrix *A,
                               const char *type, sps_precond **pc);
 
+/** Preconditioner types, in registry order: `sps_precond_type(i, ...)` for
+ *  i = 0, 1, ... gives each name and a one-line summary; past the end it
+ *  returns SPS_ERR_INVALID_ARG. */
+sps_status sps_precond_type(int i, const char **name, const char **summary);
+
 /** Setup time of the preconditioner (ms). */
 double sps_precond_setup_ms(const sps_precond *pc);
 

@@ -342,6 +342,20 @@ static sps_status setup(sps_precond *pc, const sps_matrix *M)
 #endif
 }
 
+sps_status sps_precond_type(int i, const char **name, const char **summary)
+{
+    static const char *const summaries[] = {
+        "no preconditioner (M = I)",
+        "Jacobi: M = diag(A), fused into the solvers' vector updates",
+        "ILU(0): incomplete LU with A's sparsity pattern",
+        "IC(0): incomplete Cholesky with A's sparsity pattern (SPD matrices)",
+    };
+    if (i < 0 || i >= 4) return SPS_ERR_INVALID_ARG;
+    if (name) *name = kind_names[i];
+    if (summary) *summary = summaries[i];
+    return SPS_OK;
+}
+
 sps_status sps_precond_create(sps_context *ctx, const sps_matrix *A, const char *type,
                               sps_precond **out)
 {
