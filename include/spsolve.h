@@ -257,6 +257,9 @@ typedef struct sps_operator_opts {
     sps_precision precision;  /**< SPS_DOUBLE (solvers need it) or SPS_SINGLE (benchmarks) */
     int64_t expected_spmvs;   /**< for `tune`: how many SpMVs the conversion must pay off within (default 1000) */
     int tune_reps;            /**< for `tune`: timed calls per candidate (default 20) */
+    const sps_features *features; /**< for `auto`: A's features from sps_matrix_analyze, if the
+                                   caller has them (read during the call only); NULL (default):
+                                   auto computes the few it reads (row statistics, drm_slots) */
 } sps_operator_opts;
 
 void sps_operator_opts_default(sps_operator_opts *o);

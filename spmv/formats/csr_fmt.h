@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/csr_fmt.h: the host and device sides shared by the CSR-based
+/* spsolve/spmv/formats/csr_fmt.h: the host and device sides shared by the CSR-based
  * backends (csr-scalar, csr-vector, merge, cusparse, and hyb's CSR tail).
  *
  * Host: the format is a copy of the CSR (sps_fmt_csr). Device: the same three
@@ -8,7 +8,7 @@
 #ifndef SPS_CSR_FMT_H
 #define SPS_CSR_FMT_H
 
-#include "backend.h"
+#include "spmv/backend.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,9 +39,6 @@ void sps__csr_fmt_detach(sps_fmt *f);
 sps_status sps__csr_fmt_fetch(sps_context *ctx, sps_fmt *f, const void *dev);
 #endif
 
-/* A backend that takes no parameters: SPS_ERR_INVALID_ARG naming the first
- * one given. */
-sps_status sps__no_params(sps_context *ctx, const char *backend, const char *params);
 
 
 /* csr-vector's group size (threads per row) from the mean row length: the
@@ -77,10 +74,6 @@ typedef struct sps_csr_dev {
     size_t bytes;       /* device bytes held */
 } sps_csr_dev;
 
-/* Upload n doubles to dst as double, or as float when single (converted on
- * the host in bounded chunks). */
-sps_status sps__upload_values(sps_context *ctx, void *dst, const double *src, size_t n,
-                              int single);
 /* Allocate and fill d from A (d is zeroed first; freed on failure). */
 sps_status sps__csr_dev_upload(sps_context *ctx, const sps_csr *A, int single, sps_csr_dev *d);
 void sps__csr_dev_free(sps_csr_dev *d);

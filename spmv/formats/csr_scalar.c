@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/csr_scalar.c: the csr-scalar backend (one thread per row): table and host side */
+/* spsolve/spmv/formats/csr_scalar.c: the csr-scalar backend (one thread per row): table and host side */
 #include "csr_fmt.h"
 #include "kernels.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/kernels.h: extern "C" entry points of the SpMV kernels (.cu).
+/* spsolve/spmv/formats/kernels.h: extern "C" entry points of the SpMV kernels (.cu).
  *
  * Each backend's .cu file defines its upload/apply/update_dev/free_dev here,
  * so that the table in the matching .c file can point at them. Templates stay
@@ -8,7 +8,7 @@
 #ifndef SPS_SPMV_KERNELS_H
 #define SPS_SPMV_KERNELS_H
 
-#include "backend.h"
+#include "spmv/backend.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/merge.c: the merge backend (Merrill & Garland, SC'16): host part.
+/* spsolve/spmv/formats/merge.c: the merge backend (Merrill & Garland, SC'16): host part.
  *
  * The format is the CSR plus the merge-path coordinates (row, nonzero) where
  * each tile of SPS_MERGE_TILE items starts, found by binary search here in
@@ -10,7 +10,7 @@
  * values, possibly another rounding when a row spans three threads or more),
  * and rows crossing tiles fixed up in tile order. */
 #include "csr_fmt.h"
-#include "diag_merge.h"
+#include "merge_path.h"
 #include "kernels.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/cusparse.c: the cusparse backend (cuSPARSE generic SpMV on CSR, the vendor baseline): table, parameters */
+/* spsolve/spmv/formats/cusparse.c: the cusparse backend (cuSPARSE generic SpMV on CSR, the vendor baseline): table, parameters */
 #include "csr_fmt.h"
 #include "kernels.h"
 

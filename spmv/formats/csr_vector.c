@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/csr_vector.c: the csr-vector backend (CUSP style, a thread group per row): table, group-size rule, parameters */
+/* spsolve/spmv/formats/csr_vector.c: the csr-vector backend (CUSP style, a thread group per row): table, group-size rule, parameters */
 #include "csr_fmt.h"
 #include "kernels.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/dia.c: the dia backend: plain DIA over the whole matrix
+/* spsolve/spmv/formats/dia.c: the dia backend: plain DIA over the whole matrix
  * (Bell & Garland), refused when the zero fill would pass a limit.
  *
  * Storage: the sorted distinct offsets, and ndiag x nrows values with

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/hyb.c: the hyb backend (ELL of a chosen width + a row-grouped CSR tail): conversion, host apply, table */
+/* spsolve/spmv/formats/hyb.c: the hyb backend (ELL of a chosen width + a row-grouped CSR tail): conversion, host apply, table */
 #include "csr_fmt.h"
 #include "kernels.h"
 

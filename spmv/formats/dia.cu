@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/dia.cu: DIA SpMV kernel (Bell & Garland)
+/* spsolve/spmv/formats/dia.cu: DIA SpMV kernel (Bell & Garland)
  *
  * Work decomposition: one thread per row, 256 threads per block; the thread
  * walks every diagonal of the matrix, value val[i*nrows + row] (consecutive
