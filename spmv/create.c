@@ -26,6 +26,19 @@ static void list_names(char *buf, size_t len)
     }
 }
 
+/* opts->fallback: the named backend refused (the context holds why); build
+ * the fallback and say so in the reason. */
+static sps_status fall_back(sps_context *ctx, const sps_csr *A, const char *spmv,
+                            const sps_operator_opts *opts, sps_operator **op)
+{
+    char why[sizeof((*op)->info.reason)];
+    snprintf(why, sizeof why, "%s refused (%s); fell back to %s", spmv, sps_last_error(ctx),
+             SPS_FALLBACK_SPEC);
+    sps_status st = sps__operator_build_spec(ctx, A, SPS_FALLBACK_SPEC, opts, op);
+    if (st == SPS_OK) sps__strlcpy((*op)->info.reason, why, sizeof (*op)->info.reason);
+    return st;
+}
+
 sps_status sps_operator_create(sps_context *ctx, const sps_matrix *A, const char *spmv,
                                const sps_operator_opts *opts, sps_operator **op)
 {
@@ -52,6 +65,10 @@ sps_status sps_operator_create(sps_context *ctx, const sps_matrix *A, const char
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "unknown SpMV backend '%s' (known: %s)", spmv,
                         names);
     }
-    return sps__operator_build(ctx, &A->A, be, params, opts, op);
+    sps_status st = sps__operator_build(ctx, &A->A, be, params, opts, op);
+    if (opts->fallback && (st == SPS_ERR_UNSUPPORTED || st == SPS_ERR_NOT_COMPILED) &&
+        strcmp(be->name, SPS_FALLBACK_SPEC) != 0)
+        st = fall_back(ctx, &A->A, spmv, opts, op);
+    return st;
 }
 

@@ -15,6 +15,10 @@
 extern "C" {
 #endif
 
+/* The backend built when the one asked for refuses the matrix: auto's and
+ * tune's baseline, and sps_operator_opts.fallback's. */
+#define SPS_FALLBACK_SPEC "csr-vector"
+
 /* Build an operator with a given backend: convert (timed), upload (timed),
  * fill op->info. The matrix's CSR is only read. opts->precision must be
  * valid (sps_operator_create checks it). */

@@ -27,7 +27,7 @@ static const struct auto_rule {
     .scalar_max_mean = 16.0,
     .irregular_large = "cusparse:alg2",
     .regular = "csr-vector",
-    .fallback = "csr-vector",
+    .fallback = SPS_FALLBACK_SPEC,
 };
 
 /* Deterministic parameterized variants of backends whose default is not

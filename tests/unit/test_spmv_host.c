@@ -256,6 +256,59 @@ static void test_bad_opts(sps_context *ctx)
     sps_matrix_destroy(A);
 }
 
+/* opts.fallback: a named backend that refuses A gives way to csr-vector and
+ * says why; without it the refusal is the caller's. */
+static void test_fallback(sps_context *ctx)
+{
+    t_triplets t = {0};
+    t_trip_add(&t, 0, 299, 2.5);
+    t_trip_add(&t, 299, 0, -1.5);
+    for (sps_idx i = 0; i < 300; i += 7) t_trip_add(&t, i, i, 1.0 + i);
+    sps_matrix *A = t_trip_matrix(ctx, 300, 300, &t); /* dia: fill far above 90% */
+    uint64_t seed = 3;
+    sps_matrix *B = band(ctx, 300, &seed);            /* dia takes it */
+    sps_operator_opts opts;
+    sps_operator_opts_default(&opts);
+    T_OK(opts.fallback == 0, "fallback is off by default");
+    sps_operator *op = NULL;
+    sps_status st = sps_operator_create(ctx, A, "dia", &opts, &op);
+    T_OK(st == SPS_ERR_UNSUPPORTED && op == NULL, "dia refuses without fallback: %s",
+         sps_last_error(ctx));
+
+    opts.fallback = 1;
+    T_STATUS(ctx, sps_operator_create(ctx, A, "dia", &opts, &op), "dia with fallback builds");
+    if (op) {
+        sps_operator_info in;
+        sps_operator_get_info(op, &in);
+        T_OK(strcmp(in.backend, "csr-vector") == 0, "fallback built csr-vector: %s", in.backend);
+        T_OK(strncmp(in.reason, "dia refused (dia: ", 18) == 0 &&
+                 strstr(in.reason, "; fell back to csr-vector") != NULL,
+             "the reason says who refused, why, and what was built: %s", in.reason);
+        double err = 1;
+        int rep = 0;
+        T_STATUS(ctx, sps_operator_check(op, A, &err, &rep), "check the fallback operator");
+        T_OK(err <= 1e-13 && rep, "the fallback computes A*x: err %.2e, repeatable %d", err, rep);
+        sps_operator_destroy(op);
+        op = NULL;
+    }
+    T_STATUS(ctx, sps_operator_create(ctx, B, "dia", &opts, &op), "dia with fallback, dia fits");
+    if (op) {
+        sps_operator_info in;
+        sps_operator_get_info(op, &in);
+        T_OK(strcmp(in.backend, "dia") == 0 && in.reason[0] == 0,
+             "no fallback when the backend takes A: %s, reason '%s'", in.backend, in.reason);
+        sps_operator_destroy(op);
+        op = NULL;
+    }
+    st = sps_operator_create(ctx, A, "dia:maxfill=x", &opts, &op);
+    T_OK(st == SPS_ERR_INVALID_ARG && op == NULL,
+         "a bad parameter is not a refusal: no fallback: %s", sps_last_error(ctx));
+    st = sps_operator_create(ctx, A, "nosuch", &opts, &op);
+    T_OK(st == SPS_ERR_INVALID_ARG && op == NULL, "an unknown name is not a refusal either");
+    sps_matrix_destroy(A);
+    sps_matrix_destroy(B);
+}
+
 /* auto decides on the caller's features exactly as on its own, and refuses
  * features of another matrix. */
 static void test_auto_features(sps_context *ctx)
@@ -415,6 +468,7 @@ int main(void)
     test_selectors(ctx);
     test_bad_opts(ctx);
     test_auto_features(ctx);
+    test_fallback(ctx);
     test_measure(ctx);
     test_check_every_backend(ctx);
     sps_context_destroy(ctx);
