@@ -93,14 +93,8 @@ const sps_backend *sps__backend_at(int i);
 /* Find by the name before ':'; *params points after ':' (or to ""). */
 const sps_backend *sps__backend_find(const char *spec, const char **params);
 
-/* The built-in backends (each defined in its spmv/formats/<name>.c). */
-extern const sps_backend sps_backend_csr_scalar;
-extern const sps_backend sps_backend_csr_vector;
-extern const sps_backend sps_backend_merge;
-extern const sps_backend sps_backend_drm;
-extern const sps_backend sps_backend_dia;
-extern const sps_backend sps_backend_hyb;
-extern const sps_backend sps_backend_cusparse;
+/* The built-in backends are defined in spmv/formats/<name>.c as
+ * `const sps_backend sps_backend_<name>` and listed once, in registry.c. */
 
 /* Helpers for backends (spmv/backend.c). Parameter parsing: walks "a,b=3,c" calling fn(key, value)
  * (value "" when absent). Returns the first non-OK status from fn. */

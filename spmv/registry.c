@@ -5,11 +5,23 @@
 #include <stdio.h>
 #include <string.h>
 
-static const sps_backend *const registry[] = {
-    &sps_backend_csr_scalar, &sps_backend_csr_vector, &sps_backend_merge,
-    &sps_backend_drm,        &sps_backend_dia,        &sps_backend_hyb,
-    &sps_backend_cusparse,
-};
+/* The formats, in --list-spmv order: X(name) for the table
+ * `sps_backend_<name>` of spmv/formats/<name>.c. Adding a format is one line
+ * here. */
+#define SPS_FORMATS(X) \
+    X(csr_scalar)      \
+    X(csr_vector)      \
+    X(merge)           \
+    X(drm)             \
+    X(dia)             \
+    X(hyb)             \
+    X(cusparse)
+
+#define SPS_FORMAT_EXTERN(name) extern const sps_backend sps_backend_##name;
+#define SPS_FORMAT_ENTRY(name) &sps_backend_##name,
+SPS_FORMATS(SPS_FORMAT_EXTERN)
+
+static const sps_backend *const registry[] = {SPS_FORMATS(SPS_FORMAT_ENTRY)};
 #define NREG ((int)(sizeof registry / sizeof *registry))
 
 int sps__backend_count(void) { return NREG; }

@@ -4,6 +4,8 @@
 #include "csr_fmt.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #if SPS_HAVE_CUDA
@@ -31,6 +33,28 @@ sps_status sps__csr_fmt_convert(sps_context *ctx, const sps_csr *A, sps_fmt **ou
     st->fill = 0.0;
     *out = (sps_fmt *)f;
     return SPS_OK;
+}
+
+sps_status sps__csr_fmt_convert_params(sps_context *ctx, const sps_csr *A, const char *backend,
+                                       const char *params, sps_param_fn fn, void *user,
+                                       sps_fmt **out, sps_spmv_stats *st)
+{
+    sps_status s = fn ? sps__parse_params(ctx, params, fn, user)
+                      : sps__no_params(ctx, backend, params);
+    return s == SPS_OK ? sps__csr_fmt_convert(ctx, A, out, st) : s;
+}
+
+void sps__csr_fmt_detail(const sps_csr *A, sps_spmv_stats *st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st->detail, sizeof st->detail, fmt, ap);
+    va_end(ap);
+    sps_row_stats rs;
+    sps__row_stats(A, &rs);
+    size_t used = strlen(st->detail);
+    snprintf(st->detail + used, sizeof st->detail - used, "; row lengths mean %.1f, max %d",
+             rs.mean, rs.max);
 }
 
 void sps__csr_fmt_apply_host(const sps_fmt *f, double alpha, const double *x, double beta,

@@ -27,6 +27,14 @@ typedef struct sps_fmt_csr {
  * are not read. */
 sps_status sps__csr_fmt_convert(sps_context *ctx, const sps_csr *A, sps_fmt **out,
                                 sps_spmv_stats *st);
+/* The convert prologue of the plain-CSR formats: parse params with fn (or,
+ * when fn is NULL, refuse any, naming backend), then sps__csr_fmt_convert. */
+sps_status sps__csr_fmt_convert_params(sps_context *ctx, const sps_csr *A, const char *backend,
+                                       const char *params, sps_param_fn fn, void *user,
+                                       sps_fmt **out, sps_spmv_stats *st);
+/* st->detail = the formatted text, then "; row lengths mean M, max N". */
+void sps__csr_fmt_detail(const sps_csr *A, sps_spmv_stats *st, const char *fmt, ...)
+    SPS_PRINTF(3, 4);
 void sps__csr_fmt_apply_host(const sps_fmt *f, double alpha, const double *x, double beta,
                              double *y);
 sps_status sps__csr_fmt_update_host(sps_context *ctx, sps_fmt *f, const double *values);
@@ -40,6 +48,18 @@ sps_status sps__csr_fmt_fetch(sps_context *ctx, sps_fmt *f, const void *dev);
 #endif
 
 
+
+/* The table entries every plain-CSR format shares (all but convert and
+ * apply_host): update, free, detach after the upload, fetch back. */
+#if SPS_HAVE_CUDA
+#define SPS_CSR_FMT_ENTRIES                                                            \
+    .update_host = sps__csr_fmt_update_host, .free_fmt = sps__csr_fmt_free,            \
+    .detach = sps__csr_fmt_detach, .fetch = sps__csr_fmt_fetch
+#else
+#define SPS_CSR_FMT_ENTRIES                                                            \
+    .update_host = sps__csr_fmt_update_host, .free_fmt = sps__csr_fmt_free,            \
+    .detach = sps__csr_fmt_detach
+#endif
 
 /* csr-vector's group size (threads per row) from the mean row length: the
  * smallest of 2, 4, 8, 16, 32 that is >= nnz / nrows (32 above 16).

@@ -3,19 +3,15 @@
 #include "csr_fmt.h"
 #include "kernels.h"
 
-#include <stdio.h>
+SPS_DECLARE_GPU_BACKEND(sps_csr_scalar)
 
 static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params, sps_fmt **out,
                           sps_spmv_stats *st)
 {
-    sps_status s = sps__no_params(ctx, "csr-scalar", params);
-    if (s == SPS_OK) s = sps__csr_fmt_convert(ctx, A, out, st);
-    if (s != SPS_OK) return s;
-    sps_row_stats rs;
-    sps__row_stats(A, &rs);
-    snprintf(st->detail, sizeof st->detail,
-             "one thread per row; row lengths mean %.1f, max %d", rs.mean, rs.max);
-    return SPS_OK;
+    sps_status s =
+        sps__csr_fmt_convert_params(ctx, A, "csr-scalar", params, NULL, NULL, out, st);
+    if (s == SPS_OK) sps__csr_fmt_detail(A, st, "one thread per row");
+    return s;
 }
 
 const sps_backend sps_backend_csr_scalar = {
@@ -24,14 +20,6 @@ const sps_backend sps_backend_csr_scalar = {
     .caps = SPS_CAP_DETERMINISTIC | SPS_CAP_SINGLE,
     .convert = convert,
     .apply_host = sps__csr_fmt_apply_host,
-    .update_host = sps__csr_fmt_update_host,
-    .free_fmt = sps__csr_fmt_free,
-    .detach = sps__csr_fmt_detach,
-#if SPS_HAVE_CUDA
-    .upload = sps_csr_scalar_upload,
-    .apply = sps_csr_scalar_apply,
-    .update_dev = sps_csr_scalar_update_dev,
-    .free_dev = sps_csr_scalar_free_dev,
-    .fetch = sps__csr_fmt_fetch,
-#endif
+    SPS_CSR_FMT_ENTRIES,
+    SPS_GPU_ENTRIES(sps_csr_scalar),
 };

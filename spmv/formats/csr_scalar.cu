@@ -15,6 +15,8 @@
 #include "csr_fmt.h"
 #include "kernels.h"
 
+SPS_DECLARE_GPU_BACKEND(sps_csr_scalar)
+
 namespace {
 
 struct CsrScalarPolicy {

@@ -23,6 +23,8 @@
 #include "csr_fmt.h"
 #include "kernels.h"
 
+SPS_DECLARE_GPU_BACKEND(sps_csr_vector)
+
 namespace {
 
 struct CsrVectorPolicy {

@@ -30,6 +30,8 @@
 #include <stdio.h>
 #include <string.h>
 
+SPS_DECLARE_GPU_BACKEND(sps_cusparse)
+
 namespace {
 
 struct cusparse_dev {

@@ -12,6 +12,8 @@
 #include "diag_kernels.h"
 #include "kernels.h"
 
+SPS_DECLARE_GPU_BACKEND(sps_dia)
+
 namespace {
 
 constexpr unsigned kThreads = 256;

@@ -67,6 +67,9 @@ void sps__diag_sort(sps_idx *a, size_t n);
 
 /* ---- the two formats (read by their .cu files too) ---------------------- */
 
+extern const sps_backend sps_backend_drm; /* drm.c (tests call its entries) */
+extern const sps_backend sps_backend_dia; /* dia.c */
+
 typedef struct sps_fmt_drm {
     sps_idx nrows, ncols, nnz;
     sps_idx seg;      /* rows per segment: a power of 2 (the backend takes 8..128) */

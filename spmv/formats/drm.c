@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+SPS_DECLARE_GPU_BACKEND(sps_drm)
+
 typedef struct drm_params {
     sps_idx seg;
     int group;           /* 1: Algorithm 1 groups segments into sub-blocks; 0: HDIA */
@@ -270,10 +272,5 @@ const sps_backend sps_backend_drm = {
     .apply_host = apply_host,
     .update_host = update_host,
     .free_fmt = free_fmt,
-#if SPS_HAVE_CUDA
-    .upload = sps_drm_upload,
-    .apply = sps_drm_apply,
-    .update_dev = sps_drm_update_dev,
-    .free_dev = sps_drm_free_dev,
-#endif
+    SPS_GPU_ENTRIES(sps_drm),
 };

@@ -30,6 +30,8 @@
 #include "diag_kernels.h"
 #include "kernels.h"
 
+SPS_DECLARE_GPU_BACKEND(sps_drm)
+
 namespace {
 
 struct drm_dev {

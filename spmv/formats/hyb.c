@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+SPS_DECLARE_GPU_BACKEND(sps_hyb)
+
 static sps_status param(sps_context *ctx, void *user, const char *key, const char *value)
 {
     long *width = user;
@@ -194,10 +196,5 @@ const sps_backend sps_backend_hyb = {
     .apply_host = apply_host,
     .update_host = update_host,
     .free_fmt = free_fmt,
-#if SPS_HAVE_CUDA
-    .upload = sps_hyb_upload,
-    .apply = sps_hyb_apply,
-    .update_dev = sps_hyb_update_dev,
-    .free_dev = sps_hyb_free_dev,
-#endif
+    SPS_GPU_ENTRIES(sps_hyb),
 };

@@ -24,6 +24,8 @@
 #include "csr_fmt.h"
 #include "kernels.h"
 
+SPS_DECLARE_GPU_BACKEND(sps_hyb)
+
 
 namespace {
 

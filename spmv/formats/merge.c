@@ -15,6 +15,8 @@
 
 #include <stdio.h>
 
+SPS_DECLARE_GPU_BACKEND(sps_merge)
+
 /* Combine a carry (key, val) with the next one: partial sums of the same row
  * add up, a new row starts over (the reduce-by-key operator). */
 static void carry_add(sps_idx *key, double *val, sps_idx k, double v)
@@ -111,14 +113,6 @@ const sps_backend sps_backend_merge = {
     .caps = SPS_CAP_DETERMINISTIC | SPS_CAP_SINGLE,
     .convert = convert,
     .apply_host = apply_host,
-    .update_host = sps__csr_fmt_update_host,
-    .free_fmt = sps__csr_fmt_free,
-    .detach = sps__csr_fmt_detach,
-#if SPS_HAVE_CUDA
-    .upload = sps_merge_upload,
-    .apply = sps_merge_apply,
-    .update_dev = sps_merge_update_dev,
-    .free_dev = sps_merge_free_dev,
-    .fetch = sps__csr_fmt_fetch,
-#endif
+    SPS_CSR_FMT_ENTRIES,
+    SPS_GPU_ENTRIES(sps_merge),
 };

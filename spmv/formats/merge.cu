@@ -28,6 +28,8 @@
 
 #include <cub/block/block_scan.cuh>
 
+SPS_DECLARE_GPU_BACKEND(sps_merge)
+
 namespace {
 
 constexpr int kThreads = SPS_MERGE_THREADS;
