@@ -15,7 +15,8 @@
     X(drm)             \
     X(dia)             \
     X(hyb)             \
-    X(cusparse)
+    X(cusparse)        \
+    /* a new format: one X(name) line above this one */
 
 #define SPS_FORMAT_EXTERN(name) extern const sps_backend sps_backend_##name;
 #define SPS_FORMAT_ENTRY(name) &sps_backend_##name,
