@@ -18,7 +18,7 @@
 #include "../unit/spmv_cases.h"
 
 #if SPS_HAVE_CUDA
-#include "gpu.h"
+#include "core/gpu.h"
 
 static double tolerance(const sps_matrix *A, int single)
 {

@@ -6,7 +6,7 @@
 #define SPS_TEST_DIAG_CHECK_H
 
 #include "check.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "spmv/backend.h"
 
 #include <math.h>

@@ -6,7 +6,7 @@
 #define SPS_TEST_SPMV_CASES_H
 
 #include "check.h"
-#include "internal.h"
+#include "core/internal.h"
 
 #include <math.h>
 #include <stdio.h>

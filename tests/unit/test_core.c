@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/tests/unit/test_core.c: status names, contexts, CSR from triplets */
 #include "check.h"
-#include "internal.h"
+#include "core/internal.h"
 
 #include <math.h>
 #include <string.h>

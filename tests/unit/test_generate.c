@@ -2,7 +2,7 @@
 /* spsolve/tests/unit/test_generate.c: every generator: sizes, exact nnz of
  * the stencils, symmetry, dominance, determinism, malformed specs */
 #include "check.h"
-#include "internal.h"
+#include "core/internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * The matrices and the backend list are shared with tests/gpu/test_spmv_gpu.c
  * through spmv_cases.h. */
 #include "check.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "spmv_cases.h"
 
 #include <math.h>
