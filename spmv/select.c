@@ -52,17 +52,11 @@ static void appendf(char *buf, size_t len, const char *fmt, ...)
  * sps_matrix_analyze computes them; the other fields stay 0. */
 static sps_status own_features(sps_context *ctx, const sps_csr *A, sps_features *f)
 {
-    memset(f, 0, sizeof *f);
-    f->rows = A->nrows;
-    f->cols = A->ncols;
-    f->nnz = A->nnz;
     sps_row_stats rs;
     sps__row_stats(A, &rs);
-    f->row_min = rs.min;
-    f->row_max = rs.max;
-    f->empty_rows = rs.empty;
-    f->row_mean = rs.mean;
-    f->row_std = rs.std;
+    *f = (sps_features){.rows = A->nrows, .cols = A->ncols, .nnz = A->nnz,
+                        .row_min = rs.min, .row_max = rs.max, .empty_rows = rs.empty,
+                        .row_mean = rs.mean, .row_std = rs.std};
     if (A->nnz == 0) return SPS_OK; /* no slots: the rule stops before them */
     f->drm_slots = sps__segmented_dia_slots(A, SPS_DRM_SEG_ROWS);
     if (f->drm_slots < 0)

@@ -309,10 +309,38 @@ static void test_fallback(sps_context *ctx)
     sps_matrix_destroy(B);
 }
 
-/* auto decides on the caller's features exactly as on its own, and refuses
- * features of another matrix. */
+/* auto decides on the caller's features exactly as on its own (on a matrix
+ * of each of its branches), and refuses features of another matrix. */
+static void same_auto_choice(sps_context *ctx, const char *name, const sps_matrix *A, void *user)
+{
+    (void)user;
+    sps_features f;
+    if (!T_STATUS(ctx, sps_matrix_analyze(ctx, A, &f), "analyze %s", name)) return;
+    sps_operator_opts opts;
+    sps_operator_opts_default(&opts);
+    sps_operator *own = NULL, *given = NULL;
+    T_STATUS(ctx, sps_operator_create(ctx, A, "auto", NULL, &own), "auto on %s", name);
+    opts.features = &f;
+    T_STATUS(ctx, sps_operator_create(ctx, A, "auto", &opts, &given),
+             "auto with opts.features on %s", name);
+    if (own && given) {
+        sps_operator_info a, b;
+        sps_operator_get_info(own, &a);
+        sps_operator_get_info(given, &b);
+        T_OK(strcmp(a.backend, b.backend) == 0 && strcmp(a.reason, b.reason) == 0,
+             "%s: the same choice and reason with and without opts.features: %s / %s", name,
+             a.reason, b.reason);
+    }
+    sps_operator_destroy(own);
+    sps_operator_destroy(given);
+}
+
 static void test_auto_features(sps_context *ctx)
 {
+    static const char *const gens[] = {"poisson2d:40", "banded:5000,9,0.01,1",
+                                       "powerlaw:3000,8,1", NULL};
+    for_each_case(ctx, gens, same_auto_choice, NULL);
+
     uint64_t seed = 5;
     sps_matrix *A = band(ctx, 3000, &seed);
     sps_matrix *B = band(ctx, 3001, &seed);
@@ -320,25 +348,12 @@ static void test_auto_features(sps_context *ctx)
     T_STATUS(ctx, sps_matrix_analyze(ctx, A, &f), "analyze the band matrix");
     sps_operator_opts opts;
     sps_operator_opts_default(&opts);
-    sps_operator *own = NULL, *given = NULL;
-    T_STATUS(ctx, sps_operator_create(ctx, A, "auto", NULL, &own), "auto without features");
     opts.features = &f;
-    T_STATUS(ctx, sps_operator_create(ctx, A, "auto", &opts, &given), "auto with opts.features");
-    if (own && given) {
-        sps_operator_info a, b;
-        sps_operator_get_info(own, &a);
-        sps_operator_get_info(given, &b);
-        T_OK(strcmp(a.backend, b.backend) == 0 && strcmp(a.reason, b.reason) == 0,
-             "the same choice and reason with and without opts.features: %s / %s", a.reason,
-             b.reason);
-    }
-    sps_operator_destroy(own);
-    sps_operator_destroy(given);
-    given = NULL;
-    sps_status st = sps_operator_create(ctx, B, "auto", &opts, &given);
-    T_OK(st == SPS_ERR_INVALID_ARG && !given && strstr(sps_last_error(ctx), "features"),
+    sps_operator *op = NULL;
+    sps_status st = sps_operator_create(ctx, B, "auto", &opts, &op);
+    T_OK(st == SPS_ERR_INVALID_ARG && !op && strstr(sps_last_error(ctx), "features"),
          "auto refuses another matrix's features: %s", sps_last_error(ctx));
-    sps_operator_destroy(given);
+    sps_operator_destroy(op);
     sps_matrix_destroy(A);
     sps_matrix_destroy(B);
 }
