@@ -272,7 +272,8 @@ void sps_operator_opts_default(sps_operator_opts *o);
 
 /** Convert A to a backend's format and (on a GPU context) upload it.
  *  `spmv` is a backend name with optional parameters after a colon:
- *  `csr-scalar`, `csr-vector`, `merge`, `drm`, `drm:nomerge`, `drm:seg=64`,
+ *  `csr-scalar`, `csr-vector`, `merge`, `drm`, `drm:hdia` (older name
+ *  `drm:nomerge`), `drm:seg=64`,
  *  `dia`, `hyb`, `cusparse` (CSR_ALG1), `cusparse:alg2`, or a selector: `auto`
  *  (chosen from the features; the rule is in doc/) or `tune` (times every
  *  candidate). A backend that cannot take A fails with SPS_ERR_UNSUPPORTED

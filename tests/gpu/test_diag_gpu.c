@@ -128,6 +128,7 @@ static void gpu_check(sps_context *ctx, const sps_matrix *A, const char *spec, i
 static const char *const specs[] = {"drm",        "drm:seg=64",  "drm:nomerge", "drm:rows=0",
                                     "drm:rows=0,order=merge", "drm:unroll=8",
                                     "drm:rows=256", "drm:seg=8", "drm:seg=128,rows=128",
+                                    "drm:hdia,rows=0", "drm:rows=0,order=list",
                                     "dia",        "merge"};
 #define NSPECS (sizeof specs / sizeof *specs)
 
