@@ -128,7 +128,7 @@ int64_t sps__segmented_dia_slots(const sps_csr *A, sps_idx seg);
  * drm_slots / drm_fill, and of auto's DRM estimate: one number for all three. */
 #define SPS_DRM_SEG_ROWS 32
 
-/* ELL width chosen for HYB from the row-length histogram (spmv/hyb.c uses it
+/* ELL width chosen for HYB from the row-length histogram (spmv/formats/hyb.c uses it
  * too, so auto and the format agree). */
 sps_idx sps__hyb_width(const sps_csr *A);
 

@@ -63,10 +63,10 @@ sps_status sps__csr_fmt_fetch(sps_context *ctx, sps_fmt *f, const void *dev);
 
 /* csr-vector's group size (threads per row) from the mean row length: the
  * smallest of 2, 4, 8, 16, 32 that is >= nnz / nrows (32 above 16).
- * Defined in spmv/csr_vector.c; hyb uses it for its tail rows. */
+ * Defined in spmv/formats/csr_vector.c; hyb uses it for its tail rows. */
 int sps__csr_vector_tpr(int64_t nnz, sps_idx nrows);
 
-/* HYB host format (spmv/hyb.c, spmv/hyb.cu): ELL of width K, column-major
+/* HYB host format (spmv/formats/hyb.c, hyb.cu): ELL of width K, column-major
  * with row pitch `pitch` (nrows rounded up to 32), padded with column -1 and
  * value 0 after each row's entries; the entries of a row past K go to a CSR
  * "tail" over the rows that have them (tail_rows ascending, tail_ptr into
@@ -105,11 +105,11 @@ sps_status sps__csr_fmt_upload(sps_context *ctx, const sps_fmt *f, int single, v
 sps_status sps__csr_fmt_update_dev(sps_context *ctx, const sps_fmt *f, void *dev);
 void sps__csr_fmt_free_dev(void *dev);
 
-/* y = alpha*A*x + beta*y with the csr-scalar kernel (spmv/csr_scalar.cu). */
+/* y = alpha*A*x + beta*y with the csr-scalar kernel (spmv/formats/csr_scalar.cu). */
 sps_status sps__csr_scalar_run(sps_context *ctx, const sps_csr_dev *d, double alpha,
                                const void *x, double beta, void *y);
 /* The same with the csr-vector kernel and tpr threads per row
- * (spmv/csr_vector.cu). With rows != NULL, row i of d is row rows[i] of y
+ * (spmv/formats/csr_vector.cu). With rows != NULL, row i of d is row rows[i] of y
  * (hyb's tail: then d->nrows is the number of tail rows). */
 sps_status sps__csr_vector_run(sps_context *ctx, const sps_csr_dev *d, const sps_idx *rows,
                                int tpr, double alpha, const void *x, double beta, void *y);
