@@ -3,8 +3,8 @@
  *
  * Work decomposition:
  *   none    one cudaMemcpyAsync (device to device).
- *   jacobi  one thread per row, grid-stride: z_i = dinv_i r_i. dinv stays on
- *           the device (pc->fused_diag) so solvers can fuse it into their updates.
+ *   jacobi, l1jacobi  one thread per row, grid-stride: z_i = d_i r_i. d stays
+ *           on the device (pc->fused_diag) so solvers can fuse it into their updates.
  *   ilu0    cusparseDcsrilu02 (level-scheduled, in place on a device copy of
  *           A's values), then two cusparseSpSV solves over the same arrays:
  *           L (fill lower, unit diagonal) and U (fill upper, non-unit).
@@ -286,7 +286,7 @@ extern "C" sps_status sps__pc_gpu_none(sps_precond *pc)
     return SPS_OK;
 }
 
-extern "C" sps_status sps__pc_gpu_jacobi(sps_precond *pc, const double *dinv)
+extern "C" sps_status sps__pc_gpu_diag(sps_precond *pc, const double *dinv)
 {
     gpu_pc *g = nullptr;
     sps_status st = new_impl(pc, &g);
@@ -314,8 +314,8 @@ extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A)
                        &zs, &zn);
         if (st != SPS_OK) return st;
         /* structural zeros were ruled out on the host; report one anyway */
-        if (zs >= 0) return sps__pc_pivot_error(ctx, SPS_PC_ILU0, zs, pc->n, 1);
-        if (zn >= 0) return sps__pc_pivot_error(ctx, SPS_PC_ILU0, zn, pc->n, 0);
+        if (zs >= 0) return sps__pc_pivot_error(pc, 0, zs, 1);
+        if (zn >= 0) return sps__pc_pivot_error(pc, 0, zn, 0);
     }
     if ((st = create_csr(ctx, g, pc->n, A->nnz, &g->L)) != SPS_OK) return st;
     if ((st = set_tri(ctx, g->L, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_UNIT)) != SPS_OK)
@@ -342,7 +342,7 @@ extern "C" sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L)
                        cusparseDcsric02_analysis, cusparseDcsric02, cusparseXcsric02_zeroPivot,
                        &zs, &pos);
         if (st != SPS_OK) return st;
-        if (zs >= 0) return sps__pc_pivot_error(ctx, SPS_PC_IC0, zs, pc->n, 1);
+        if (zs >= 0) return sps__pc_pivot_error(pc, 1, zs, 1);
     }
     /* A negative pivot is not a "zero pivot" to cuSPARSE: scan the diagonal. */
     int *d_first = nullptr, first = pc->n;
@@ -358,7 +358,7 @@ extern "C" sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L)
     sps__dfree(d_first);
     if (st != SPS_OK) return st;
     if (pos >= 0 && pos < first) first = pos;
-    if (first < pc->n) return sps__pc_pivot_error(ctx, SPS_PC_IC0, first, pc->n, 0);
+    if (first < pc->n) return sps__pc_pivot_error(pc, 1, first, 0);
 
     if ((st = create_csr(ctx, g, pc->n, L->nnz, &g->L)) != SPS_OK) return st;
     if ((st = set_tri(ctx, g->L, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_NON_UNIT)) != SPS_OK)
