@@ -20,11 +20,17 @@
  * fixed pseudo-random s; the CG coefficients give the Lanczos tridiagonal T
  * of D^-1 A in the D inner product), the extreme eigenvalues of T by Sturm
  * bisection: b = min(1.1 ritz_max, Gershgorin bound of D^-1 A) (never below
- * ritz_max), a = ritz_min (or b / ratio). For SPD A every eigenvalue t of
- * D^-1 A has 1 - t p(t) < 1 as long as t <= b, and > -1 when t >= a ... and
- * 1 - t p(t) in (0, 1) for 0 < t < a, so p(t) > 0 on the spectrum: M^-1 is
- * symmetric positive definite, fit for CG (an underestimated b could break
- * this; the 1.1 margin and the Gershgorin cap guard it). */
+ * ritz_max), a = ritz_min (or b / ratio; at most b / 1.01).
+ *
+ * Symmetry: M^-1 = D^-1/2 p(D^-1/2 A D^-1/2) D^-1/2 is symmetric for
+ * symmetric A. Definiteness (SPD A, D > 0): with R(t) = 1 - t p(t),
+ *   0 < t < a:      T_{K+1} is increasing above 1, so 0 < R(t) < 1;
+ *   a <= t <= b:    |R(t)| <= 1 / T_{K+1}(theta / delta) < 1;
+ *   t > b:          R(t) < 0 (K + 1 odd), or 0 < R(t) < 1 while t < a + b
+ *                   (K + 1 even: |(theta - t) / delta| < theta / delta),
+ * so p(t) = (1 - R(t)) / t > 0 on the whole spectrum as long as
+ * lambda_max(D^-1 A) < a + b: the 1.1 margin over the Ritz value (a lower
+ * bound of lambda_max) and the Gershgorin cap (an upper bound) see to it. */
 #include "cheby.h"
 
 #include <math.h>

@@ -129,20 +129,20 @@ static void test_generated(void)
     static const struct {
         const char *spec, *types;
     } cases[] = {
-        {"poisson2d:60", "none jacobi ilu0 ic0 ilu0:exact ic0:exact l1jacobi cheby"},
+        {"poisson2d:60", "none jacobi ilu0 ic0 ilu0:exact ic0:exact l1jacobi cheby bjacobi:block=8"},
         {"poisson3d:20", "jacobi ilu0 ic0 l1jacobi cheby cheby:degree=8 cheby:degree=0"},
         {"poisson3d27:12", "ic0 cheby cheby:degree=2,lanczos=40,ratio=20"},
         {"convdiff2d:50,100", "jacobi ilu0 l1jacobi cheby"},
         {"banded:20000,9,0.01,5", "jacobi ilu0 l1jacobi cheby"},
-        {"powerlaw:5000,6,3", "jacobi ilu0 l1jacobi"},
+        {"powerlaw:5000,6,3", "jacobi ilu0 l1jacobi bjacobi bjacobi:block=1 bjacobi:block=3 bjacobi:block=32"},
         {"poisson2d:33", "none jacobi l1jacobi cheby"}, /* 1089 rows: past one block */
         {"poisson3d:160", "cheby"},                        /* 4.1M rows: the dot's grid is capped */
         {"banded:31,3,0,1", "jacobi l1jacobi cheby"},
         {"banded:32,3,0,1", "jacobi l1jacobi cheby"},
-        {"banded:33,3,0,1", "jacobi l1jacobi cheby"},
+        {"banded:33,3,0,1", "jacobi l1jacobi cheby bjacobi:block=4"},
         {"banded:1023,5,0,2", "l1jacobi cheby"},
         {"banded:1024,5,0,2", "l1jacobi cheby"},
-        {"banded:1025,5,0,2", "l1jacobi cheby"},
+        {"banded:1025,5,0,2", "l1jacobi cheby bjacobi:block=32"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         sps_matrix *A = NULL;
@@ -179,12 +179,14 @@ static void test_pivots(void)
         compare("missing-diagonal 4x4", A, "jacobi");
         compare("missing-diagonal 4x4", A, "l1jacobi");
         compare("missing-diagonal 4x4", A, "cheby");
+        compare("missing-diagonal 4x4", A, "bjacobi:block=1");
+        compare("missing-diagonal 4x4", A, "bjacobi:block=2");
         sps_matrix_destroy(A);
     }
     sps_idx r0[] = {0};
     if (sps_matrix_create_csr(hctx, 0, 0, r0, NULL, NULL, &A) == SPS_OK) {
-        const char *types[] = {"none", "jacobi", "ilu0", "ic0", "l1jacobi", "cheby"};
-        for (int t = 0; t < 6; t++) {
+        const char *types[] = {"none", "jacobi", "ilu0", "ic0", "l1jacobi", "cheby", "bjacobi"};
+        for (int t = 0; t < 7; t++) {
             sps_precond *pc = NULL;
             sps_status st = sps_precond_create(gctx, A, types[t], &pc);
             T_OK(st == SPS_OK && sps_precond_apply(pc, NULL, NULL) == SPS_OK, "GPU %s on 0x0", types[t]);
@@ -213,6 +215,8 @@ static void test_real(void)
             if (strcmp(kind, "spd") == 0) compare(names[k], A, "ic0");
             if (strcmp(kind, "spd") == 0) compare(names[k], A, "cheby");
             if (f.zero_diagonal == 0 && f.empty_rows == 0) compare(names[k], A, "l1jacobi");
+            compare(names[k], A, "bjacobi");
+            compare(names[k], A, "bjacobi:block=6");
             if (f.missing_diagonal == 0) compare(names[k], A, "ilu0");
             if (f.missing_diagonal == 0 && f.zero_diagonal == 0) compare(names[k], A, "jacobi");
             n++;
