@@ -187,7 +187,7 @@ sps_status lanczos(sps_precond *pc, dev_cheby *g, double *w)
     int gr = grid_cap(ctx, n);
     lanczos_start<<<gr, BLOCK, 0, s>>>(n, c->dinv, r, z, p);
     SPS_LAUNCH_CHECK(ctx, "lanczos_start");
-    double rz, rz0, pq, rzn;
+    double rz = 0.0, rz0, pq = 0.0, rzn = 0.0;
     sps_status st = dot(ctx, g, n, r, z, &rz);
     rz0 = rz;
     while (st == SPS_OK && m < steps) {
