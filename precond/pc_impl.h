@@ -80,15 +80,33 @@ sps_status sps__pc_inverse_diag(sps_precond *pc, const sps_csr *A, double **dinv
 /* The host apply z = d .* r with d = pc->fused_diag. */
 sps_status sps__pc_apply_diag_host(sps_precond *pc, const double *r, double *z);
 
+/* One triangle of an incomplete factor for Jacobi sweeps (precond/ilu.c):
+ * row i's diagonal is v[dpos[i]]; its off-diagonal terms are [rp[i], dpos[i])
+ * (lower) or (dpos[i], rp[i + 1]) (upper); unit: the diagonal is 1. */
+typedef struct sps_ilu_tri {
+    const sps_idx *rp, *ci, *dpos;
+    const double *v;
+    int lower, unit;
+} sps_ilu_tri;
+
+/* ic0 with Jacobi sweeps: what the device needs besides L's CSR: L's
+ * diagonal positions, and L' as a pattern (row pointer, columns, diagonal
+ * positions) with T.val[q] = L.val[perm[q]]. */
+typedef struct sps_ilu_pattern {
+    const sps_idx *dpos, *trp, *tci, *tdpos, *perm;
+} sps_ilu_pattern;
+
 #if SPS_HAVE_CUDA
 /* Device setups of the basic types (precond/precond_gpu.cu). */
 sps_status sps__pc_gpu_none(sps_precond *pc);
 /* d: M^-1's diagonal on the host, n entries: uploaded, becomes pc->fused_diag. */
 sps_status sps__pc_gpu_diag(sps_precond *pc, const double *d);
-/* A: square, sorted, every diagonal entry present. */
-sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A);
-/* L: the lower triangle of a symmetric A, each row ending with its diagonal. */
-sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L);
+/* A: square, sorted, every diagonal entry present. dpos: NULL for exact
+ * (SpSV) solves, else the diagonal positions and `sweeps` Jacobi sweeps. */
+sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const sps_idx *dpos, int sweeps);
+/* L: the lower triangle of a symmetric A, each row ending with its diagonal.
+ * t: NULL for exact solves, else the pattern for `sweeps` Jacobi sweeps. */
+sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L, const sps_ilu_pattern *t, int sweeps);
 #endif
 
 #ifdef __cplusplus

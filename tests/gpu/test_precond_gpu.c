@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/tests/gpu/test_precond_gpu.c: every preconditioner on the GPU
+/* spsolve/tests/gpu/test_precond_gpu.c: every preconditioner (and variant:
+ * ilu0/ic0 solve=jacobi, cheby degrees, bjacobi block sizes) on the GPU
  * against the host reference: apply within 1e-10 relative (or within 100x
  * of what a rounding-level perturbation of A does to the host's own result,
  * for unstable incomplete factorizations), twice bitwise
@@ -129,10 +130,10 @@ static void test_generated(void)
     static const struct {
         const char *spec, *types;
     } cases[] = {
-        {"poisson2d:60", "none jacobi ilu0 ic0 ilu0:exact ic0:exact l1jacobi cheby bjacobi:block=8"},
-        {"poisson3d:20", "jacobi ilu0 ic0 l1jacobi cheby cheby:degree=8 cheby:degree=0"},
+        {"poisson2d:60", "none jacobi ilu0 ic0 ilu0:exact ic0:exact l1jacobi cheby bjacobi:block=8 ilu0:solve=jacobi ic0:solve=jacobi,sweeps=3"},
+        {"poisson3d:20", "jacobi ilu0 ic0 l1jacobi cheby cheby:degree=8 cheby:degree=0 ic0:solve=jacobi"},
         {"poisson3d27:12", "ic0 cheby cheby:degree=2,lanczos=40,ratio=20"},
-        {"convdiff2d:50,100", "jacobi ilu0 l1jacobi cheby"},
+        {"convdiff2d:50,100", "jacobi ilu0 l1jacobi cheby ilu0:solve=jacobi ilu0:solve=jacobi,sweeps=0"},
         {"banded:20000,9,0.01,5", "jacobi ilu0 l1jacobi cheby"},
         {"powerlaw:5000,6,3", "jacobi ilu0 l1jacobi bjacobi bjacobi:block=1 bjacobi:block=3 bjacobi:block=32"},
         {"poisson2d:33", "none jacobi l1jacobi cheby"}, /* 1089 rows: past one block */
@@ -141,7 +142,7 @@ static void test_generated(void)
         {"banded:32,3,0,1", "jacobi l1jacobi cheby"},
         {"banded:33,3,0,1", "jacobi l1jacobi cheby bjacobi:block=4"},
         {"banded:1023,5,0,2", "l1jacobi cheby"},
-        {"banded:1024,5,0,2", "l1jacobi cheby"},
+        {"banded:1024,5,0,2", "l1jacobi cheby ilu0:solve=jacobi,sweeps=4"},
         {"banded:1025,5,0,2", "l1jacobi cheby bjacobi:block=32"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
@@ -167,6 +168,8 @@ static void test_pivots(void)
     if (A) {
         compare("zero-pivot 3x3", A, "ilu0");
         compare("zero-pivot 3x3", A, "ic0");
+        compare("zero-pivot 3x3", A, "ilu0:solve=jacobi");
+        compare("zero-pivot 3x3", A, "ic0:solve=jacobi");
         sps_matrix_destroy(A);
     }
     if ((A = t_matrix_from_dense(hctx, 2, 2, ind))) {
@@ -185,8 +188,9 @@ static void test_pivots(void)
     }
     sps_idx r0[] = {0};
     if (sps_matrix_create_csr(hctx, 0, 0, r0, NULL, NULL, &A) == SPS_OK) {
-        const char *types[] = {"none", "jacobi", "ilu0", "ic0", "l1jacobi", "cheby", "bjacobi"};
-        for (int t = 0; t < 7; t++) {
+        const char *types[] = {"none", "jacobi", "ilu0", "ic0", "l1jacobi", "cheby", "bjacobi",
+                               "ilu0:solve=jacobi", "ic0:solve=jacobi"};
+        for (int t = 0; t < 9; t++) {
             sps_precond *pc = NULL;
             sps_status st = sps_precond_create(gctx, A, types[t], &pc);
             T_OK(st == SPS_OK && sps_precond_apply(pc, NULL, NULL) == SPS_OK, "GPU %s on 0x0", types[t]);
@@ -218,6 +222,8 @@ static void test_real(void)
             compare(names[k], A, "bjacobi");
             compare(names[k], A, "bjacobi:block=6");
             if (f.missing_diagonal == 0) compare(names[k], A, "ilu0");
+            if (f.missing_diagonal == 0) compare(names[k], A, "ilu0:solve=jacobi");
+            if (strcmp(kind, "spd") == 0) compare(names[k], A, "ic0:solve=jacobi");
             if (f.missing_diagonal == 0 && f.zero_diagonal == 0) compare(names[k], A, "jacobi");
             n++;
         }
