@@ -360,8 +360,9 @@ typedef struct sps_precond sps_precond;
 
 /** Build a preconditioner for A from a spec `NAME` or `NAME:key=value,...`
  *  (the types and their parameters: `sps_precond_type`, doc/precond.md):
- *  `none`, `jacobi`, `l1jacobi`, `ilu0` (= `ilu0:exact`), `ic0`
- *  (= `ic0:exact`), `cheby:degree=K`, `bjacobi:block=K`.
+ *  `none`, `jacobi`, `l1jacobi`, `ilu0` (= `ilu0:exact`; approximate
+ *  triangular solves: `ilu0:solve=jacobi,sweeps=K`), `ic0` (likewise),
+ *  `cheby:degree=K,lanczos=M,ratio=R`, `bjacobi:block=K`.
  *  `op`, when not NULL, is A's operator (same context, double precision): the
  *  types that apply A (cheby) use it, and it must then outlive the
  *  preconditioner; with NULL they build their own (csr-vector).
