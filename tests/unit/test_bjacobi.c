@@ -2,9 +2,9 @@
 /* spsolve/tests/unit/test_bjacobi.c: block-Jacobi on the host: block=1 is
  * Jacobi bitwise, blockdiag(A) z = r for fixed sizes (last block short),
  * exact on a block-diagonal A, supervariables found on a 3-unknowns-per-node
- * system, symmetry, CG iterations against Jacobi, errors */
-#include "check.h"
-#include "internal.h"
+ * system, symmetry, CG iterations against Jacobi, errors (allocation
+ * failures: test_precond.c) */
+#include "pc_check.h"
 #include "precond/bjacobi/bjacobi.h"
 
 #include <math.h>
@@ -13,15 +13,6 @@
 #include <string.h>
 
 static sps_context *ctx;
-
-static sps_status apply(const sps_matrix *A, const char *spec, const double *r, double *z)
-{
-    sps_precond *pc = NULL;
-    sps_status st = sps_precond_create(ctx, A, spec, &pc);
-    if (st == SPS_OK) st = sps_precond_apply(pc, r, z);
-    sps_precond_destroy(pc);
-    return st;
-}
 
 /* max_i |(blockdiag_K(A) z - r)_i| / max |r| for fixed blocks of K rows */
 static double block_resid(const sps_matrix *A, int K, const double *z, const double *r)
@@ -70,14 +61,14 @@ static void test_reference(void)
     double *r = malloc(n * sizeof *r), *z = malloc(n * sizeof *z), *zj = malloc(n * sizeof *zj);
     uint64_t seed = 3;
     for (sps_idx i = 0; i < n; i++) r[i] = t_rand(&seed);
-    if (T_STATUS(ctx, apply(A, "bjacobi:block=1", r, z), "block=1") &&
-        T_STATUS(ctx, apply(A, "jacobi", r, zj), "jacobi"))
+    if (T_STATUS(ctx, pc_apply(ctx, A, "bjacobi:block=1", r, z), "block=1") &&
+        T_STATUS(ctx, pc_apply(ctx, A, "jacobi", r, zj), "jacobi"))
         T_OK(memcmp(z, zj, n * sizeof *z) == 0, "bjacobi:block=1 is jacobi, bitwise");
     const int Ks[] = {2, 3, 7, 31, 32};
     for (int k = 0; k < 5; k++) {
         char spec[32];
         snprintf(spec, sizeof spec, "bjacobi:block=%d", Ks[k]);
-        if (T_STATUS(ctx, apply(A, spec, r, z), "%s on powerlaw:1025", spec))
+        if (T_STATUS(ctx, pc_apply(ctx, A, spec, r, z), "%s on powerlaw:1025", spec))
             T_OK(block_resid(A, Ks[k], z, r) < 1e-12, "%s: blockdiag(A) z = r (%.2g; last block %d rows)",
                  spec, block_resid(A, Ks[k], z, r), (int)(n % Ks[k] ? n % Ks[k] : Ks[k]));
     }
@@ -99,22 +90,9 @@ static void test_supervariables(void)
         uint64_t seed = 9;
         for (int i = 0; i < n; i++) r[i] = t_rand(&seed);
         sps_precond_apply(pc, r, z);
-        T_STATUS(ctx, apply(A, "bjacobi:block=3", r, z3), "block=3");
+        T_STATUS(ctx, pc_apply(ctx, A, "bjacobi:block=3", r, z3), "block=3");
         T_OK(memcmp(z, z3, sizeof z) == 0, "kron3: supervariables = block=3, bitwise");
-        /* symmetric M^-1 for symmetric A */
-        double *Mi = malloc(n * n * sizeof *Mi), e[108], asym = 0, big = 0;
-        for (int j = 0; j < n; j++) {
-            memset(e, 0, sizeof e);
-            e[j] = 1;
-            sps_precond_apply(pc, e, Mi + j * n);
-        }
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++) {
-                asym = fmax(asym, fabs(Mi[i * n + j] - Mi[j * n + i]));
-                big = fmax(big, fabs(Mi[i * n + j]));
-            }
-        T_OK(asym <= 1e-14 * big && sps_precond_symmetric(pc), "kron3: M^-1 symmetric (%.2g)", asym);
-        free(Mi);
+        pc_check_spd("bjacobi on kron3", pc, n, 1e-14);
     }
     sps_precond_destroy(pc);
     pc = NULL;
@@ -142,44 +120,25 @@ static void test_exact(void)
     double x[40], b[40], z[40], e = 0;
     for (int i = 0; i < n; i++) x[i] = t_rand(&seed);
     sps_matrix_spmv_host(A, 1.0, x, 0.0, b);
-    if (T_STATUS(ctx, apply(A, "bjacobi:block=5", b, z), "block-diagonal")) {
+    if (T_STATUS(ctx, pc_apply(ctx, A, "bjacobi:block=5", b, z), "block-diagonal")) {
         for (int i = 0; i < n; i++) e = fmax(e, fabs(z[i] - x[i]));
         T_OK(e < 1e-13, "bjacobi on a block-diagonal A is exact (%.2g)", e);
     }
     sps_matrix_destroy(A);
 }
 
-static int64_t cg_its(const sps_matrix *A, const char *spec)
-{
-    sps_idx n = sps_matrix_rows(A);
-    double *b = malloc(n * sizeof *b), *x = calloc(n, sizeof *x);
-    for (sps_idx i = 0; i < n; i++) b[i] = 1.0;
-    sps_operator *op = NULL;
-    sps_precond *pc = NULL;
-    sps_solver *s = NULL;
-    sps_solve_info in;
-    int64_t its = -1;
-    if (sps_operator_create(ctx, A, "csr-vector", NULL, &op) == SPS_OK &&
-        sps_precond_create(ctx, A, spec, &pc) == SPS_OK && sps_solver_create(ctx, &s) == SPS_OK &&
-        sps_solve(s, op, pc, b, x, &in) == SPS_OK && in.reason > 0)
-        its = in.iterations;
-    sps_solver_destroy(s);
-    sps_precond_destroy(pc);
-    sps_operator_destroy(op);
-    free(b); free(x);
-    return its;
-}
-
 static void test_convergence(void)
 {
     sps_matrix *A = kron3(20), *P = NULL;
     if (A) {
-        int64_t j = cg_its(A, "jacobi"), b = cg_its(A, "bjacobi");
+        int64_t j = pc_iterations(ctx, A, NULL, SPS_CG, "jacobi"),
+                b = pc_iterations(ctx, A, NULL, SPS_CG, "bjacobi");
         T_OK(b > 0 && j > 0 && b < j, "kron3(20): CG+bjacobi (supervariables) %lld < CG+jacobi %lld iterations",
              (long long)b, (long long)j);
     }
     if (sps_matrix_generate(ctx, "poisson2d:40", &P) == SPS_OK) {
-        int64_t j = cg_its(P, "jacobi"), b = cg_its(P, "bjacobi:block=8");
+        int64_t j = pc_iterations(ctx, P, NULL, SPS_CG, "jacobi"),
+                b = pc_iterations(ctx, P, NULL, SPS_CG, "bjacobi:block=8");
         T_OK(b > 0 && j > 0 && b < j, "poisson2d:40: CG+bjacobi:block=8 %lld < CG+jacobi %lld iterations",
              (long long)b, (long long)j);
     }
@@ -193,19 +152,19 @@ static void test_errors(void)
     double r[4] = {1, 2, 3, 4}, z[4];
     sps_matrix *A = t_matrix_from_dense(ctx, 4, 4, a);
     if (A) {
-        T_OK(apply(A, "bjacobi:block=2", r, z) == SPS_ERR_ZERO_PIVOT &&
+        T_OK(pc_apply(ctx, A, "bjacobi:block=2", r, z) == SPS_ERR_ZERO_PIVOT &&
                  strstr(sps_last_error(ctx), "bjacobi: the diagonal block of rows 0..1 (1-based 1..2) of 4 is singular"),
              "singular block named: %s", sps_last_error(ctx));
-        T_STATUS(ctx, apply(A, "bjacobi:block=1", r, z), "block=1 on the same matrix: nonsingular 1x1 blocks");
+        T_STATUS(ctx, pc_apply(ctx, A, "bjacobi:block=1", r, z), "block=1 on the same matrix: nonsingular 1x1 blocks");
         sps_matrix_destroy(A);
     }
     double m[9] = {2, 1, 0, 1, 0, 1, 0, 1, 2}; /* (1,1) missing */
     A = t_matrix_from_dense(ctx, 3, 3, m);
     if (A) {
-        T_OK(apply(A, "bjacobi:block=1", r, z) == SPS_ERR_ZERO_PIVOT &&
+        T_OK(pc_apply(ctx, A, "bjacobi:block=1", r, z) == SPS_ERR_ZERO_PIVOT &&
                  strstr(sps_last_error(ctx), "rows 1..1 (1-based 2..2) of 3"),
              "block=1 with a missing diagonal: %s", sps_last_error(ctx));
-        T_STATUS(ctx, apply(A, "bjacobi:block=3", r, z), "block=3 covers the missing diagonal");
+        T_STATUS(ctx, pc_apply(ctx, A, "bjacobi:block=3", r, z), "block=3 covers the missing diagonal");
         sps_matrix_destroy(A);
     }
     if (sps_matrix_generate(ctx, "poisson2d:3", &A) == SPS_OK) {
@@ -227,28 +186,6 @@ static void test_errors(void)
     }
 }
 
-static void test_alloc_failure(void)
-{
-    sps_matrix *A = NULL;
-    if (sps_matrix_generate(ctx, "poisson2d:6", &A) != SPS_OK) return;
-    int fails = 0, bad = 0;
-    for (long k = 1; k < 12; k++) {
-        sps_precond *pc = NULL;
-        sps__fail_alloc_after(k);
-        sps_status st = sps_precond_create(ctx, A, "bjacobi:block=4", &pc);
-        sps__fail_alloc_after(0);
-        if (st == SPS_ERR_NO_MEMORY) {
-            fails++;
-            if (pc) bad++;
-        } else if (st != SPS_OK) {
-            bad++;
-        }
-        sps_precond_destroy(pc);
-    }
-    T_OK(fails >= 5 && bad == 0, "bjacobi: injected allocation failures give NO_MEMORY and no object (%d)", fails);
-    sps_matrix_destroy(A);
-}
-
 int main(void)
 {
     if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) {
@@ -260,7 +197,6 @@ int main(void)
     test_exact();
     test_convergence();
     test_errors();
-    test_alloc_failure();
     sps_context_destroy(ctx);
     return t_done();
 }

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/tests/unit/test_precond.c: host preconditioners against hand-computed
  * factors, exactness on tridiagonal matrices, pivot and structure errors */
-#include "check.h"
-#include "internal.h"
+#include "pc_check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,11 +35,7 @@ static void lu_product(int n, const double *L, const double *U, double *M)
 
 static sps_status apply(const sps_matrix *A, const char *type, const double *r, double *z)
 {
-    sps_precond *pc = NULL;
-    sps_status st = sps_precond_create(ctx, A, type, &pc);
-    if (st == SPS_OK) st = sps_precond_apply(pc, r, z);
-    sps_precond_destroy(pc);
-    return st;
+    return pc_apply(ctx, A, type, r, z);
 }
 
 static void test_hand(void)
@@ -327,10 +322,11 @@ static void test_alloc_failure(void)
 {
     sps_matrix *A = NULL;
     if (sps_matrix_generate(ctx, "poisson2d:6", &A) != SPS_OK) return;
-    const char *types[] = {"jacobi", "ilu0", "ic0"};
+    const char *types[] = {"jacobi", "ilu0", "ic0", "l1jacobi", "cheby:degree=2",
+                           "bjacobi:block=4", "ilu0:solve=jacobi", "ic0:solve=jacobi"};
     int fails = 0, bad = 0;
-    for (int t = 0; t < 3; t++)
-        for (long k = 1; k < 16; k++) {
+    for (int t = 0; t < 8; t++)
+        for (long k = 1; k < 24; k++) {
             sps_precond *pc = NULL;
             sps__fail_alloc_after(k);
             sps_status st = sps_precond_create(ctx, A, types[t], &pc);
