@@ -188,10 +188,7 @@ static void test_errors(void)
 
 int main(void)
 {
-    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) {
-        T_FAIL("host context", "%s", sps_last_error(NULL));
-        return t_done();
-    }
+    if (!(ctx = pc_host_context())) return t_done();
     test_reference();
     test_supervariables();
     test_exact();
