@@ -101,13 +101,13 @@ void sps__cheby_finish(sps_cheby *c, const sps_cheby_prm *prm, const double *alp
     coefficients(c);
 }
 
-sps_status sps__cheby_not_spd(sps_precond *pc, double pq)
+sps_status sps__cheby_not_spd(sps_precond *pc, const char *what, double v)
 {
     return sps__err(pc->ctx, SPS_ERR_UNSUPPORTED,
-                    "cheby: the first Lanczos step found p'Ap = %.3g <= 0: D^-1 A is not "
-                    "positive definite, and Chebyshev needs its spectrum in (0, b]; try "
-                    "--precond ilu0 or jacobi",
-                    pq);
+                    "cheby: the first Lanczos step found %s = %.3g <= 0: A is not positive "
+                    "definite, and Chebyshev needs the spectrum of D^-1 A in (0, b] with D > 0; "
+                    "try --precond ilu0 or jacobi",
+                    what, v);
 }
 
 /* ---- host ---------------------------------------------------------------- */
@@ -132,12 +132,13 @@ static sps_status lanczos_host(sps_precond *pc, sps_cheby *c, const sps_cheby_pr
         z[i] = p[i] = c->dinv[i] * r[i];
     }
     double rz = dot(n, r, z), rz0 = rz;
+    if (!(rz0 > 0)) return sps__cheby_not_spd(pc, "s'D^-1 s", rz0);
     while (m < steps) {
         sps_status st = sps_operator_apply(c->op, 1.0, p, 0.0, q);
         if (st != SPS_OK) return st;
         double pq = dot(n, p, q);
         if (!(pq > 0)) {
-            if (m == 0) return sps__cheby_not_spd(pc, pq);
+            if (m == 0) return sps__cheby_not_spd(pc, "p'Ap", pq);
             break;
         }
         alpha[m] = rz / pq;

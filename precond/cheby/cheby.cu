@@ -190,11 +190,12 @@ sps_status lanczos(sps_precond *pc, dev_cheby *g, double *w)
     double rz = 0.0, rz0, pq = 0.0, rzn = 0.0;
     sps_status st = dot(ctx, g, n, r, z, &rz);
     rz0 = rz;
+    if (st == SPS_OK && !(rz0 > 0)) return sps__cheby_not_spd(pc, "s'D^-1 s", rz0);
     while (st == SPS_OK && m < steps) {
         if ((st = sps_operator_apply(c->op, 1.0, p, 0.0, q)) != SPS_OK) return st;
         if ((st = dot(ctx, g, n, p, q, &pq)) != SPS_OK) return st;
         if (!(pq > 0)) {
-            if (m == 0) return sps__cheby_not_spd(pc, pq);
+            if (m == 0) return sps__cheby_not_spd(pc, "p'Ap", pq);
             break;
         }
         alpha[m] = rz / pq;

@@ -54,8 +54,8 @@ static inline double sps__cheby_start(long long i)
 void sps__cheby_finish(sps_cheby *c, const sps_cheby_prm *prm, const double *alpha,
                        const double *beta, int m);
 
-/* The message when the Lanczos steps stop at the first one. */
-sps_status sps__cheby_not_spd(sps_precond *pc, double pq);
+/* The message when the Lanczos steps stop at the first one: `what` = v <= 0. */
+sps_status sps__cheby_not_spd(sps_precond *pc, const char *what, double v);
 
 #if SPS_HAVE_CUDA
 /* Device setup (cheby.cu): host holds dinv (host) and gersh; op the operator

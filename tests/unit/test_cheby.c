@@ -225,7 +225,7 @@ static void test_errors(void)
         T_OK(st == SPS_ERR_INVALID_ARG && pc == NULL && strstr(sps_last_error(ctx), bad[k].msg),
              "'%s' refused: %s", bad[k].spec, sps_last_error(ctx));
     }
-    /* -A: D^-1 A D^-1 is negative definite, the first Lanczos step sees it */
+    /* -A: D^-1 is negative, the first Lanczos step sees it */
     const sps_idx *rp, *ci;
     const double *v;
     sps_matrix_csr(A, &rp, &ci, &v);
