@@ -382,9 +382,9 @@ sps_status sps_precond_create(sps_context *ctx, const sps_matrix *A,
  *  returns SPS_ERR_INVALID_ARG. CLI: `--list-precond`. */
 sps_status sps_precond_type(int i, const char **name, const char **summary);
 
-/** 1 if M^-1 is symmetric (and positive definite when A is SPD), so that CG
- *  may use it: none, jacobi, l1jacobi, ic0, cheby, bjacobi. 0 for ilu0.
- *  NULL counts as none. */
+/** 1 if the type builds a symmetric M^-1 from a symmetric A (positive
+ *  definite when A is SPD), so that CG may use it: none, jacobi, l1jacobi,
+ *  ic0 (either solve), cheby, bjacobi. 0 for ilu0. NULL counts as none. */
 int sps_precond_symmetric(const sps_precond *pc);
 
 /** Setup time of the preconditioner (ms). */
