@@ -371,17 +371,34 @@ sps_status sps_operator_check(sps_operator *op, const sps_matrix *A,
 
 typedef struct sps_precond sps_precond;
 
-/** Build a preconditioner for A: `none`, `jacobi`, `ilu0`, `ic0`. A zero or
- *  negative pivot fails with SPS_ERR_ZERO_PIVOT naming the row; a missing
- *  diagonal entry (jacobi) with SPS_ERR_UNSUPPORTED naming the row. Setup is
- *  timed. CLI: `--precond NAME`. */
+/** Build a preconditioner for A from a spec `NAME` or `NAME:key=value,...`
+ *  (the types and their parameters: `sps_precond_type`, doc/precond.md):
+ *  `none`, `jacobi`, `l1jacobi`, `ilu0` (= `ilu0:exact`; approximate
+ *  triangular solves: `ilu0:solve=jacobi,sweeps=K`), `ic0` (likewise),
+ *  `cheby:degree=K,lanczos=M,ratio=R`, `bjacobi:block=K`.
+ *  `op`, when not NULL, is A's operator (same context, double precision): the
+ *  types that apply A (cheby) use it, and it must then outlive the
+ *  preconditioner; with NULL they build their own (csr-vector).
+ *  An unknown name or parameter fails with SPS_ERR_INVALID_ARG listing the
+ *  known ones. A zero or negative pivot fails with SPS_ERR_ZERO_PIVOT naming
+ *  the row; a missing diagonal entry (jacobi) with SPS_ERR_UNSUPPORTED naming
+ *  the row. Setup is timed. CLI: `--precond SPEC`. */
+sps_status sps_precond_create_ex(sps_context *ctx, const sps_matrix *A, sps_operator *op,
+                                 const char *spec, sps_precond **pc);
+
+/** sps_precond_create_ex without an operator. */
 sps_status sps_precond_create(sps_context *ctx, const sps_matrix *A,
                               const char *type, sps_precond **pc);
 
 /** Preconditioner types, in registry order: `sps_precond_type(i, ...)` for
  *  i = 0, 1, ... gives each name and a one-line summary; past the end it
- *  returns SPS_ERR_INVALID_ARG. */
+ *  returns SPS_ERR_INVALID_ARG. CLI: `--list-precond`. */
 sps_status sps_precond_type(int i, const char **name, const char **summary);
+
+/** 1 if the type builds a symmetric M^-1 from a symmetric A (positive
+ *  definite when A is SPD), so that CG may use it: none, jacobi, l1jacobi,
+ *  ic0 (either solve), cheby, bjacobi. 0 for ilu0. NULL counts as none. */
+int sps_precond_symmetric(const sps_precond *pc);
 
 /** Setup time of the preconditioner (ms). */
 double sps_precond_setup_ms(const sps_precond *pc);

@@ -1,6 +1,26 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/precond/pc_impl.h: what precond/precond.c (host, dispatch) and
- * precond/precond_gpu.cu (device) share. Not part of the interface. */
+/* spsolve/precond/pc_impl.h: how preconditioners are built. Shared by the
+ * registry (precond/registry.c) and the types; the solvers never include it.
+ *
+ * A type is one table, registered by name in precond/registry.c (one line).
+ * sps_precond_create_ex finds the table by the name before ':', parses the
+ * `key=value,...` after it into the type's parameter block, then times:
+ *
+ *   setup_host  structural checks (host and GPU paths both run them, so both
+ *               report the same row in the same words), and on a host context
+ *               the whole preconditioner: pc->impl, pc->apply, pc->destroy
+ *               (and pc->fused_diag when M^-1 is a diagonal). With in->gpu set
+ *               it may stop at what setup_dev needs.
+ *   setup_dev   on a GPU context: builds the device preconditioner from the
+ *               host one (passed as `host`, freed by the caller afterwards).
+ *               Sets pc->destroy before allocating anything, so a failure
+ *               part-way is cleaned up by pc->destroy(pc). NULL in a build
+ *               without CUDA.
+ *
+ * Files: a type lives in its own file pair (precond/<name>.c with the host
+ * reference and the table, precond/<name>.cu with the kernels) or its own
+ * folder (precond/cheby/); its .cu entry points are declared in a header
+ * beside them, not here. */
 #ifndef SPS_PC_IMPL_H
 #define SPS_PC_IMPL_H
 
@@ -10,22 +30,83 @@
 extern "C" {
 #endif
 
+/* Capabilities of a type. */
+#define SPS_PCT_IDENTITY  0x1u /* M = I */
+#define SPS_PCT_SYMMETRIC 0x2u /* M^-1 symmetric (positive definite for SPD A): fit for CG */
+#define SPS_PCT_USES_OP   0x4u /* applies A through an operator (given, or built) */
+
+typedef struct sps_pc_input {
+    const sps_matrix *A;
+    sps_operator *op; /* may be NULL: a type that needs A*x builds its own */
+    int gpu;          /* a GPU context: setup_dev follows */
+} sps_pc_input;
+
+typedef struct sps_pc_type {
+    const char *name;    /* "cheby" */
+    const char *summary; /* one line for --list-precond */
+    unsigned caps;       /* SPS_PCT_* */
+    const char *keys;    /* parameter keys, for messages: "degree, iters" ("" if none) */
+    size_t prm_size;     /* bytes of the parameter block pc->prm (0: none, prm is NULL) */
+    void (*prm_default)(void *prm); /* may be NULL: all zero */
+    /* A known key (one of `keys`) with its value ("" when absent). */
+    sps_status (*prm_set)(sps_context *ctx, void *prm, const char *key, const char *value);
+    sps_status (*setup_host)(sps_precond *pc, const sps_pc_input *in);
+    sps_status (*setup_dev)(sps_precond *pc, const sps_pc_input *in, void *host);
+} sps_pc_type;
+
+/* ---- helpers the types share (precond/registry.c, precond/diag.c) ------- */
+
+/* An integer parameter in [lo, hi]: else SPS_ERR_INVALID_ARG naming it. */
+sps_status sps__pc_int(sps_context *ctx, const char *type, const char *key, const char *value,
+                       long lo, long hi, int *out);
+/* A positive finite number. */
+sps_status sps__pc_num(sps_context *ctx, const char *type, const char *key, const char *value,
+                       double *out);
+
 /* The zero-pivot message, identical on the host and the GPU paths:
- * `missing` > 0 when the pivot is a missing diagonal entry. */
-sps_status sps__pc_pivot_error(sps_context *ctx, sps_pc_kind kind, sps_idx row, sps_idx n,
-                               sps_idx missing);
+ * `missing` > 0 when the pivot is a missing diagonal entry; cholesky selects
+ * the IC wording. */
+sps_status sps__pc_pivot_error(sps_precond *pc, int cholesky, sps_idx row, sps_idx missing);
+
+/* Position of each row's diagonal entry (-1 if none; dpos may be NULL);
+ * returns the number of rows without one and the first such row in *first
+ * (-1 if none). */
+sps_idx sps__pc_find_diag(const sps_csr *A, sps_idx *dpos, sps_idx *first);
+
+/* 1/a_ii for every row (n entries, sps__malloc'ed), or SPS_ERR_UNSUPPORTED
+ * naming the first row without a diagonal entry or with a zero one. */
+sps_status sps__pc_inverse_diag(sps_precond *pc, const sps_csr *A, double **dinv);
+
+/* The host apply z = d .* r with d = pc->fused_diag. */
+sps_status sps__pc_apply_diag_host(sps_precond *pc, const double *r, double *z);
+
+/* One triangle of an incomplete factor for Jacobi sweeps (precond/ilu.c):
+ * row i's diagonal is v[dpos[i]]; its off-diagonal terms are [rp[i], dpos[i])
+ * (lower) or (dpos[i], rp[i + 1]) (upper); unit: the diagonal is 1. */
+typedef struct sps_ilu_tri {
+    const sps_idx *rp, *ci, *dpos;
+    const double *v;
+    int lower, unit;
+} sps_ilu_tri;
+
+/* ic0 with Jacobi sweeps: what the device needs besides L's CSR: L's
+ * diagonal positions, and L' as a pattern (row pointer, columns, diagonal
+ * positions) with T.val[q] = L.val[perm[q]]. */
+typedef struct sps_ilu_pattern {
+    const sps_idx *dpos, *trp, *tci, *tdpos, *perm;
+} sps_ilu_pattern;
 
 #if SPS_HAVE_CUDA
-/* Device setups (precond_gpu.cu). Each sets pc->destroy before allocating
- * anything, so a failure part-way is cleaned up by pc->destroy(pc). The host
- * has already done every structural check. */
+/* Device setups of the basic types (precond/precond_gpu.cu). */
 sps_status sps__pc_gpu_none(sps_precond *pc);
-/* dinv: 1/a_ii on the host, n entries. */
-sps_status sps__pc_gpu_jacobi(sps_precond *pc, const double *dinv);
-/* A: square, sorted, every diagonal entry present. */
-sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A);
-/* L: the lower triangle of a symmetric A, each row ending with its diagonal. */
-sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L);
+/* d: M^-1's diagonal on the host, n entries: uploaded, becomes pc->fused_diag. */
+sps_status sps__pc_gpu_diag(sps_precond *pc, const double *d);
+/* A: square, sorted, every diagonal entry present. dpos: NULL for exact
+ * (SpSV) solves, else the diagonal positions and `sweeps` Jacobi sweeps. */
+sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const sps_idx *dpos, int sweeps);
+/* L: the lower triangle of a symmetric A, each row ending with its diagonal.
+ * t: NULL for exact solves, else the pattern for `sweeps` Jacobi sweeps. */
+sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L, const sps_ilu_pattern *t, int sweeps);
 #endif
 
 #ifdef __cplusplus

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/precond/precond.h: the preconditioner interface.
+/* spsolve/precond/precond.h: the preconditioner object, as the solvers see it.
  *
  * A preconditioner lives in its context's memory space: on a GPU context its
  * data and apply run on the device (on the context's stream, without
- * synchronizing); on a host context, on the host. `sps_precond_create`
- * (precond/precond.c) dispatches on the type name to one setup function per
- * kind and times it. */
+ * synchronizing); on a host context, on the host. How one is built (the
+ * registry of types, their parameters, host and device setups) is in
+ * precond/pc_impl.h, which the solvers never include. */
 #ifndef SPS_PRECOND_H
 #define SPS_PRECOND_H
 
@@ -15,27 +15,23 @@
 extern "C" {
 #endif
 
-typedef enum sps_pc_kind {
-    SPS_PC_NONE = 0,
-    SPS_PC_JACOBI = 1,
-    SPS_PC_ILU0 = 2,
-    SPS_PC_IC0 = 3
-} sps_pc_kind;
+struct sps_pc_type;
 
 struct sps_precond {
     sps_context *ctx;
-    sps_pc_kind kind;
-    char name[16];
+    const struct sps_pc_type *type; /* the registry entry it was built from */
+    char name[64];                  /* the spec it was built with, e.g. "cheby:degree=4" */
     sps_idx n;
     double setup_ms;
-    /* Capabilities the solvers read (they never look at the kind):
+    /* What the solvers read (they never look at the type):
      * identity    M = I: a solver may skip the preconditioner altogether;
      * fused_diag  non-NULL when M^-1 = diag(fused_diag), in the context's
      *             memory space: a solver may fuse z = fused_diag .* r into
      *             its vector updates instead of calling apply. */
     int identity;
     const double *fused_diag;
-    void *impl;
+    void *prm;  /* the type's parameters (parsed from the spec) */
+    void *impl; /* the type's data */
     /* z = M^-1 r (r and z distinct, in the context's memory space). */
     sps_status (*apply)(sps_precond *pc, const double *r, double *z);
     void (*destroy)(sps_precond *pc);

@@ -3,13 +3,19 @@
  *
  * Work decomposition:
  *   none    one cudaMemcpyAsync (device to device).
- *   jacobi  one thread per row, grid-stride: z_i = dinv_i r_i. dinv stays on
- *           the device (pc->fused_diag) so solvers can fuse it into their updates.
+ *   jacobi, l1jacobi  one thread per row, grid-stride: z_i = d_i r_i. d stays
+ *           on the device (pc->fused_diag) so solvers can fuse it into their updates.
  *   ilu0    cusparseDcsrilu02 (level-scheduled, in place on a device copy of
  *           A's values), then two cusparseSpSV solves over the same arrays:
  *           L (fill lower, unit diagonal) and U (fill upper, non-unit).
  *   ic0     cusparseDcsric02 on tril(A), then SpSV with L and with L'
  *           (CUSPARSE_OPERATION_TRANSPOSE on the same descriptor).
+ *   ilu0:solve=jacobi, ic0:solve=jacobi  the same factorizations, then each
+ *           triangular solve as K + 1 Jacobi sweeps (tri_sweep: one thread per
+ *           row, the terms in the host's order, two buffers in turn). ic0's
+ *           backward sweeps read L' as its own CSR, whose values are gathered
+ *           from the factor on the device (the pattern and the gather map come
+ *           from the host).
  * Everything that allocates or synchronizes (buffer sizes, the factorization,
  * the SpSV analyses, zero-pivot queries) happens in setup; apply only points
  * the vector descriptors at r and z and launches, on the context's stream.
@@ -39,6 +45,11 @@ struct gpu_pc {
     cusparseSpSVDescr_t s1 = nullptr, s2 = nullptr;
     void *b1 = nullptr, *b2 = nullptr;
     cusparseOperation_t op2 = CUSPARSE_OPERATION_NON_TRANSPOSE;
+    /* solve=jacobi */
+    int sweeps = -1;
+    int *dpos = nullptr, *trp = nullptr, *tci = nullptr, *tdpos = nullptr, *perm = nullptr;
+    double *tv = nullptr, *y = nullptr, *w = nullptr;
+    sps_ilu_tri lo{}, up{};
 };
 
 const double one = 1.0;
@@ -63,6 +74,14 @@ void gpu_destroy(sps_precond *pc)
     sps__dfree(g->ci);
     sps__dfree(g->v);
     sps__dfree(g->dinv);
+    sps__dfree(g->dpos);
+    sps__dfree(g->trp);
+    sps__dfree(g->tci);
+    sps__dfree(g->tdpos);
+    sps__dfree(g->perm);
+    sps__dfree(g->tv);
+    sps__dfree(g->y);
+    sps__dfree(g->w);
     delete g;
     pc->impl = nullptr;
     pc->fused_diag = nullptr;
@@ -278,7 +297,77 @@ sps_status factorize(sps_precond *pc, gpu_pc *g, sps_idx nnz, legacy &lg, Info i
     return SPS_OK;
 }
 
+/* ---- ilu0 / ic0 with Jacobi sweeps --------------------------------------- */
+
+/* xout = D^-1 (b - (T - D) xin), xin NULL meaning 0: precond/ilu.c's sweep_host. */
+__global__ void tri_sweep(int n, const int *__restrict__ rp, const int *__restrict__ ci,
+                          const double *__restrict__ v, const int *__restrict__ dpos, int lower,
+                          int unit, const double *__restrict__ b, const double *__restrict__ xin,
+                          double *__restrict__ xout)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        int d = dpos[i], lo = lower ? rp[i] : d + 1, hi = lower ? d : rp[i + 1];
+        double s = b[i];
+        if (xin)
+            for (int p = lo; p < hi; p++) s -= v[p] * xin[ci[p]];
+        xout[i] = unit ? s : s / v[d];
+    }
+}
+
+__global__ void gather(long long nnz, const int *__restrict__ perm, const double *__restrict__ v,
+                       double *__restrict__ out)
+{
+    for (long long q = blockIdx.x * (long long)blockDim.x + threadIdx.x; q < nnz;
+         q += (long long)gridDim.x * blockDim.x)
+        out[q] = v[perm[q]];
+}
+
+/* K + 1 sweeps ending in out: precond/ilu.c's jacobi_solve. */
+sps_status jacobi_solve(sps_precond *pc, const sps_ilu_tri &t, int K, const double *b, double *out,
+                        double *buf)
+{
+    const double *prev = nullptr;
+    int grid = grid_for(pc->ctx, pc->n, 256);
+    for (int j = 0; j <= K; j++) {
+        double *x = (K - j) % 2 == 0 ? out : buf;
+        tri_sweep<<<grid, 256, 0, sps_stream(pc->ctx)>>>(pc->n, t.rp, t.ci, t.v, t.dpos, t.lower,
+                                                          t.unit, b, prev, x);
+        SPS_LAUNCH_CHECK(pc->ctx, "tri_sweep");
+        prev = x;
+    }
+    return SPS_OK;
+}
+
+sps_status apply_sweeps(sps_precond *pc, const double *r, double *z)
+{
+    gpu_pc *g = (gpu_pc *)pc->impl;
+    sps_status st = jacobi_solve(pc, g->lo, g->sweeps, r, g->y, g->w);
+    return st == SPS_OK ? jacobi_solve(pc, g->up, g->sweeps, g->y, z, g->w) : st;
+}
+
+sps_status upload_ints(sps_context *ctx, int **dst, const sps_idx *src, size_t count)
+{
+    sps_status st = sps__dmalloc(ctx, (void **)dst, count * sizeof(int));
+    return st == SPS_OK ? sps__h2d(ctx, *dst, src, count * sizeof(int)) : st;
+}
+
+/* After the factorization (g->rp, g->ci, g->v hold the factor). */
+sps_status sweeps_setup(sps_precond *pc, gpu_pc *g, int sweeps)
+{
+    sps_context *ctx = pc->ctx;
+    size_t nb = (size_t)pc->n * sizeof(double);
+    sps_status st = sps__dmalloc(ctx, (void **)&g->y, nb);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&g->w, nb);
+    if (st != SPS_OK) return st;
+    g->sweeps = sweeps;
+    pc->apply = apply_sweeps;
+    return SPS_OK;
+}
+
 } // namespace
+
+static_assert(sizeof(sps_idx) == sizeof(int), "index arrays are uploaded as int");
 
 extern "C" sps_status sps__pc_gpu_none(sps_precond *pc)
 {
@@ -286,7 +375,7 @@ extern "C" sps_status sps__pc_gpu_none(sps_precond *pc)
     return SPS_OK;
 }
 
-extern "C" sps_status sps__pc_gpu_jacobi(sps_precond *pc, const double *dinv)
+extern "C" sps_status sps__pc_gpu_diag(sps_precond *pc, const double *dinv)
 {
     gpu_pc *g = nullptr;
     sps_status st = new_impl(pc, &g);
@@ -299,7 +388,8 @@ extern "C" sps_status sps__pc_gpu_jacobi(sps_precond *pc, const double *dinv)
     return SPS_OK;
 }
 
-extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A)
+extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const sps_idx *dpos,
+                                      int sweeps)
 {
     sps_context *ctx = pc->ctx;
     gpu_pc *g = nullptr;
@@ -314,8 +404,14 @@ extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A)
                        &zs, &zn);
         if (st != SPS_OK) return st;
         /* structural zeros were ruled out on the host; report one anyway */
-        if (zs >= 0) return sps__pc_pivot_error(ctx, SPS_PC_ILU0, zs, pc->n, 1);
-        if (zn >= 0) return sps__pc_pivot_error(ctx, SPS_PC_ILU0, zn, pc->n, 0);
+        if (zs >= 0) return sps__pc_pivot_error(pc, 0, zs, 1);
+        if (zn >= 0) return sps__pc_pivot_error(pc, 0, zn, 0);
+    }
+    if (dpos) {
+        if ((st = upload_ints(ctx, &g->dpos, dpos, (size_t)pc->n)) != SPS_OK) return st;
+        g->lo = sps_ilu_tri{g->rp, g->ci, g->dpos, g->v, 1, 1};
+        g->up = sps_ilu_tri{g->rp, g->ci, g->dpos, g->v, 0, 0};
+        return sweeps_setup(pc, g, sweeps);
     }
     if ((st = create_csr(ctx, g, pc->n, A->nnz, &g->L)) != SPS_OK) return st;
     if ((st = set_tri(ctx, g->L, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_UNIT)) != SPS_OK)
@@ -327,7 +423,8 @@ extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A)
     return tri_setup(pc, g);
 }
 
-extern "C" sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L)
+extern "C" sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L, const sps_ilu_pattern *t,
+                                     int sweeps)
 {
     sps_context *ctx = pc->ctx;
     gpu_pc *g = nullptr;
@@ -342,7 +439,7 @@ extern "C" sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L)
                        cusparseDcsric02_analysis, cusparseDcsric02, cusparseXcsric02_zeroPivot,
                        &zs, &pos);
         if (st != SPS_OK) return st;
-        if (zs >= 0) return sps__pc_pivot_error(ctx, SPS_PC_IC0, zs, pc->n, 1);
+        if (zs >= 0) return sps__pc_pivot_error(pc, 1, zs, 1);
     }
     /* A negative pivot is not a "zero pivot" to cuSPARSE: scan the diagonal. */
     int *d_first = nullptr, first = pc->n;
@@ -358,7 +455,22 @@ extern "C" sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L)
     sps__dfree(d_first);
     if (st != SPS_OK) return st;
     if (pos >= 0 && pos < first) first = pos;
-    if (first < pc->n) return sps__pc_pivot_error(ctx, SPS_PC_IC0, first, pc->n, 0);
+    if (first < pc->n) return sps__pc_pivot_error(pc, 1, first, 0);
+    if (t) {
+        size_t n = (size_t)pc->n, nnz = (size_t)L->nnz;
+        if ((st = upload_ints(ctx, &g->dpos, t->dpos, n)) != SPS_OK) return st;
+        if ((st = upload_ints(ctx, &g->trp, t->trp, n + 1)) != SPS_OK) return st;
+        if ((st = upload_ints(ctx, &g->tci, t->tci, nnz)) != SPS_OK) return st;
+        if ((st = upload_ints(ctx, &g->tdpos, t->tdpos, n)) != SPS_OK) return st;
+        if ((st = upload_ints(ctx, &g->perm, t->perm, nnz)) != SPS_OK) return st;
+        if ((st = sps__dmalloc(ctx, (void **)&g->tv, nnz * sizeof(double))) != SPS_OK) return st;
+        gather<<<grid_for(ctx, (int)nnz, 256), 256, 0, sps_stream(ctx)>>>((long long)nnz, g->perm,
+                                                                          g->v, g->tv);
+        SPS_LAUNCH_CHECK(ctx, "gather");
+        g->lo = sps_ilu_tri{g->rp, g->ci, g->dpos, g->v, 1, 0};
+        g->up = sps_ilu_tri{g->trp, g->tci, g->tdpos, g->tv, 0, 0};
+        return sweeps_setup(pc, g, sweeps);
+    }
 
     if ((st = create_csr(ctx, g, pc->n, L->nnz, &g->L)) != SPS_OK) return st;
     if ((st = set_tri(ctx, g->L, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_NON_UNIT)) != SPS_OK)

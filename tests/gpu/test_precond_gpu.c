@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/tests/gpu/test_precond_gpu.c: every preconditioner on the GPU
+/* spsolve/tests/gpu/test_precond_gpu.c: every preconditioner (and variant:
+ * ilu0/ic0 solve=jacobi, cheby degrees, bjacobi block sizes) on the GPU
  * against the host reference: apply within 1e-10 relative (or within 100x
  * of what a rounding-level perturbation of A does to the host's own result,
  * for unstable incomplete factorizations), twice bitwise
@@ -57,14 +58,15 @@ static double rounding_noise(const sps_matrix *A, const char *type, const double
     return noise;
 }
 
-/* Build the same preconditioner on the host and on the GPU and compare. */
-static void compare(const char *what, const sps_matrix *A, const char *type)
+/* Build the same preconditioner on the host and on the GPU (with the GPU
+ * operator gop, or NULL) and compare. */
+static void compare_op(const char *what, const sps_matrix *A, const char *type, sps_operator *gop)
 {
     sps_precond *hp = NULL, *gp = NULL;
     sps_status hs = sps_precond_create(hctx, A, type, &hp);
     char hmsg[1024];
     snprintf(hmsg, sizeof hmsg, "%s", sps_last_error(hctx));
-    sps_status gs = sps_precond_create(gctx, A, type, &gp);
+    sps_status gs = sps_precond_create_ex(gctx, A, gop, type, &gp);
     if (hs != SPS_OK) {
         T_OK(gs == hs && strcmp(sps_last_error(gctx), hmsg) == 0,
              "%s %s: the GPU fails like the host (%s / %s)", what, type, hmsg, sps_last_error(gctx));
@@ -109,8 +111,8 @@ static void compare(const char *what, const sps_matrix *A, const char *type)
         T_OK(memcmp(z1, z2, nb) == 0, "%s %s: two GPU applies bitwise equal", what, type);
         T_OK(memcmp(r, rb, nb) == 0, "%s %s: r unchanged on the device", what, type);
     }
-    if (strcmp(type, "jacobi") == 0)
-        T_OK(gp->fused_diag && sps__is_device_ptr(gp->fused_diag), "%s jacobi: fused_diag lives on the device", what);
+    if (strcmp(type, "jacobi") == 0 || strcmp(type, "l1jacobi") == 0)
+        T_OK(gp->fused_diag && sps__is_device_ptr(gp->fused_diag), "%s %s: fused_diag lives on the device", what, type);
     sps__dfree(dr);
     sps__dfree(dz);
     free(r); free(zh); free(z1); free(z2); free(rb);
@@ -118,18 +120,30 @@ static void compare(const char *what, const sps_matrix *A, const char *type)
     sps_precond_destroy(gp);
 }
 
+static void compare(const char *what, const sps_matrix *A, const char *type)
+{
+    compare_op(what, A, type, NULL);
+}
+
 static void test_generated(void)
 {
     static const struct {
         const char *spec, *types;
     } cases[] = {
-        {"poisson2d:60", "none jacobi ilu0 ic0"},
-        {"poisson3d:20", "jacobi ilu0 ic0"},
-        {"poisson3d27:12", "ic0"},
-        {"convdiff2d:50,100", "jacobi ilu0"},
-        {"banded:20000,9,0.01,5", "jacobi ilu0"},
-        {"powerlaw:5000,6,3", "jacobi ilu0"},
-        {"poisson2d:33", "none jacobi"}, /* 1089 rows: past one block */
+        {"poisson2d:60", "none jacobi ilu0 ic0 ilu0:exact ic0:exact l1jacobi cheby bjacobi:block=8 ilu0:solve=jacobi ic0:solve=jacobi,sweeps=3"},
+        {"poisson3d:20", "jacobi ilu0 ic0 l1jacobi cheby cheby:degree=8 cheby:degree=0 ic0:solve=jacobi"},
+        {"poisson3d27:12", "ic0 cheby cheby:degree=2,lanczos=40,ratio=20"},
+        {"convdiff2d:50,100", "jacobi ilu0 l1jacobi cheby ilu0:solve=jacobi ilu0:solve=jacobi,sweeps=0"},
+        {"banded:20000,9,0.01,5", "jacobi ilu0 l1jacobi cheby"},
+        {"powerlaw:5000,6,3", "jacobi ilu0 l1jacobi bjacobi bjacobi:block=1 bjacobi:block=3 bjacobi:block=32"},
+        {"poisson2d:33", "none jacobi l1jacobi cheby"}, /* 1089 rows: past one block */
+        {"poisson3d:160", "cheby"},                        /* 4.1M rows: the dot's grid is capped */
+        {"banded:31,3,0,1", "jacobi l1jacobi cheby"},
+        {"banded:32,3,0,1", "jacobi l1jacobi cheby"},
+        {"banded:33,3,0,1", "jacobi l1jacobi cheby bjacobi:block=4"},
+        {"banded:1023,5,0,2", "l1jacobi cheby"},
+        {"banded:1024,5,0,2", "l1jacobi cheby ilu0:solve=jacobi,sweeps=4"},
+        {"banded:1025,5,0,2", "l1jacobi cheby bjacobi:block=32"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         sps_matrix *A = NULL;
@@ -137,7 +151,7 @@ static void test_generated(void)
             T_FAIL(cases[k].spec, "%s", sps_last_error(hctx));
             continue;
         }
-        char types[64], *save = NULL;
+        char types[160], *save = NULL;
         snprintf(types, sizeof types, "%s", cases[k].types);
         for (char *t = strtok_r(types, " ", &save); t; t = strtok_r(NULL, " ", &save))
             compare(cases[k].spec, A, t);
@@ -154,6 +168,8 @@ static void test_pivots(void)
     if (A) {
         compare("zero-pivot 3x3", A, "ilu0");
         compare("zero-pivot 3x3", A, "ic0");
+        compare("zero-pivot 3x3", A, "ilu0:solve=jacobi");
+        compare("zero-pivot 3x3", A, "ic0:solve=jacobi");
         sps_matrix_destroy(A);
     }
     if ((A = t_matrix_from_dense(hctx, 2, 2, ind))) {
@@ -164,12 +180,17 @@ static void test_pivots(void)
         compare("missing-diagonal 4x4", A, "ilu0");
         compare("missing-diagonal 4x4", A, "ic0");
         compare("missing-diagonal 4x4", A, "jacobi");
+        compare("missing-diagonal 4x4", A, "l1jacobi");
+        compare("missing-diagonal 4x4", A, "cheby");
+        compare("missing-diagonal 4x4", A, "bjacobi:block=1");
+        compare("missing-diagonal 4x4", A, "bjacobi:block=2");
         sps_matrix_destroy(A);
     }
     sps_idx r0[] = {0};
     if (sps_matrix_create_csr(hctx, 0, 0, r0, NULL, NULL, &A) == SPS_OK) {
-        const char *types[] = {"none", "jacobi", "ilu0", "ic0"};
-        for (int t = 0; t < 4; t++) {
+        const char *types[] = {"none", "jacobi", "ilu0", "ic0", "l1jacobi", "cheby", "bjacobi",
+                               "ilu0:solve=jacobi", "ic0:solve=jacobi"};
+        for (int t = 0; t < 9; t++) {
             sps_precond *pc = NULL;
             sps_status st = sps_precond_create(gctx, A, types[t], &pc);
             T_OK(st == SPS_OK && sps_precond_apply(pc, NULL, NULL) == SPS_OK, "GPU %s on 0x0", types[t]);
@@ -196,7 +217,13 @@ static void test_real(void)
         if (kind && sps_matrix_analyze(hctx, A, &f) == SPS_OK &&
             f.rows <= 60000) {
             if (strcmp(kind, "spd") == 0) compare(names[k], A, "ic0");
+            if (strcmp(kind, "spd") == 0) compare(names[k], A, "cheby");
+            if (f.zero_diagonal == 0 && f.empty_rows == 0) compare(names[k], A, "l1jacobi");
+            compare(names[k], A, "bjacobi");
+            compare(names[k], A, "bjacobi:block=6");
             if (f.missing_diagonal == 0) compare(names[k], A, "ilu0");
+            if (f.missing_diagonal == 0) compare(names[k], A, "ilu0:solve=jacobi");
+            if (strcmp(kind, "spd") == 0) compare(names[k], A, "ic0:solve=jacobi");
             if (f.missing_diagonal == 0 && f.zero_diagonal == 0) compare(names[k], A, "jacobi");
             n++;
         }
@@ -212,6 +239,69 @@ static void test_real(void)
     T_OK(n > 0, "real matrices compared: %d", n);
 }
 
+/* cheby through the solve's own operator (auto picks a GPU format) equals
+ * the host's through csr-vector; a single-precision operator is refused. */
+static void test_operator(void)
+{
+    sps_matrix *A = NULL;
+    sps_operator *op = NULL, *sop = NULL;
+    if (sps_matrix_generate(hctx, "poisson3d:24", &A) != SPS_OK) return;
+    if (T_STATUS(gctx, sps_operator_create(gctx, A, "auto", NULL, &op), "auto operator"))
+        compare_op("poisson3d:24 with the auto operator", A, "cheby", op);
+    sps_operator_opts o;
+    sps_operator_opts_default(&o);
+    o.precision = SPS_SINGLE;
+    if (T_STATUS(gctx, sps_operator_create(gctx, A, "csr-vector", &o, &sop), "single operator")) {
+        sps_precond *pc = NULL;
+        T_OK(sps_precond_create_ex(gctx, A, sop, "cheby", &pc) == SPS_ERR_INVALID_ARG && !pc &&
+                 strstr(sps_last_error(gctx), "single"),
+             "single-precision operator refused: %s", sps_last_error(gctx));
+    }
+    sps_operator_destroy(sop);
+    sps_operator_destroy(op);
+    sps_matrix_destroy(A);
+}
+
+/* CG + cheby on the GPU: converges in the host's iteration count (+-1), and
+ * two solves give bitwise the same x. */
+static void test_solve(void)
+{
+    sps_matrix *A = NULL;
+    if (sps_matrix_generate(hctx, "poisson3d:30", &A) != SPS_OK) return;
+    sps_idx n = sps_matrix_rows(A);
+    size_t nb = (size_t)n * sizeof(double);
+    double *b = malloc(nb), *one = malloc(nb), *x[3];
+    for (sps_idx i = 0; i < n; i++) one[i] = 1;
+    sps_matrix_spmv_host(A, 1.0, one, 0.0, b);
+    sps_context *cs[3] = {hctx, gctx, gctx};
+    int64_t its[3] = {-1, -1, -1};
+    int reason[3] = {0, 0, 0};
+    for (int k = 0; k < 3; k++) {
+        x[k] = calloc((size_t)n, sizeof(double));
+        sps_operator *op = NULL;
+        sps_precond *pc = NULL;
+        sps_solver *s = NULL;
+        sps_solve_info in;
+        if (T_STATUS(cs[k], sps_operator_create(cs[k], A, "csr-vector", NULL, &op), "op %d", k) &&
+            T_STATUS(cs[k], sps_precond_create_ex(cs[k], A, op, "cheby", &pc), "cheby %d", k) &&
+            T_STATUS(cs[k], sps_solver_create(cs[k], &s), "solver %d", k) &&
+            T_STATUS(cs[k], sps_solve(s, op, pc, b, x[k], &in), "solve %d", k)) {
+            its[k] = in.iterations;
+            reason[k] = in.reason;
+        }
+        sps_solver_destroy(s);
+        sps_precond_destroy(pc);
+        sps_operator_destroy(op);
+    }
+    T_OK(reason[0] > 0 && reason[1] > 0 && llabs(its[1] - its[0]) <= 1,
+         "poisson3d:30 CG+cheby: GPU %lld iterations, host %lld", (long long)its[1], (long long)its[0]);
+    T_OK(its[1] == its[2] && memcmp(x[1], x[2], nb) == 0, "poisson3d:30 CG+cheby: two GPU solves bitwise equal");
+    for (int k = 0; k < 3; k++) free(x[k]);
+    free(b);
+    free(one);
+    sps_matrix_destroy(A);
+}
+
 #endif /* SPS_HAVE_CUDA */
 
 int main(void)
@@ -225,6 +315,8 @@ int main(void)
         test_generated();
         test_pivots();
         test_real();
+        test_operator();
+        test_solve();
     }
     sps_context_destroy(hctx);
 #endif

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/tests/unit/test_precond.c: host preconditioners against hand-computed
  * factors, exactness on tridiagonal matrices, pivot and structure errors */
-#include "check.h"
-#include "internal.h"
+#include "pc_check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,11 +35,7 @@ static void lu_product(int n, const double *L, const double *U, double *M)
 
 static sps_status apply(const sps_matrix *A, const char *type, const double *r, double *z)
 {
-    sps_precond *pc = NULL;
-    sps_status st = sps_precond_create(ctx, A, type, &pc);
-    if (st == SPS_OK) st = sps_precond_apply(pc, r, z);
-    sps_precond_destroy(pc);
-    return st;
+    return pc_apply(ctx, A, type, r, z);
 }
 
 static void test_hand(void)
@@ -327,10 +322,11 @@ static void test_alloc_failure(void)
 {
     sps_matrix *A = NULL;
     if (sps_matrix_generate(ctx, "poisson2d:6", &A) != SPS_OK) return;
-    const char *types[] = {"jacobi", "ilu0", "ic0"};
+    const char *types[] = {"jacobi", "ilu0", "ic0", "l1jacobi", "cheby:degree=2",
+                           "bjacobi:block=4", "ilu0:solve=jacobi", "ic0:solve=jacobi"};
     int fails = 0, bad = 0;
-    for (int t = 0; t < 3; t++)
-        for (long k = 1; k < 16; k++) {
+    for (int t = 0; t < 8; t++)
+        for (long k = 1; k < 24; k++) {
             sps_precond *pc = NULL;
             sps__fail_alloc_after(k);
             sps_status st = sps_precond_create(ctx, A, types[t], &pc);
@@ -347,17 +343,70 @@ static void test_alloc_failure(void)
     sps_matrix_destroy(A);
 }
 
+/* The registry: every listed type builds (the list is what create reads),
+ * names are unique, the exact variants are the defaults bitwise, l1jacobi by
+ * hand, symmetry declared as documented. */
+static void test_registry(void)
+{
+    sps_matrix *A = NULL;
+    if (sps_matrix_generate(ctx, "poisson2d:5", &A) != SPS_OK) return;
+    const char *name, *summary, *seen[32];
+    int n = 0;
+    for (; sps_precond_type(n, &name, &summary) == SPS_OK && n < 32; n++) {
+        seen[n] = name;
+        for (int k = 0; k < n; k++) T_OK(strcmp(seen[k], name) != 0, "type %s listed once", name);
+        sps_precond *pc = NULL;
+        T_OK(sps_precond_create(ctx, A, name, &pc) == SPS_OK && summary && *summary &&
+                 strcmp(sps_precond_name(pc), name) == 0,
+             "listed type %s builds on poisson2d:5 (%s)", name, sps_last_error(ctx));
+        int sym = strcmp(name, "ilu0") != 0;
+        T_OK(!pc || sps_precond_symmetric(pc) == sym, "%s: symmetric = %d", name, sym);
+        sps_precond_destroy(pc);
+    }
+    T_OK(n == 7 && sps_precond_type(-1, NULL, NULL) == SPS_ERR_INVALID_ARG, "7 types listed (%d)", n);
+    double r[25], z1[25], z2[25];
+    uint64_t seed = 21;
+    for (int i = 0; i < 25; i++) r[i] = t_rand(&seed);
+    const char *pairs[2][2] = {{"ilu0", "ilu0:exact"}, {"ic0", "ic0:exact"}};
+    for (int k = 0; k < 2; k++) {
+        T_STATUS(ctx, apply(A, pairs[k][0], r, z1), "%s", pairs[k][0]);
+        T_STATUS(ctx, apply(A, pairs[k][1], r, z2), "%s", pairs[k][1]);
+        T_OK(memcmp(z1, z2, sizeof z1) == 0, "%s = %s bitwise", pairs[k][1], pairs[k][0]);
+    }
+    sps_matrix_destroy(A);
+    /* l1jacobi: 4 + 1 + 1, 4 + 1, 4 + 1; with -A the signs follow the diagonal */
+    double a[9] = {4, 1, 1, 1, 4, 0, 1, 0, 4}, na[9], r3[3] = {6, 5, -10}, z[3];
+    for (int i = 0; i < 9; i++) na[i] = -a[i];
+    A = t_matrix_from_dense(ctx, 3, 3, a);
+    sps_matrix *N = t_matrix_from_dense(ctx, 3, 3, na);
+    if (A && N) {
+        T_STATUS(ctx, apply(A, "l1jacobi", r3, z), "l1jacobi 3x3");
+        T_OK(z[0] == 1 && z[1] == 1 && z[2] == -2, "l1jacobi: z = r ./ (6, 5, 5) (%g %g %g)", z[0], z[1], z[2]);
+        T_STATUS(ctx, apply(N, "l1jacobi", r3, z), "l1jacobi -A");
+        T_OK(z[0] == -1 && z[1] == -1 && z[2] == 2, "l1jacobi of -A: z = r ./ (-6, -5, -5)");
+    }
+    sps_matrix_destroy(A);
+    sps_matrix_destroy(N);
+    double zr[4] = {1, 0, 0, 0}; /* row 1 all zero */
+    sps_idx rp[] = {0, 1, 1}, ci[] = {0};
+    double v[] = {2};
+    if (sps_matrix_create_csr(ctx, 2, 2, rp, ci, v, &A) == SPS_OK) {
+        T_OK(apply(A, "l1jacobi", zr, z) == SPS_ERR_UNSUPPORTED &&
+                 strstr(sps_last_error(ctx), "l1jacobi: row 1 (1-based 2) of 2 is zero"),
+             "l1jacobi zero row named: %s", sps_last_error(ctx));
+        sps_matrix_destroy(A);
+    }
+}
+
 int main(void)
 {
-    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) {
-        T_FAIL("host context", "%s", sps_last_error(NULL));
-        return t_done();
-    }
+    if (!(ctx = pc_host_context())) return t_done();
     test_hand();
     test_exact_tridiagonal();
     test_errors();
     test_generated();
     test_alloc_failure();
+    test_registry();
     test_real();
     sps_context_destroy(ctx);
     return t_done();

@@ -91,13 +91,11 @@ static void test_bad_arguments(void)
     sps_precond pc;
     memset(&pc, 0, sizeof pc);
     pc.ctx = ctx;
-    pc.kind = SPS_PC_JACOBI;
     pc.n = 11;
     pc.fused_diag = b;
     T_OK(sps_solve(s, op, &pc, b, x, &in) == SPS_ERR_INVALID_ARG && strstr(sps_last_error(ctx), "11"),
          "preconditioner of another size rejected: %s", sps_last_error(ctx));
     pc.n = 10;
-    pc.kind = SPS_PC_ILU0;
     pc.fused_diag = NULL; /* neither fusable nor applicable */
     T_OK(sps_solve(s, op, &pc, b, x, &in) == SPS_ERR_INVALID_ARG,
          "preconditioner without apply rejected: %s", sps_last_error(ctx));

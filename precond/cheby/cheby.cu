@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/precond/cheby/cheby.cu: the Chebyshev preconditioner on the device.
+ *
+ * Setup: D^-1 uploaded; the Lanczos steps as Jacobi-PCG with the operator's
+ * SpMV and deterministic dot products (block partials in a grid that depends
+ * only on n, then one block summing them in a fixed order), each read back by
+ * the host (2 reads per step, at setup only); then the same host code as the
+ * reference (sps__cheby_finish) turns the coefficients into the interval.
+ * Apply: one kernel for step 0, then per step the operator's SpMV
+ * (res = res - A d) and one fused kernel (d = c1 d + c2 D^-1 res; z += d), all
+ * on the context's stream, no synchronization, no atomics. */
+#include "../../core/cuda_check.cuh"
+#include "cheby.h"
+
+#include <new>
+
+namespace {
+
+const int BLOCK = 256;
+const int MAX_PARTS = 1024;
+
+struct dev_cheby {
+    sps_cheby c;           /* dinv, res, d: device pointers */
+    double *part = nullptr; /* MAX_PARTS partial sums + 1 result */
+};
+
+int grid_for(long long n)
+{
+    long long b = (n + BLOCK - 1) / BLOCK;
+    if (b > MAX_PARTS) b = MAX_PARTS;
+    return b < 1 ? 1 : (int)b;
+}
+
+__device__ double block_sum(double v)
+{
+    __shared__ double s[BLOCK];
+    s[threadIdx.x] = v;
+    __syncthreads();
+    for (int w = BLOCK / 2; w > 0; w >>= 1) {
+        if ((int)threadIdx.x < w) s[threadIdx.x] += s[threadIdx.x + w];
+        __syncthreads();
+    }
+    return s[0];
+}
+
+__global__ void dot_part(long long n, const double *__restrict__ x, const double *__restrict__ y,
+                         double *__restrict__ part)
+{
+    double v = 0.0;
+    for (long long i = blockIdx.x * (long long)BLOCK + threadIdx.x; i < n;
+         i += (long long)gridDim.x * BLOCK)
+        v += x[i] * y[i];
+    v = block_sum(v);
+    if (threadIdx.x == 0) part[blockIdx.x] = v;
+}
+
+__global__ void dot_final(int parts, double *part)
+{
+    double v = 0.0;
+    for (int i = threadIdx.x; i < parts; i += BLOCK) v += part[i];
+    v = block_sum(v);
+    if (threadIdx.x == 0) part[MAX_PARTS] = v;
+}
+
+/* r = start vector, z = p = D^-1 r */
+__global__ void lanczos_start(long long n, const double *__restrict__ dinv, double *r, double *z,
+                              double *p)
+{
+    for (long long i = blockIdx.x * (long long)BLOCK + threadIdx.x; i < n;
+         i += (long long)gridDim.x * BLOCK) {
+        double ri = sps__cheby_start(i);
+        r[i] = ri;
+        z[i] = p[i] = dinv[i] * ri;
+    }
+}
+
+/* r -= alpha q; z = D^-1 r */
+__global__ void lanczos_update(long long n, double alpha, const double *__restrict__ q,
+                               const double *__restrict__ dinv, double *r, double *z)
+{
+    for (long long i = blockIdx.x * (long long)BLOCK + threadIdx.x; i < n;
+         i += (long long)gridDim.x * BLOCK) {
+        double ri = r[i] - alpha * q[i];
+        r[i] = ri;
+        z[i] = dinv[i] * ri;
+    }
+}
+
+/* p = z + beta p */
+__global__ void lanczos_dir(long long n, double beta, const double *__restrict__ z, double *p)
+{
+    for (long long i = blockIdx.x * (long long)BLOCK + threadIdx.x; i < n;
+         i += (long long)gridDim.x * BLOCK)
+        p[i] = z[i] + beta * p[i];
+}
+
+/* step 0: res = r; d = z = c2 D^-1 r */
+__global__ void cheby_first(long long n, double c2, const double *__restrict__ dinv,
+                            const double *__restrict__ r, double *__restrict__ res,
+                            double *__restrict__ d, double *__restrict__ z)
+{
+    for (long long i = blockIdx.x * (long long)BLOCK + threadIdx.x; i < n;
+         i += (long long)gridDim.x * BLOCK) {
+        double ri = r[i], di = c2 * dinv[i] * ri;
+        res[i] = ri;
+        d[i] = di;
+        z[i] = di;
+    }
+}
+
+/* step k: d = c1 d + c2 D^-1 res; z += d (the same expression as the host's) */
+__global__ void cheby_step(long long n, double c1, double c2, const double *__restrict__ dinv,
+                           const double *__restrict__ res, double *__restrict__ d,
+                           double *__restrict__ z)
+{
+    for (long long i = blockIdx.x * (long long)BLOCK + threadIdx.x; i < n;
+         i += (long long)gridDim.x * BLOCK) {
+        double di = c1 * d[i] + c2 * dinv[i] * res[i];
+        d[i] = di;
+        z[i] += di;
+    }
+}
+
+int grid_cap(sps_context *ctx, long long n)
+{
+    long long b = (n + BLOCK - 1) / BLOCK, cap = 32LL * sps__gpu_sm_count(ctx);
+    if (b > cap) b = cap;
+    return b < 1 ? 1 : (int)b;
+}
+
+sps_status apply_dev(sps_precond *pc, const double *r, double *z)
+{
+    sps_context *ctx = pc->ctx;
+    sps_cheby *c = &((dev_cheby *)pc->impl)->c;
+    cudaStream_t s = sps_stream(ctx);
+    long long n = pc->n;
+    int g = grid_cap(ctx, n);
+    cheby_first<<<g, BLOCK, 0, s>>>(n, c->c2[0], c->dinv, r, c->res, c->d, z);
+    SPS_LAUNCH_CHECK(ctx, "cheby_first");
+    for (int k = 1; k <= c->degree; k++) {
+        sps_status st = sps_operator_apply(c->op, -1.0, c->d, 1.0, c->res);
+        if (st != SPS_OK) return st;
+        cheby_step<<<g, BLOCK, 0, s>>>(n, c->c1[k], c->c2[k], c->dinv, c->res, c->d, z);
+        SPS_LAUNCH_CHECK(ctx, "cheby_step");
+    }
+    return SPS_OK;
+}
+
+void dev_destroy(sps_precond *pc)
+{
+    dev_cheby *g = (dev_cheby *)pc->impl;
+    if (!g) return;
+    cudaStreamSynchronize(sps_stream(pc->ctx)); /* no apply may still be reading */
+    if (g->c.own_op) sps_operator_destroy(g->c.op);
+    sps__dfree(g->c.dinv);
+    sps__dfree(g->c.res);
+    sps__dfree(g->c.d);
+    sps__dfree(g->part);
+    delete g;
+    pc->impl = nullptr;
+}
+
+/* x'y on the device, read back. */
+sps_status dot(sps_context *ctx, dev_cheby *g, long long n, const double *x, const double *y,
+               double *out)
+{
+    cudaStream_t s = sps_stream(ctx);
+    int parts = grid_for(n);
+    dot_part<<<parts, BLOCK, 0, s>>>(n, x, y, g->part);
+    SPS_LAUNCH_CHECK(ctx, "dot_part");
+    dot_final<<<1, BLOCK, 0, s>>>(parts, g->part);
+    SPS_LAUNCH_CHECK(ctx, "dot_final");
+    return sps__d2h(ctx, out, g->part + MAX_PARTS, sizeof *out);
+}
+
+/* The device twin of cheby.c's lanczos_host; w: 4 device vectors. */
+sps_status lanczos(sps_precond *pc, dev_cheby *g, double *w)
+{
+    sps_context *ctx = pc->ctx;
+    const sps_cheby_prm *prm = (const sps_cheby_prm *)pc->prm;
+    sps_cheby *c = &g->c;
+    long long n = pc->n;
+    double *r = w, *z = w + n, *p = w + 2 * n, *q = w + 3 * n;
+    double alpha[SPS_CHEBY_MAX_LANCZOS], beta[SPS_CHEBY_MAX_LANCZOS];
+    int m = 0, steps = prm->lanczos < n ? prm->lanczos : (int)n;
+    cudaStream_t s = sps_stream(ctx);
+    int gr = grid_cap(ctx, n);
+    lanczos_start<<<gr, BLOCK, 0, s>>>(n, c->dinv, r, z, p);
+    SPS_LAUNCH_CHECK(ctx, "lanczos_start");
+    double rz = 0.0, rz0, pq = 0.0, rzn = 0.0;
+    sps_status st = dot(ctx, g, n, r, z, &rz);
+    rz0 = rz;
+    if (st == SPS_OK && !(rz0 > 0)) return sps__cheby_not_spd(pc, "s'D^-1 s", rz0);
+    while (st == SPS_OK && m < steps) {
+        if ((st = sps_operator_apply(c->op, 1.0, p, 0.0, q)) != SPS_OK) return st;
+        if ((st = dot(ctx, g, n, p, q, &pq)) != SPS_OK) return st;
+        if (!(pq > 0)) {
+            if (m == 0) return sps__cheby_not_spd(pc, "p'Ap", pq);
+            break;
+        }
+        alpha[m] = rz / pq;
+        lanczos_update<<<gr, BLOCK, 0, s>>>(n, alpha[m], q, c->dinv, r, z);
+        SPS_LAUNCH_CHECK(ctx, "lanczos_update");
+        if ((st = dot(ctx, g, n, r, z, &rzn)) != SPS_OK) return st;
+        beta[m++] = rzn / rz;
+        if (!(rzn > 1e-30 * rz0)) break;
+        rz = rzn;
+        lanczos_dir<<<gr, BLOCK, 0, s>>>(n, beta[m - 1], z, p);
+        SPS_LAUNCH_CHECK(ctx, "lanczos_dir");
+    }
+    if (st == SPS_OK) sps__cheby_finish(c, prm, alpha, beta, m);
+    return st;
+}
+
+} // namespace
+
+extern "C" sps_status sps__cheby_gpu(sps_precond *pc, const sps_cheby *host, sps_operator *op,
+                                     int own_op)
+{
+    sps_context *ctx = pc->ctx;
+    dev_cheby *g = new (std::nothrow) dev_cheby;
+    if (!g) {
+        if (own_op) sps_operator_destroy(op);
+        return sps__err(ctx, SPS_ERR_NO_MEMORY, "cheby: out of memory");
+    }
+    g->c = *host;
+    g->c.dinv = g->c.res = g->c.d = nullptr;
+    g->c.op = op;
+    g->c.own_op = own_op;
+    pc->impl = g;
+    pc->destroy = dev_destroy;
+    size_t nb = (size_t)pc->n * sizeof(double);
+    double *w = nullptr;
+    sps_status st = sps__dmalloc(ctx, (void **)&g->c.dinv, nb);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&g->c.res, nb);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&g->c.d, nb);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&g->part, (MAX_PARTS + 1) * sizeof(double));
+    if (st == SPS_OK) st = sps__h2d(ctx, g->c.dinv, host->dinv, nb);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&w, 4 * nb);
+    if (st == SPS_OK) st = lanczos(pc, g, w);
+    if (w) {
+        cudaStreamSynchronize(sps_stream(ctx)); /* the last kernels may still read w */
+        sps__dfree(w);
+    }
+    if (st == SPS_OK) pc->apply = apply_dev;
+    return st;
+}

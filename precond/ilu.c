@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/precond/ilu.c: ILU(0) and IC(0) in natural order: the host
+ * factorization and triangular solves, which are the reference the GPU ones
+ * (cuSPARSE csrilu02/csric02, precond/precond_gpu.cu) are tested against.
+ *
+ *   ilu0    A ~ L U in the pattern of A (L unit lower, U upper), natural
+ *           order, IKJ elimination; z = U^-1 L^-1 r
+ *   ic0     A ~ L L' in the pattern of tril(A), natural order; z = L'^-1 L^-1 r
+ *
+ * Triangular solves (`solve=`):
+ *   exact   (the default; `ilu0:exact`, `ic0:exact`): forward and backward
+ *           substitution (cuSPARSE SpSV on the device, level-scheduled).
+ *   jacobi  (`ilu0:solve=jacobi,sweeps=K`, K default 2): each triangular
+ *           system T x = b is solved approximately by K Jacobi sweeps from
+ *           x_0 = D_T^-1 b: x_{k+1} = D_T^-1 (b - (T - D_T) x_k), a truncated
+ *           Neumann series (Anzt, Chow, Dongarra 2015). Each sweep reads half
+ *           the factor once: an apply costs about K + 1 SpMVs and no level
+ *           barrier. For ic0 the backward sweeps use L' stored as its own CSR,
+ *           so the backward operator is exactly the transpose of the forward
+ *           one and M^-1 = F' F stays symmetric positive definite (fit for CG).
+ *
+ * Structural checks (diagonal present, symmetry for ic0) run on the host for
+ * both paths, so host and GPU report the same row in the same words. On a GPU
+ * context the host stops there (ilu0) or at tril(A) (ic0): cuSPARSE
+ * factorizes. */
+#include "pc_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct ilu_prm {
+    int jacobi;     /* solve=jacobi */
+    int sweeps;     /* K */
+    int sweeps_set; /* sweeps= was given */
+} ilu_prm;
+
+typedef struct host_pc {
+    sps_csr F;       /* ilu0: L\U in A's pattern; ic0: L (rows end with the diagonal) */
+    sps_idx *dpos;   /* position of each row's diagonal in F (ilu0; ic0 with solve=jacobi) */
+    sps_csr T;       /* ic0, solve=jacobi: L' (rows start with the diagonal) */
+    sps_idx *tperm;  /* ic0, solve=jacobi: T.val[q] = F.val[tperm[q]] */
+    sps_idx *tdpos;  /* ic0, solve=jacobi: T's diagonal positions (T.row_ptr[i]) */
+    double *y, *w;   /* solve=jacobi: work vectors */
+    sps_ilu_tri lo, up; /* solve=jacobi: the two triangles */
+} host_pc;
+
+static void host_destroy(sps_precond *pc)
+{
+    host_pc *h = pc->impl;
+    if (!h) return;
+    sps__csr_free(&h->F);
+    sps__csr_free(&h->T);
+    sps__free(h->dpos);
+    sps__free(h->tperm);
+    sps__free(h->tdpos);
+    sps__free(h->y);
+    sps__free(h->w);
+    sps__free(h);
+    pc->impl = NULL;
+}
+
+/* ---- Jacobi sweeps (the device's tri_sweep kernel does the same) -------- */
+
+/* xout = D_T^-1 (b - (T - D_T) xin), xin NULL meaning 0; unit: D_T = I. */
+static void sweep_host(sps_idx n, const sps_ilu_tri *t, const double *b, const double *xin,
+                       double *xout)
+{
+    for (sps_idx i = 0; i < n; i++) {
+        sps_idx d = t->dpos[i], lo = t->lower ? t->rp[i] : d + 1, hi = t->lower ? d : t->rp[i + 1];
+        double s = b[i];
+        if (xin)
+            for (sps_idx p = lo; p < hi; p++) s -= t->v[p] * xin[t->ci[p]];
+        xout[i] = t->unit ? s : s / t->v[d];
+    }
+}
+
+/* K + 1 sweeps ending in out (buf: the other buffer; neither aliases b). */
+static void jacobi_solve(sps_idx n, const sps_ilu_tri *t, int K, const double *b, double *out,
+                         double *buf)
+{
+    const double *prev = NULL;
+    for (int j = 0; j <= K; j++) {
+        double *x = (K - j) % 2 == 0 ? out : buf;
+        sweep_host(n, t, b, prev, x);
+        prev = x;
+    }
+}
+
+static sps_status apply_sweeps_host(sps_precond *pc, const double *r, double *z)
+{
+    host_pc *h = pc->impl;
+    int K = ((const ilu_prm *)pc->prm)->sweeps;
+    jacobi_solve(pc->n, &h->lo, K, r, h->y, h->w);
+    jacobi_solve(pc->n, &h->up, K, h->y, z, h->w);
+    return SPS_OK;
+}
+
+static sps_status apply_ilu0_host(sps_precond *pc, const double *r, double *z)
+{
+    const host_pc *h = pc->impl;
+    const sps_idx *rp = h->F.row_ptr, *ci = h->F.col_idx, *dp = h->dpos;
+    const double *v = h->F.val;
+    for (sps_idx i = 0; i < pc->n; i++) { /* L y = r, L unit lower */
+        double s = r[i];
+        for (sps_idx p = rp[i]; p < dp[i]; p++) s -= v[p] * z[ci[p]];
+        z[i] = s;
+    }
+    for (sps_idx i = pc->n - 1; i >= 0; i--) { /* U z = y */
+        double s = z[i];
+        for (sps_idx p = dp[i] + 1; p < rp[i + 1]; p++) s -= v[p] * z[ci[p]];
+        z[i] = s / v[dp[i]];
+    }
+    return SPS_OK;
+}
+
+static sps_status apply_ic0_host(sps_precond *pc, const double *r, double *z)
+{
+    const host_pc *h = pc->impl;
+    const sps_idx *rp = h->F.row_ptr, *ci = h->F.col_idx;
+    const double *v = h->F.val;
+    for (sps_idx i = 0; i < pc->n; i++) { /* L y = r */
+        double s = r[i];
+        sps_idx d = rp[i + 1] - 1;
+        for (sps_idx p = rp[i]; p < d; p++) s -= v[p] * z[ci[p]];
+        z[i] = s / v[d];
+    }
+    for (sps_idx i = pc->n - 1; i >= 0; i--) { /* L' z = y, by columns of L' = rows of L */
+        sps_idx d = rp[i + 1] - 1;
+        double zi = z[i] / v[d];
+        z[i] = zi;
+        for (sps_idx p = rp[i]; p < d; p++) z[ci[p]] -= v[p] * zi;
+    }
+    return SPS_OK;
+}
+
+/* ILU(0), IKJ variant: for each row i, eliminate with the rows k < i it
+ * references (in increasing k), updating only positions already in row i. */
+static sps_status ilu0_factor(sps_precond *pc, const sps_csr *A, host_pc *h)
+{
+    sps_context *ctx = pc->ctx;
+    sps_idx n = A->nrows, first;
+    h->dpos = sps__malloc(sps__mul_size((size_t)n, sizeof *h->dpos));
+    sps_idx *iw = sps__malloc(sps__mul_size((size_t)n, sizeof *iw));
+    sps_status st = h->dpos && iw ? sps__csr_copy(ctx, A, &h->F)
+                                  : sps__err(ctx, SPS_ERR_NO_MEMORY, "ilu0: out of memory");
+    if (st != SPS_OK) {
+        sps__free(iw);
+        return st;
+    }
+    sps_idx missing = sps__pc_find_diag(A, h->dpos, &first);
+    if (missing) {
+        sps__free(iw);
+        return sps__pc_pivot_error(pc, 0, first, missing);
+    }
+    const sps_idx *rp = h->F.row_ptr, *ci = h->F.col_idx, *dp = h->dpos;
+    double *v = h->F.val;
+    for (sps_idx i = 0; i < n; i++) iw[i] = -1;
+    for (sps_idx i = 0; i < n; i++) {
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) iw[ci[p]] = p;
+        for (sps_idx p = rp[i]; p < dp[i]; p++) {
+            sps_idx k = ci[p];
+            double l = v[p] / v[dp[k]];
+            v[p] = l;
+            for (sps_idx q = dp[k] + 1; q < rp[k + 1]; q++) {
+                sps_idx w = iw[ci[q]];
+                if (w >= 0) v[w] -= l * v[q];
+            }
+        }
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) iw[ci[p]] = -1;
+        if (v[dp[i]] == 0.0) {
+            sps__free(iw);
+            return sps__pc_pivot_error(pc, 0, i, 0);
+        }
+    }
+    sps__free(iw);
+    return SPS_OK;
+}
+
+/* tril(A) with a structural check: each row must end with its diagonal. */
+static sps_status lower_triangle(sps_precond *pc, const sps_csr *A, sps_csr *L)
+{
+    sps_context *ctx = pc->ctx;
+    sps_idx n = A->nrows, first, missing = sps__pc_find_diag(A, NULL, &first);
+    memset(L, 0, sizeof *L);
+    if (missing) return sps__pc_pivot_error(pc, 1, first, missing);
+    sps_idx nnz = 0;
+    for (sps_idx i = 0; i < n; i++)
+        for (sps_idx p = A->row_ptr[i]; p < A->row_ptr[i + 1] && A->col_idx[p] <= i; p++) nnz++;
+    sps_status st = sps__csr_alloc(ctx, L, n, n, nnz);
+    if (st != SPS_OK) return st;
+    sps_idx q = 0;
+    for (sps_idx i = 0; i < n; i++) {
+        for (sps_idx p = A->row_ptr[i]; p < A->row_ptr[i + 1] && A->col_idx[p] <= i; p++) {
+            L->col_idx[q] = A->col_idx[p];
+            L->val[q++] = A->val[p];
+        }
+        L->row_ptr[i + 1] = q;
+    }
+    return SPS_OK;
+}
+
+/* IC(0) on L = tril(A) in place, row by row:
+ *   l_ik = (a_ik - sum_{j<k} l_ij l_kj) / l_kk,  l_ii = sqrt(a_ii - sum_{j<i} l_ij^2),
+ * sums over the pattern only. */
+static sps_status ic0_factor(sps_precond *pc, sps_csr *L)
+{
+    sps_context *ctx = pc->ctx;
+    sps_idx n = L->nrows;
+    sps_idx *iw = sps__malloc(sps__mul_size((size_t)n, sizeof *iw));
+    if (!iw) return sps__err(ctx, SPS_ERR_NO_MEMORY, "ic0: out of memory");
+    const sps_idx *rp = L->row_ptr, *ci = L->col_idx;
+    double *v = L->val;
+    for (sps_idx i = 0; i < n; i++) iw[i] = -1;
+    for (sps_idx i = 0; i < n; i++) {
+        sps_idx d = rp[i + 1] - 1;
+        for (sps_idx p = rp[i]; p < d; p++) iw[ci[p]] = p;
+        double dd = v[d];
+        for (sps_idx p = rp[i]; p < d; p++) {
+            sps_idx k = ci[p], dk = rp[k + 1] - 1;
+            double s = v[p];
+            for (sps_idx q = rp[k]; q < dk; q++) {
+                sps_idx w = iw[ci[q]];
+                if (w >= 0) s -= v[w] * v[q];
+            }
+            v[p] = s / v[dk];
+            dd -= v[p] * v[p];
+        }
+        for (sps_idx p = rp[i]; p < d; p++) iw[ci[p]] = -1;
+        if (!(dd > 0.0)) {
+            sps__free(iw);
+            return sps__pc_pivot_error(pc, 1, i, 0);
+        }
+        v[d] = sqrt(dd);
+    }
+    sps__free(iw);
+    return SPS_OK;
+}
+
+/* IC(0) reads only the lower triangle: refuse matrices whose upper triangle
+ * says something else (relative asymmetry above 1e-12). */
+static sps_status check_symmetric(sps_context *ctx, const sps_matrix *A)
+{
+    if (A->src.symmetry == SPS_SYMMETRIC) return SPS_OK; /* mirrored on load: exact */
+    sps_features f;
+    sps_status st = sps_matrix_analyze(ctx, A, &f);
+    if (st != SPS_OK) return st;
+    if (f.symmetric || (f.pattern_symmetric && f.asymmetry <= 1e-12)) return SPS_OK;
+    return sps__err(ctx, SPS_ERR_UNSUPPORTED,
+                    "ic0: the matrix is not symmetric (pattern %s, ||A - A'||_F / ||A||_F = %.3g); "
+                    "IC(0) needs a symmetric positive definite matrix: try --precond ilu0",
+                    f.pattern_symmetric ? "symmetric" : "nonsymmetric", f.asymmetry);
+}
+
+/* ---- setups and tables ---------------------------------------------------- */
+
+static void ilu_default(void *p) { ((ilu_prm *)p)->sweeps = 2; }
+
+static sps_status ilu_set(sps_context *ctx, void *p, const char *key, const char *value)
+{
+    ilu_prm *prm = p;
+    if (strcmp(key, "sweeps") == 0) {
+        prm->sweeps_set = 1;
+        return sps__pc_int(ctx, "ilu0/ic0", key, value, 0, 100, &prm->sweeps);
+    }
+    if (strcmp(key, "solve") == 0) {
+        if (strcmp(value, "exact") && strcmp(value, "jacobi"))
+            return sps__err(ctx, SPS_ERR_INVALID_ARG, "solve='%s' is not exact or jacobi", value);
+        prm->jacobi = strcmp(value, "jacobi") == 0;
+        return SPS_OK;
+    }
+    if (*value) /* exact */
+        return sps__err(ctx, SPS_ERR_INVALID_ARG, "%s takes no value (got '%s=%s')", key, key,
+                        value);
+    prm->jacobi = 0;
+    return SPS_OK;
+}
+
+static sps_status new_host(sps_precond *pc, host_pc **h)
+{
+    const ilu_prm *prm = pc->prm;
+    if (prm->sweeps_set && !prm->jacobi)
+        return sps__err(pc->ctx, SPS_ERR_INVALID_ARG, "%s: sweeps=K needs solve=jacobi",
+                        pc->type->name);
+    *h = sps__calloc(1, sizeof **h);
+    if (!*h) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory", pc->type->name);
+    pc->impl = *h;
+    pc->destroy = host_destroy;
+    return SPS_OK;
+}
+
+static sps_status work_vectors(sps_precond *pc, host_pc *h)
+{
+    size_t nb = sps__mul_size((size_t)pc->n, sizeof(double));
+    h->y = sps__malloc(nb);
+    h->w = sps__malloc(nb);
+    if (!h->y || !h->w) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory", pc->type->name);
+    pc->apply = apply_sweeps_host;
+    return SPS_OK;
+}
+
+static sps_status ilu0_setup(sps_precond *pc, const sps_pc_input *in)
+{
+    host_pc *h;
+    sps_status st = new_host(pc, &h);
+    if (st != SPS_OK) return st;
+    pc->apply = apply_ilu0_host;
+    if (!in->gpu) st = ilu0_factor(pc, &in->A->A, h);
+    else {
+        sps_idx n = pc->n, first, missing;
+        h->dpos = sps__malloc(sps__mul_size((size_t)n, sizeof *h->dpos));
+        if (!h->dpos) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "ilu0: out of memory");
+        missing = sps__pc_find_diag(&in->A->A, h->dpos, &first);
+        if (missing) st = sps__pc_pivot_error(pc, 0, first, missing);
+    }
+    if (st != SPS_OK || !((const ilu_prm *)pc->prm)->jacobi || in->gpu) return st;
+    h->lo = (sps_ilu_tri){h->F.row_ptr, h->F.col_idx, h->dpos, h->F.val, 1, 1};
+    h->up = (sps_ilu_tri){h->F.row_ptr, h->F.col_idx, h->dpos, h->F.val, 0, 0};
+    return work_vectors(pc, h);
+}
+
+/* ic0, solve=jacobi: dpos of L, and L' as a CSR T with T.val[q] = L.val[tperm[q]]
+ * (rows of T in increasing column order, so each starts with its diagonal). */
+static sps_status transpose_lower(sps_precond *pc, host_pc *h)
+{
+    const sps_csr *L = &h->F;
+    sps_idx n = L->nrows;
+    sps_status st = sps__csr_alloc(pc->ctx, &h->T, n, n, L->nnz);
+    if (st != SPS_OK) return st;
+    h->dpos = sps__malloc(sps__mul_size((size_t)n, sizeof *h->dpos));
+    h->tdpos = sps__malloc(sps__mul_size((size_t)n, sizeof *h->tdpos));
+    h->tperm = sps__malloc(sps__mul_size((size_t)(L->nnz ? L->nnz : 1), sizeof *h->tperm));
+    if (!h->dpos || !h->tdpos || !h->tperm)
+        return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "ic0: out of memory");
+    sps_idx *rp = h->T.row_ptr;
+    memset(rp, 0, ((size_t)n + 1) * sizeof *rp);
+    for (sps_idx p = 0; p < L->nnz; p++) rp[L->col_idx[p] + 1]++;
+    for (sps_idx i = 0; i < n; i++) rp[i + 1] += rp[i];
+    for (sps_idx i = 0; i < n; i++) h->tdpos[i] = rp[i];
+    for (sps_idx j = 0; j < n; j++) { /* rows of L in order: T's columns ascend */
+        h->dpos[j] = L->row_ptr[j + 1] - 1;
+        for (sps_idx p = L->row_ptr[j]; p < L->row_ptr[j + 1]; p++) {
+            sps_idx q = h->tdpos[L->col_idx[p]]++;
+            h->T.col_idx[q] = j;
+            h->tperm[q] = p;
+            h->T.val[q] = L->val[p];
+        }
+    }
+    for (sps_idx i = 0; i < n; i++) h->tdpos[i] = rp[i];
+    return SPS_OK;
+}
+
+static sps_status ic0_setup(sps_precond *pc, const sps_pc_input *in)
+{
+    host_pc *h;
+    sps_status st = check_symmetric(pc->ctx, in->A);
+    if (st == SPS_OK) st = new_host(pc, &h);
+    if (st == SPS_OK) st = lower_triangle(pc, &in->A->A, &h->F);
+    pc->apply = apply_ic0_host;
+    if (st == SPS_OK && !in->gpu) st = ic0_factor(pc, &h->F);
+    if (st != SPS_OK || !((const ilu_prm *)pc->prm)->jacobi) return st;
+    if ((st = transpose_lower(pc, h)) != SPS_OK || in->gpu) return st; /* values: after the factorization */
+    h->lo = (sps_ilu_tri){h->F.row_ptr, h->F.col_idx, h->dpos, h->F.val, 1, 0};
+    h->up = (sps_ilu_tri){h->T.row_ptr, h->T.col_idx, h->tdpos, h->T.val, 0, 0};
+    return work_vectors(pc, h);
+}
+
+#if SPS_HAVE_CUDA
+static sps_status ilu0_setup_dev(sps_precond *pc, const sps_pc_input *in, void *host)
+{
+    const ilu_prm *prm = pc->prm;
+    const host_pc *h = host;
+    return sps__pc_gpu_ilu0(pc, &in->A->A, prm->jacobi ? h->dpos : NULL, prm->sweeps);
+}
+
+static sps_status ic0_setup_dev(sps_precond *pc, const sps_pc_input *in, void *host)
+{
+    (void)in;
+    const ilu_prm *prm = pc->prm;
+    const host_pc *h = host;
+    if (!prm->jacobi) return sps__pc_gpu_ic0(pc, &h->F, NULL, prm->sweeps);
+    sps_ilu_pattern t = {h->dpos, h->T.row_ptr, h->T.col_idx, h->tdpos, h->tperm};
+    return sps__pc_gpu_ic0(pc, &h->F, &t, prm->sweeps);
+}
+#define ILU0_DEV ilu0_setup_dev
+#define IC0_DEV ic0_setup_dev
+#else
+#define ILU0_DEV NULL
+#define IC0_DEV NULL
+#endif
+
+const sps_pc_type sps_pc_ilu0 = {
+    .name = "ilu0",
+    .summary = "ILU(0): incomplete LU with A's sparsity pattern (solve=exact | jacobi,sweeps=K)",
+    .caps = 0,
+    .keys = "exact, solve, sweeps",
+    .prm_size = sizeof(ilu_prm),
+    .prm_default = ilu_default,
+    .prm_set = ilu_set,
+    .setup_host = ilu0_setup,
+    .setup_dev = ILU0_DEV,
+};
+
+const sps_pc_type sps_pc_ic0 = {
+    .name = "ic0",
+    .summary = "IC(0): incomplete Cholesky with A's sparsity pattern, SPD matrices "
+               "(solve=exact | jacobi,sweeps=K)",
+    .caps = SPS_PCT_SYMMETRIC,
+    .keys = "exact, solve, sweeps",
+    .prm_size = sizeof(ilu_prm),
+    .prm_default = ilu_default,
+    .prm_set = ilu_set,
+    .setup_host = ic0_setup,
+    .setup_dev = IC0_DEV,
+};

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/tests/unit/pc_check.h: helpers shared by the preconditioner tests
+ * (static; included by test_precond.c, test_cheby.c, test_bjacobi.c,
+ * test_ilu_sweeps.c) */
+#ifndef SPS_TEST_PC_CHECK_H
+#define SPS_TEST_PC_CHECK_H
+
+#include "check.h"
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A host context, or NULL after recording the failure. */
+static inline sps_context *pc_host_context(void)
+{
+    sps_context *c = NULL;
+    if (sps_context_create(&c, SPS_DEVICE_HOST) != SPS_OK) T_FAIL("host context", "%s", sps_last_error(NULL));
+    return c;
+}
+
+/* Build `spec` on A, apply it once to r. */
+static inline sps_status pc_apply(sps_context *ctx, const sps_matrix *A, const char *spec,
+                                  const double *r, double *z)
+{
+    sps_precond *pc = NULL;
+    sps_status st = sps_precond_create(ctx, A, spec, &pc);
+    if (st == SPS_OK) st = sps_precond_apply(pc, r, z);
+    sps_precond_destroy(pc);
+    return st;
+}
+
+/* Iterations of `method` with `spec` (built on op when op is given) on
+ * A x = b, b_i = 1 + (i mod 7) / 10, x0 = 0; -1 if anything fails or the solve
+ * does not converge. */
+static inline int64_t pc_iterations(sps_context *ctx, const sps_matrix *A, sps_operator *op,
+                                    sps_method method, const char *spec)
+{
+    sps_idx n = sps_matrix_rows(A);
+    double *b = malloc((size_t)n * sizeof *b), *x = calloc((size_t)n, sizeof *x);
+    for (sps_idx i = 0; i < n; i++) b[i] = 1.0 + (i % 7) * 0.1;
+    sps_operator *own = NULL;
+    sps_precond *pc = NULL;
+    sps_solver *s = NULL;
+    sps_solve_info in;
+    int64_t its = -1;
+    if ((op || sps_operator_create(ctx, A, "csr-vector", NULL, &own) == SPS_OK) &&
+        sps_precond_create_ex(ctx, A, op ? op : own, spec, &pc) == SPS_OK &&
+        sps_solver_create(ctx, &s) == SPS_OK && sps_solver_set_method(s, method) == SPS_OK &&
+        sps_solver_set_maxit(s, 20000) == SPS_OK &&
+        sps_solve(s, op ? op : own, pc, b, x, &in) == SPS_OK && in.reason > 0)
+        its = in.iterations;
+    sps_solver_destroy(s);
+    sps_precond_destroy(pc);
+    sps_operator_destroy(own);
+    free(b);
+    free(x);
+    return its;
+}
+
+/* M^-1 of a host preconditioner of size n, densely from unit vectors: checks
+ * that it is symmetric (to tol relative to its largest entry) and that
+ * x'M^-1x > 0 on 50 random x. */
+static inline void pc_check_spd(const char *what, sps_precond *pc, int n, double tol)
+{
+    double *Mi = malloc((size_t)n * n * sizeof *Mi), *e = calloc((size_t)n, sizeof *e);
+    double asym = 0, big = 0, minq = INFINITY;
+    for (int j = 0; j < n; j++) {
+        e[j] = 1;
+        sps_precond_apply(pc, e, Mi + (size_t)j * n); /* column j */
+        e[j] = 0;
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            asym = fmax(asym, fabs(Mi[i * n + j] - Mi[j * n + i]));
+            big = fmax(big, fabs(Mi[i * n + j]));
+        }
+    uint64_t seed = 17;
+    for (int t = 0; t < 50; t++) {
+        double q = 0;
+        for (int i = 0; i < n; i++) e[i] = t_rand(&seed);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) q += e[i] * Mi[i * n + j] * e[j];
+        minq = fmin(minq, q);
+    }
+    T_OK(asym <= tol * big && sps_precond_symmetric(pc),
+         "%s: M^-1 symmetric (%.2g of %.2g), declared so", what, asym, big);
+    T_OK(minq > 0, "%s: x'M^-1 x > 0 on 50 random x (min %.3g)", what, minq);
+    free(Mi);
+    free(e);
+}
+
+#endif
