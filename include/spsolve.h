@@ -61,7 +61,10 @@ typedef enum sps_reason {
     SPS_DIVERGED_INDEFINITE = -8,  /**< CG: p'Ap <= 0, the matrix is not SPD */
     SPS_DIVERGED_INDEFINITE_PC = -9, /**< CG: r'z <= 0, the preconditioner is not SPD */
     SPS_DIVERGED_NAN = -10,        /**< a NaN or Inf appeared in the residual */
-    SPS_DIVERGED_STAGNATION = -11  /**< the residual stopped decreasing */
+    SPS_DIVERGED_STAGNATION = -11, /**< the residual stopped decreasing */
+    SPS_DIVERGED_TRUE_RESIDUAL = -12 /**< the recurrence converged, but the true residual
+                                        ||b - A x|| failed the tolerance after every
+                                        residual replacement */
 } sps_reason;
 
 /** Short fixed name of a reason, e.g. "converged (rtol)". Never NULL. */
@@ -436,14 +439,19 @@ typedef struct sps_solve_info {
     int64_t spmvs;           /**< SpMVs applied (including the true residual) */
     int64_t precond_applies;
     int64_t restarts;        /**< GMRES restarts */
+    int64_t replacements;    /**< residual replacements: times the true residual
+                                  overruled a converged recurrence and the method
+                                  went on from x (each costs one extra SpMV) */
     const double *history;   /**< residual norms, history[0] = ||r0||; owned by the solver */
     int64_t history_len;     /**< entries in history (0 if history is off) */
 } sps_solve_info;
 
 /** Solve A x = b with the operator (double precision) and an optional
  *  preconditioner (NULL = none). On entry x holds the initial guess; b and x
- *  may be host or device pointers (detected). Returns SPS_OK when the solve
- *  ran, whatever its outcome: read info->reason. */
+ *  may be host or device pointers (detected), and x may be b itself (b is
+ *  copied first). A converged reason is reported only when the true residual
+ *  ||b - A x|| meets the tolerance (doc/solvers.md). Returns SPS_OK when the
+ *  solve ran, whatever its outcome: read info->reason. */
 sps_status sps_solve(sps_solver *s, sps_operator *op, sps_precond *pc,
                      const double *b, double *x, sps_solve_info *info);
 

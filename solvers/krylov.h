@@ -32,7 +32,13 @@ typedef struct sps_krylov {
     double *scratch;      /* free after the iterations: the true residual goes here */
     double *vec[SPS_KR_MAXVEC];
     int64_t spmvs, pc_applies;
+    int64_t replacements; /* residual replacements (solve.c: true_residual) */
     int64_t inner;        /* GMRES: Arnoldi steps enqueued in the current cycle */
+    const double *b_in;   /* b before any rescaling */
+    double *bs;           /* 2^sexp b when the solve rescaled (allocated then) */
+    int bs_gpu;
+    int64_t sexp;         /* b and x0 were scaled by 2^sexp (0: not rescaled) */
+    sps_kstate init;      /* the state a solve starts from */
 } sps_krylov;
 
 typedef struct sps_method_impl {

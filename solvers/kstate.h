@@ -36,6 +36,18 @@ extern "C" {
 #define SPS_STAG_ITERS 500
 #define SPS_K_EPS 2.220446049250313e-16 /* DBL_EPSILON */
 #define SPS_K_HUGE 1.7976931348623157e308 /* DBL_MAX */
+/* Norms with scaling (doc/solvers.md, "Scaling"): ||b|| and the true residual
+ * are sqrt(sum (x_i 2^-e)^2) 2^e with 2^e near max |x_i|, exact powers of two,
+ * so the result equals sqrt(x'x) bitwise wherever x'x neither overflows nor
+ * underflows. A ||b|| whose binary exponent is outside +-SPS_K_SAFE_EXP makes
+ * the solve rescale b and x0 by a power of two (internal stop reason
+ * SPS_K_RESCALE), so that every per-iteration sum of squares stays in range. */
+#define SPS_K_SAFE_EXP 250
+#define SPS_K_RESCALE 100
+/* Most residual replacements (the true residual overruling the recurrence). */
+#define SPS_K_MAX_REPLACE 3
+/* Most sums one reduction produces. */
+#define SPS_K_NSUM 3
 
 typedef struct sps_kstate {
     int64_t stop;     /* 0 iterating; 1 stopped (reason is set) */
@@ -50,6 +62,8 @@ typedef struct sps_kstate {
     int64_t cycle;    /* GMRES: restarts done */
     int64_t stag_win; /* GMRES: stagnation window (cycles) */
     int64_t stag_at;  /* GMRES: cycle at which the current window began */
+    int64_t nrm_e;    /* the scaled norm's exponent e (SPS_FIN_AMAX) */
+    int64_t rescale_e; /* SPS_K_RESCALE: ||b|| is about 2^rescale_e */
     double rtol, atol, dtol;
     double bnorm, r0norm, rnorm, tol, true_rnorm, snorm;
     double rho, alpha, beta, omega;
@@ -71,6 +85,8 @@ enum sps_fin {
     SPS_FIN_BNORM = 0,   /* s0 = b'b: ||b||, the tolerance; ZERO_RHS, NAN */
     SPS_FIN_R0,          /* s0 = r'r: ||r0||, history[0]; converged at 0 iterations */
     SPS_FIN_TRUE,        /* s0 = r'r of b - A x on exit */
+    SPS_FIN_AMAX,        /* s0 = max |x_i|: the exponent of the scaled norm that follows */
+    SPS_FIN_RESTART,     /* s0 = r'r of b - A x: residual replacement, the method starts again */
     SPS_FIN_CG_RHO0,     /* s0 = r'z: rho; INDEFINITE_PC */
     SPS_FIN_CG_ALPHA,    /* s0 = p'q: alpha = rho / p'q; INDEFINITE */
     SPS_FIN_CG_RES,      /* s0 = r'r [, s1 = r'z]: the iteration's residual test, beta (j: mode) */
@@ -78,7 +94,8 @@ enum sps_fin {
     SPS_FIN_BICG_ALPHA,  /* s0 = r0hat'v: alpha = rho / r0hat'v */
     SPS_FIN_BICG_S,      /* s0 = s's: half-step convergence */
     SPS_FIN_BICG_OMEGA,  /* s0 = t's, s1 = t't: omega */
-    SPS_FIN_BICG_R,      /* s0 = r'r, s1 = r0hat'r: residual test, rho and beta tests */
+    SPS_FIN_BICG_R,      /* s0 = r'r, s1 = r0hat'r, s2 = entries of x that would have
+                          * become NaN or Inf (kept): residual test, rho and beta tests */
     SPS_FIN_GM_START,    /* s0 = r'r at a cycle's start (j = 1: a restart) */
     SPS_FIN_GM_ARNOLDI   /* s0 = w'w after CGS2, s1 = ||h||^2: Givens, residual test (j: column) */
 };
@@ -90,7 +107,23 @@ enum { SPS_CG_PLAIN = 0, SPS_CG_FUSED = 1, SPS_CG_DEFERRED = 2 };
  * once the solve has stopped). */
 SPS_HD static inline int sps__k_fin_gated(int fin)
 {
-    return fin != SPS_FIN_BNORM && fin != SPS_FIN_TRUE;
+    return fin != SPS_FIN_BNORM && fin != SPS_FIN_TRUE && fin != SPS_FIN_AMAX;
+}
+
+/* The scale exponent of a norm from max |x_i| (0 when the maximum is 0 or not
+ * finite: nothing to scale). Clamped so that 2^-e is a double. */
+SPS_HD static inline int64_t sps__k_norm_exp(double amax)
+{
+    if (!(amax > 0.0) || !(amax <= SPS_K_HUGE)) return 0;
+    int e;
+    frexp(amax, &e);
+    return e < -1000 ? -1000 : e;
+}
+
+/* The norm from the scaled sum of squares s (sum of (x_i 2^-e)^2). */
+SPS_HD static inline double sps__k_norm(const struct sps_kstate *st, double s)
+{
+    return ldexp(sqrt(s), (int)st->nrm_e);
 }
 
 /* NaN or +Inf (for norms, which are never negative). */
@@ -235,11 +268,17 @@ SPS_HD static inline void sps__k_finish(int fin, int64_t j, sps_kstate *st, cons
     if (sps__k_fin_gated(fin) && st->stop) return;
     switch (fin) {
     case SPS_FIN_BNORM: {
-        double bn = sqrt(s[0]), rt = st->rtol * bn;
+        double bn = sps__k_norm(st, s[0]), rt = st->rtol * bn;
         st->bnorm = bn;
         st->tol = rt >= st->atol ? rt : st->atol;
         st->tol_kind = rt >= st->atol ? SPS_CONVERGED_RTOL : SPS_CONVERGED_ATOL;
-        if (sps__k_bad(bn)) sps__k_stop(st, SPS_DIVERGED_NAN);
+        int be = 0;
+        if (s[0] > 0.0 && s[0] <= SPS_K_HUGE) frexp(sqrt(s[0]), &be);
+        be += (int)st->nrm_e;
+        if (s[0] > 0.0 && s[0] <= SPS_K_HUGE && (be < -SPS_K_SAFE_EXP || be > SPS_K_SAFE_EXP)) {
+            st->rescale_e = be;
+            sps__k_stop(st, SPS_K_RESCALE);
+        } else if (sps__k_bad(bn)) sps__k_stop(st, SPS_DIVERGED_NAN);
         else if (bn == 0.0) sps__k_stop(st, SPS_CONVERGED_ZERO_RHS);
         if (st->stop) {
             /* No residual will be computed: b = 0 gives x = 0 and r = 0; a
@@ -261,7 +300,22 @@ SPS_HD static inline void sps__k_finish(int fin, int64_t j, sps_kstate *st, cons
         else if (st->maxit <= 0) sps__k_stop(st, SPS_DIVERGED_MAXIT);
         break;
     }
-    case SPS_FIN_TRUE: st->true_rnorm = sqrt(s[0]); break;
+    case SPS_FIN_TRUE: st->true_rnorm = sps__k_norm(st, s[0]); break;
+    case SPS_FIN_AMAX: st->nrm_e = sps__k_norm_exp(s[0]); break;
+    case SPS_FIN_RESTART: {
+        /* The true residual replaces the recurrence's; the method starts
+         * again from x (no iteration is counted; r0norm stays). */
+        double rn = sqrt(s[0]);
+        st->rnorm = rn;
+        st->rho = s[0];
+        st->alpha = st->omega = 1.0;
+        st->beta = 0.0;
+        st->half = 0;
+        if (sps__k_bad(rn)) sps__k_stop(st, SPS_DIVERGED_NAN);
+        else if (rn <= st->tol) sps__k_stop(st, st->tol_kind);
+        else if (st->iter >= st->maxit) sps__k_stop(st, SPS_DIVERGED_MAXIT);
+        break;
+    }
     case SPS_FIN_CG_RHO0:
         if (sps__k_nonfinite(s[0])) sps__k_stop(st, SPS_DIVERGED_NAN);
         else if (st->has_pc && !(s[0] > 0.0)) sps__k_stop(st, SPS_DIVERGED_INDEFINITE_PC);
@@ -312,6 +366,12 @@ SPS_HD static inline void sps__k_finish(int fin, int64_t j, sps_kstate *st, cons
         break;
     case SPS_FIN_BICG_R: {
         sps__k_residual(st, sqrt(s[0]), hist);
+        if (s[2] != 0.0 && !(st->stop && st->reason < 0)) {
+            /* An entry of x would have become NaN or Inf (its column of A is
+             * empty or the step overflowed); it kept its last finite value. */
+            sps__k_stop(st, SPS_DIVERGED_BREAKDOWN);
+            break;
+        }
         if (st->stop) break;
         double rho = s[1];
         /* omega = 0: the next beta would divide by it. rho = r0hat'r ~ 0

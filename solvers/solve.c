@@ -254,28 +254,103 @@ static int64_t next_k(int64_t k, const sps_kstate *st, int64_t it0, double rn0)
     return nk < 1 ? 1 : nk;
 }
 
-static void monitor(const sps_solver *s, const sps_kstate *st)
+static void monitor(const sps_solver *s, const sps_krylov *k, const sps_kstate *st)
 {
-    if (s->mon) s->mon(s->mon_user, st->iter, st->rnorm);
+    if (s->mon) s->mon(s->mon_user, st->iter, ldexp(st->rnorm, -(int)k->sexp));
 }
 
-/* From the state written, through the iterations, to the last host check. */
-static sps_status iterate(sps_solver *s, sps_krylov *k, const sps_method_impl *mi, int gpu,
-                          sps_kstate *st, int64_t *syncs)
+static sps_status mem_alloc(sps_context *ctx, int gpu, size_t bytes, void **p)
+{
+    *p = NULL;
+#if SPS_HAVE_CUDA
+    if (gpu) return sps__dmalloc(ctx, p, bytes);
+#endif
+    (void)gpu;
+    *p = sps__malloc(bytes);
+    if (!*p) return sps__err(ctx, SPS_ERR_NO_MEMORY, "sps_solve: out of memory (%zu bytes)", bytes);
+    return SPS_OK;
+}
+
+static void mem_free(int gpu, void *p)
+{
+#if SPS_HAVE_CUDA
+    if (gpu) {
+        sps__dfree(p);
+        return;
+    }
+#endif
+    (void)gpu;
+    sps__free(p);
+}
+
+/* dst = 2^e src, in steps that keep each factor a double (|e| may pass 1023
+ * for a subnormal b). */
+static sps_status scale_pow2(sps_krylov *k, double *dst, const double *src, int64_t e)
+{
+    do {
+        int64_t step = e > 1000 ? 1000 : e < -1000 ? -1000 : e;
+        sps_status st = k->ops->axpby(&k->w, dst, ldexp(1.0, (int)step), src, 0.0);
+        if (st != SPS_OK) return st;
+        src = dst;
+        e -= step;
+    } while (e != 0);
+    return SPS_OK;
+}
+
+/* ||b|| is out of the safe range: solve for 2^sexp x with 2^sexp b (exact
+ * scalings), so that every sum of squares of the iterations stays in range. */
+static sps_status rescale(sps_solver *s, sps_krylov *k, int gpu, const sps_kstate *st)
 {
     const sps_vops *o = k->ops;
     sps_kws *w = &k->w;
     sps_status e;
-    /* ||b||, the tolerance;  r <- b - A x;  ||r0||;  the method's start */
-    if ((e = o->dot(w, k->b, k->b, NULL, NULL, SPS_FIN_BNORM, 0)) != SPS_OK) return e;
-    if ((e = sps__kr_resid(k, k->r)) != SPS_OK) return e;
-    if ((e = o->dot(w, k->r, k->r, NULL, NULL, SPS_FIN_R0, 0)) != SPS_OK) return e;
-    if ((e = mi->start(k)) != SPS_OK) return e;
-    if ((e = o->get_state(w, st)) != SPS_OK) return e;
-    *syncs += gpu;
-    monitor(s, st);
-    if (st->reason == SPS_CONVERGED_ZERO_RHS) return o->fill(w, k->x, 0.0);
+    if (k->sexp != 0) return sps__err(s->ctx, SPS_ERR_INTERNAL, "sps_solve: rescaled twice");
+    if (!k->bs) {
+        void *p = NULL;
+        if ((e = mem_alloc(s->ctx, gpu, (size_t)w->n * sizeof(double), &p)) != SPS_OK) return e;
+        k->bs = p;
+        k->bs_gpu = gpu;
+    }
+    k->sexp = -st->rescale_e;
+    if ((e = scale_pow2(k, k->bs, k->b, k->sexp)) != SPS_OK) return e;
+    if ((e = scale_pow2(k, k->x, k->x, k->sexp)) != SPS_OK) return e;
+    k->b = k->bs;
+    sps_kstate ns = k->init;
+    ns.maxit = st->maxit;
+    ns.atol = ldexp(ns.atol, (int)k->sexp);
+    return o->put_state(w, &ns);
+}
 
+/* ||b||, the tolerance;  r <- b - A x;  ||r0||;  the method's start; the
+ * first host check (rescaling once when ||b|| is out of range). */
+static sps_status begin(sps_solver *s, sps_krylov *k, const sps_method_impl *mi, int gpu,
+                        sps_kstate *st, int64_t *syncs)
+{
+    const sps_vops *o = k->ops;
+    sps_kws *w = &k->w;
+    sps_status e;
+    for (int pass = 0;; pass++) {
+        if ((e = o->nrm2(w, k->b, SPS_FIN_BNORM)) != SPS_OK) return e;
+        if ((e = sps__kr_resid(k, k->r)) != SPS_OK) return e;
+        if ((e = o->dot(w, k->r, k->r, NULL, NULL, SPS_FIN_R0, 0)) != SPS_OK) return e;
+        if ((e = mi->start(k)) != SPS_OK) return e;
+        if ((e = o->get_state(w, st)) != SPS_OK) return e;
+        *syncs += gpu;
+        if (st->reason != SPS_K_RESCALE) break;
+        if ((e = rescale(s, k, gpu, st)) != SPS_OK) return e;
+    }
+    monitor(s, k, st);
+    if (st->reason == SPS_CONVERGED_ZERO_RHS) return o->fill(w, k->x, 0.0);
+    return SPS_OK;
+}
+
+/* Batches of iterations between host checks, until the state says stop. */
+static sps_status loop(sps_solver *s, sps_krylov *k, const sps_method_impl *mi, int gpu,
+                       sps_kstate *st, int64_t *syncs)
+{
+    const sps_vops *o = k->ops;
+    sps_kws *w = &k->w;
+    sps_status e;
     int64_t kk = gpu ? (s->check > 0 ? s->check : 1) : 1;
     while (!st->stop) {
         int64_t batch = kk, it0 = st->iter;
@@ -289,11 +364,54 @@ static sps_status iterate(sps_solver *s, sps_krylov *k, const sps_method_impl *m
             if ((e = mi->iterate(k, it0 + i)) != SPS_OK) return e;
         if ((e = o->get_state(w, st)) != SPS_OK) return e;
         *syncs += gpu;
-        monitor(s, st);
+        monitor(s, k, st);
         if (mi->checked && (e = mi->checked(k, st)) != SPS_OK) return e;
         if (gpu && s->check == 0) kk = next_k(kk, st, it0, rn0);
     }
     return SPS_OK;
+}
+
+/* From the state written, through the iterations, to the last host check. */
+static sps_status iterate(sps_solver *s, sps_krylov *k, const sps_method_impl *mi, int gpu,
+                          sps_kstate *st, int64_t *syncs)
+{
+    sps_status e = begin(s, k, mi, gpu, st, syncs);
+    if (e != SPS_OK) return e;
+    return loop(s, k, mi, gpu, st, syncs);
+}
+
+/* The true residual overrules the recurrence (doc/solvers.md): a converged
+ * solve whose ||b - A x|| fails the tolerance continues from x with the true
+ * residual, at most SPS_K_MAX_REPLACE times; then it is not converged. */
+static sps_status true_residual(sps_solver *s, sps_krylov *k, const sps_method_impl *mi, int gpu,
+                                sps_kstate *st, int64_t *syncs)
+{
+    const sps_vops *o = k->ops;
+    sps_kws *w = &k->w;
+    sps_status e;
+    for (int rep = 0;; rep++) {
+        if ((e = sps__kr_resid(k, k->scratch)) != SPS_OK) return e;
+        if ((e = o->nrm2(w, k->scratch, SPS_FIN_TRUE)) != SPS_OK) return e;
+        if ((e = o->get_state(w, st)) != SPS_OK) return e;
+        int converged = st->reason > 0 && st->reason != SPS_CONVERGED_ZERO_RHS;
+        if (!converged || st->true_rnorm <= st->tol) return SPS_OK;
+        if (rep == SPS_K_MAX_REPLACE || st->iter >= st->maxit) {
+            st->reason = SPS_DIVERGED_TRUE_RESIDUAL;
+            return SPS_OK;
+        }
+        /* r <- b - A x;  ||r|| replaces the recurrence's;  the method's start */
+        k->replacements++;
+        st->stop = 0;
+        st->reason = SPS_ITERATING;
+        if ((e = o->put_state(w, st)) != SPS_OK) return e;
+        if ((e = sps__kr_resid(k, k->r)) != SPS_OK) return e;
+        if ((e = o->dot(w, k->r, k->r, NULL, NULL, SPS_FIN_RESTART, 0)) != SPS_OK) return e;
+        if ((e = mi->start(k)) != SPS_OK) return e;
+        if ((e = o->get_state(w, st)) != SPS_OK) return e;
+        *syncs += gpu;
+        monitor(s, k, st);
+        if ((e = loop(s, k, mi, gpu, st, syncs)) != SPS_OK) return e;
+    }
 }
 
 static const sps_method_impl *method_impl(sps_method m)
@@ -353,11 +471,26 @@ static sps_status keep_history(sps_solver *s, sps_krylov *k, int64_t len)
         s->hist = h;
         s->hist_cap = len;
     }
-    return k->ops->get_history(&k->w, s->hist, len);
+    sps_status e = k->ops->get_history(&k->w, s->hist, len);
+    for (int64_t i = 0; k->sexp && i < len; i++) s->hist[i] = ldexp(s->hist[i], -(int)k->sexp);
+    return e;
 }
+
+static sps_status solve(sps_solver *s, sps_krylov *kp, sps_operator *op, sps_precond *pc,
+                        const double *b, double *x, sps_solve_info *info);
 
 sps_status sps_solve(sps_solver *s, sps_operator *op, sps_precond *pc, const double *b, double *x,
                      sps_solve_info *info)
+{
+    sps_krylov k;
+    memset(&k, 0, sizeof k);
+    sps_status e = solve(s, &k, op, pc, b, x, info);
+    if (k.bs) mem_free(k.bs_gpu, k.bs);
+    return e;
+}
+
+static sps_status solve(sps_solver *s, sps_krylov *kp, sps_operator *op, sps_precond *pc,
+                        const double *b, double *x, sps_solve_info *info)
 {
     if (!s) return sps__err(NULL, SPS_ERR_INVALID_ARG, "sps_solve: solver is NULL");
     if (!info) return sps__err(s->ctx, SPS_ERR_INVALID_ARG, "sps_solve: info is NULL");
@@ -382,16 +515,18 @@ sps_status sps_solve(sps_solver *s, sps_operator *op, sps_precond *pc, const dou
         if (m > n) m = n;
         if (m > s->maxit && s->maxit > 0) m = s->maxit;
     }
-    int copy_b = 0, copy_x = 0;
+    /* x may alias b: b is then copied first. */
+    uintptr_t ub = (uintptr_t)b, ux = (uintptr_t)x, nb = (uintptr_t)n * sizeof *b;
+    int alias = ub < ux + nb && ux < ub + nb;
+    int copy_b = alias, copy_x = 0, b_host = 1;
 #if SPS_HAVE_CUDA
     if (gpu) {
-        copy_b = !sps__is_device_ptr(b);
+        b_host = !sps__is_device_ptr(b);
+        copy_b |= b_host;
         copy_x = !sps__is_device_ptr(x);
     }
 #endif
     /* ---- setup: plan, allocate, carve, copy in ---- */
-    sps_krylov k;
-    memset(&k, 0, sizeof k);
     int nv = mi->nvec(pcmode);
     plan p = {0, 0};
     layout L;
@@ -400,7 +535,7 @@ sps_status sps_solve(sps_solver *s, sps_operator *op, sps_precond *pc, const dou
 #if SPS_HAVE_CUDA
     if (gpu) grid = sps__vops_cuda_grid(n);
 #endif
-    L.part = reserve(&p, 2 * (size_t)grid);
+    L.part = reserve(&p, SPS_K_NSUM * (size_t)grid);
     L.hist = reserve(&p, s->history ? (size_t)s->maxit + 1 : 0);
     L.vec = reserve(&p, sps__mul_size((size_t)nv, (size_t)n));
     L.V = reserve(&p, sps__mul_size((size_t)(m + 1), (size_t)n));
@@ -419,20 +554,20 @@ sps_status sps_solve(sps_solver *s, sps_operator *op, sps_precond *pc, const dou
     char *base = NULL;
     if ((e = get_block(s, gpu, p.off, &base)) != SPS_OK) return e;
 #define PIECE(field) ((double *)(void *)(base + L.field))
-    k.ops = &sps__vops_host;
+    kp->ops = &sps__vops_host;
 #if SPS_HAVE_CUDA
-    if (gpu) k.ops = &sps__vops_cuda;
+    if (gpu) kp->ops = &sps__vops_cuda;
 #endif
-    k.op = op;
-    k.pc = pcmode == SPS_PCM_NONE ? NULL : pc;
-    k.pcmode = pcmode;
-    k.dinv = pcmode == SPS_PCM_JACOBI ? pc->fused_diag : NULL;
-    k.b = copy_b ? PIECE(b) : b;
-    k.x = copy_x ? PIECE(x) : x;
-    for (int i = 0; i < nv; i++) k.vec[i] = PIECE(vec) + (size_t)i * (size_t)n;
-    sps_kws *w = &k.w;
+    kp->op = op;
+    kp->pc = pcmode == SPS_PCM_NONE ? NULL : pc;
+    kp->pcmode = pcmode;
+    kp->dinv = pcmode == SPS_PCM_JACOBI ? pc->fused_diag : NULL;
+    kp->b = copy_b ? PIECE(b) : b;
+    kp->x = copy_x ? PIECE(x) : x;
+    for (int i = 0; i < nv; i++) kp->vec[i] = PIECE(vec) + (size_t)i * (size_t)n;
+    sps_kws *w = &kp->w;
     w->ctx = ctx;
-    w->ops = k.ops;
+    w->ops = kp->ops;
     w->n = n;
     w->grid = grid;
     w->st = (sps_kstate *)(void *)(base + L.st);
@@ -447,11 +582,15 @@ sps_status sps_solve(sps_solver *s, sps_operator *op, sps_precond *pc, const dou
     w->gm.y = PIECE(y);
     w->gm.h2 = PIECE(h2);
 #undef PIECE
-    mi->bind(&k);
+    mi->bind(kp);
+    if (copy_b && !(gpu && b_host) && (e = kp->ops->copy(w, (double *)(void *)kp->b, b)) != SPS_OK)
+        return e;
 #if SPS_HAVE_CUDA
-    if (copy_b && (e = sps__h2d(ctx, (void *)k.b, b, (size_t)n * sizeof *b)) != SPS_OK) return e;
-    if (copy_x && (e = sps__h2d(ctx, k.x, x, (size_t)n * sizeof *x)) != SPS_OK) return e;
+    if (copy_b && gpu && b_host && (e = sps__h2d(ctx, (void *)kp->b, b, (size_t)n * sizeof *b)) != SPS_OK)
+        return e;
+    if (copy_x && (e = sps__h2d(ctx, kp->x, x, (size_t)n * sizeof *x)) != SPS_OK) return e;
 #endif
+    kp->b_in = kp->b;
     sps_kstate st;
     memset(&st, 0, sizeof st);
     st.maxit = s->maxit;
@@ -461,6 +600,7 @@ sps_status sps_solve(sps_solver *s, sps_operator *op, sps_precond *pc, const dou
     st.rtol = s->rtol;
     st.atol = s->atol;
     st.dtol = s->dtol;
+    kp->init = st;
 #if SPS_HAVE_CUDA
     /* Warm-up: CUDA loads every kernel (ours, cuBLAS's, cuSPARSE's) at its
      * first launch, milliseconds each. The first GPU solve of a configuration
@@ -469,52 +609,57 @@ sps_status sps_solve(sps_solver *s, sps_operator *op, sps_precond *pc, const dou
      * iterations. x, the counters and the state are then reset. */
     if (gpu && (s->warm_method != (int)s->method || s->warm_pcmode != pcmode ||
                 s->warm_op != op || s->warm_pc != pc)) {
-        double *xreal = k.x, *wx = (double *)(void *)(base + L.wx);
+        double *xreal = kp->x, *wx = (double *)(void *)(base + L.wx);
         sps_monitor_fn mon = s->mon;
         sps_kstate ws = st;
         int64_t wsyncs = 0;
         ws.maxit = 1;
         s->mon = NULL;
         e = sps__d2d(ctx, wx, xreal, (size_t)n * sizeof *wx);
-        k.x = wx;
-        if (e == SPS_OK) e = k.ops->put_state(w, &ws);
-        if (e == SPS_OK) e = iterate(s, &k, mi, gpu, &ws, &wsyncs);
+        kp->x = wx;
+        if (e == SPS_OK) e = kp->ops->put_state(w, &ws);
+        if (e == SPS_OK) e = iterate(s, kp, mi, gpu, &ws, &wsyncs);
         s->mon = mon;
-        k.x = xreal;
+        kp->x = xreal;
+        kp->b = kp->b_in;
+        kp->sexp = 0;
         if (e != SPS_OK) return e;
-        k.spmvs = 0;
-        k.pc_applies = 0;
+        kp->spmvs = 0;
+        kp->pc_applies = 0;
+        kp->replacements = 0;
         s->warm_method = (int)s->method;
         s->warm_pcmode = pcmode;
         s->warm_op = op;
         s->warm_pc = pc;
     }
 #endif
-    if ((e = k.ops->put_state(w, &st)) != SPS_OK) return e;
+    if ((e = kp->ops->put_state(w, &st)) != SPS_OK) return e;
     double t1 = sps__now_ms();
 
     /* ---- iterations ---- */
     int64_t syncs = 0;
-    if ((e = iterate(s, &k, mi, gpu, &st, &syncs)) != SPS_OK) return e;
+    if ((e = iterate(s, kp, mi, gpu, &st, &syncs)) != SPS_OK) return e;
     double t2 = sps__now_ms();
 
-    /* ---- finish: the true residual, copies out ---- */
+    /* ---- finish: the true residual (it may send the solve on), copies out ---- */
+    int64_t iters0 = st.iter;
+    if ((e = true_residual(s, kp, mi, gpu, &st, &syncs)) != SPS_OK) return e;
     int64_t iters = st.iter;
-    if ((e = sps__kr_resid(&k, k.scratch)) != SPS_OK) return e;
-    if ((e = k.ops->dot(w, k.scratch, k.scratch, NULL, NULL, SPS_FIN_TRUE, 0)) != SPS_OK) return e;
-    if ((e = k.ops->get_state(w, &st)) != SPS_OK) return e;
-    if (s->history && (e = keep_history(s, &k, iters + 1)) != SPS_OK) return e;
+    if (iters != iters0) t2 = sps__now_ms();
+    if (s->history && (e = keep_history(s, kp, iters + 1)) != SPS_OK) return e;
+    if (kp->sexp && (e = scale_pow2(kp, kp->x, kp->x, -kp->sexp)) != SPS_OK) return e;
 #if SPS_HAVE_CUDA
-    if (copy_x && (e = sps__d2h(ctx, x, k.x, (size_t)n * sizeof *x)) != SPS_OK) return e;
+    if (copy_x && (e = sps__d2h(ctx, x, kp->x, (size_t)n * sizeof *x)) != SPS_OK) return e;
 #endif
     double t3 = sps__now_ms();
 
+    int un = -(int)kp->sexp; /* back from the rescaled problem */
     info->reason = (sps_reason)st.reason;
     info->iterations = iters;
-    info->bnorm = st.bnorm;
-    info->r0norm = st.r0norm;
-    info->rnorm = st.rnorm;
-    info->true_rnorm = st.true_rnorm;
+    info->bnorm = ldexp(st.bnorm, un);
+    info->r0norm = ldexp(st.r0norm, un);
+    info->rnorm = ldexp(st.rnorm, un);
+    info->true_rnorm = ldexp(st.true_rnorm, un);
     info->rel_rnorm = st.bnorm > 0 ? st.rnorm / st.bnorm : 0.0;
     info->true_rel_rnorm = st.bnorm > 0 ? st.true_rnorm / st.bnorm : 0.0;
     if (sps__k_bad(st.bnorm)) info->rel_rnorm = info->true_rel_rnorm = st.bnorm;
@@ -523,9 +668,10 @@ sps_status sps_solve(sps_solver *s, sps_operator *op, sps_precond *pc, const dou
     info->per_iter_ms = iters > 0 ? (t2 - t1) / (double)iters : 0.0;
     info->finish_ms = t3 - t2;
     info->host_syncs = syncs;
-    info->spmvs = k.spmvs;
-    info->precond_applies = k.pc_applies;
+    info->spmvs = kp->spmvs;
+    info->precond_applies = kp->pc_applies;
     info->restarts = st.cycle;
+    info->replacements = kp->replacements;
     info->history = s->history ? s->hist : NULL;
     info->history_len = s->history ? iters + 1 : 0;
     return SPS_OK;

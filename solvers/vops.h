@@ -40,9 +40,9 @@ struct sps_kws {
     sps_idx n;
     int grid;        /* device: blocks of every reduction (a function of n only) */
     sps_kstate *st;  /* the state, in the vectors' memory space */
-    double *part;    /* device: 2 * grid block partial sums */
+    double *part;    /* device: SPS_K_NSUM * grid block partial sums */
     int nsum;        /* device: sums in part from the last reduction */
-    double sums[2];  /* host: the last reduction's sums */
+    double sums[SPS_K_NSUM]; /* host: the last reduction's sums */
     double *hist;    /* maxit + 1 residual norms, or NULL */
     sps_kgm gm;      /* GMRES small arrays */
     double *V;       /* GMRES basis: n x (m+1), column-major, leading dimension n */
@@ -66,6 +66,12 @@ typedef struct sps_vops {
     /* s0 = a'b, and s1 = c'd when c != NULL; then finish step fin(j). */
     sps_status (*dot)(sps_kws *w, const double *a, const double *b, const double *c,
                       const double *d, int fin, int64_t j);
+    /* ||x|| with scaling: s0 = max |x_i| (finish SPS_FIN_AMAX, which sets
+     * st->nrm_e), then s0 = sum (x_i 2^-nrm_e)^2 and finish step fin
+     * (SPS_FIN_BNORM or SPS_FIN_TRUE: ungated). */
+    sps_status (*nrm2)(sps_kws *w, const double *x, int fin);
+    /* y = a x + b y (ungated; b = 0: y = a x, y is not read) */
+    sps_status (*axpby)(sps_kws *w, double *y, double a, const double *x, double b);
     /* Finish step fin(j) again on the sums of the last reduction. */
     sps_status (*finish)(sps_kws *w, int fin, int64_t j);
 
@@ -93,7 +99,9 @@ typedef struct sps_vops {
     sps_status (*bicg_s)(sps_kws *w, double *s, const double *r, const double *v,
                          const double *dinv, double *shat);
     /* Iteration j (1-based, as the host counts): x += alpha phat + omega shat;
-     * r = s - omega t; s0 = r'r, s1 = r0hat'r; finish SPS_FIN_BICG_R. If the
+     * r = s - omega t; s0 = r'r, s1 = r0hat'r; finish SPS_FIN_BICG_R. An
+     * entry of x that would become NaN or Inf keeps its value and is counted
+     * in s2 (the finish stops with a breakdown). If the
      * solve stopped at the half step of this very iteration (st->half and
      * st->iter == j): x += alpha phat only. */
     sps_status (*bicg_x)(sps_kws *w, int64_t j, double *x, double *r, const double *phat,

@@ -116,6 +116,73 @@ __global__ void __launch_bounds__(TPB) k_dot(int n, const double *a, const doubl
     put_partials<NS>(v, part, gridDim.x);
 }
 
+/* max |x_i| of the block into part[block] (a maximum is exact and free of
+ * order; a NaN propagates). */
+__device__ __forceinline__ double max_nan(double m, double a)
+{
+    return (m != m || a <= m) ? m : a;
+}
+
+__device__ __forceinline__ double block_max(double m)
+{
+    __shared__ double sh[TPB / 32];
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    for (int off = 16; off > 0; off >>= 1) m = max_nan(m, __shfl_down_sync(0xffffffffu, m, off));
+    __syncthreads();
+    if (lane == 0) sh[wid] = m;
+    __syncthreads();
+    if (wid == 0) {
+        m = lane < TPB / 32 ? sh[lane] : 0.0;
+        for (int off = 16; off > 0; off >>= 1) m = max_nan(m, __shfl_down_sync(0xffffffffu, m, off));
+    }
+    return m;
+}
+
+__global__ void __launch_bounds__(TPB) k_amax(int n, const double *x, double *part)
+{
+    double m = 0.0;
+    GRID_STRIDE(i, n) m = max_nan(m, fabs(x[i]));
+    m = block_max(m);
+    if (threadIdx.x == 0) part[blockIdx.x] = m;
+}
+
+/* One block: the maximum of the partials, then SPS_FIN_AMAX (st->nrm_e). */
+__global__ void __launch_bounds__(TPB) k_amax_finish(sps_kstate *st, const double *part, int G,
+                                                     double *hist, sps_kgm gm)
+{
+    double m = 0.0;
+    for (int i = threadIdx.x; i < G; i += TPB) m = max_nan(m, part[i]);
+    m = block_max(m);
+    if (threadIdx.x == 0) {
+        double s[SPS_K_NSUM] = {m, 0.0, 0.0};
+        sps__k_finish(SPS_FIN_AMAX, 0, st, s, hist, gm);
+    }
+}
+
+/* sum (x_i 2^-e)^2 with e = st->nrm_e (exact scaling by a power of two). */
+__global__ void __launch_bounds__(TPB) k_nrm_sum(int n, const double *x, const sps_kstate *st,
+                                                 double *part)
+{
+    const double f = ldexp(1.0, -(int)st->nrm_e);
+    double v[1] = {0.0};
+    GRID_STRIDE(i, n)
+    {
+        double t = x[i] * f;
+        v[0] += t * t;
+    }
+    put_partials<1>(v, part, gridDim.x);
+}
+
+__global__ void __launch_bounds__(TPB) k_axpby(int n, double *y, double a, const double *x,
+                                               double b)
+{
+    if (b == 0.0) {
+        GRID_STRIDE(i, n) y[i] = a * x[i];
+    } else {
+        GRID_STRIDE(i, n) y[i] = a * x[i] + b * y[i];
+    }
+}
+
 /* One block: sum the partials, then the finish step. GMRES's Arnoldi step
  * first adds the second Gram-Schmidt pass into H[:, j] (all threads) and runs
  * the old rotations out of shared memory. */
@@ -124,10 +191,10 @@ __global__ void __launch_bounds__(TPB) k_finish(int fin, int64_t j, sps_kstate *
                                                 double *hist, sps_kgm gm)
 {
     if (sps__k_fin_gated(fin) && st->stop) return;
-    double v[2] = {0.0, 0.0};
+    double v[SPS_K_NSUM] = {0.0, 0.0, 0.0};
     for (int q = 0; q < ns; q++)
         for (int i = threadIdx.x; i < G; i += TPB) v[q] += part[q * G + i];
-    block_sum<2>(v);
+    block_sum<SPS_K_NSUM>(v);
     if (fin != SPS_FIN_GM_ARNOLDI) {
         if (threadIdx.x == 0) sps__k_finish(fin, j, st, v, hist, gm);
         return;
@@ -249,19 +316,26 @@ __global__ void __launch_bounds__(TPB) k_bicg_x(int n, int64_t j, double *x, dou
     const double al = st->alpha, om = st->omega;
     if (st->stop) {
         /* Stopped at this iteration's half step: the iterate is x + alpha phat. */
-        if (st->half && st->iter == j) GRID_STRIDE(i, n) x[i] += al * phat[i];
+        if (st->half && st->iter == j) GRID_STRIDE(i, n)
+            {
+                double xi = x[i] + al * phat[i];
+                if (xi - xi == 0.0) x[i] = xi;
+            }
         return;
     }
-    double v[2] = {0.0, 0.0};
+    /* v[2] counts the entries of x that would become NaN or Inf (kept). */
+    double v[3] = {0.0, 0.0, 0.0};
     GRID_STRIDE(i, n)
     {
-        x[i] += al * phat[i] + om * shat[i];
+        double xi = x[i] + (al * phat[i] + om * shat[i]);
+        if (xi - xi == 0.0) x[i] = xi;
+        else v[2] += 1.0;
         double ri = s[i] - om * t[i];
         r[i] = ri;
         v[0] += ri * ri;
         v[1] += r0hat[i] * ri;
     }
-    put_partials<2>(v, part, gridDim.x);
+    put_partials<3>(v, part, gridDim.x);
 }
 
 /* ---- GMRES ---- */
@@ -364,6 +438,21 @@ static sps_status c_dot(sps_kws *w, const double *a, const double *b, const doub
     return c_finish_ns(w, fin, j, c ? 2 : 1);
 }
 
+static sps_status c_nrm2(sps_kws *w, const double *x, int fin)
+{
+    LAUNCH(w, k_amax, w->n, x, w->part);
+    k_amax_finish<<<1, TPB, 0, sps_stream(w->ctx)>>>(w->st, w->part, w->grid, w->hist, w->gm);
+    SPS_LAUNCH_CHECK(w->ctx, "k_amax_finish");
+    LAUNCH(w, k_nrm_sum, w->n, x, w->st, w->part);
+    return c_finish_ns(w, fin, 0, 1);
+}
+
+static sps_status c_axpby(sps_kws *w, double *y, double a, const double *x, double b)
+{
+    LAUNCH(w, k_axpby, w->n, y, a, x, b);
+    return SPS_OK;
+}
+
 static sps_status c_finish(sps_kws *w, int fin, int64_t j)
 {
     return c_finish_ns(w, fin, j, w->nsum);
@@ -419,7 +508,7 @@ static sps_status c_bicg_x(sps_kws *w, int64_t j, double *x, double *r, const do
                            const double *r0hat)
 {
     LAUNCH(w, k_bicg_x, w->n, j, x, r, phat, shat, s, t, r0hat, w->st, w->part);
-    return c_finish_ns(w, SPS_FIN_BICG_R, 0, 2);
+    return c_finish_ns(w, SPS_FIN_BICG_R, 0, 3);
 }
 
 static sps_status c_gemv(sps_kws *w, cublasOperation_t tr, int64_t ncols, double alpha,
@@ -470,6 +559,8 @@ extern "C" const sps_vops sps__vops_cuda = {
     c_add,
     c_jacobi,
     c_dot,
+    c_nrm2,
+    c_axpby,
     c_finish,
     c_get_state,
     c_put_state,

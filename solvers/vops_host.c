@@ -3,6 +3,7 @@
  * reference for vops_cuda.cu: same operations, same gating, plain loops) */
 #include "vops.h"
 
+#include <math.h>
 #include <string.h>
 
 static sps_status h_copy(sps_kws *w, double *dst, const double *src)
@@ -35,7 +36,8 @@ static sps_status h_jacobi(sps_kws *w, double *z, const double *dinv, const doub
 static sps_status h_finish(sps_kws *w, int fin, int64_t j)
 {
     sps_kstate *st = w->st;
-    double s[2] = {w->sums[0], w->sums[1]};
+    double s[SPS_K_NSUM];
+    for (int q = 0; q < SPS_K_NSUM; q++) s[q] = w->sums[q];
     if (fin == SPS_FIN_GM_ARNOLDI && !st->stop) {
         double *col = w->gm.H + j * (st->m + 1), hsq = 0;
         for (int64_t i = 0; i <= j; i++) {
@@ -58,7 +60,42 @@ static sps_status h_dot(sps_kws *w, const double *a, const double *b, const doub
         for (sps_idx i = 0; i < w->n; i++) s1 += c[i] * d[i];
     w->sums[0] = s0;
     w->sums[1] = s1;
+    w->sums[2] = 0;
     return h_finish(w, fin, j);
+}
+
+/* max |x_i|, propagating a NaN (the device's order-free maximum). */
+static double h_amax(sps_idx n, const double *x)
+{
+    double m = 0;
+    for (sps_idx i = 0; i < n; i++) {
+        double a = fabs(x[i]);
+        if (m == m && !(a <= m)) m = a;
+    }
+    return m;
+}
+
+static sps_status h_nrm2(sps_kws *w, const double *x, int fin)
+{
+    w->sums[0] = h_amax(w->n, x);
+    w->sums[1] = w->sums[2] = 0;
+    h_finish(w, SPS_FIN_AMAX, 0);
+    double f = ldexp(1.0, -(int)w->st->nrm_e), s0 = 0;
+    for (sps_idx i = 0; i < w->n; i++) {
+        double v = x[i] * f;
+        s0 += v * v;
+    }
+    w->sums[0] = s0;
+    return h_finish(w, fin, 0);
+}
+
+static sps_status h_axpby(sps_kws *w, double *y, double a, const double *x, double b)
+{
+    if (b == 0.0)
+        for (sps_idx i = 0; i < w->n; i++) y[i] = a * x[i];
+    else
+        for (sps_idx i = 0; i < w->n; i++) y[i] = a * x[i] + b * y[i];
+    return SPS_OK;
 }
 
 static sps_status h_get_state(sps_kws *w, sps_kstate *out)
@@ -100,6 +137,7 @@ static sps_status h_cg_update(sps_kws *w, double *x, double *r, const double *p,
     }
     w->sums[0] = rr;
     w->sums[1] = rz;
+    w->sums[2] = 0;
     return h_finish(w, SPS_FIN_CG_RES, mode);
 }
 
@@ -141,7 +179,7 @@ static sps_status h_bicg_s(sps_kws *w, double *s, const double *r, const double 
         if (dinv) shat[i] = dinv[i] * si;
     }
     w->sums[0] = ss;
-    w->sums[1] = 0;
+    w->sums[1] = w->sums[2] = 0;
     return h_finish(w, SPS_FIN_BICG_S, 0);
 }
 
@@ -153,12 +191,17 @@ static sps_status h_bicg_x(sps_kws *w, int64_t j, double *x, double *r, const do
     double al = st->alpha, om = st->omega;
     if (st->stop) {
         if (st->half && st->iter == j)
-            for (sps_idx i = 0; i < w->n; i++) x[i] += al * phat[i];
+            for (sps_idx i = 0; i < w->n; i++) {
+                double xi = x[i] + al * phat[i];
+                if (xi - xi == 0.0) x[i] = xi;
+            }
         return SPS_OK;
     }
-    double rr = 0, r0r = 0;
+    double rr = 0, r0r = 0, bad = 0;
     for (sps_idx i = 0; i < w->n; i++) {
-        x[i] += al * phat[i] + om * shat[i];
+        double xi = x[i] + (al * phat[i] + om * shat[i]);
+        if (xi - xi == 0.0) x[i] = xi;
+        else bad += 1.0;
         double ri = s[i] - om * t[i];
         r[i] = ri;
         rr += ri * ri;
@@ -166,6 +209,7 @@ static sps_status h_bicg_x(sps_kws *w, int64_t j, double *x, double *r, const do
     }
     w->sums[0] = rr;
     w->sums[1] = r0r;
+    w->sums[2] = bad;
     return h_finish(w, SPS_FIN_BICG_R, 0);
 }
 
@@ -267,6 +311,8 @@ const sps_vops sps__vops_host = {
     .add = h_add,
     .jacobi = h_jacobi,
     .dot = h_dot,
+    .nrm2 = h_nrm2,
+    .axpby = h_axpby,
     .finish = h_finish_op,
     .get_state = h_get_state,
     .put_state = h_put_state,
