@@ -95,7 +95,7 @@ static void pair_init(pair *p, size_t n, int m)
         double *hist = hvec(64);
         if (dev) {
             x->st = (sps_kstate *)(void *)dvec((sizeof(sps_kstate) + 7) / 8);
-            x->part = dvec(2 * (size_t)x->grid);
+            x->part = dvec(SPS_K_NSUM * (size_t)x->grid);
             x->hist = up(hist, 64);
             x->V = up(V, n * ld);
             x->gm.H = up(H, ld * (size_t)m);
@@ -332,8 +332,91 @@ static void test_vops_size(size_t n)
     pair_free(&p);
 }
 
+/* Issue 17: scaled norms, axpby, and BiCGSTAB's x update keeping x finite,
+ * CUDA against host. */
+static void test_vops_issue17(size_t n)
+{
+    pair p;
+    pair_init(&p, n, 4);
+    const sps_vops *H = &sps__vops_host, *D = &sps__vops_cuda;
+    sps_kws *h = &p.h, *d = &p.d;
+    char what[160];
+    sps_kstate s0;
+    memset(&s0, 0, sizeof s0);
+    s0.maxit = 50, s0.rtol = 1e-8, s0.dtol = 1e5, s0.tol = 1e-30;
+    s0.r0norm = s0.rnorm = 1.0, s0.rho = 0.7, s0.alpha = 0.3, s0.beta = 0.2, s0.omega = 0.9;
+    const double scales[] = {1.0, 1e-200, 1e160, 1e-155, 0x1p-1070, 0x1p+600};
+    vecs v;
+    vecs_init(&v, n, 500);
+    double ref = 0;
+    for (size_t c = 0; c < sizeof scales / sizeof *scales; c++) {
+        for (size_t i = 0; i < n; i++) v.h[1][i] = scales[c] * v.h[0][i];
+        sps__h2d(gctx, v.d[1], v.h[1], n * sizeof(double));
+        sps_kstate s = s0, hs, ds;
+        set_state(&p, &s);
+        H->nrm2(h, v.h[1], SPS_FIN_TRUE);
+        D->nrm2(d, v.d[1], SPS_FIN_TRUE);
+        hs = p.hst;
+        D->get_state(d, &ds);
+        if (c == 0) ref = ds.true_rnorm;
+        snprintf(what, sizeof what, "n=%zu nrm2 of %g x", n, scales[c]);
+        T_OK(ds.nrm_e == hs.nrm_e && fabs(ds.true_rnorm - hs.true_rnorm) <= 1e-13 * hs.true_rnorm &&
+                 hs.true_rnorm > 0 && isfinite(hs.true_rnorm),
+             "%s: device %.17g = host %.17g (e %lld/%lld)", what, ds.true_rnorm, hs.true_rnorm,
+             (long long)ds.nrm_e, (long long)hs.nrm_e);
+        if (scales[c] == 0x1p+600)
+            T_OK(ds.true_rnorm == 0x1p+600 * ref, "%s: exactly 2^600 times the norm of x (bitwise)", what);
+    }
+    /* BNORM out of range asks for the rescale on both sides */
+    for (size_t i = 0; i < n; i++) v.h[1][i] = 1e-200 * v.h[0][i];
+    sps__h2d(gctx, v.d[1], v.h[1], n * sizeof(double));
+    sps_kstate s = s0, ds;
+    set_state(&p, &s);
+    H->nrm2(h, v.h[1], SPS_FIN_BNORM);
+    D->nrm2(d, v.d[1], SPS_FIN_BNORM);
+    D->get_state(d, &ds);
+    T_OK(ds.reason == SPS_K_RESCALE && p.hst.reason == SPS_K_RESCALE && ds.rescale_e == p.hst.rescale_e,
+         "n=%zu ||b|| near 1e-200: rescale on both sides (2^%lld)", n, (long long)ds.rescale_e);
+    /* a NaN propagates through the maximum */
+    v.h[1][n / 2] = NAN;
+    sps__h2d(gctx, v.d[1], v.h[1], n * sizeof(double));
+    set_state(&p, &s);
+    H->nrm2(h, v.h[1], SPS_FIN_BNORM);
+    D->nrm2(d, v.d[1], SPS_FIN_BNORM);
+    D->get_state(d, &ds);
+    T_OK(ds.reason == SPS_DIVERGED_NAN && p.hst.reason == SPS_DIVERGED_NAN, "n=%zu NaN in b: NAN on both sides", n);
+    /* axpby, both forms */
+    H->axpby(h, v.h[2], 0.5, v.h[3], 0.0);
+    D->axpby(d, v.d[2], 0.5, v.d[3], 0.0);
+    H->axpby(h, v.h[4], -1.5, v.h[5], 2.0);
+    D->axpby(d, v.d[4], -1.5, v.d[5], 2.0);
+    snprintf(what, sizeof what, "n=%zu axpby", n);
+    cmp_vecs(&v, n, what, 0, 8);
+    vecs_free(&v);
+    /* bicg_x with an entry that would overflow: kept, counted, BREAKDOWN */
+    vecs_init(&v, n, 600);
+    v.h[0][n - 1] = 1.7e308, v.h[4][n - 1] = 1e308;
+    sps__h2d(gctx, v.d[0], v.h[0], n * sizeof(double));
+    sps__h2d(gctx, v.d[4], v.h[4], n * sizeof(double));
+    s = s0;
+    s.alpha = 10.0;
+    set_state(&p, &s);
+    H->bicg_x(h, 1, v.h[0], v.h[1], v.h[4], v.h[6], v.h[5], v.h[7], v.h[2]);
+    D->bicg_x(d, 1, v.d[0], v.d[1], v.d[4], v.d[6], v.d[5], v.d[7], v.d[2]);
+    snprintf(what, sizeof what, "n=%zu bicg_x with an overflowing entry", n);
+    cmp_vecs(&v, n, what, 0, 8);
+    cmp_state(&p, what);
+    double xl = 0;
+    sps__d2h(gctx, &xl, v.d[0] + (n - 1), sizeof xl);
+    T_OK(xl == 1.7e308 && p.hst.reason == SPS_DIVERGED_BREAKDOWN, "%s: x kept finite, BREAKDOWN", what);
+    vecs_free(&v);
+    pair_free(&p);
+}
+
 static void test_vops(void)
 {
+    size_t sizes17[] = {1, 31, 32, 33, 1023, 1024, 1025, 300001};
+    for (size_t i = 0; i < sizeof sizes17 / sizeof *sizes17; i++) test_vops_issue17(sizes17[i]);
     size_t sizes[] = {1, 33, 1025, 300001};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) test_vops_size(sizes[i]);
 }
@@ -602,6 +685,77 @@ static void test_syncs(void)
     sps_matrix_destroy(A);
 }
 
+/* Issue 17 through sps_solve on the GPU: the 4x4 inconsistent system, scaled
+ * right-hand sides, x aliasing b (host and device pointers). */
+static void test_issue17_solves(void)
+{
+    sps_idx r4[] = {0, 0, 1, 2, 2}, c4[] = {0, 1, 0, 2, 1};
+    double v4[] = {4, -1, -1, 4, -1}, b4[4] = {1, 1, 1, 1};
+    sps_matrix *A = NULL;
+    if (T_STATUS(gctx, sps_matrix_create_coo(gctx, 4, 4, 5, r4, c4, v4, &A), "4x4")) {
+        for (int k = 0; k < 2; k++) {
+            sps_method m = k ? SPS_BICGSTAB : SPS_GMRES;
+            result r = solve_on(gctx, A, "csr-scalar", m, 30, NULL, b4, k, NULL);
+            int fin = 1;
+            for (int i = 0; i < 4; i++) fin &= isfinite(r.x[i]) != 0;
+            T_OK(r.st == SPS_OK && r.in.reason < 0 && fin, "GPU 4x4 %s: not converged (%s), x finite",
+                 sps_method_name(m), sps_reason_str(r.in.reason));
+            result_free(&r);
+        }
+        sps_matrix_destroy(A);
+    }
+    A = poisson(10);
+    if (!A) return;
+    const double vals[] = {1.0, 1e-200, 1e160, 1e-155, 0x1p-700};
+    double b[100], x1[100];
+    for (int k = 0; k < 3; k++) {
+        sps_method m = k == 0 ? SPS_CG : k == 1 ? SPS_BICGSTAB : SPS_GMRES;
+        for (size_t c = 0; c < sizeof vals / sizeof *vals; c++) {
+            for (int i = 0; i < 100; i++) b[i] = vals[c];
+            result r = solve_on(gctx, A, "csr-vector", m, 30, NULL, b, (int)(c & 1), NULL);
+            if (c == 0) memcpy(x1, r.x, sizeof x1);
+            double err = 0;
+            int same = 1;
+            for (int i = 0; i < 100; i++) {
+                err = fmax(err, fabs(r.x[i] / vals[c] - x1[i]) / fabs(x1[i]));
+                same &= r.x[i] == vals[c] * x1[i];
+            }
+            T_OK(r.st == SPS_OK && r.in.reason == SPS_CONVERGED_RTOL && r.in.true_rel_rnorm <= 1e-10 &&
+                     err <= 1e-6 && (vals[c] != 0x1p-700 || same),
+                 "GPU %s b = %g: %s, ||b|| %.3e, true relative %.2e, x/b against b = 1: %.1e%s",
+                 sps_method_name(m), vals[c], sps_reason_str(r.in.reason), r.in.bnorm,
+                 r.in.true_rel_rnorm, err, vals[c] == 0x1p-700 ? " (bitwise 2^-700 x)" : "");
+            result_free(&r);
+        }
+        /* x aliasing b: host pointers, then device pointers */
+        for (int i = 0; i < 100; i++) b[i] = 1.0 + 0.01 * i;
+        sps_operator *op = NULL;
+        sps_solver *s = NULL;
+        sps_solve_info i1, i2, i3;
+        double xh[100], bh[100], xd_h[100];
+        memcpy(xh, b, sizeof b), memcpy(bh, b, sizeof b);
+        if (sps_operator_create(gctx, A, "csr-vector", NULL, &op) == SPS_OK &&
+            sps_solver_create(gctx, &s) == SPS_OK) {
+            sps_solver_set_method(s, m);
+            sps_solver_set_rtol(s, 1e-10);
+            sps_status e1 = sps_solve(s, op, NULL, b, xh, &i1);
+            sps_status e2 = sps_solve(s, op, NULL, bh, bh, &i2);
+            double *db = up(b, 100);
+            sps_status e3 = sps_solve(s, op, NULL, db, db, &i3);
+            sps__d2h(gctx, xd_h, db, sizeof xd_h);
+            sps__dfree(db);
+            T_OK(e1 == SPS_OK && e2 == SPS_OK && e3 == SPS_OK && i2.iterations == i1.iterations &&
+                     i3.iterations == i1.iterations && !memcmp(xh, bh, sizeof xh) &&
+                     !memcmp(xh, xd_h, sizeof xh) && i1.reason == SPS_CONVERGED_RTOL,
+                 "GPU %s x aliasing b (host and device pointers): the same solve as x0 = b, bitwise",
+                 sps_method_name(m));
+        }
+        sps_solver_destroy(s);
+        sps_operator_destroy(op);
+    }
+    sps_matrix_destroy(A);
+}
+
 int main(void)
 {
     gctx = t_gpu_context_or_skip("solvers on the GPU");
@@ -610,6 +764,7 @@ int main(void)
     test_vops();
     test_solves();
     test_syncs();
+    test_issue17_solves();
     sps_context_destroy(hctx);
     sps_context_destroy(gctx);
     return t_done();
