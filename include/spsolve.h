@@ -402,6 +402,18 @@ void sps_solver_destroy(sps_solver *s);
 
 /** CLI: `--method`. Default CG. */
 sps_status sps_solver_set_method(sps_solver *s, sps_method m);
+/** A method by name with optional parameters after a colon, e.g. "cg" or
+ *  "gmres:restart=50" (the same as sps_solver_set_restart). Any registered
+ *  method, including those without an sps_method value. */
+sps_status sps_solver_set_method_name(sps_solver *s, const char *spec);
+
+/** Capability flags of a method. */
+#define SPS_METHOD_SPD     0x1u /**< needs A (and M) symmetric positive definite */
+#define SPS_METHOD_RESTART 0x2u /**< iterations come in cycles (`restart`) */
+
+/** Methods, in registry order: `sps_solver_method(i, ...)` for i = 0, 1, ...
+ *  until it returns SPS_ERR_INVALID_ARG. */
+sps_status sps_solver_method(int i, const char **name, unsigned *caps, const char **summary);
 /** Converged when ||r|| <= max(rtol*||b||, atol). CLI: `--rtol` (default 1e-8), `--atol` (0). */
 sps_status sps_solver_set_rtol(sps_solver *s, double rtol);
 sps_status sps_solver_set_atol(sps_solver *s, double atol);

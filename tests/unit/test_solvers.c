@@ -5,7 +5,9 @@
 #include "check.h"
 #include "internal.h"
 #include "../../precond/precond.h"
-#include "../../solvers/kstate.h"
+#include "../../solvers/bicgstab/bicgstab_state.h"
+#include "../../solvers/cg/cg_state.h"
+#include "../../solvers/gmres/gmres_state.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -832,19 +834,43 @@ static void test_gmres_special(void)
 
 /* ---- 7. the shared finish logic on states built by hand ----------------- */
 
-static sps_kstate fresh_state(int64_t m)
+static sps_kstate fresh_state(void)
 {
     sps_kstate st;
     memset(&st, 0, sizeof st);
     st.maxit = 100;
     st.tol = 1e-8;
     st.dtol = 1e5;
-    st.r0norm = st.rnorm = st.stag_ref = 1.0;
-    st.rho = st.alpha = st.omega = 1.0;
-    st.m = m;
-    st.stag_win = 3;
+    st.r0norm = st.rnorm = 1.0;
     st.tol_kind = SPS_CONVERGED_RTOL;
     return st;
+}
+
+static sps_gm_state fresh_gm(int64_t m)
+{
+    sps_gm_state gs;
+    memset(&gs, 0, sizeof gs);
+    gs.m = m;
+    gs.stag_win = 3;
+    gs.stag_ref = 1.0;
+    return gs;
+}
+
+static sps_bicg_state fresh_bicg(void)
+{
+    sps_bicg_state bs;
+    memset(&bs, 0, sizeof bs);
+    bs.rho = bs.alpha = bs.omega = 1.0;
+    return bs;
+}
+
+/* GMRES's Arnoldi finish as gmres_host.c runs it (h2 = 0: H[:, j] as given). */
+static void gm_arnoldi(sps_kstate *st, sps_gm_state *gs, int64_t j, const double *s, double *hist,
+                       sps_kgm gm)
+{
+    if (st->stop) return;
+    double a = sps__gm_rotate(gm.H + j * (gs->m + 1), gm.cs, gm.sn, j);
+    sps__gm_arnoldi(st, gs, j, a, sqrt(s[0]), s[1], hist, gm);
 }
 
 static void test_finish_logic(void)
@@ -853,76 +879,85 @@ static void test_finish_logic(void)
     sps_kgm gm = {H, cs, sn, g, y, h2};
     double hist[8] = {0}, s[SPS_K_NSUM] = {0};
     /* GMRES: a NaN in column 1 leaves it out of the update */
-    sps_kstate st = fresh_state(5);
+    sps_kstate st = fresh_state();
+    sps_gm_state gs = fresh_gm(5);
     g[0] = 1.0;
     H[0] = 2.0, s[0] = 1.0, s[1] = 4.0;
-    sps__k_finish(SPS_FIN_GM_ARNOLDI, 0, &st, s, hist, gm);
-    T_OK(!st.stop && st.kdim == 1 && st.iter == 1, "Arnoldi column 0: one column, going on");
+    gm_arnoldi(&st, &gs, 0, s, hist, gm);
+    T_OK(!st.stop && gs.kdim == 1 && st.iter == 1, "Arnoldi column 0: one column, going on");
     H[6] = NAN, H[7] = 1.0, s[0] = NAN, s[1] = NAN;
-    sps__k_finish(SPS_FIN_GM_ARNOLDI, 1, &st, s, hist, gm);
-    T_OK(st.stop && st.reason == SPS_DIVERGED_NAN && st.kdim == 1,
+    gm_arnoldi(&st, &gs, 1, s, hist, gm);
+    T_OK(st.stop && st.reason == SPS_DIVERGED_NAN && gs.kdim == 1,
          "Arnoldi column 1 with a NaN: NAN, the update keeps column 0 only (kdim %lld)",
-         (long long)st.kdim);
+         (long long)gs.kdim);
     /* GMRES: rotated diagonal and ||w|| both 0: column left out, BREAKDOWN */
-    st = fresh_state(5);
+    st = fresh_state();
+    gs = fresh_gm(5);
     memset(H, 0, sizeof H);
     g[0] = 1.0;
     s[0] = 0.0, s[1] = 0.0;
-    sps__k_finish(SPS_FIN_GM_ARNOLDI, 0, &st, s, hist, gm);
-    T_OK(st.stop && st.reason == SPS_DIVERGED_BREAKDOWN && st.kdim == 0 && st.iter == 1 &&
+    gm_arnoldi(&st, &gs, 0, s, hist, gm);
+    T_OK(st.stop && st.reason == SPS_DIVERGED_BREAKDOWN && gs.kdim == 0 && st.iter == 1 &&
              st.rnorm == 1.0,
          "Arnoldi: A z in the span already: BREAKDOWN, no column used, residual kept");
     /* GMRES stagnation: windows of 3 cycles, less than 10% gained */
-    st = fresh_state(5);
+    st = fresh_state();
+    gs = fresh_gm(5);
     double cyc[] = {0.8, 0.7, 0.65, 0.62, 0.6, 0.59};
     int stopped_at = -1;
     for (int c = 0; c < 6 && !st.stop; c++) {
-        sps__k_gm_start(&st, 1, cyc[c] * cyc[c], gm);
-        if (st.stop) stopped_at = (int)st.cycle;
+        s[0] = cyc[c] * cyc[c];
+        sps__gm_finish(SPS_GM_RESTART, &st, &gs, s, gm);
+        if (st.stop) stopped_at = (int)st.restarts;
     }
     T_OK(stopped_at == 6 && st.reason == SPS_DIVERGED_STAGNATION,
          "stagnation: window 1 (1 -> 0.65) passes, window 2 (0.65 -> 0.59) stops at cycle 6 (got %d)",
          stopped_at);
     /* BiCGSTAB: t't = 0 keeps the half step and breaks down */
-    st = fresh_state(0);
-    st.snorm = 0.5;
+    st = fresh_state();
+    sps_bicg_state bs = fresh_bicg();
+    bs.snorm = 0.5;
     s[0] = 0.0, s[1] = 0.0;
-    sps__k_finish(SPS_FIN_BICG_OMEGA, 0, &st, s, hist, gm);
-    T_OK(st.stop && st.reason == SPS_DIVERGED_BREAKDOWN && st.half == 1 && st.iter == 1 &&
+    sps__bicg_finish(SPS_BICG_OMEGA, &st, &bs, s, hist);
+    T_OK(st.stop && st.reason == SPS_DIVERGED_BREAKDOWN && bs.half == 1 && st.iter == 1 &&
              st.rnorm == 0.5 && hist[1] == 0.5,
          "bicgstab t't = 0: BREAKDOWN at the half step, residual ||s|| recorded");
     /* BiCGSTAB: omega = 0 after a full step breaks down before dividing */
-    st = fresh_state(0);
-    st.omega = 0.0;
+    st = fresh_state();
+    bs = fresh_bicg();
+    bs.omega = 0.0;
     s[0] = 0.25, s[1] = 0.3;
-    sps__k_finish(SPS_FIN_BICG_R, 0, &st, s, hist, gm);
-    T_OK(st.stop && st.reason == SPS_DIVERGED_BREAKDOWN && st.iter == 1 && isfinite(st.beta),
+    sps__bicg_finish(SPS_BICG_R, &st, &bs, s, hist);
+    T_OK(st.stop && st.reason == SPS_DIVERGED_BREAKDOWN && st.iter == 1 && isfinite(bs.beta),
          "bicgstab omega = 0: BREAKDOWN, beta never divided by 0");
     /* BiCGSTAB: rho = r0hat'r at eps * ||r0|| ||r|| is no breakdown, at 0 it is */
-    st = fresh_state(0);
+    st = fresh_state();
+    bs = fresh_bicg();
     s[0] = 0.25, s[1] = 1e-16 * 0.5;
-    sps__k_finish(SPS_FIN_BICG_R, 0, &st, s, hist, gm);
+    sps__bicg_finish(SPS_BICG_R, &st, &bs, s, hist);
     T_OK(!st.stop, "bicgstab rho with cosine 1e-16: goes on");
     s[1] = 0.0;
-    sps__k_finish(SPS_FIN_BICG_R, 0, &st, s, hist, gm);
+    sps__bicg_finish(SPS_BICG_R, &st, &bs, s, hist);
     T_OK(st.stop && st.reason == SPS_DIVERGED_BREAKDOWN, "bicgstab rho = 0: BREAKDOWN");
     /* CG: p'Ap = 0 and NaN */
-    st = fresh_state(0);
+    st = fresh_state();
+    sps_cg_state cgs = {1.0, 1.0, 0.0};
     s[0] = 0.0;
-    sps__k_finish(SPS_FIN_CG_ALPHA, 0, &st, s, hist, gm);
-    T_OK(st.reason == SPS_DIVERGED_INDEFINITE && st.alpha == 1.0, "cg p'Ap = 0: INDEFINITE, alpha untouched");
-    st = fresh_state(0);
+    sps__cg_finish(SPS_CG_ALPHA, &st, &cgs, s, hist);
+    T_OK(st.reason == SPS_DIVERGED_INDEFINITE && cgs.alpha == 1.0, "cg p'Ap = 0: INDEFINITE, alpha untouched");
+    st = fresh_state();
     s[0] = NAN;
-    sps__k_finish(SPS_FIN_CG_ALPHA, 0, &st, s, hist, gm);
+    sps__cg_finish(SPS_CG_ALPHA, &st, &cgs, s, hist);
     T_OK(st.reason == SPS_DIVERGED_NAN, "cg p'Ap NaN: NAN");
     /* gated steps do nothing once stopped; BNORM and TRUE still run */
-    st = fresh_state(0);
+    st = fresh_state();
     st.stop = 1, st.reason = SPS_DIVERGED_MAXIT;
     s[0] = 4.0;
-    sps__k_finish(SPS_FIN_CG_RES, SPS_CG_PLAIN, &st, s, hist, gm);
-    sps__k_finish(SPS_FIN_TRUE, 0, &st, s, hist, gm);
-    T_OK(st.iter == 0 && st.true_rnorm == 2.0 && st.reason == SPS_DIVERGED_MAXIT,
-         "stopped: the residual step is a no-op, the true residual still computed");
+    sps__cg_finish(SPS_CG_RES_PLAIN, &st, &cgs, s, hist);
+    sps__k_common_finish(SPS_KC_R0, &st, s, hist);
+    sps__k_common_finish(SPS_KC_TRUE, &st, s, hist);
+    T_OK(st.iter == 0 && st.r0norm == 1.0 && st.true_rnorm == 2.0 && st.reason == SPS_DIVERGED_MAXIT,
+         "stopped: the residual steps are no-ops, the true residual still computed");
 }
 
 /* ---- 8. the same solver again: workspace reuse, determinism ------------ */
