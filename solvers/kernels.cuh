@@ -102,4 +102,27 @@ __global__ void __launch_bounds__(TPB) k_reduce_finish(const sps_kstate *st, int
         SPS_LAUNCH_CHECK((w)->ctx, "k_reduce_finish");                                      \
     } while (0)
 
+/* A method finish step that runs on thread 0: FIN(step, st, ms, v, hist)
+ * with the method's state S (CG, BiCGSTAB). */
+template <class S, void (*FIN)(int, sps_kstate *, S *, const double *, double *)>
+struct thread0_fin {
+    int step;
+    sps_kstate *st;
+    S *ms;
+    double *hist;
+    __device__ void operator()(const double *v) const
+    {
+        if (threadIdx.x == 0) FIN(step, st, ms, v, hist);
+    }
+};
+
+/* An sps_kfin fn: thread0_fin on the last reduction's partials. */
+template <class S, void (*FIN)(int, sps_kstate *, S *, const double *, double *)>
+static sps_status finish_thread0(sps_kws *w, const sps_kfin *f)
+{
+    thread0_fin<S, FIN> fn = {f->step, w->st, (S *)w->ms, w->hist};
+    LAUNCH_FINISH(w, f, fn);
+    return SPS_OK;
+}
+
 #endif /* SPS_SOLVERS_KERNELS_CUH */

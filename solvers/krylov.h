@@ -39,6 +39,7 @@ typedef struct sps_kwork {
     int npiece;
     size_t piece[SPS_KR_MAXPIECE];
     size_t state_bytes;
+    int r, scratch; /* vectors that hold r0 and the true residual (without bind) */
 } sps_kwork;
 
 typedef struct sps_krylov {
@@ -77,11 +78,12 @@ typedef struct sps_method_impl {
     const char *summary;
     /* A `name:key=value` parameter (NULL: none accepted). */
     sps_status (*param)(sps_context *ctx, sps_kcfg *cfg, const char *key, const char *value);
-    /* Workspace needs for a length n and a preconditioner mode. */
-    void (*work)(const sps_kcfg *cfg, int pcmode, sps_idx n, sps_kwork *wk);
+    /* Workspace needs (k->cfg, k->pcmode and k->w.n are set). */
+    void (*work)(const sps_krylov *k, sps_kwork *wk);
     /* The method's scalar state at the start of a solve (zeroed before). */
     void (*init)(const sps_krylov *k, void *ms);
-    /* Point k->r and k->scratch into the carved workspace. */
+    /* Point k->r and k->scratch into the carved workspace (NULL: they are
+     * the vectors work->r and work->scratch). */
     void (*bind)(sps_krylov *k);
     /* Enqueue what follows r0 and its norm (the last reduction's sums: r0'r0). */
     sps_status (*start)(sps_krylov *k);

@@ -140,7 +140,12 @@ static sps_status carve(sps_solver *s, sps_krylov *k, char *base, const layout *
     w->red = PIECE(L->red);
     w->hist = s->history ? PIECE(L->hist) : NULL;
 #undef PIECE
-    s->method->impl->bind(k);
+    if (s->method->impl->bind) {
+        s->method->impl->bind(k);
+    } else {
+        k->r = k->vec[k->work.r];
+        k->scratch = k->vec[k->work.scratch];
+    }
     sps_status e = SPS_OK;
     double *kb = (double *)(void *)k->b;
     if (L->copy_b) e = in_space(o, b) ? o->copy(w, kb, b) : o->copy_in(s->ctx, kb, b, nb);
@@ -388,8 +393,9 @@ static sps_status setup(sps_solver *s, sps_krylov *k, sps_operator *op, sps_prec
     k->w.ctx = s->ctx;
     k->w.ops = k->ops;
     k->w.n = op->nrows;
-    me->impl->work(&s->cfg, pcmode, op->nrows, &k->work);
+    me->impl->work(k, &k->work);
     if (k->work.nvec > SPS_KR_MAXVEC || k->work.npiece > SPS_KR_MAXPIECE ||
+        k->work.r >= k->work.nvec || k->work.scratch >= k->work.nvec ||
         k->work.state_bytes > sizeof k->minit)
         return sps__err(s->ctx, SPS_ERR_INTERNAL, "sps_solve: method '%s' asks for too much (%s:%d)",
                         me->impl->name, __FILE__, __LINE__);

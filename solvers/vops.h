@@ -123,6 +123,17 @@ typedef struct sps_vops {
     sps_status (*get_history)(sps_kws *w, double *out, int64_t len);
 } sps_vops;
 
+/* The table of an implementation whose functions are named P_alloc, P_copy, ... */
+#define SPS_VOPS_TABLE(P, NAME, DEVICE)                                                     \
+    {                                                                                       \
+        .name = NAME, .device = DEVICE, .alloc = P##_alloc, .free = P##_free,               \
+        .copy_in = P##_copy_in, .copy_out = P##_copy_out, .is_device = P##_is_device,       \
+        .red_len = P##_red_len, .copy = P##_copy, .fill = P##_fill, .add = P##_add,         \
+        .mul = P##_mul, .axpby = P##_axpby, .dot = P##_dot, .nrm2 = P##_nrm2,               \
+        .finish = P##_finish, .get_state = P##_get_state, .put_state = P##_put_state,       \
+        .get_history = P##_get_history,                                                     \
+    }
+
 extern const sps_vops sps__vops_host;
 extern const sps_vops sps__vops_cuda; /* defined only in a CUDA build */
 /* The ops of a context: CUDA on a GPU context, else the host's. */

@@ -244,24 +244,4 @@ static sps_status c_get_history(sps_kws *w, double *out, int64_t len)
     return sps__d2h(w->ctx, out, w->hist, (size_t)len * sizeof *out);
 }
 
-extern "C" const sps_vops sps__vops_cuda = {
-    .name = "cuda",
-    .device = 1,
-    .alloc = c_alloc,
-    .free = c_free,
-    .copy_in = c_copy_in,
-    .copy_out = c_copy_out,
-    .is_device = c_is_device,
-    .red_len = c_red_len,
-    .copy = c_copy,
-    .fill = c_fill,
-    .add = c_add,
-    .mul = c_mul,
-    .axpby = c_axpby,
-    .dot = c_dot,
-    .nrm2 = c_nrm2,
-    .finish = c_finish,
-    .get_state = c_get_state,
-    .put_state = c_put_state,
-    .get_history = c_get_history,
-};
+extern "C" const sps_vops sps__vops_cuda = SPS_VOPS_TABLE(c, "cuda", 1);

@@ -160,24 +160,6 @@ static sps_status h_get_history(sps_kws *w, double *out, int64_t len)
     return SPS_OK;
 }
 
-const sps_vops sps__vops_host = {
-    .name = "host",
-    .device = 0,
-    .alloc = h_alloc,
-    .free = h_free,
-    .copy_in = h_copy_bytes,
-    .copy_out = h_copy_bytes,
-    .is_device = h_is_device,
-    .red_len = h_red_len,
-    .copy = h_copy,
-    .fill = h_fill,
-    .add = h_add,
-    .mul = h_mul,
-    .axpby = h_axpby,
-    .dot = h_dot,
-    .nrm2 = h_nrm2,
-    .finish = h_finish,
-    .get_state = h_get_state,
-    .put_state = h_put_state,
-    .get_history = h_get_history,
-};
+#define h_copy_in h_copy_bytes
+#define h_copy_out h_copy_bytes
+const sps_vops sps__vops_host = SPS_VOPS_TABLE(h, "host", 0);

@@ -22,18 +22,12 @@
 /* r r0hat p v s t [phat shat] */
 enum { R, R0, P, V, S, T, PH, SH };
 
-static void bicg_work(const sps_kcfg *cfg, int pcmode, sps_idx n, sps_kwork *wk)
+static void bicg_work(const sps_krylov *k, sps_kwork *wk)
 {
-    (void)cfg;
-    (void)n;
-    wk->nvec = pcmode == SPS_PCM_NONE ? 6 : 8;
+    wk->nvec = k->pcmode == SPS_PCM_NONE ? 6 : 8;
+    wk->r = R;
+    wk->scratch = T;
     wk->state_bytes = sizeof(sps_bicg_state);
-}
-
-static void bicg_bind(sps_krylov *k)
-{
-    k->r = k->vec[R];
-    k->scratch = k->vec[T];
 }
 
 static sps_kfin bicg_fin(const sps_krylov *k, int step)
@@ -95,12 +89,7 @@ static sps_status bicg_iterate(sps_krylov *k, int64_t j)
 }
 
 const sps_method_impl sps__method_bicgstab = {
-    .name = "bicgstab",
-    .id = SPS_BICGSTAB,
-    .caps = 0,
+    .name = "bicgstab", .id = SPS_BICGSTAB, .caps = 0,
     .summary = "right-preconditioned BiCGSTAB (general A)",
-    .work = bicg_work,
-    .bind = bicg_bind,
-    .start = bicg_start,
-    .iterate = bicg_iterate,
+    .work = bicg_work, .start = bicg_start, .iterate = bicg_iterate,
 };

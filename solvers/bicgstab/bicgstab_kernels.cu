@@ -74,26 +74,10 @@ __global__ void __launch_bounds__(TPB) k_bicg_x(int n, int64_t j, double *x, dou
     put_partials<3>(v, part, gridDim.x);
 }
 
-/* BiCGSTAB's finish steps on thread 0. */
-struct bicg_fin {
-    int step;
-    sps_kstate *st;
-    sps_bicg_state *bs;
-    double *hist;
-    __device__ void operator()(const double *v) const
-    {
-        if (threadIdx.x == 0) sps__bicg_finish(step, st, bs, v, hist);
-    }
-};
-
 } /* namespace */
 
-static sps_status c_bicg_finish(sps_kws *w, const sps_kfin *f)
-{
-    bicg_fin fn = {f->step, w->st, (sps_bicg_state *)w->ms, w->hist};
-    LAUNCH_FINISH(w, f, fn);
-    return SPS_OK;
-}
+/* BiCGSTAB's finish steps run on thread 0. */
+static constexpr auto c_bicg_finish = finish_thread0<sps_bicg_state, sps__bicg_finish>;
 
 static sps_status c_bicg_step(sps_kws *w, int step, int ns)
 {

@@ -19,18 +19,12 @@
 /* r p q [z] */
 enum { R, P, Q, Z };
 
-static void cg_work(const sps_kcfg *cfg, int pcmode, sps_idx n, sps_kwork *wk)
+static void cg_work(const sps_krylov *k, sps_kwork *wk)
 {
-    (void)cfg;
-    (void)n;
-    wk->nvec = pcmode == SPS_PCM_NONE ? 3 : 4;
+    wk->nvec = k->pcmode == SPS_PCM_NONE ? 3 : 4;
     wk->state_bytes = sizeof(sps_cg_state);
-}
-
-static void cg_bind(sps_krylov *k)
-{
-    k->r = k->vec[R];
-    k->scratch = k->vec[Q];
+    wk->r = R;
+    wk->scratch = Q;
 }
 
 static double *cg_z(sps_krylov *k) { return k->pcmode == SPS_PCM_NONE ? k->vec[R] : k->vec[Z]; }
@@ -93,12 +87,7 @@ static sps_status cg_iterate(sps_krylov *k, int64_t j)
 }
 
 const sps_method_impl sps__method_cg = {
-    .name = "cg",
-    .id = SPS_CG,
-    .caps = SPS_KM_SPD,
+    .name = "cg", .id = SPS_CG, .caps = SPS_KM_SPD,
     .summary = "preconditioned conjugate gradients (A and M symmetric positive definite)",
-    .work = cg_work,
-    .bind = cg_bind,
-    .start = cg_start,
-    .iterate = cg_iterate,
+    .work = cg_work, .start = cg_start, .iterate = cg_iterate,
 };

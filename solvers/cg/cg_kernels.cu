@@ -40,26 +40,10 @@ __global__ void __launch_bounds__(TPB) k_cg_direction(int n, double *p, const do
     GRID_STRIDE(i, n) p[i] = z[i] + be * p[i];
 }
 
-/* CG's finish steps on thread 0. */
-struct cg_fin {
-    int step;
-    sps_kstate *st;
-    sps_cg_state *cs;
-    double *hist;
-    __device__ void operator()(const double *v) const
-    {
-        if (threadIdx.x == 0) sps__cg_finish(step, st, cs, v, hist);
-    }
-};
-
 } /* namespace */
 
-static sps_status c_cg_finish(sps_kws *w, const sps_kfin *f)
-{
-    cg_fin fn = {f->step, w->st, (sps_cg_state *)w->ms, w->hist};
-    LAUNCH_FINISH(w, f, fn);
-    return SPS_OK;
-}
+/* CG's finish steps run on thread 0. */
+static constexpr auto c_cg_finish = finish_thread0<sps_cg_state, sps__cg_finish>;
 
 static sps_status c_cg_update(sps_kws *w, double *x, double *r, const double *p, const double *q,
                               const double *dinv, double *z, int step)

@@ -38,12 +38,12 @@ static int64_t gm_len(const sps_kcfg *cfg, sps_idx n)
     return m;
 }
 
-static void gm_work(const sps_kcfg *cfg, int pcmode, sps_idx n, sps_kwork *wk)
+static void gm_work(const sps_krylov *k, sps_kwork *wk)
 {
-    size_t m = (size_t)gm_len(cfg, n);
-    wk->nvec = pcmode == SPS_PCM_NONE ? 1 : pcmode == SPS_PCM_JACOBI ? 2 : 3;
+    size_t m = (size_t)gm_len(k->cfg, k->w.n);
+    wk->nvec = k->pcmode == SPS_PCM_NONE ? 1 : k->pcmode == SPS_PCM_JACOBI ? 2 : 3;
     wk->npiece = 7;
-    wk->piece[PV] = sps__mul_size(m + 1, (size_t)n);
+    wk->piece[PV] = sps__mul_size(m + 1, (size_t)k->w.n);
     wk->piece[PH] = (m + 1) * m;
     wk->piece[PCS] = m;
     wk->piece[PSN] = m;
@@ -202,16 +202,8 @@ static sps_status gm_checked(sps_krylov *k, const sps_kstate *st)
 }
 
 const sps_method_impl sps__method_gmres = {
-    .name = "gmres",
-    .id = SPS_GMRES,
-    .caps = SPS_KM_RESTART,
+    .name = "gmres", .id = SPS_GMRES, .caps = SPS_KM_RESTART,
     .summary = "restarted right-preconditioned GMRES(m) (general A; gmres:restart=m)",
-    .param = gm_param,
-    .work = gm_work,
-    .init = gm_init,
-    .bind = gm_bind,
-    .start = gm_start,
-    .iterate = gm_iterate,
-    .room = gm_room,
-    .checked = gm_checked,
+    .param = gm_param, .work = gm_work, .init = gm_init, .bind = gm_bind,
+    .start = gm_start, .iterate = gm_iterate, .room = gm_room, .checked = gm_checked,
 };

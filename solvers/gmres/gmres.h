@@ -41,6 +41,13 @@ typedef struct sps_gm_ops {
                          double *u);
 } sps_gm_ops;
 
+/* The table of an implementation whose functions are named P_gm_finish, ... */
+#define SPS_GM_OPS_TABLE(P)                                                                 \
+    {                                                                                       \
+        .finish = P##_gm_finish, .gemv_t = P##_gemv_t, .gemv_n = P##_gemv_n,                \
+        .scale = P##_gm_scale, .solve = P##_gm_solve, .update = P##_gm_update,              \
+    }
+
 extern const sps_gm_ops sps__gm_ops_host;
 extern const sps_gm_ops sps__gm_ops_cuda; /* defined only in a CUDA build */
 

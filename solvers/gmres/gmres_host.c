@@ -113,11 +113,4 @@ static sps_status h_gm_update(sps_kws *w, const sps_gm_ws *g, double *x, const d
     return SPS_OK;
 }
 
-const sps_gm_ops sps__gm_ops_host = {
-    .finish = h_gm_finish,
-    .gemv_t = h_gemv_t,
-    .gemv_n = h_gemv_n,
-    .scale = h_gm_scale,
-    .solve = h_gm_solve,
-    .update = h_gm_update,
-};
+const sps_gm_ops sps__gm_ops_host = SPS_GM_OPS_TABLE(h);

@@ -180,11 +180,4 @@ static sps_status c_gm_update(sps_kws *w, const sps_gm_ws *g, double *x, const d
     return SPS_OK;
 }
 
-extern "C" const sps_gm_ops sps__gm_ops_cuda = {
-    .finish = c_gm_finish,
-    .gemv_t = c_gemv_t,
-    .gemv_n = c_gemv_n,
-    .scale = c_gm_scale,
-    .solve = c_gm_solve,
-    .update = c_gm_update,
-};
+extern "C" const sps_gm_ops sps__gm_ops_cuda = SPS_GM_OPS_TABLE(c);

@@ -21,6 +21,7 @@
 #include "../../solvers/gmres/gmres.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,29 +234,42 @@ static mstates mstates0(int m)
     return ms;
 }
 
+/* Fresh vectors and the same state on both sides; returns n. */
+static size_t begin_case(pair *p, vecs *v, uint64_t seed, const sps_kstate *s, const void *ms,
+                         size_t bytes)
+{
+    vecs_init(v, p->n, seed);
+    set_state(p, s, ms, bytes);
+    return p->n;
+}
+
+/* Every vector and the state agree. */
+static void check_case(const pair *p, const vecs *v, int method, const char *fmt, ...)
+{
+    char what[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    cmp_vecs(v, p->n, what, 0, 8);
+    cmp_state(p, what, method);
+}
+
 static void test_cg_ops(pair *p, const sps_kstate *s, const char *g)
 {
     const sps_cg_ops *H = &sps__cg_ops_host, *D = &sps__cg_ops_cuda;
     sps_kws *h = &p->h, *d = &p->d;
-    size_t n = p->n;
     mstates ms = mstates0((int)p->m);
-    char what[128];
-    vecs v;
-    /* vector index use: 0 x, 1 r, 2 p, 3 q, 4 z, 8 dinv */
-    vecs_init(&v, n, 100);
-    set_state(p, s, &ms.cg, sizeof ms.cg);
+    vecs v; /* 0 x, 1 r, 2 p, 3 q, 4 z, 8 dinv */
+    size_t n = begin_case(p, &v, 100, s, &ms.cg, sizeof ms.cg);
     H->update(h, v.h[0], v.h[1], v.h[2], v.h[3], v.h[8], v.h[4], SPS_CG_RES_FUSED);
     D->update(d, v.d[0], v.d[1], v.d[2], v.d[3], v.d[8], v.d[4], SPS_CG_RES_FUSED);
-    snprintf(what, sizeof what, "n=%zu cg update (Jacobi fused)%s", n, g);
-    cmp_vecs(&v, n, what, 0, 8);
-    cmp_state(p, what, M_CG);
+    check_case(p, &v, M_CG, "n=%zu cg update (Jacobi fused)%s", n, g);
     H->update(h, v.h[0], v.h[1], v.h[2], v.h[3], NULL, NULL, SPS_CG_RES_PLAIN);
     D->update(d, v.d[0], v.d[1], v.d[2], v.d[3], NULL, NULL, SPS_CG_RES_PLAIN);
     H->direction(h, v.h[2], v.h[4]);
     D->direction(d, v.d[2], v.d[4]);
-    snprintf(what, sizeof what, "n=%zu cg update, direction%s", n, g);
-    cmp_vecs(&v, n, what, 0, 8);
-    cmp_state(p, what, M_CG);
+    check_case(p, &v, M_CG, "n=%zu cg update, direction%s", n, g);
     vecs_free(&v);
 }
 
@@ -263,13 +277,9 @@ static void test_bicg_ops(pair *p, const sps_kstate *s, const char *g)
 {
     const sps_bicg_ops *H = &sps__bicg_ops_host, *D = &sps__bicg_ops_cuda;
     sps_kws *h = &p->h, *d = &p->d;
-    size_t n = p->n;
     mstates ms = mstates0((int)p->m);
-    char what[128];
-    vecs v;
-    /* vector index use: 0 x, 1 r, 2 p/r0hat, 3 v, 4 phat, 5 s, 6 shat, 7 t, 8 dinv */
-    vecs_init(&v, n, 200);
-    set_state(p, s, &ms.bicg, sizeof ms.bicg);
+    vecs v; /* 0 x, 1 r, 2 p/r0hat, 3 v, 4 phat, 5 s, 6 shat, 7 t, 8 dinv */
+    begin_case(p, &v, 200, s, &ms.bicg, sizeof ms.bicg);
     H->p(h, v.h[2], v.h[1], v.h[3], v.h[8], v.h[4]);
     D->p(d, v.d[2], v.d[1], v.d[3], v.d[8], v.d[4]);
     H->s(h, v.h[5], v.h[1], v.h[3], v.h[8], v.h[6]);
@@ -278,9 +288,7 @@ static void test_bicg_ops(pair *p, const sps_kstate *s, const char *g)
     D->x(d, 1, v.d[0], v.d[1], v.d[4], v.d[6], v.d[5], v.d[7], v.d[2]);
     H->p(h, v.h[2], v.h[1], v.h[3], NULL, NULL);
     D->p(d, v.d[2], v.d[1], v.d[3], NULL, NULL);
-    snprintf(what, sizeof what, "n=%zu bicgstab p, s, x%s", n, g);
-    cmp_vecs(&v, n, what, 0, 8);
-    cmp_state(p, what, M_BICG);
+    check_case(p, &v, M_BICG, "n=%zu bicgstab p, s, x%s", p->n, g);
     vecs_free(&v);
 }
 
