@@ -343,6 +343,59 @@ static void test_alias(void)
     sps_matrix_destroy(A);
 }
 
+/* The registry: the listing, names with parameters, and "gmres:restart=m"
+ * solving bitwise as sps_solver_set_restart(m). */
+static void test_registry(void)
+{
+    const char *name = NULL, *summary = NULL;
+    unsigned caps = 0;
+    int count = 0, seen = 0;
+    while (sps_solver_method(count, &name, &caps, &summary) == SPS_OK) {
+        sps_method m;
+        if (sps_method_from_name(name, &m) == SPS_OK) seen |= 1 << (int)m;
+        T_OK(summary && *summary, "method %d '%s' has a summary", count, name);
+        if (!strcmp(name, "cg")) T_OK(caps & SPS_METHOD_SPD, "cg says it needs SPD");
+        if (!strcmp(name, "gmres")) T_OK(caps & SPS_METHOD_RESTART, "gmres says it restarts");
+        count++;
+    }
+    T_OK(count >= 3 && seen == 7, "%d methods listed, cg, bicgstab and gmres among them", count);
+    T_OK(sps_solver_method(-1, &name, NULL, NULL) == SPS_ERR_INVALID_ARG, "method -1 rejected");
+    sps_solver *s = NULL, *t = NULL;
+    T_STATUS(ctx, sps_solver_create(ctx, &s), "solver");
+    T_STATUS(ctx, sps_solver_create(ctx, &t), "solver");
+    T_OK(sps_solver_set_method_name(s, "minres") == SPS_ERR_INVALID_ARG &&
+             strstr(sps_last_error(ctx), "gmres") != NULL,
+         "unknown method name rejected, the known ones listed: %s", sps_last_error(ctx));
+    T_OK(sps_solver_set_method_name(s, "gmres:restrat=5") == SPS_ERR_INVALID_ARG &&
+             strstr(sps_last_error(ctx), "restrat") != NULL,
+         "unknown gmres parameter rejected: %s", sps_last_error(ctx));
+    T_OK(sps_solver_set_method_name(s, "gmres:restart=0") == SPS_ERR_INVALID_ARG &&
+             sps_solver_set_method_name(s, "gmres:restart=x") == SPS_ERR_INVALID_ARG,
+         "restart 0 and x rejected");
+    T_OK(sps_solver_set_method_name(s, "cg:restart=5") == SPS_ERR_INVALID_ARG,
+         "cg takes no parameters");
+    sps_matrix *A = tridiag(40);
+    sps_operator *op = NULL;
+    if (A && T_STATUS(ctx, sps_operator_create(ctx, A, "csr-scalar", NULL, &op), "operator") &&
+        T_STATUS(ctx, sps_solver_set_method_name(s, "gmres:restart=5"), "gmres:restart=5") &&
+        T_STATUS(ctx, sps_solver_set_method(t, SPS_GMRES), "gmres") &&
+        T_STATUS(ctx, sps_solver_set_restart(t, 5), "restart 5")) {
+        double b[40], x1[40] = {0}, x2[40] = {0};
+        for (int i = 0; i < 40; i++) b[i] = 1.0 + 0.01 * i;
+        sps_solve_info i1, i2;
+        T_STATUS(ctx, sps_solve(s, op, NULL, b, x1, &i1), "solve by name");
+        T_STATUS(ctx, sps_solve(t, op, NULL, b, x2, &i2), "solve by setters");
+        T_OK(i1.reason == SPS_CONVERGED_RTOL && i1.iterations == i2.iterations && i1.restarts > 0 &&
+                 i1.restarts == i2.restarts && memcmp(x1, x2, sizeof x1) == 0,
+             "gmres:restart=5 = set_restart(5): %lld iterations, %lld restarts, x bitwise equal",
+             (long long)i1.iterations, (long long)i1.restarts);
+    }
+    sps_operator_destroy(op);
+    sps_matrix_destroy(A);
+    sps_solver_destroy(s);
+    sps_solver_destroy(t);
+}
+
 int main(void)
 {
     if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) {
@@ -357,6 +410,7 @@ int main(void)
     test_inconsistent();
     test_scaled_rhs();
     test_alias();
+    test_registry();
     sps_context_destroy(ctx);
     return t_done();
 }
