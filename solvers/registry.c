@@ -9,11 +9,12 @@
 
 #include <string.h>
 
-/* X(name, ops prefix) */
-#define SPS_METHODS(X)  \
+/* X(name, ops prefix): one line per method, in listing order. */
+#define SPS_METHODS(X)    \
     X(cg, cg)             \
     X(bicgstab, bicg)     \
-    X(gmres, gm)
+    X(gmres, gm)          \
+    /* end of the list */
 
 #define DECLARE(name, ops)                                  \
     extern const sps_method_impl sps__method_##name;        \
