@@ -102,9 +102,11 @@ __global__ void __launch_bounds__(TPB) k_reduce_finish(const sps_kstate *st, int
         SPS_LAUNCH_CHECK((w)->ctx, "k_reduce_finish");                                      \
     } while (0)
 
-/* A method finish step that runs on thread 0: FIN(step, st, ms, v, hist)
- * with the method's state S (CG, BiCGSTAB). */
-template <class S, void (*FIN)(int, sps_kstate *, S *, const double *, double *)>
+/* A method finish step that runs on thread 0, for a method whose state is S
+ * (CG, BiCGSTAB): the method's .cu defines
+ *   __device__ void sps_method_finish(int step, sps_kstate *, S *, const double *v, double *hist)
+ * (found by argument-dependent lookup when the template is instantiated). */
+template <class S>
 struct thread0_fin {
     int step;
     sps_kstate *st;
@@ -112,15 +114,15 @@ struct thread0_fin {
     double *hist;
     __device__ void operator()(const double *v) const
     {
-        if (threadIdx.x == 0) FIN(step, st, ms, v, hist);
+        if (threadIdx.x == 0) sps_method_finish(step, st, ms, v, hist);
     }
 };
 
 /* An sps_kfin fn: thread0_fin on the last reduction's partials. */
-template <class S, void (*FIN)(int, sps_kstate *, S *, const double *, double *)>
+template <class S>
 static sps_status finish_thread0(sps_kws *w, const sps_kfin *f)
 {
-    thread0_fin<S, FIN> fn = {f->step, w->st, (S *)w->ms, w->hist};
+    thread0_fin<S> fn = {f->step, w->st, (S *)w->ms, w->hist};
     LAUNCH_FINISH(w, f, fn);
     return SPS_OK;
 }

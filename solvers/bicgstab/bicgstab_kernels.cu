@@ -77,7 +77,13 @@ __global__ void __launch_bounds__(TPB) k_bicg_x(int n, int64_t j, double *x, dou
 } /* namespace */
 
 /* BiCGSTAB's finish steps run on thread 0. */
-static constexpr auto c_bicg_finish = finish_thread0<sps_bicg_state, sps__bicg_finish>;
+static __device__ void sps_method_finish(int step, sps_kstate *st, sps_bicg_state *bs, const double *v,
+                                         double *hist)
+{
+    sps__bicg_finish(step, st, bs, v, hist);
+}
+
+static constexpr auto c_bicg_finish = finish_thread0<sps_bicg_state>;
 
 static sps_status c_bicg_step(sps_kws *w, int step, int ns)
 {

@@ -43,7 +43,13 @@ __global__ void __launch_bounds__(TPB) k_cg_direction(int n, double *p, const do
 } /* namespace */
 
 /* CG's finish steps run on thread 0. */
-static constexpr auto c_cg_finish = finish_thread0<sps_cg_state, sps__cg_finish>;
+static __device__ void sps_method_finish(int step, sps_kstate *st, sps_cg_state *cs, const double *v,
+                                         double *hist)
+{
+    sps__cg_finish(step, st, cs, v, hist);
+}
+
+static constexpr auto c_cg_finish = finish_thread0<sps_cg_state>;
 
 static sps_status c_cg_update(sps_kws *w, double *x, double *r, const double *p, const double *q,
                               const double *dinv, double *z, int step)
