@@ -103,6 +103,9 @@ static sps_status h_finish(sps_kws *w, const sps_kfin *f)
 static sps_status h_dot(sps_kws *w, int ns, const double *const *a, const double *const *b,
                         const sps_kfin *f)
 {
+    if (ns < 1 || ns > SPS_K_NSUM)
+        return sps__err(w->ctx, SPS_ERR_INTERNAL, "dot: %d sums (1 to %d) (%s:%d)", ns, SPS_K_NSUM,
+                        __FILE__, __LINE__);
     if (f->gated && w->st->stop) return SPS_OK;
     for (int q = 0; q < ns; q++) {
         const double *x = a[q], *y = b[q];

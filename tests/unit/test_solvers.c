@@ -8,6 +8,7 @@
 #include "../../solvers/bicgstab/bicgstab_state.h"
 #include "../../solvers/cg/cg_state.h"
 #include "../../solvers/gmres/gmres_state.h"
+#include "../../solvers/vops.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -960,6 +961,35 @@ static void test_finish_logic(void)
          "stopped: the residual steps are no-ops, the true residual still computed");
 }
 
+/* The host's generic dot with every count of sums: s_q = a[q]'b[q], then the
+ * finish callback; counts outside 1..SPS_K_NSUM are refused. */
+static void test_dot_counts(void)
+{
+    enum { N = 33 };
+    double vec[SPS_K_NSUM + 1][N], red[SPS_K_NSUM] = {0}, hist[4] = {0};
+    const double *a[SPS_K_NSUM], *b[SPS_K_NSUM];
+    for (int q = 0; q <= SPS_K_NSUM; q++)
+        for (int i = 0; i < N; i++) vec[q][i] = (double)((q + 1) * (i % 7) - 3);
+    sps_kstate st = fresh_state();
+    sps_kws w;
+    memset(&w, 0, sizeof w);
+    w.ctx = ctx, w.ops = &sps__vops_host, w.n = N, w.st = &st, w.red = red, w.hist = hist;
+    sps_kfin f = sps__kfin(sps__vops_host.finish, NULL, SPS_KC_TRUE, 0, 0);
+    for (int ns = 1; ns <= SPS_K_NSUM; ns++) {
+        for (int q = 0; q < ns; q++) a[q] = vec[q], b[q] = vec[q + 1];
+        int ok = sps__vops_host.dot(&w, ns, a, b, &f) == SPS_OK && w.nsum == ns;
+        for (int q = 0; q < ns && ok; q++) {
+            double e = 0;
+            for (int i = 0; i < N; i++) e += vec[q][i] * vec[q + 1][i];
+            ok = red[q] == e;
+        }
+        T_OK(ok && st.true_rnorm == sqrt(red[0]), "host dot with %d sums: each a[q]'b[q], then the finish", ns);
+    }
+    T_OK(sps__vops_host.dot(&w, SPS_K_NSUM + 1, a, b, &f) == SPS_ERR_INTERNAL &&
+             sps__vops_host.dot(&w, 0, a, b, &f) == SPS_ERR_INTERNAL,
+         "dot with 0 or %d sums refused: %s", SPS_K_NSUM + 1, sps_last_error(ctx));
+}
+
 /* ---- 8. the same solver again: workspace reuse, determinism ------------ */
 
 static void test_reuse(void)
@@ -1018,6 +1048,7 @@ int main(void)
     test_singular();
     test_gmres_special();
     test_finish_logic();
+    test_dot_counts();
     test_reuse();
     sps_context_destroy(ctx);
     return t_done();
