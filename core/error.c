@@ -38,6 +38,7 @@ const char *sps_reason_str(sps_reason r)
     case SPS_DIVERGED_INDEFINITE_PC: return "indefinite preconditioner (r'z <= 0)";
     case SPS_DIVERGED_NAN: return "NaN or Inf in the residual";
     case SPS_DIVERGED_STAGNATION: return "stagnation";
+    case SPS_DIVERGED_TRUE_RESIDUAL: return "not converged (the true residual fails the tolerance)";
     }
     return "unknown reason";
 }

@@ -61,7 +61,10 @@ typedef enum sps_reason {
     SPS_DIVERGED_INDEFINITE = -8,  /**< CG: p'Ap <= 0, the matrix is not SPD */
     SPS_DIVERGED_INDEFINITE_PC = -9, /**< CG: r'z <= 0, the preconditioner is not SPD */
     SPS_DIVERGED_NAN = -10,        /**< a NaN or Inf appeared in the residual */
-    SPS_DIVERGED_STAGNATION = -11  /**< the residual stopped decreasing */
+    SPS_DIVERGED_STAGNATION = -11, /**< the residual stopped decreasing */
+    SPS_DIVERGED_TRUE_RESIDUAL = -12 /**< the recurrence converged, but the true residual
+                                        ||b - A x|| failed the tolerance after every
+                                        residual replacement */
 } sps_reason;
 
 /** Short fixed name of a reason, e.g. "converged (rtol)". Never NULL. */
@@ -429,6 +432,18 @@ void sps_solver_destroy(sps_solver *s);
 
 /** CLI: `--method`. Default CG. */
 sps_status sps_solver_set_method(sps_solver *s, sps_method m);
+/** A method by name with optional parameters after a colon, e.g. "cg" or
+ *  "gmres:restart=50" (the same as sps_solver_set_restart). Any registered
+ *  method, including those without an sps_method value. */
+sps_status sps_solver_set_method_name(sps_solver *s, const char *spec);
+
+/** Capability flags of a method. */
+#define SPS_METHOD_SPD     0x1u /**< needs A (and M) symmetric positive definite */
+#define SPS_METHOD_RESTART 0x2u /**< iterations come in cycles (`restart`) */
+
+/** Methods, in registry order: `sps_solver_method(i, ...)` for i = 0, 1, ...
+ *  until it returns SPS_ERR_INVALID_ARG. */
+sps_status sps_solver_method(int i, const char **name, unsigned *caps, const char **summary);
 /** Converged when ||r|| <= max(rtol*||b||, atol). CLI: `--rtol` (default 1e-8), `--atol` (0). */
 sps_status sps_solver_set_rtol(sps_solver *s, double rtol);
 sps_status sps_solver_set_atol(sps_solver *s, double atol);
@@ -466,14 +481,19 @@ typedef struct sps_solve_info {
     int64_t spmvs;           /**< SpMVs applied (including the true residual) */
     int64_t precond_applies;
     int64_t restarts;        /**< GMRES restarts */
+    int64_t replacements;    /**< residual replacements: times the true residual
+                                  overruled a converged recurrence and the method
+                                  went on from x (each costs one extra SpMV) */
     const double *history;   /**< residual norms, history[0] = ||r0||; owned by the solver */
     int64_t history_len;     /**< entries in history (0 if history is off) */
 } sps_solve_info;
 
 /** Solve A x = b with the operator (double precision) and an optional
  *  preconditioner (NULL = none). On entry x holds the initial guess; b and x
- *  may be host or device pointers (detected). Returns SPS_OK when the solve
- *  ran, whatever its outcome: read info->reason. */
+ *  may be host or device pointers (detected), and x may be b itself (b is
+ *  copied first). A converged reason is reported only when the true residual
+ *  ||b - A x|| meets the tolerance (doc/solvers.md). Returns SPS_OK when the
+ *  solve ran, whatever its outcome: read info->reason. */
 sps_status sps_solve(sps_solver *s, sps_operator *op, sps_precond *pc,
                      const double *b, double *x, sps_solve_info *info);
 

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/solvers/krylov.h: what the method drivers (cg.c, bicgstab.c,
- * gmres.c) and the common solve loop (solve.c) share.
+/* spsolve/solvers/krylov.h: what the methods (solvers/<method>/) and the
+ * common solve loop (solve.c) share.
  *
- * A method is a table: how many work vectors it needs, its start (after
+ * A method is a table (sps_method_impl): its name and capabilities, its
+ * parameters, its workspace needs, its initial scalar state, its start (after
  * r0 = b - A x0 and ||r0|| are known), one iteration, and two optional hooks
- * for methods whose iterations come in cycles (GMRES). solve.c owns
- * everything else: checks, workspace, the initial and final residuals, the
- * batches of k iterations between host checks, the monitor, the info. */
+ * for methods whose iterations come in cycles (GMRES). It is registered by one
+ * line in registry.c. solve.c owns everything else: checks, workspace, the
+ * initial and final residuals, the batches of k iterations between host
+ * checks, the monitor, the info. */
 #ifndef SPS_KRYLOV_H
 #define SPS_KRYLOV_H
 
@@ -17,30 +19,73 @@
 /* How the preconditioner is applied. */
 enum { SPS_PCM_NONE = 0, SPS_PCM_JACOBI = 1, SPS_PCM_APPLY = 2 };
 
-#define SPS_KR_MAXVEC 8
+#define SPS_KR_MAXVEC 8   /* work vectors of length n */
+#define SPS_KR_MAXPIECE 8 /* further arrays */
+#define SPS_KR_MSTATE 256 /* most bytes of a method's scalar state */
+#define SPS_KR_NOPT 4     /* method-defined numeric options */
+
+/* The solver's settings a method may read (and its parameters may set). */
+typedef struct sps_kcfg {
+    double rtol, atol, dtol;
+    int64_t maxit;
+    int restart;              /* restart length of methods that restart (GMRES) */
+    double opt[SPS_KR_NOPT];  /* a method's own options (its parameters) */
+} sps_kcfg;
+
+/* What a method needs besides the common state: work vectors of length n,
+ * further arrays (in doubles), and its scalar state (bytes, <= SPS_KR_MSTATE). */
+typedef struct sps_kwork {
+    int nvec;
+    int npiece;
+    size_t piece[SPS_KR_MAXPIECE];
+    size_t state_bytes;
+    int r, scratch; /* vectors that hold r0 and the true residual (without bind) */
+} sps_kwork;
 
 typedef struct sps_krylov {
     sps_kws w;
     const sps_vops *ops;
+    const void *mops;     /* the method's own ops table for ops's memory space */
+    const sps_kcfg *cfg;
     sps_operator *op;
     sps_precond *pc;      /* NULL when pcmode is NONE */
     int pcmode;
-    const double *dinv;   /* Jacobi: fused into the vector updates */
     const double *b;      /* in the vectors' memory space */
     double *x;
     double *r;            /* where r0 = b - A x0 goes (set by the method's bind) */
     double *scratch;      /* free after the iterations: the true residual goes here */
     double *vec[SPS_KR_MAXVEC];
+    double *piece[SPS_KR_MAXPIECE];
+    sps_kwork work;
     int64_t spmvs, pc_applies;
-    int64_t inner;        /* GMRES: Arnoldi steps enqueued in the current cycle */
+    int64_t replacements; /* residual replacements (solve.c: true_residual) */
+    int64_t inner;        /* cycles: steps enqueued in the current cycle (GMRES) */
+    const double *b_in;   /* b before any rescaling */
+    double *bs;           /* 2^sexp b when the solve rescaled (allocated then) */
+    int64_t sexp;         /* b and x0 were scaled by 2^sexp (0: not rescaled) */
+    sps_kstate init;      /* the state a solve starts from */
+    double minit[SPS_KR_MSTATE / sizeof(double)]; /* the method's initial state */
 } sps_krylov;
 
+/* Method capabilities. */
+#define SPS_KM_SPD     SPS_METHOD_SPD
+#define SPS_KM_RESTART SPS_METHOD_RESTART
+
 typedef struct sps_method_impl {
-    /* Work vectors of length n for a preconditioner mode. */
-    int (*nvec)(int pcmode);
-    /* Point k->r and k->scratch into k->vec once it is carved. */
+    const char *name;
+    int id;               /* its sps_method value, or -1 */
+    unsigned caps;        /* SPS_KM_* */
+    const char *summary;
+    /* A `name:key=value` parameter (NULL: none accepted). */
+    sps_status (*param)(sps_context *ctx, sps_kcfg *cfg, const char *key, const char *value);
+    /* Workspace needs (k->cfg, k->pcmode and k->w.n are set). */
+    void (*work)(const sps_krylov *k, sps_kwork *wk);
+    /* The method's scalar state at the start of a solve (zeroed before). */
+    void (*init)(const sps_krylov *k, void *ms);
+    /* Point k->r and k->scratch into the carved workspace (NULL: they are
+     * the vectors work->r and work->scratch). */
     void (*bind)(sps_krylov *k);
-    /* Enqueue what follows r0 and its norm (the state has rho = r0'r0). */
+    /* Enqueue what follows r0 and its norm (the last reduction's sums: r0'r0). */
     sps_status (*start)(sps_krylov *k);
     /* Enqueue iteration j (1-based, counted by the host). */
     sps_status (*iterate)(sps_krylov *k, int64_t j);
@@ -50,15 +95,51 @@ typedef struct sps_method_impl {
     sps_status (*checked)(sps_krylov *k, const sps_kstate *st);
 } sps_method_impl;
 
-extern const sps_method_impl sps__method_cg;
-extern const sps_method_impl sps__method_bicgstab;
-extern const sps_method_impl sps__method_gmres;
+/* The registry (registry.c): a method with its host and CUDA ops tables. */
+typedef struct sps_method_entry {
+    const sps_method_impl *impl;
+    const void *ops_host;
+    const void *ops_cuda; /* NULL in a build without CUDA */
+} sps_method_entry;
+
+int sps__method_count(void);
+const sps_method_entry *sps__method_at(int i);
+/* By name (the part before any ':'), or NULL. */
+const sps_method_entry *sps__method_find(const char *name, size_t len);
+
+/* The solver object (solver.c: settings; solve.c: sps_solve). */
+struct sps_solver {
+    sps_context *ctx;
+    const sps_method_entry *method;
+    sps_kcfg cfg;
+    int history, check;
+    sps_monitor_fn mon;
+    void *mon_user;
+    double *hist;      /* the history handed out in the info */
+    int64_t hist_cap;
+    void *blk;         /* workspace kept between solves */
+    size_t blk_bytes;
+    const sps_vops *blk_ops; /* who allocated it */
+    /* The configuration the last GPU warm-up ran (sps_solve): method,
+     * preconditioner mode, operator and preconditioner objects. */
+    const void *warm_method;
+    int warm_pcmode;
+    const void *warm_op, *warm_pc;
+};
+
+/* Free the kept workspace. */
+void sps__solver_free_block(sps_solver *s);
 
 /* y = A x (counted). */
 sps_status sps__kr_spmv(sps_krylov *k, const double *x, double *y);
 /* r = b - A x (counted). */
 sps_status sps__kr_resid(sps_krylov *k, double *r);
-/* z = M^-1 r (counted): Jacobi through the ops, others through pc->apply. */
+/* z = M^-1 r (counted): Jacobi as z = D^-1 .* r, others through pc->apply. */
 sps_status sps__kr_prec(sps_krylov *k, const double *r, double *z);
+/* The preconditioner's diagonal when it is fused (SPS_PCM_JACOBI), else NULL. */
+static inline const double *sps__kr_diag(const sps_krylov *k)
+{
+    return k->pcmode == SPS_PCM_JACOBI ? k->pc->fused_diag : NULL;
+}
 
 #endif /* SPS_KRYLOV_H */

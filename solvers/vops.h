@@ -1,23 +1,28 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/solvers/vops.h: the vector operations the Krylov drivers are written
- * over, with a host (vops_host.c) and a CUDA (vops_cuda.cu) implementation.
+/* spsolve/solvers/vops.h: the generic vector operations the Krylov methods and
+ * the solve loop are written over, with a host (vops_host.c) and a CUDA
+ * (vops_cuda.cu) implementation. A method's fused operations are its own
+ * (solvers/<method>/); only what any method or a distributed layer needs is
+ * here: copies, fills, axpby, add, a pointwise product, dot products with any
+ * small number of sums, the scaled norm, the state transfer, the history, and
+ * the memory operations.
  *
- * The drivers (cg.c, bicgstab.c, gmres.c) only enqueue operations; they never
- * read a scalar. Scalars live in the workspace's sps_kstate (kstate.h), in the
+ * The methods only enqueue operations; they never read a scalar. Scalars live
+ * in the workspace's state (kstate.h and the method's own struct), in the
  * vectors' memory space. Three kinds of operations:
  *
- *   ungated    copies, fills, scratch products (z = dinv .* r), the GEMVs of
- *              GMRES, and the end-of-cycle update: they always run.
+ *   ungated    copies, fills, products, axpby: they always run.
  *   gated      every operation that changes x, r, p, ... or a scalar first
  *              reads st->stop and does nothing once it is set. This is what
  *              lets the GPU host enqueue k iterations blindly: those past the
  *              stop are no-ops, except SpMVs and preconditioner applications,
  *              which write scratch vectors only.
- *   reductions compute one or two sums, then run a finish step (kstate.h:
- *              sps__k_finish) that turns them into scalars, tests and decisions.
- *              The device reduces in a fixed order (block partials into a fixed
- *              array, then one block), with a grid that depends on n only, so
- *              runs are bitwise repeatable.
+ *   reductions compute up to SPS_K_NSUM sums, then run a finish step (an
+ *              sps_kfin: the common steps of kstate.h, or a method's own) that
+ *              turns them into scalars, tests and decisions. The device
+ *              reduces in a fixed order (block partials into a fixed array,
+ *              then one block), with a grid that depends on n only, so runs
+ *              are bitwise repeatable.
  *
  * The host implementation is the executable specification of the CUDA one:
  * the same operations in the same order, plain loops. */
@@ -27,30 +32,65 @@
 #include "../core/internal.h"
 #include "kstate.h"
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct sps_kws sps_kws;
+typedef struct sps_kfin sps_kfin;
 
 /* The workspace the operations act on (carved by solvers/solve.c). */
 struct sps_kws {
     sps_context *ctx;
     const struct sps_vops *ops;
     sps_idx n;
-    int grid;        /* device: blocks of every reduction (a function of n only) */
-    sps_kstate *st;  /* the state, in the vectors' memory space */
-    double *part;    /* device: 2 * grid block partial sums */
-    int nsum;        /* device: sums in part from the last reduction */
-    double sums[2];  /* host: the last reduction's sums */
+    sps_kstate *st;  /* the common state, in the vectors' memory space */
+    void *ms;        /* the method's own state, right after it */
     double *hist;    /* maxit + 1 residual norms, or NULL */
-    sps_kgm gm;      /* GMRES small arrays */
-    double *V;       /* GMRES basis: n x (m+1), column-major, leading dimension n */
-    int m;           /* GMRES restart length */
+    double *red;     /* the ops's reduction scratch (ops->red_len(n) doubles):
+                      * host: the last reduction's sums; device: block partials */
+    int nsum;        /* sums of the last reduction */
 };
+
+/* A finish step: fn runs step `step` on the sums of the last reduction
+ * (w->red, w->nsum), in the ops's memory space; aux is the method's (e.g.
+ * GMRES's arrays); gated: nothing happens once the solve has stopped. */
+struct sps_kfin {
+    sps_status (*fn)(sps_kws *w, const sps_kfin *f);
+    const void *aux;
+    int step;
+    int gated;
+    int64_t arg;
+};
+
+static inline sps_kfin sps__kfin(sps_status (*fn)(sps_kws *, const sps_kfin *), const void *aux,
+                                 int step, int gated, int64_t arg)
+{
+    sps_kfin f;
+    f.fn = fn;
+    f.aux = aux;
+    f.step = step;
+    f.gated = gated;
+    f.arg = arg;
+    return f;
+}
 
 typedef struct sps_vops {
     const char *name;
+    int device;      /* the vectors live in device memory */
+
+    /* ---- memory --------------------------------------------------------- */
+    sps_status (*alloc)(sps_context *ctx, size_t bytes, void **p);
+    void (*free)(void *p);
+    /* host -> the ops's memory, and back */
+    sps_status (*copy_in)(sps_context *ctx, void *dst, const void *src, size_t bytes);
+    sps_status (*copy_out)(sps_context *ctx, void *dst, const void *src, size_t bytes);
+    /* p is in device memory (the host ops can tell too, to reject one) */
+    int (*is_device)(const void *p);
+    /* doubles of reduction scratch for length n (w->red) */
+    size_t (*red_len)(sps_idx n);
 
     /* ---- ungated -------------------------------------------------------- */
     /* dst = src */
@@ -59,67 +99,52 @@ typedef struct sps_vops {
     sps_status (*fill)(sps_kws *w, double *x, double v);
     /* x += z */
     sps_status (*add)(sps_kws *w, double *x, const double *z);
-    /* z = dinv .* r (Jacobi applied on its own) */
-    sps_status (*jacobi)(sps_kws *w, double *z, const double *dinv, const double *r);
+    /* z = d .* r */
+    sps_status (*mul)(sps_kws *w, double *z, const double *d, const double *r);
+    /* y = a x + b y (b = 0: y = a x, y is not read) */
+    sps_status (*axpby)(sps_kws *w, double *y, double a, const double *x, double b);
 
     /* ---- reductions ----------------------------------------------------- */
-    /* s0 = a'b, and s1 = c'd when c != NULL; then finish step fin(j). */
-    sps_status (*dot)(sps_kws *w, const double *a, const double *b, const double *c,
-                      const double *d, int fin, int64_t j);
-    /* Finish step fin(j) again on the sums of the last reduction. */
-    sps_status (*finish)(sps_kws *w, int fin, int64_t j);
+    /* s_q = a[q]'b[q] for q < ns (ns <= SPS_K_NSUM); then the finish f. */
+    sps_status (*dot)(sps_kws *w, int ns, const double *const *a, const double *const *b,
+                      const sps_kfin *f);
+    /* ||x|| with scaling: s0 = max |x_i| (SPS_KC_AMAX sets st->nrm_e), then
+     * s0 = sum (x_i 2^-nrm_e)^2 and the finish f (SPS_KC_BNORM or SPS_KC_TRUE). */
+    sps_status (*nrm2)(sps_kws *w, const double *x, const sps_kfin *f);
+    /* The common finish steps (kstate.h: sps__k_common_finish), as an sps_kfin's fn. */
+    sps_status (*finish)(sps_kws *w, const sps_kfin *f);
 
     /* ---- state ---------------------------------------------------------- */
-    /* The host check: copy the state out (on the GPU: one synchronization). */
+    /* The host check: copy the common state out (on the GPU: one synchronization). */
     sps_status (*get_state)(sps_kws *w, sps_kstate *out);
-    sps_status (*put_state)(sps_kws *w, const sps_kstate *in);
+    /* The common state, and the method's (ms_bytes of ms) when ms != NULL. */
+    sps_status (*put_state)(sps_kws *w, const sps_kstate *in, const void *ms, size_t ms_bytes);
     /* The first len entries of the history. */
     sps_status (*get_history)(sps_kws *w, double *out, int64_t len);
-
-    /* ---- CG (gated) ----------------------------------------------------- */
-    /* x += alpha p; r -= alpha q; z = dinv .* r when dinv != NULL;
-     * s0 = r'r, s1 = r'z; finish SPS_FIN_CG_RES(mode). */
-    sps_status (*cg_update)(sps_kws *w, double *x, double *r, const double *p,
-                            const double *q, const double *dinv, double *z, int mode);
-    /* p = z + beta p */
-    sps_status (*cg_direction)(sps_kws *w, double *p, const double *z);
-
-    /* ---- BiCGSTAB (gated) ----------------------------------------------- */
-    /* p = r + beta (p - omega v); phat = dinv .* p when dinv != NULL */
-    sps_status (*bicg_p)(sps_kws *w, double *p, const double *r, const double *v,
-                         const double *dinv, double *phat);
-    /* s = r - alpha v; shat = dinv .* s when dinv != NULL; s0 = s's; finish
-     * SPS_FIN_BICG_S */
-    sps_status (*bicg_s)(sps_kws *w, double *s, const double *r, const double *v,
-                         const double *dinv, double *shat);
-    /* Iteration j (1-based, as the host counts): x += alpha phat + omega shat;
-     * r = s - omega t; s0 = r'r, s1 = r0hat'r; finish SPS_FIN_BICG_R. If the
-     * solve stopped at the half step of this very iteration (st->half and
-     * st->iter == j): x += alpha phat only. */
-    sps_status (*bicg_x)(sps_kws *w, int64_t j, double *x, double *r, const double *phat,
-                         const double *shat, const double *s, const double *t,
-                         const double *r0hat);
-
-    /* ---- GMRES ---------------------------------------------------------- */
-    /* h = V[:, 0..ncols-1]' x  (ungated; h in the state's memory space) */
-    sps_status (*gemv_t)(sps_kws *w, int64_t ncols, const double *x, double *h);
-    /* x -= V[:, 0..ncols-1] h  (ungated) */
-    sps_status (*gemv_n)(sps_kws *w, int64_t ncols, const double *h, double *x);
-    /* Gated. j >= 0: V[:, j+1] = src / st->hn (H[j+1, j] before its rotation);
-     * j = -1: V[:, 0] = src / g[0]. */
-    sps_status (*gm_scale)(sps_kws *w, int64_t j, const double *src);
-    /* y = R^-1 g over st->kdim columns (ungated; enqueued once per cycle). */
-    sps_status (*gm_solve)(sps_kws *w);
-    /* Ungated, st->kdim columns: u != NULL: u = V y; else x += V y, or
-     * x += dinv .* (V y) when dinv != NULL (Jacobi fused). */
-    sps_status (*gm_update)(sps_kws *w, double *x, const double *dinv, double *u);
 } sps_vops;
 
+/* The table of an implementation whose functions are named P_alloc, P_copy, ... */
+#define SPS_VOPS_TABLE(P, NAME, DEVICE)                                                     \
+    {                                                                                       \
+        .name = NAME, .device = DEVICE, .alloc = P##_alloc, .free = P##_free,               \
+        .copy_in = P##_copy_in, .copy_out = P##_copy_out, .is_device = P##_is_device,       \
+        .red_len = P##_red_len, .copy = P##_copy, .fill = P##_fill, .add = P##_add,         \
+        .mul = P##_mul, .axpby = P##_axpby, .dot = P##_dot, .nrm2 = P##_nrm2,               \
+        .finish = P##_finish, .get_state = P##_get_state, .put_state = P##_put_state,       \
+        .get_history = P##_get_history,                                                     \
+    }
+
 extern const sps_vops sps__vops_host;
+extern const sps_vops sps__vops_cuda; /* defined only in a CUDA build */
+/* The ops of a context: CUDA on a GPU context, else the host's. */
+const sps_vops *sps__vops_for(const sps_context *ctx);
+
+/* A method's CUDA table, or NULL in a build without CUDA (the symbol is then
+ * neither defined nor referenced). */
 #if SPS_HAVE_CUDA
-extern const sps_vops sps__vops_cuda;
-/* Blocks of every device reduction for length n (fixed for a given n). */
-int sps__vops_cuda_grid(sps_idx n);
+#define SPS_CUDA_TABLE(sym) (&(sym))
+#else
+#define SPS_CUDA_TABLE(sym) NULL
 #endif
 
 #ifdef __cplusplus

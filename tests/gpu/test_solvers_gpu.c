@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/tests/gpu/test_solvers_gpu.c: the solvers on the GPU.
  *
- * 1. Every CUDA vector operation against its host reference (vops_host.c) on
- *    the same inputs, gated and not, for sizes that exercise one block, many
- *    blocks and the grid-stride loop; GMRES's finish with more rotations than
- *    one shared-memory chunk.
+ * 1. Every CUDA operation (generic: vops_cuda.cu; each method's:
+ *    <method>_kernels.cu) against its host reference on the same inputs, gated
+ *    and not, for sizes that exercise one block, many blocks and the
+ *    grid-stride loop; GMRES's finish with more rotations than one
+ *    shared-memory chunk; a dot with SPS_K_NSUM sums.
  * 2. Each method with each GPU SpMV backend against the host driver: same
  *    reason, iterations within 5%, same solution; two runs bitwise equal;
  *    host and device pointers for b and x give bitwise the same x.
@@ -15,9 +16,12 @@
 #include "internal.h"
 #include "gpu.h"
 #include "../../precond/precond.h"
-#include "../../solvers/vops.h"
+#include "../../solvers/bicgstab/bicgstab.h"
+#include "../../solvers/cg/cg.h"
+#include "../../solvers/gmres/gmres.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,12 +70,16 @@ static double maxdiff(const double *a, const double *dev, size_t n, double lo)
     return m / amax;
 }
 
-/* ---- 1. vops: CUDA against host ------------------------------------------ */
+/* ---- 1. ops: CUDA against host ------------------------------------------- */
+
+#define MSD 32 /* doubles of method state (any method's) */
 
 /* One workspace in each memory space, with the same contents. */
 typedef struct pair {
     sps_kws h, d;
     sps_kstate hst;
+    double hms[MSD];
+    sps_gm_ws hg, dg;
     size_t n, m;
 } pair;
 
@@ -82,65 +90,101 @@ static void pair_init(pair *p, size_t n, int m)
     p->m = (size_t)m;
     size_t ld = (size_t)m + 1;
     sps_kws *w[2] = {&p->h, &p->d};
+    sps_gm_ws *gw[2] = {&p->hg, &p->dg};
     for (int k = 0; k < 2; k++) {
         sps_kws *x = w[k];
+        sps_gm_ws *g = gw[k];
         int dev = k == 1;
         x->ctx = dev ? gctx : hctx;
         x->ops = dev ? &sps__vops_cuda : &sps__vops_host;
         x->n = (sps_idx)n;
-        x->grid = sps__vops_cuda_grid((sps_idx)n);
-        x->m = m;
+        g->m = m;
         double *V = rnd(n * ld, 77), *H = rnd(ld * (size_t)m, 78), *cs = rnd((size_t)m, 79);
-        double *sn = rnd((size_t)m, 80), *g = rnd(ld, 81), *h2 = rnd(ld, 82);
+        double *sn = rnd((size_t)m, 80), *gg = rnd(ld, 81), *h2 = rnd(ld, 82);
         double *hist = hvec(64);
+        size_t red = x->ops->red_len((sps_idx)n);
         if (dev) {
             x->st = (sps_kstate *)(void *)dvec((sizeof(sps_kstate) + 7) / 8);
-            x->part = dvec(2 * (size_t)x->grid);
+            x->ms = dvec(MSD);
+            x->red = dvec(red);
             x->hist = up(hist, 64);
-            x->V = up(V, n * ld);
-            x->gm.H = up(H, ld * (size_t)m);
-            x->gm.cs = up(cs, (size_t)m);
-            x->gm.sn = up(sn, (size_t)m);
-            x->gm.g = up(g, ld);
-            x->gm.h2 = up(h2, ld);
-            x->gm.y = dvec((size_t)m);
-            free(V), free(H), free(cs), free(sn), free(g), free(h2), free(hist);
+            g->V = up(V, n * ld);
+            g->gm.H = up(H, ld * (size_t)m);
+            g->gm.cs = up(cs, (size_t)m);
+            g->gm.sn = up(sn, (size_t)m);
+            g->gm.g = up(gg, ld);
+            g->gm.h2 = up(h2, ld);
+            g->gm.y = dvec((size_t)m);
+            free(V), free(H), free(cs), free(sn), free(gg), free(h2), free(hist);
         } else {
             x->st = &p->hst;
+            x->ms = p->hms;
+            x->red = hvec(red);
             x->hist = hist;
-            x->V = V;
-            x->gm = (sps_kgm){H, cs, sn, g, hvec((size_t)m), h2};
+            g->V = V;
+            g->gm = (sps_kgm){H, cs, sn, gg, hvec((size_t)m), h2};
         }
     }
 }
 
 static void pair_free(pair *p)
 {
-    free(p->h.hist), free(p->h.V), free(p->h.gm.H), free(p->h.gm.cs), free(p->h.gm.sn);
-    free(p->h.gm.g), free(p->h.gm.y), free(p->h.gm.h2);
-    sps__dfree(p->d.st), sps__dfree(p->d.part), sps__dfree(p->d.hist), sps__dfree(p->d.V);
-    sps__dfree(p->d.gm.H), sps__dfree(p->d.gm.cs), sps__dfree(p->d.gm.sn), sps__dfree(p->d.gm.g);
-    sps__dfree(p->d.gm.y), sps__dfree(p->d.gm.h2);
+    free(p->h.hist), free(p->h.red), free(p->hg.V), free(p->hg.gm.H), free(p->hg.gm.cs);
+    free(p->hg.gm.sn), free(p->hg.gm.g), free(p->hg.gm.y), free(p->hg.gm.h2);
+    sps__dfree(p->d.st), sps__dfree(p->d.ms), sps__dfree(p->d.red), sps__dfree(p->d.hist);
+    sps__dfree(p->dg.V), sps__dfree(p->dg.gm.H), sps__dfree(p->dg.gm.cs), sps__dfree(p->dg.gm.sn);
+    sps__dfree(p->dg.gm.g), sps__dfree(p->dg.gm.y), sps__dfree(p->dg.gm.h2);
 }
 
-/* The same state on both sides. */
-static void set_state(pair *p, const sps_kstate *s)
+/* The method states the tests start from. */
+typedef struct mstates {
+    sps_cg_state cg;
+    sps_bicg_state bicg;
+    sps_gm_state gm;
+} mstates;
+
+/* The same state on both sides (common, and one method's). */
+static void set_state(pair *p, const sps_kstate *s, const void *ms, size_t bytes)
 {
     p->hst = *s;
-    sps__vops_cuda.put_state(&p->d, s);
+    memset(p->hms, 0, sizeof p->hms);
+    memcpy(p->hms, ms, bytes);
+    sps__vops_cuda.put_state(&p->d, s, p->hms, sizeof p->hms);
 }
 
-static void cmp_state(const pair *p, const char *what)
+enum { M_CG, M_BICG, M_GM };
+
+static void cmp_state(const pair *p, const char *what, int method)
 {
     sps_kstate d;
+    double dms[MSD];
     sps__vops_cuda.get_state((sps_kws *)&p->d, &d);
+    sps__d2h(gctx, dms, p->d.ms, sizeof dms);
     const sps_kstate *h = &p->hst;
     int same = d.stop == h->stop && d.reason == h->reason && d.iter == h->iter &&
-               d.half == h->half && d.kdim == h->kdim && d.cycle == h->cycle;
-    double dv[] = {d.rnorm, d.rho, d.alpha, d.beta, d.omega, d.bnorm, d.r0norm, d.tol, d.hn};
-    double hv[] = {h->rnorm, h->rho, h->alpha, h->beta, h->omega, h->bnorm, h->r0norm, h->tol, h->hn};
+               d.restarts == h->restarts;
+    double dv[9] = {d.rnorm, d.bnorm, d.r0norm, d.tol}, hv[9] = {h->rnorm, h->bnorm, h->r0norm, h->tol};
+    int nv = 4;
+    if (method == M_CG) {
+        const sps_cg_state *a = (const void *)dms, *b = (const void *)p->hms;
+        dv[nv] = a->rho, hv[nv++] = b->rho;
+        dv[nv] = a->alpha, hv[nv++] = b->alpha;
+        dv[nv] = a->beta, hv[nv++] = b->beta;
+    } else if (method == M_BICG) {
+        const sps_bicg_state *a = (const void *)dms, *b = (const void *)p->hms;
+        same = same && a->half == b->half;
+        dv[nv] = a->rho, hv[nv++] = b->rho;
+        dv[nv] = a->alpha, hv[nv++] = b->alpha;
+        dv[nv] = a->beta, hv[nv++] = b->beta;
+        dv[nv] = a->omega, hv[nv++] = b->omega;
+    } else {
+        const sps_gm_state *a = (const void *)dms, *b = (const void *)p->hms;
+        same = same && a->kdim == b->kdim && a->stag_at == b->stag_at;
+        dv[nv] = a->hn, hv[nv++] = b->hn;
+        dv[nv] = a->stag_ref, hv[nv++] = b->stag_ref;
+    }
     double worst = 0;
-    for (int i = 0; i < 9; i++) {
+    for (int i = 0; i < nv; i++) {
         double e = fabs(dv[i] - hv[i]) / (fabs(hv[i]) + 1e-300);
         if (!(e <= worst)) worst = e;
     }
@@ -180,162 +224,378 @@ static void cmp_vecs(const vecs *v, size_t n, const char *what, int first, int l
     T_OK(worst <= 1e-12, "%s: device vectors = host vectors (max rel diff %.1e)", what, worst);
 }
 
-static void test_vops_size(size_t n)
+static mstates mstates0(int m)
+{
+    mstates ms;
+    memset(&ms, 0, sizeof ms);
+    ms.cg = (sps_cg_state){0.7, 0.3, 0.2};
+    ms.bicg.rho = 0.7, ms.bicg.alpha = 0.3, ms.bicg.beta = 0.2, ms.bicg.omega = 0.9;
+    ms.gm.m = m, ms.gm.stag_win = 2, ms.gm.stag_ref = 1.0;
+    return ms;
+}
+
+/* Fresh vectors and the same state on both sides; returns n. */
+static size_t begin_case(pair *p, vecs *v, uint64_t seed, const sps_kstate *s, const void *ms,
+                         size_t bytes)
+{
+    vecs_init(v, p->n, seed);
+    set_state(p, s, ms, bytes);
+    return p->n;
+}
+
+/* Every vector and the state agree. */
+static void check_case(const pair *p, const vecs *v, int method, const char *fmt, ...)
+{
+    char what[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    cmp_vecs(v, p->n, what, 0, 8);
+    cmp_state(p, what, method);
+}
+
+static void test_cg_ops(pair *p, const sps_kstate *s, const char *g)
+{
+    const sps_cg_ops *H = &sps__cg_ops_host, *D = &sps__cg_ops_cuda;
+    sps_kws *h = &p->h, *d = &p->d;
+    mstates ms = mstates0((int)p->m);
+    vecs v; /* 0 x, 1 r, 2 p, 3 q, 4 z, 8 dinv */
+    size_t n = begin_case(p, &v, 100, s, &ms.cg, sizeof ms.cg);
+    H->update(h, v.h[0], v.h[1], v.h[2], v.h[3], v.h[8], v.h[4], SPS_CG_RES_FUSED);
+    D->update(d, v.d[0], v.d[1], v.d[2], v.d[3], v.d[8], v.d[4], SPS_CG_RES_FUSED);
+    check_case(p, &v, M_CG, "n=%zu cg update (Jacobi fused)%s", n, g);
+    H->update(h, v.h[0], v.h[1], v.h[2], v.h[3], NULL, NULL, SPS_CG_RES_PLAIN);
+    D->update(d, v.d[0], v.d[1], v.d[2], v.d[3], NULL, NULL, SPS_CG_RES_PLAIN);
+    H->direction(h, v.h[2], v.h[4]);
+    D->direction(d, v.d[2], v.d[4]);
+    check_case(p, &v, M_CG, "n=%zu cg update, direction%s", n, g);
+    vecs_free(&v);
+}
+
+static void test_bicg_ops(pair *p, const sps_kstate *s, const char *g)
+{
+    const sps_bicg_ops *H = &sps__bicg_ops_host, *D = &sps__bicg_ops_cuda;
+    sps_kws *h = &p->h, *d = &p->d;
+    mstates ms = mstates0((int)p->m);
+    vecs v; /* 0 x, 1 r, 2 p/r0hat, 3 v, 4 phat, 5 s, 6 shat, 7 t, 8 dinv */
+    begin_case(p, &v, 200, s, &ms.bicg, sizeof ms.bicg);
+    H->p(h, v.h[2], v.h[1], v.h[3], v.h[8], v.h[4]);
+    D->p(d, v.d[2], v.d[1], v.d[3], v.d[8], v.d[4]);
+    H->s(h, v.h[5], v.h[1], v.h[3], v.h[8], v.h[6]);
+    D->s(d, v.d[5], v.d[1], v.d[3], v.d[8], v.d[6]);
+    H->x(h, 1, v.h[0], v.h[1], v.h[4], v.h[6], v.h[5], v.h[7], v.h[2]);
+    D->x(d, 1, v.d[0], v.d[1], v.d[4], v.d[6], v.d[5], v.d[7], v.d[2]);
+    H->p(h, v.h[2], v.h[1], v.h[3], NULL, NULL);
+    D->p(d, v.d[2], v.d[1], v.d[3], NULL, NULL);
+    check_case(p, &v, M_BICG, "n=%zu bicgstab p, s, x%s", p->n, g);
+    vecs_free(&v);
+}
+
+/* GMRES: CGS2 on the basis, the Arnoldi finish, the scale. */
+static void test_gm_ops(pair *p, const sps_kstate *s, const char *g)
+{
+    const sps_gm_ops *H = &sps__gm_ops_host, *D = &sps__gm_ops_cuda;
+    sps_kws *h = &p->h, *d = &p->d;
+    size_t n = p->n, ld = p->m + 1;
+    mstates ms = mstates0((int)p->m);
+    int64_t j = (int64_t)p->m - 2;
+    char what[128];
+    vecs v;
+    vecs_init(&v, n, 300);
+    set_state(p, s, &ms.gm, sizeof ms.gm);
+    double *hh = hvec(p->m + 1), *hd = dvec(p->m + 1);
+    H->gemv_t(h, &p->hg, j + 1, v.h[1], hh);
+    D->gemv_t(d, &p->dg, j + 1, v.d[1], hd);
+    snprintf(what, sizeof what, "n=%zu gemv_t over %lld columns", n, (long long)j + 1);
+    T_OK(maxdiff(hh, hd, (size_t)j + 1, 1e-10) <= 1e-11, "%s", what);
+    H->gemv_n(h, &p->hg, j + 1, hh, v.h[1]);
+    D->gemv_n(d, &p->dg, j + 1, hd, v.d[1]);
+    snprintf(what, sizeof what, "n=%zu gemv_n", n);
+    cmp_vecs(&v, n, what, 1, 1);
+    free(hh);
+    sps__dfree(hd);
+    sps_kfin fh = sps__kfin(H->finish, &p->hg, SPS_GM_ARNOLDI, 1, j);
+    sps_kfin fd = sps__kfin(D->finish, &p->dg, SPS_GM_ARNOLDI, 1, j);
+    const double *ah[1] = {v.h[1]}, *ad[1] = {v.d[1]};
+    sps__vops_host.dot(h, 1, ah, ah, &fh);
+    sps__vops_cuda.dot(d, 1, ad, ad, &fd);
+    snprintf(what, sizeof what, "n=%zu GMRES Arnoldi finish, column %lld%s", n, (long long)j, g);
+    cmp_state(p, what, M_GM);
+    T_OK(maxdiff(p->hg.gm.H, p->dg.gm.H, ld * p->m, 1e-12) <= 1e-11 &&
+             maxdiff(p->hg.gm.g, p->dg.gm.g, ld, 1e-12) <= 1e-11 &&
+             maxdiff(p->hg.gm.cs, p->dg.gm.cs, p->m, 1e-12) <= 1e-11 &&
+             maxdiff(p->hg.gm.sn, p->dg.gm.sn, p->m, 1e-12) <= 1e-11,
+         "%s: H, g and the rotations agree", what);
+    H->scale(h, &p->hg, j, v.h[1]);
+    D->scale(d, &p->dg, j, v.d[1]);
+    T_OK(maxdiff(p->hg.V, p->dg.V, n * ld, 1e-12) <= 1e-12, "n=%zu gmres scale%s", n, g);
+    vecs_free(&v);
+}
+
+/* Ungated: GMRES's triangular solve and its three updates (kdim from the
+ * state), and the generic mul, add, fill, copy. */
+static void test_ungated(pair *p, const sps_kstate *s0)
+{
+    const sps_gm_ops *H = &sps__gm_ops_host, *D = &sps__gm_ops_cuda;
+    const sps_vops *HV = &sps__vops_host, *DV = &sps__vops_cuda;
+    sps_kws *h = &p->h, *d = &p->d;
+    size_t n = p->n, ld = p->m + 1;
+    mstates ms = mstates0((int)p->m);
+    char what[128];
+    vecs v;
+    vecs_init(&v, n, 400);
+    ms.gm.kdim = (int64_t)p->m / 2;
+    for (size_t c = 0; c < p->m; c++) { /* a well-conditioned R */
+        for (size_t i = 0; i < c; i++) p->hg.gm.H[i + c * ld] *= 0.01;
+        p->hg.gm.H[c + c * ld] = 2.0 + 0.5 * p->hg.gm.H[c + c * ld];
+    }
+    sps__h2d(gctx, p->dg.gm.H, p->hg.gm.H, ld * p->m * sizeof(double));
+    set_state(p, s0, &ms.gm, sizeof ms.gm);
+    H->solve(h, &p->hg);
+    D->solve(d, &p->dg);
+    T_OK(maxdiff(p->hg.gm.y, p->dg.gm.y, (size_t)ms.gm.kdim, 1e-12) <= 1e-11,
+         "n=%zu gmres solve over %lld columns", n, (long long)ms.gm.kdim);
+    sps__h2d(gctx, p->dg.gm.y, p->hg.gm.y, p->m * sizeof(double)); /* same y for the updates */
+    H->update(h, &p->hg, v.h[0], NULL, NULL);
+    D->update(d, &p->dg, v.d[0], NULL, NULL);
+    H->update(h, &p->hg, v.h[1], v.h[8], NULL);
+    D->update(d, &p->dg, v.d[1], v.d[8], NULL);
+    H->update(h, &p->hg, NULL, NULL, v.h[2]);
+    D->update(d, &p->dg, NULL, NULL, v.d[2]);
+    HV->mul(h, v.h[3], v.h[8], v.h[4]);
+    DV->mul(d, v.d[3], v.d[8], v.d[4]);
+    HV->add(h, v.h[5], v.h[6]);
+    DV->add(d, v.d[5], v.d[6]);
+    HV->fill(h, v.h[7], -2.5);
+    DV->fill(d, v.d[7], -2.5);
+    HV->copy(h, v.h[6], v.h[1]);
+    DV->copy(d, v.d[6], v.d[1]);
+    snprintf(what, sizeof what, "n=%zu gmres update (3 modes), mul, add, fill, copy", n);
+    cmp_vecs(&v, n, what, 0, 8);
+    vecs_free(&v);
+}
+
+/* BiCGSTAB's half step: only the stopping iteration moves x. */
+static void test_bicg_half(pair *p, const sps_kstate *s0)
+{
+    const sps_bicg_ops *H = &sps__bicg_ops_host, *D = &sps__bicg_ops_cuda;
+    sps_kws *h = &p->h, *d = &p->d;
+    mstates ms = mstates0((int)p->m);
+    char what[128];
+    vecs v;
+    vecs_init(&v, p->n, 450);
+    sps_kstate s = *s0;
+    s.stop = 1, s.iter = 5, s.reason = SPS_CONVERGED_RTOL;
+    ms.bicg.half = 1;
+    set_state(p, &s, &ms.bicg, sizeof ms.bicg);
+    H->x(h, 4, v.h[0], v.h[1], v.h[4], v.h[6], v.h[5], v.h[7], v.h[2]);
+    D->x(d, 4, v.d[0], v.d[1], v.d[4], v.d[6], v.d[5], v.d[7], v.d[2]);
+    H->x(h, 5, v.h[0], v.h[1], v.h[4], v.h[6], v.h[5], v.h[7], v.h[2]);
+    D->x(d, 5, v.d[0], v.d[1], v.d[4], v.d[6], v.d[5], v.d[7], v.d[2]);
+    snprintf(what, sizeof what, "n=%zu bicgstab x at the half step", p->n);
+    cmp_vecs(&v, p->n, what, 0, 8);
+    vecs_free(&v);
+}
+
+/* The setup reductions: ||b||, ||r0||, GMRES's first cycle on r0's sums,
+ * BiCGSTAB's omega (two sums). */
+static void test_setup_reductions(pair *p, const sps_kstate *s0)
+{
+    sps_kws *h = &p->h, *d = &p->d;
+    const sps_vops *HV = &sps__vops_host, *DV = &sps__vops_cuda;
+    mstates ms = mstates0((int)p->m);
+    char what[128];
+    vecs v;
+    vecs_init(&v, p->n, 470);
+    sps_kstate s = *s0;
+    s.stop = 0, s.iter = 0, s.maxit = 10;
+    set_state(p, &s, &ms.gm, sizeof ms.gm);
+    sps_kfin bh = sps__kfin(HV->finish, NULL, SPS_KC_BNORM, 0, 0);
+    sps_kfin bd = sps__kfin(DV->finish, NULL, SPS_KC_BNORM, 0, 0);
+    sps_kfin rh = sps__kfin(HV->finish, NULL, SPS_KC_R0, 1, 0);
+    sps_kfin rd = sps__kfin(DV->finish, NULL, SPS_KC_R0, 1, 0);
+    const double *h1[1] = {v.h[1]}, *d1[1] = {v.d[1]}, *h2[1] = {v.h[2]}, *d2[1] = {v.d[2]};
+    HV->dot(h, 1, h1, h1, &bh);
+    DV->dot(d, 1, d1, d1, &bd);
+    HV->dot(h, 1, h2, h2, &rh);
+    DV->dot(d, 1, d2, d2, &rd);
+    sps_kfin gh = sps__kfin(sps__gm_ops_host.finish, &p->hg, SPS_GM_START0, 1, 0);
+    sps_kfin gd = sps__kfin(sps__gm_ops_cuda.finish, &p->dg, SPS_GM_START0, 1, 0);
+    gh.fn(h, &gh); /* again on r0's sums */
+    gd.fn(d, &gd);
+    snprintf(what, sizeof what, "n=%zu bnorm, r0, GMRES start", p->n);
+    cmp_state(p, what, M_GM);
+    T_OK(maxdiff(p->hg.gm.g, p->dg.gm.g, 1, 1e-300) <= 1e-12, "%s: g[0]", what);
+    set_state(p, &p->hst, &ms.bicg, sizeof ms.bicg);
+    sps_kfin oh = sps__kfin(sps__bicg_ops_host.finish, NULL, SPS_BICG_OMEGA, 1, 0);
+    sps_kfin od = sps__kfin(sps__bicg_ops_cuda.finish, NULL, SPS_BICG_OMEGA, 1, 0);
+    const double *ha[2] = {v.h[3], v.h[5]}, *hb[2] = {v.h[4], v.h[6]};
+    const double *da[2] = {v.d[3], v.d[5]}, *db[2] = {v.d[4], v.d[6]};
+    HV->dot(h, 2, ha, hb, &oh);
+    DV->dot(d, 2, da, db, &od);
+    snprintf(what, sizeof what, "n=%zu bicgstab omega", p->n);
+    cmp_state(p, what, M_BICG);
+    vecs_free(&v);
+}
+
+/* A dot with SPS_K_NSUM sums: the device's block partials of each sum add up
+ * to the host's sum (the partials layout part[q * grid + block]). */
+static void test_dot_nsum(pair *p)
+{
+    sps_kws *h = &p->h, *d = &p->d;
+    size_t n = p->n, G = sps__vops_cuda.red_len((sps_idx)n) / SPS_K_NSUM;
+    vecs v;
+    vecs_init(&v, n, 480);
+    sps_kstate s;
+    memset(&s, 0, sizeof s);
+    mstates ms = mstates0((int)p->m);
+    set_state(p, &s, &ms.gm, sizeof ms.gm);
+    const double *ha[SPS_K_NSUM], *hb[SPS_K_NSUM], *da[SPS_K_NSUM], *db[SPS_K_NSUM];
+    for (int q = 0; q < SPS_K_NSUM; q++) {
+        ha[q] = v.h[q % NV], hb[q] = v.h[(q + 3) % NV];
+        da[q] = v.d[q % NV], db[q] = v.d[(q + 3) % NV];
+    }
+    sps_kfin th = sps__kfin(sps__vops_host.finish, NULL, SPS_KC_TRUE, 0, 0);
+    sps_kfin td = sps__kfin(sps__vops_cuda.finish, NULL, SPS_KC_TRUE, 0, 0);
+    sps__vops_host.dot(h, SPS_K_NSUM, ha, hb, &th);
+    sps__vops_cuda.dot(d, SPS_K_NSUM, da, db, &td);
+    double *part = hvec(SPS_K_NSUM * G), worst = 0;
+    sps__d2h(gctx, part, d->red, SPS_K_NSUM * G * sizeof(double));
+    for (int q = 0; q < SPS_K_NSUM; q++) {
+        double t = 0;
+        for (size_t b = 0; b < G; b++) t += part[(size_t)q * G + b];
+        double e = fabs(t - h->red[q]) / (fabs(h->red[q]) + 1e-300);
+        if (!(e <= worst)) worst = e;
+    }
+    T_OK(worst <= 1e-11 && d->nsum == SPS_K_NSUM && h->nsum == SPS_K_NSUM,
+         "n=%zu dot with %d sums: device partials add up to the host sums (max rel diff %.1e)", n,
+         SPS_K_NSUM, worst);
+    free(part);
+    vecs_free(&v);
+}
+
+static void test_ops_size(size_t n)
 {
     pair p;
     /* m = 700: more rotations than one shared-memory chunk (512) */
     pair_init(&p, n, n >= 1000 && n < 100000 ? 700 : 40);
-    int m;
-    m = (int)p.m;
-    const sps_vops *H = &sps__vops_host, *D = &sps__vops_cuda;
-    sps_kws *h = &p.h, *d = &p.d;
-    char what[128];
     sps_kstate s0;
     memset(&s0, 0, sizeof s0);
     s0.maxit = 50;
     s0.rtol = 1e-8;
     s0.dtol = 1e5;
     s0.tol = 1e-30;
-    s0.r0norm = s0.rnorm = s0.stag_ref = 1.0;
-    s0.rho = 0.7, s0.alpha = 0.3, s0.beta = 0.2, s0.omega = 0.9, s0.has_pc = 1, s0.m = m;
-    s0.stag_win = 2;
-    vecs v;
-    /* vector index use: 0 x, 1 r, 2 p, 3 q/v, 4 z/phat, 5 s, 6 shat, 7 t, 8 dinv */
+    s0.r0norm = s0.rnorm = 1.0;
+    s0.has_pc = 1;
     for (int gated = 0; gated < 2; gated++) {
         const char *g = gated ? " (stopped: must not move)" : "";
         sps_kstate s = s0;
         s.stop = gated;
         s.reason = gated ? SPS_DIVERGED_MAXIT : 0;
-
-        vecs_init(&v, n, 100);
-        set_state(&p, &s);
-        H->cg_update(h, v.h[0], v.h[1], v.h[2], v.h[3], v.h[8], v.h[4], SPS_CG_FUSED);
-        D->cg_update(d, v.d[0], v.d[1], v.d[2], v.d[3], v.d[8], v.d[4], SPS_CG_FUSED);
-        snprintf(what, sizeof what, "n=%zu cg_update (Jacobi fused)%s", n, g);
-        cmp_vecs(&v, n, what, 0, 8);
-        cmp_state(&p, what);
-        H->cg_update(h, v.h[0], v.h[1], v.h[2], v.h[3], NULL, NULL, SPS_CG_PLAIN);
-        D->cg_update(d, v.d[0], v.d[1], v.d[2], v.d[3], NULL, NULL, SPS_CG_PLAIN);
-        H->cg_direction(h, v.h[2], v.h[4]);
-        D->cg_direction(d, v.d[2], v.d[4]);
-        snprintf(what, sizeof what, "n=%zu cg_update, cg_direction%s", n, g);
-        cmp_vecs(&v, n, what, 0, 8);
-        cmp_state(&p, what);
-        vecs_free(&v);
-
-        vecs_init(&v, n, 200);
-        set_state(&p, &s);
-        H->bicg_p(h, v.h[2], v.h[1], v.h[3], v.h[8], v.h[4]);
-        D->bicg_p(d, v.d[2], v.d[1], v.d[3], v.d[8], v.d[4]);
-        H->bicg_s(h, v.h[5], v.h[1], v.h[3], v.h[8], v.h[6]);
-        D->bicg_s(d, v.d[5], v.d[1], v.d[3], v.d[8], v.d[6]);
-        H->bicg_x(h, 1, v.h[0], v.h[1], v.h[4], v.h[6], v.h[5], v.h[7], v.h[2]);
-        D->bicg_x(d, 1, v.d[0], v.d[1], v.d[4], v.d[6], v.d[5], v.d[7], v.d[2]);
-        H->bicg_p(h, v.h[2], v.h[1], v.h[3], NULL, NULL);
-        D->bicg_p(d, v.d[2], v.d[1], v.d[3], NULL, NULL);
-        snprintf(what, sizeof what, "n=%zu bicg_p, bicg_s, bicg_x%s", n, g);
-        cmp_vecs(&v, n, what, 0, 8);
-        cmp_state(&p, what);
-        vecs_free(&v);
-
-        /* GMRES: CGS2 on the basis, the Arnoldi finish, the scale */
-        int64_t j = m - 2;
-        vecs_init(&v, n, 300);
-        set_state(&p, &s);
-        double *hh = hvec(p.m + 1), *hd = dvec(p.m + 1);
-        H->gemv_t(h, j + 1, v.h[1], hh);
-        D->gemv_t(d, j + 1, v.d[1], hd);
-        snprintf(what, sizeof what, "n=%zu gemv_t over %lld columns", n, (long long)j + 1);
-        T_OK(maxdiff(hh, hd, (size_t)j + 1, 1e-10) <= 1e-11, "%s", what);
-        H->gemv_n(h, j + 1, hh, v.h[1]);
-        D->gemv_n(d, j + 1, hd, v.d[1]);
-        snprintf(what, sizeof what, "n=%zu gemv_n", n);
-        cmp_vecs(&v, n, what, 1, 1);
-        free(hh);
-        sps__dfree(hd);
-        H->dot(h, v.h[1], v.h[1], NULL, NULL, SPS_FIN_GM_ARNOLDI, j);
-        D->dot(d, v.d[1], v.d[1], NULL, NULL, SPS_FIN_GM_ARNOLDI, j);
-        snprintf(what, sizeof what, "n=%zu GMRES Arnoldi finish, column %lld%s", n, (long long)j, g);
-        cmp_state(&p, what);
-        size_t ld = p.m + 1;
-        T_OK(maxdiff(h->gm.H, d->gm.H, ld * p.m, 1e-12) <= 1e-11 &&
-                 maxdiff(h->gm.g, d->gm.g, ld, 1e-12) <= 1e-11 &&
-                 maxdiff(h->gm.cs, d->gm.cs, p.m, 1e-12) <= 1e-11 &&
-                 maxdiff(h->gm.sn, d->gm.sn, p.m, 1e-12) <= 1e-11,
-             "%s: H, g and the rotations agree", what);
-        H->gm_scale(h, j, v.h[1]);
-        D->gm_scale(d, j, v.d[1]);
-        T_OK(maxdiff(h->V, d->V, n * ld, 1e-12) <= 1e-12, "n=%zu gm_scale%s", n, g);
-        vecs_free(&v);
+        test_cg_ops(&p, &s, g);
+        test_bicg_ops(&p, &s, g);
+        test_gm_ops(&p, &s, g);
     }
+    test_ungated(&p, &s0);
+    test_bicg_half(&p, &s0);
+    test_setup_reductions(&p, &s0);
+    test_dot_nsum(&p);
+    pair_free(&p);
+}
 
-    /* ungated: triangular solve and the three updates, kdim from the state */
-    vecs_init(&v, n, 400);
-    sps_kstate s = s0;
-    s.kdim = m / 2;
-    size_t ld = p.m + 1;
-    for (size_t c = 0; c < p.m; c++) { /* a well-conditioned R */
-        for (size_t i = 0; i < c; i++) h->gm.H[i + c * ld] *= 0.01;
-        h->gm.H[c + c * ld] = 2.0 + 0.5 * h->gm.H[c + c * ld];
+/* Issue 17: scaled norms, axpby, and BiCGSTAB's x update keeping x finite,
+ * CUDA against host. */
+static void test_ops_issue17(size_t n)
+{
+    pair p;
+    pair_init(&p, n, 4);
+    const sps_vops *H = &sps__vops_host, *D = &sps__vops_cuda;
+    sps_kws *h = &p.h, *d = &p.d;
+    char what[160];
+    sps_kstate s0;
+    memset(&s0, 0, sizeof s0);
+    s0.maxit = 50, s0.rtol = 1e-8, s0.dtol = 1e5, s0.tol = 1e-30;
+    s0.r0norm = s0.rnorm = 1.0;
+    mstates ms = mstates0(4);
+    sps_kfin th = sps__kfin(H->finish, NULL, SPS_KC_TRUE, 0, 0);
+    sps_kfin td = sps__kfin(D->finish, NULL, SPS_KC_TRUE, 0, 0);
+    sps_kfin bh = sps__kfin(H->finish, NULL, SPS_KC_BNORM, 0, 0);
+    sps_kfin bd = sps__kfin(D->finish, NULL, SPS_KC_BNORM, 0, 0);
+    const double scales[] = {1.0, 1e-200, 1e160, 1e-155, 0x1p-1070, 0x1p+600};
+    vecs v;
+    vecs_init(&v, n, 500);
+    double ref = 0;
+    for (size_t c = 0; c < sizeof scales / sizeof *scales; c++) {
+        for (size_t i = 0; i < n; i++) v.h[1][i] = scales[c] * v.h[0][i];
+        sps__h2d(gctx, v.d[1], v.h[1], n * sizeof(double));
+        sps_kstate s = s0, hs, ds;
+        set_state(&p, &s, &ms.bicg, sizeof ms.bicg);
+        H->nrm2(h, v.h[1], &th);
+        D->nrm2(d, v.d[1], &td);
+        hs = p.hst;
+        D->get_state(d, &ds);
+        if (c == 0) ref = ds.true_rnorm;
+        snprintf(what, sizeof what, "n=%zu nrm2 of %g x", n, scales[c]);
+        T_OK(ds.nrm_e == hs.nrm_e && fabs(ds.true_rnorm - hs.true_rnorm) <= 1e-13 * hs.true_rnorm &&
+                 hs.true_rnorm > 0 && isfinite(hs.true_rnorm),
+             "%s: device %.17g = host %.17g (e %lld/%lld)", what, ds.true_rnorm, hs.true_rnorm,
+             (long long)ds.nrm_e, (long long)hs.nrm_e);
+        if (scales[c] == 0x1p+600)
+            T_OK(ds.true_rnorm == 0x1p+600 * ref, "%s: exactly 2^600 times the norm of x (bitwise)", what);
     }
-    sps__h2d(gctx, d->gm.H, h->gm.H, ld * p.m * sizeof(double));
-    set_state(&p, &s);
-    H->gm_solve(h);
-    D->gm_solve(d);
-    T_OK(maxdiff(h->gm.y, d->gm.y, (size_t)s.kdim, 1e-12) <= 1e-11, "n=%zu gm_solve over %lld columns", n,
-         (long long)s.kdim);
-    sps__h2d(gctx, d->gm.y, h->gm.y, p.m * sizeof(double)); /* same y for the updates */
-    H->gm_update(h, v.h[0], NULL, NULL);
-    D->gm_update(d, v.d[0], NULL, NULL);
-    H->gm_update(h, v.h[1], v.h[8], NULL);
-    D->gm_update(d, v.d[1], v.d[8], NULL);
-    H->gm_update(h, NULL, NULL, v.h[2]);
-    D->gm_update(d, NULL, NULL, v.d[2]);
-    H->jacobi(h, v.h[3], v.h[8], v.h[4]);
-    D->jacobi(d, v.d[3], v.d[8], v.d[4]);
-    H->add(h, v.h[5], v.h[6]);
-    D->add(d, v.d[5], v.d[6]);
-    H->fill(h, v.h[7], -2.5);
-    D->fill(d, v.d[7], -2.5);
-    H->copy(h, v.h[6], v.h[1]);
-    D->copy(d, v.d[6], v.d[1]);
-    snprintf(what, sizeof what, "n=%zu gm_update (3 modes), jacobi, add, fill, copy", n);
+    /* BNORM out of range asks for the rescale on both sides */
+    for (size_t i = 0; i < n; i++) v.h[1][i] = 1e-200 * v.h[0][i];
+    sps__h2d(gctx, v.d[1], v.h[1], n * sizeof(double));
+    sps_kstate s = s0, ds;
+    set_state(&p, &s, &ms.bicg, sizeof ms.bicg);
+    H->nrm2(h, v.h[1], &bh);
+    D->nrm2(d, v.d[1], &bd);
+    D->get_state(d, &ds);
+    T_OK(ds.reason == SPS_K_RESCALE && p.hst.reason == SPS_K_RESCALE && ds.rescale_e == p.hst.rescale_e,
+         "n=%zu ||b|| near 1e-200: rescale on both sides (2^%lld)", n, (long long)ds.rescale_e);
+    /* a NaN propagates through the maximum */
+    v.h[1][n / 2] = NAN;
+    sps__h2d(gctx, v.d[1], v.h[1], n * sizeof(double));
+    set_state(&p, &s, &ms.bicg, sizeof ms.bicg);
+    H->nrm2(h, v.h[1], &bh);
+    D->nrm2(d, v.d[1], &bd);
+    D->get_state(d, &ds);
+    T_OK(ds.reason == SPS_DIVERGED_NAN && p.hst.reason == SPS_DIVERGED_NAN, "n=%zu NaN in b: NAN on both sides", n);
+    /* axpby, both forms */
+    H->axpby(h, v.h[2], 0.5, v.h[3], 0.0);
+    D->axpby(d, v.d[2], 0.5, v.d[3], 0.0);
+    H->axpby(h, v.h[4], -1.5, v.h[5], 2.0);
+    D->axpby(d, v.d[4], -1.5, v.d[5], 2.0);
+    snprintf(what, sizeof what, "n=%zu axpby", n);
     cmp_vecs(&v, n, what, 0, 8);
-
-    /* BiCGSTAB's half step: only the stopping iteration moves x */
+    vecs_free(&v);
+    /* bicgstab x with an entry that would overflow: kept, counted, BREAKDOWN */
+    vecs_init(&v, n, 600);
+    v.h[0][n - 1] = 1.7e308, v.h[4][n - 1] = 1e308;
+    sps__h2d(gctx, v.d[0], v.h[0], n * sizeof(double));
+    sps__h2d(gctx, v.d[4], v.h[4], n * sizeof(double));
     s = s0;
-    s.stop = 1, s.half = 1, s.iter = 5, s.reason = SPS_CONVERGED_RTOL;
-    set_state(&p, &s);
-    H->bicg_x(h, 4, v.h[0], v.h[1], v.h[4], v.h[6], v.h[5], v.h[7], v.h[2]);
-    D->bicg_x(d, 4, v.d[0], v.d[1], v.d[4], v.d[6], v.d[5], v.d[7], v.d[2]);
-    H->bicg_x(h, 5, v.h[0], v.h[1], v.h[4], v.h[6], v.h[5], v.h[7], v.h[2]);
-    D->bicg_x(d, 5, v.d[0], v.d[1], v.d[4], v.d[6], v.d[5], v.d[7], v.d[2]);
-    snprintf(what, sizeof what, "n=%zu bicg_x at the half step", n);
+    ms.bicg.alpha = 10.0;
+    set_state(&p, &s, &ms.bicg, sizeof ms.bicg);
+    sps__bicg_ops_host.x(h, 1, v.h[0], v.h[1], v.h[4], v.h[6], v.h[5], v.h[7], v.h[2]);
+    sps__bicg_ops_cuda.x(d, 1, v.d[0], v.d[1], v.d[4], v.d[6], v.d[5], v.d[7], v.d[2]);
+    snprintf(what, sizeof what, "n=%zu bicgstab x with an overflowing entry", n);
     cmp_vecs(&v, n, what, 0, 8);
-
-    /* the setup reductions */
-    s = s0;
-    s.stop = 0, s.iter = 0, s.maxit = 10;
-    set_state(&p, &s);
-    H->dot(h, v.h[1], v.h[1], NULL, NULL, SPS_FIN_BNORM, 0);
-    D->dot(d, v.d[1], v.d[1], NULL, NULL, SPS_FIN_BNORM, 0);
-    H->dot(h, v.h[2], v.h[2], NULL, NULL, SPS_FIN_R0, 0);
-    D->dot(d, v.d[2], v.d[2], NULL, NULL, SPS_FIN_R0, 0);
-    H->finish(h, SPS_FIN_GM_START, 0); /* again on r0's sums */
-    D->finish(d, SPS_FIN_GM_START, 0);
-    H->dot(h, v.h[3], v.h[4], v.h[5], v.h[6], SPS_FIN_BICG_OMEGA, 0);
-    D->dot(d, v.d[3], v.d[4], v.d[5], v.d[6], SPS_FIN_BICG_OMEGA, 0);
-    snprintf(what, sizeof what, "n=%zu bnorm, r0, omega, GMRES start", n);
-    cmp_state(&p, what);
-    T_OK(maxdiff(h->gm.g, d->gm.g, 1, 1e-300) <= 1e-12, "%s: g[0]", what);
+    cmp_state(&p, what, M_BICG);
+    double xl = 0;
+    sps__d2h(gctx, &xl, v.d[0] + (n - 1), sizeof xl);
+    T_OK(xl == 1.7e308 && p.hst.reason == SPS_DIVERGED_BREAKDOWN, "%s: x kept finite, BREAKDOWN", what);
     vecs_free(&v);
     pair_free(&p);
 }
 
 static void test_vops(void)
 {
+    size_t sizes17[] = {1, 31, 32, 33, 1023, 1024, 1025, 300001};
+    for (size_t i = 0; i < sizeof sizes17 / sizeof *sizes17; i++) test_ops_issue17(sizes17[i]);
     size_t sizes[] = {1, 33, 1025, 300001};
-    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) test_vops_size(sizes[i]);
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) test_ops_size(sizes[i]);
 }
 
 /* ---- 2. whole solves ------------------------------------------------------ */
@@ -602,6 +862,77 @@ static void test_syncs(void)
     sps_matrix_destroy(A);
 }
 
+/* Issue 17 through sps_solve on the GPU: the 4x4 inconsistent system, scaled
+ * right-hand sides, x aliasing b (host and device pointers). */
+static void test_issue17_solves(void)
+{
+    sps_idx r4[] = {0, 0, 1, 2, 2}, c4[] = {0, 1, 0, 2, 1};
+    double v4[] = {4, -1, -1, 4, -1}, b4[4] = {1, 1, 1, 1};
+    sps_matrix *A = NULL;
+    if (T_STATUS(gctx, sps_matrix_create_coo(gctx, 4, 4, 5, r4, c4, v4, &A), "4x4")) {
+        for (int k = 0; k < 2; k++) {
+            sps_method m = k ? SPS_BICGSTAB : SPS_GMRES;
+            result r = solve_on(gctx, A, "csr-scalar", m, 30, NULL, b4, k, NULL);
+            int fin = 1;
+            for (int i = 0; i < 4; i++) fin &= isfinite(r.x[i]) != 0;
+            T_OK(r.st == SPS_OK && r.in.reason < 0 && fin, "GPU 4x4 %s: not converged (%s), x finite",
+                 sps_method_name(m), sps_reason_str(r.in.reason));
+            result_free(&r);
+        }
+        sps_matrix_destroy(A);
+    }
+    A = poisson(10);
+    if (!A) return;
+    const double vals[] = {1.0, 1e-200, 1e160, 1e-155, 0x1p-700};
+    double b[100], x1[100];
+    for (int k = 0; k < 3; k++) {
+        sps_method m = k == 0 ? SPS_CG : k == 1 ? SPS_BICGSTAB : SPS_GMRES;
+        for (size_t c = 0; c < sizeof vals / sizeof *vals; c++) {
+            for (int i = 0; i < 100; i++) b[i] = vals[c];
+            result r = solve_on(gctx, A, "csr-vector", m, 30, NULL, b, (int)(c & 1), NULL);
+            if (c == 0) memcpy(x1, r.x, sizeof x1);
+            double err = 0;
+            int same = 1;
+            for (int i = 0; i < 100; i++) {
+                err = fmax(err, fabs(r.x[i] / vals[c] - x1[i]) / fabs(x1[i]));
+                same &= r.x[i] == vals[c] * x1[i];
+            }
+            T_OK(r.st == SPS_OK && r.in.reason == SPS_CONVERGED_RTOL && r.in.true_rel_rnorm <= 1e-10 &&
+                     err <= 1e-6 && (vals[c] != 0x1p-700 || same),
+                 "GPU %s b = %g: %s, ||b|| %.3e, true relative %.2e, x/b against b = 1: %.1e%s",
+                 sps_method_name(m), vals[c], sps_reason_str(r.in.reason), r.in.bnorm,
+                 r.in.true_rel_rnorm, err, vals[c] == 0x1p-700 ? " (bitwise 2^-700 x)" : "");
+            result_free(&r);
+        }
+        /* x aliasing b: host pointers, then device pointers */
+        for (int i = 0; i < 100; i++) b[i] = 1.0 + 0.01 * i;
+        sps_operator *op = NULL;
+        sps_solver *s = NULL;
+        sps_solve_info i1, i2, i3;
+        double xh[100], bh[100], xd_h[100];
+        memcpy(xh, b, sizeof b), memcpy(bh, b, sizeof b);
+        if (sps_operator_create(gctx, A, "csr-vector", NULL, &op) == SPS_OK &&
+            sps_solver_create(gctx, &s) == SPS_OK) {
+            sps_solver_set_method(s, m);
+            sps_solver_set_rtol(s, 1e-10);
+            sps_status e1 = sps_solve(s, op, NULL, b, xh, &i1);
+            sps_status e2 = sps_solve(s, op, NULL, bh, bh, &i2);
+            double *db = up(b, 100);
+            sps_status e3 = sps_solve(s, op, NULL, db, db, &i3);
+            sps__d2h(gctx, xd_h, db, sizeof xd_h);
+            sps__dfree(db);
+            T_OK(e1 == SPS_OK && e2 == SPS_OK && e3 == SPS_OK && i2.iterations == i1.iterations &&
+                     i3.iterations == i1.iterations && !memcmp(xh, bh, sizeof xh) &&
+                     !memcmp(xh, xd_h, sizeof xh) && i1.reason == SPS_CONVERGED_RTOL,
+                 "GPU %s x aliasing b (host and device pointers): the same solve as x0 = b, bitwise",
+                 sps_method_name(m));
+        }
+        sps_solver_destroy(s);
+        sps_operator_destroy(op);
+    }
+    sps_matrix_destroy(A);
+}
+
 int main(void)
 {
     gctx = t_gpu_context_or_skip("solvers on the GPU");
@@ -610,6 +941,7 @@ int main(void)
     test_vops();
     test_solves();
     test_syncs();
+    test_issue17_solves();
     sps_context_destroy(hctx);
     sps_context_destroy(gctx);
     return t_done();

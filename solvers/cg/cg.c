@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/solvers/cg.c: preconditioned conjugate gradients.
+/* spsolve/solvers/cg/cg.c: preconditioned conjugate gradients.
  *
  * Memory movement per iteration, in vectors of n doubles (Jacobi fused; the
  * SpMV moves its format's bytes plus p read and q written):
@@ -13,20 +13,26 @@
  * preconditioner: its apply, plus r'z (2n) on its own.
  * Launches per iteration on the GPU: SpMV, 2 reductions (partials + finish
  * each), 1 update: 6, and no host synchronization. */
-#include "krylov.h"
+#include "../krylov.h"
+#include "cg.h"
 
 /* r p q [z] */
 enum { R, P, Q, Z };
 
-static int cg_nvec(int pcmode) { return pcmode == SPS_PCM_NONE ? 3 : 4; }
-
-static void cg_bind(sps_krylov *k)
+static void cg_work(const sps_krylov *k, sps_kwork *wk)
 {
-    k->r = k->vec[R];
-    k->scratch = k->vec[Q];
+    wk->nvec = k->pcmode == SPS_PCM_NONE ? 3 : 4;
+    wk->state_bytes = sizeof(sps_cg_state);
+    wk->r = R;
+    wk->scratch = Q;
 }
 
 static double *cg_z(sps_krylov *k) { return k->pcmode == SPS_PCM_NONE ? k->vec[R] : k->vec[Z]; }
+
+static sps_kfin cg_fin(const sps_krylov *k, int step)
+{
+    return sps__kfin(((const sps_cg_ops *)k->mops)->finish, NULL, step, 1, 0);
+}
 
 static sps_status cg_start(sps_krylov *k)
 {
@@ -35,9 +41,15 @@ static sps_status cg_start(sps_krylov *k)
     double *r = k->vec[R], *z = cg_z(k), *p = k->vec[P];
     sps_status st;
     if (k->pcmode != SPS_PCM_NONE) {
-        /* z <- M^-1 r;  rho <- r'z  (without M, rho = r'r is already set) */
+        /* z <- M^-1 r;  rho <- r'z */
+        sps_kfin f = cg_fin(k, SPS_CG_RHO0);
+        const double *a[1] = {r}, *b[1] = {z};
         if ((st = sps__kr_prec(k, r, z)) != SPS_OK) return st;
-        if ((st = o->dot(w, r, z, NULL, NULL, SPS_FIN_CG_RHO0, 0)) != SPS_OK) return st;
+        if ((st = o->dot(w, 1, a, b, &f)) != SPS_OK) return st;
+    } else {
+        /* rho <- r'r (the sums of ||r0||) */
+        sps_kfin f = cg_fin(k, SPS_CG_INIT);
+        if ((st = f.fn(w, &f)) != SPS_OK) return st;
     }
     /* p <- z */
     return o->copy(w, p, z);
@@ -47,31 +59,35 @@ static sps_status cg_iterate(sps_krylov *k, int64_t j)
 {
     (void)j;
     const sps_vops *o = k->ops;
+    const sps_cg_ops *co = k->mops;
     sps_kws *w = &k->w;
     double *r = k->vec[R], *p = k->vec[P], *q = k->vec[Q], *z = cg_z(k);
-    int mode = k->pcmode == SPS_PCM_NONE     ? SPS_CG_PLAIN
-               : k->pcmode == SPS_PCM_JACOBI ? SPS_CG_FUSED
-                                             : SPS_CG_DEFERRED;
+    int step = k->pcmode == SPS_PCM_NONE     ? SPS_CG_RES_PLAIN
+               : k->pcmode == SPS_PCM_JACOBI ? SPS_CG_RES_FUSED
+                                             : SPS_CG_RES_DEFERRED;
     sps_status st;
     /* q <- A p */
     if ((st = sps__kr_spmv(k, p, q)) != SPS_OK) return st;
     /* alpha <- rho / p'q   (p'q <= 0: INDEFINITE) */
-    if ((st = o->dot(w, p, q, NULL, NULL, SPS_FIN_CG_ALPHA, 0)) != SPS_OK) return st;
+    sps_kfin fa = cg_fin(k, SPS_CG_ALPHA);
+    const double *a[1] = {p}, *b[1] = {q};
+    if ((st = o->dot(w, 1, a, b, &fa)) != SPS_OK) return st;
     /* x <- x + alpha p;  r <- r - alpha q;  [z <- D^-1 r];  ||r||, [rho' <- r'z, beta] */
-    if ((st = o->cg_update(w, k->x, r, p, q, k->dinv, z, mode)) != SPS_OK) return st;
-    if (mode == SPS_CG_FUSED) k->pc_applies++;
-    if (mode == SPS_CG_DEFERRED) {
+    if ((st = co->update(w, k->x, r, p, q, sps__kr_diag(k), z, step)) != SPS_OK) return st;
+    if (step == SPS_CG_RES_FUSED) k->pc_applies++;
+    if (step == SPS_CG_RES_DEFERRED) {
         /* z <- M^-1 r;  rho' <- r'z, beta <- rho' / rho   (r'z <= 0: INDEFINITE_PC) */
+        sps_kfin fz = cg_fin(k, SPS_CG_RZ);
+        const double *ra[1] = {r}, *zb[1] = {z};
         if ((st = sps__kr_prec(k, r, z)) != SPS_OK) return st;
-        if ((st = o->dot(w, r, z, NULL, NULL, SPS_FIN_CG_RZ, 0)) != SPS_OK) return st;
+        if ((st = o->dot(w, 1, ra, zb, &fz)) != SPS_OK) return st;
     }
     /* p <- z + beta p */
-    return o->cg_direction(w, p, z);
+    return co->direction(w, p, z);
 }
 
 const sps_method_impl sps__method_cg = {
-    .nvec = cg_nvec,
-    .bind = cg_bind,
-    .start = cg_start,
-    .iterate = cg_iterate,
+    .name = "cg", .id = SPS_CG, .caps = SPS_KM_SPD,
+    .summary = "preconditioned conjugate gradients (A and M symmetric positive definite)",
+    .work = cg_work, .start = cg_start, .iterate = cg_iterate,
 };

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/solvers/cg/cg.h: CG's fused operations, with a host (cg_host.c)
+ * and a CUDA (cg_kernels.cu) implementation. All gated. */
+#ifndef SPS_CG_H
+#define SPS_CG_H
+
+#include "../vops.h"
+#include "cg_state.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sps_cg_ops {
+    /* A CG finish step (sps_kfin's fn: f->step is an sps_cg_step). */
+    sps_status (*finish)(sps_kws *w, const sps_kfin *f);
+    /* x += alpha p; r -= alpha q; z = dinv .* r when dinv != NULL;
+     * s0 = r'r, s1 = r'z; then the finish step `step` (SPS_CG_RES_*). */
+    sps_status (*update)(sps_kws *w, double *x, double *r, const double *p, const double *q,
+                         const double *dinv, double *z, int step);
+    /* p = z + beta p */
+    sps_status (*direction)(sps_kws *w, double *p, const double *z);
+} sps_cg_ops;
+
+extern const sps_cg_ops sps__cg_ops_host;
+extern const sps_cg_ops sps__cg_ops_cuda; /* defined only in a CUDA build */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SPS_CG_H */

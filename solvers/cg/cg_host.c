@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/solvers/cg/cg_host.c: CG's fused operations on the host (the
+ * reference for cg_kernels.cu) */
+#include "cg.h"
+
+static sps_status h_cg_finish(sps_kws *w, const sps_kfin *f)
+{
+    double s[SPS_K_NSUM] = {0};
+    for (int q = 0; q < w->nsum; q++) s[q] = w->red[q];
+    sps__cg_finish(f->step, w->st, (sps_cg_state *)w->ms, s, w->hist);
+    return SPS_OK;
+}
+
+static sps_status h_cg_update(sps_kws *w, double *x, double *r, const double *p,
+                              const double *q, const double *dinv, double *z, int step)
+{
+    sps_kstate *st = w->st;
+    if (st->stop) return SPS_OK;
+    double al = ((const sps_cg_state *)w->ms)->alpha, rr = 0, rz = 0;
+    for (sps_idx i = 0; i < w->n; i++) {
+        x[i] += al * p[i];
+        double ri = r[i] - al * q[i];
+        r[i] = ri;
+        rr += ri * ri;
+        if (dinv) {
+            double zi = dinv[i] * ri;
+            z[i] = zi;
+            rz += ri * zi;
+        }
+    }
+    w->red[0] = rr;
+    w->red[1] = rz;
+    w->nsum = 2;
+    sps_kfin f = sps__kfin(h_cg_finish, NULL, step, 1, 0);
+    return h_cg_finish(w, &f);
+}
+
+static sps_status h_cg_direction(sps_kws *w, double *p, const double *z)
+{
+    sps_kstate *st = w->st;
+    if (st->stop) return SPS_OK;
+    double be = ((const sps_cg_state *)w->ms)->beta;
+    for (sps_idx i = 0; i < w->n; i++) p[i] = z[i] + be * p[i];
+    return SPS_OK;
+}
+
+const sps_cg_ops sps__cg_ops_host = {
+    .finish = h_cg_finish,
+    .update = h_cg_update,
+    .direction = h_cg_direction,
+};

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/solvers/gmres/gmres.c: restarted, right-preconditioned GMRES(m) (Saad and
+ * Schultz 1986) with classical Gram-Schmidt applied twice (CGS2) as dense
+ * GEMVs on the Krylov basis, Givens rotations, and a convergence test at every
+ * inner iteration from the rotated residual |g[j+1]|.
+ *
+ * Memory movement per inner iteration j (j+1 basis vectors to orthogonalise
+ * against), in vectors of n doubles (Jacobi; the SpMV moves its format's bytes):
+ *   z = D^-1 v_j                            3n
+ *   1x SpMV  w = A z                        A + 2n
+ *   h = V'w, w -= V h, twice (4 GEMVs)      4(j+1)n + 6n
+ *   ||w||                                   n
+ *   v_{j+1} = w / h_{j+1,j}                 2n
+ *   total                                   (4(j+1) + 14)n + A
+ * The basis dominates: GMRES(m) averages 2(m+1)n per iteration for the GEMVs.
+ * Without a preconditioner z is v_j (3n less). Once per cycle: y = R^-1 g
+ * (m^2/2 flops, one thread), x += M^-1 V y (kn + 3n), and at a restart
+ * r = b - A x, ||r||, v_0 = r / ||r|| (A + 6n).
+ * Launches per inner iteration on the GPU: SpMV, 4 GEMVs, partials + finish
+ * (the finish applies the rotations), the scale: 8 (+1 for Jacobi). */
+#include "../krylov.h"
+#include "gmres.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* w [z [u]] */
+enum { W, Z, U };
+/* the arrays: V H cs sn g y h2 */
+enum { PV, PH, PCS, PSN, PG, PY, PH2 };
+
+/* The cycle length: no longer than n or than maxit. */
+static int64_t gm_len(const sps_kcfg *cfg, sps_idx n)
+{
+    int64_t m = cfg->restart;
+    if (m > n) m = n;
+    if (m > cfg->maxit && cfg->maxit > 0) m = cfg->maxit;
+    return m;
+}
+
+static void gm_work(const sps_krylov *k, sps_kwork *wk)
+{
+    size_t m = (size_t)gm_len(k->cfg, k->w.n);
+    wk->nvec = k->pcmode == SPS_PCM_NONE ? 1 : k->pcmode == SPS_PCM_JACOBI ? 2 : 3;
+    wk->npiece = 7;
+    wk->piece[PV] = sps__mul_size(m + 1, (size_t)k->w.n);
+    wk->piece[PH] = (m + 1) * m;
+    wk->piece[PCS] = m;
+    wk->piece[PSN] = m;
+    wk->piece[PG] = m + 1;
+    wk->piece[PY] = m;
+    wk->piece[PH2] = m + 1;
+    wk->state_bytes = sizeof(sps_gm_state);
+}
+
+/* GMRES's stagnation window: at least SPS_STAG_ITERS iterations and 2 cycles. */
+static int64_t stag_window(int64_t m)
+{
+    int64_t w = (SPS_STAG_ITERS + m - 1) / m;
+    return w < 2 ? 2 : w;
+}
+
+static void gm_init(const sps_krylov *k, void *ms)
+{
+    sps_gm_state *gs = ms;
+    gs->m = gm_len(k->cfg, k->w.n);
+    gs->stag_win = stag_window(gs->m);
+}
+
+static sps_status gm_param(sps_context *ctx, sps_kcfg *cfg, const char *key, const char *value)
+{
+    char *end = NULL;
+    long v = strtol(value, &end, 10);
+    if (strcmp(key, "restart") != 0)
+        return sps__err(ctx, SPS_ERR_INVALID_ARG, "gmres: unknown parameter '%s' (restart)", key);
+    if (!*value || *end || v < 1 || v > 1000000)
+        return sps__err(ctx, SPS_ERR_INVALID_ARG, "gmres: restart must be an integer >= 1 (got '%s')",
+                        value);
+    cfg->restart = (int)v;
+    return SPS_OK;
+}
+
+static sps_gm_ws gm_ws(const sps_krylov *k)
+{
+    sps_gm_ws g;
+    g.V = k->piece[PV];
+    g.gm.H = k->piece[PH];
+    g.gm.cs = k->piece[PCS];
+    g.gm.sn = k->piece[PSN];
+    g.gm.g = k->piece[PG];
+    g.gm.y = k->piece[PY];
+    g.gm.h2 = k->piece[PH2];
+    g.m = gm_len(k->cfg, k->w.n);
+    return g;
+}
+
+static void gm_bind(sps_krylov *k)
+{
+    k->r = k->piece[PV]; /* r0 is computed into v_0 and scaled in place */
+    k->scratch = k->vec[W];
+}
+
+static sps_status gm_step(sps_krylov *k, const sps_gm_ws *g, int step)
+{
+    sps_kfin f = sps__kfin(((const sps_gm_ops *)k->mops)->finish, g, step, 1, 0);
+    return f.fn(&k->w, &f);
+}
+
+static sps_status gm_start(sps_krylov *k)
+{
+    const sps_gm_ops *go = k->mops;
+    sps_gm_ws g = gm_ws(k);
+    sps_status st;
+    /* g <- ||r0|| e1;  v_0 <- r0 / ||r0||   (the sums of ||r0||) */
+    if ((st = gm_step(k, &g, k->replacements ? SPS_GM_START : SPS_GM_START0)) != SPS_OK) return st;
+    k->inner = 0;
+    return go->scale(&k->w, &g, -1, g.V);
+}
+
+/* End of a cycle (or a stop inside one): y <- R^-1 g;  x <- x + M^-1 V y.
+ * Enqueued exactly once per cycle; it reads the column count from the state,
+ * so it is right whichever inner iteration the device stopped at. */
+static sps_status gm_end_cycle(sps_krylov *k)
+{
+    const sps_vops *o = k->ops;
+    const sps_gm_ops *go = k->mops;
+    sps_kws *w = &k->w;
+    sps_gm_ws g = gm_ws(k);
+    sps_status st;
+    k->inner = 0;
+    if ((st = go->solve(w, &g)) != SPS_OK) return st;
+    if (k->pcmode != SPS_PCM_APPLY) {
+        /* x <- x + [D^-1] V y */
+        if (k->pcmode == SPS_PCM_JACOBI) k->pc_applies++;
+        return go->update(w, &g, k->x, sps__kr_diag(k), NULL);
+    }
+    /* u <- V y;  z <- M^-1 u;  x <- x + z */
+    double *u = k->vec[U], *z = k->vec[Z];
+    if ((st = go->update(w, &g, k->x, NULL, u)) != SPS_OK) return st;
+    if ((st = sps__kr_prec(k, u, z)) != SPS_OK) return st;
+    return o->add(w, k->x, z);
+}
+
+/* The cycle is full: update x, then restart from the true residual:
+ * v_0 <- b - A x;  g <- ||v_0|| e1 (stagnation, dtol, tolerance tests);
+ * v_0 <- v_0 / ||v_0|| */
+static sps_status gm_restart(sps_krylov *k, const sps_gm_ws *g)
+{
+    const sps_gm_ops *go = k->mops;
+    sps_status st;
+    if ((st = gm_end_cycle(k)) != SPS_OK) return st;
+    if ((st = sps__kr_resid(k, g->V)) != SPS_OK) return st;
+    sps_kfin f = sps__kfin(go->finish, g, SPS_GM_RESTART, 1, 0);
+    const double *a[1] = {g->V};
+    if ((st = k->ops->dot(&k->w, 1, a, a, &f)) != SPS_OK) return st;
+    return go->scale(&k->w, g, -1, g->V);
+}
+
+static sps_status gm_iterate(sps_krylov *k, int64_t jj)
+{
+    (void)jj;
+    const sps_vops *o = k->ops;
+    const sps_gm_ops *go = k->mops;
+    sps_kws *w = &k->w;
+    sps_gm_ws g = gm_ws(k);
+    int64_t j = k->inner, m = g.m, n = w->n;
+    double *vj = g.V + j * n, *wv = k->vec[W];
+    double *h = g.gm.H + j * (m + 1), *h2 = g.gm.h2;
+    sps_status st;
+    /* z <- M^-1 v_j */
+    double *z = vj;
+    if (k->pcmode != SPS_PCM_NONE) {
+        z = k->vec[Z];
+        if ((st = sps__kr_prec(k, vj, z)) != SPS_OK) return st;
+    }
+    /* w <- A z */
+    if ((st = sps__kr_spmv(k, z, wv)) != SPS_OK) return st;
+    /* h <- V'w;  w <- w - V h;  h2 <- V'w;  w <- w - V h2   (CGS2) */
+    if ((st = go->gemv_t(w, &g, j + 1, wv, h)) != SPS_OK) return st;
+    if ((st = go->gemv_n(w, &g, j + 1, h, wv)) != SPS_OK) return st;
+    if ((st = go->gemv_t(w, &g, j + 1, wv, h2)) != SPS_OK) return st;
+    if ((st = go->gemv_n(w, &g, j + 1, h2, wv)) != SPS_OK) return st;
+    /* H[:, j] <- h + h2;  H[j+1, j] <- ||w||;  rotate;  |g[j+1]| is the residual */
+    sps_kfin f = sps__kfin(go->finish, &g, SPS_GM_ARNOLDI, 1, j);
+    const double *a[1] = {wv};
+    if ((st = o->dot(w, 1, a, a, &f)) != SPS_OK) return st;
+    k->inner = j + 1;
+    /* v_{j+1} <- w / H[j+1, j] */
+    if (j + 1 < m) return go->scale(w, &g, j, wv);
+    return gm_restart(k, &g);
+}
+
+/* Batches stop at the cycle's end, so the device never runs past a cycle
+ * whose end the host has not enqueued. */
+static int64_t gm_room(const sps_krylov *k) { return gm_len(k->cfg, k->w.n) - k->inner; }
+
+static sps_status gm_checked(sps_krylov *k, const sps_kstate *st)
+{
+    /* Stopped inside a cycle: its update is still due. */
+    if (st->stop && k->inner > 0) return gm_end_cycle(k);
+    return SPS_OK;
+}
+
+const sps_method_impl sps__method_gmres = {
+    .name = "gmres", .id = SPS_GMRES, .caps = SPS_KM_RESTART,
+    .summary = "restarted right-preconditioned GMRES(m) (general A; gmres:restart=m)",
+    .param = gm_param, .work = gm_work, .init = gm_init, .bind = gm_bind,
+    .start = gm_start, .iterate = gm_iterate, .room = gm_room, .checked = gm_checked,
+};

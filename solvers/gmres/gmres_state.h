@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/solvers/gmres/gmres_state.h: GMRES's scalars and small arrays, its
+ * finish steps and Givens rotations, one source for the host (gmres_host.c)
+ * and the device (gmres_kernels.cu). */
+#ifndef SPS_GMRES_STATE_H
+#define SPS_GMRES_STATE_H
+
+#include "../kstate.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* GMRES stagnation (doc/solvers.md): at a restart that ends a window of
+ * stag_win cycles (win = max(2, ceil(SPS_STAG_ITERS / m))), the true residual
+ * fell by less than the fraction SPS_STAG_GAIN since the window began. */
+#define SPS_STAG_GAIN 0.1
+#define SPS_STAG_ITERS 500
+
+typedef struct sps_gm_state {
+    int64_t m;        /* restart length (H is (m+1) x m, column-major) */
+    int64_t kdim;     /* Arnoldi columns of this cycle the update uses */
+    int64_t stag_win; /* stagnation window (cycles) */
+    int64_t stag_at;  /* cycle (st->restarts) at which the current window began */
+    double hn;        /* ||w|| of the last Arnoldi step (H[j+1, j] before rotation) */
+    double stag_ref;  /* true residual when the current window began */
+} sps_gm_state;
+
+/* GMRES small dense arrays (same memory space as the state). */
+typedef struct sps_kgm {
+    double *H;  /* (m+1) x m, column-major; column j holds R[:, j] once rotated */
+    double *cs, *sn; /* m Givens rotations */
+    double *g;  /* m+1: rotated right-hand side beta*e1 */
+    double *y;  /* m: solution of R y = g */
+    double *h2; /* m+1: second Gram-Schmidt pass's coefficients */
+} sps_kgm;
+
+/* GMRES's finish steps (all gated). */
+enum sps_gm_step {
+    SPS_GM_START0 = 0, /* s0 = r0'r0 at the first cycle: g = ||r0|| e1; the stagnation reference */
+    SPS_GM_START,      /* s0 = r'r after a residual replacement: g = ||r|| e1 */
+    SPS_GM_RESTART,    /* s0 = r'r of b - A x at a restart: tests, g = ||r|| e1 */
+    SPS_GM_ARNOLDI     /* s0 = w'w after CGS2, s1 = ||h||^2: Givens, residual test (arg: column) */
+};
+
+/* Upper-triangular solve R y = g over the kdim columns of this cycle. Zero
+ * pivots cannot occur: a column whose rotated diagonal is 0 is left out of
+ * kdim when it is met (SPS_GM_ARNOLDI). */
+SPS_HD static inline void sps__gm_solve(const sps_gm_state *gs, sps_kgm gm)
+{
+    /* Column-oriented back substitution: once y[i] is known, column i of R
+     * (contiguous in column-major H) is subtracted from the entries above it.
+     * Every y[r] sees its updates in the same order (i descending), so the
+     * device's one-block version (gmres_kernels.cu), which does each column's
+     * update in parallel, computes the same sums. */
+    int64_t k = gs->kdim, ld = gs->m + 1;
+    for (int64_t i = 0; i < k; i++) gm.y[i] = gm.g[i];
+    for (int64_t i = k - 1; i >= 0; i--) {
+        double yi = gm.y[i] / gm.H[i + i * ld];
+        gm.y[i] = yi;
+        for (int64_t r = 0; r < i; r++) gm.y[r] -= gm.H[r + i * ld] * yi;
+    }
+}
+
+/* Apply the previous rotations 0..j-1, in order, to column j of H; returns
+ * the rotated entry of row j (still to be combined with H[j+1, j]). The
+ * running value carries row i+1 from one rotation to the next. The device
+ * runs the same sequence out of shared memory (gmres_kernels.cu). */
+SPS_HD static inline double sps__gm_rotate(double *col, const double *cs, const double *sn,
+                                         int64_t j)
+{
+    double carry = col[0];
+    for (int64_t i = 0; i < j; i++) {
+        double c = cs[i], s = sn[i], next = col[i + 1];
+        col[i] = c * carry + s * next;
+        carry = -s * carry + c * next;
+    }
+    return carry;
+}
+
+/* Arnoldi column j once rotated: a = rotated H[j, j], hn = ||w|| after both
+ * Gram-Schmidt passes, hsq = ||h||^2 (so ||A z_j||^2 = hsq + hn^2). Makes the
+ * new rotation, updates g and tests |g[j+1]|. */
+SPS_HD static inline void sps__gm_arnoldi(sps_kstate *st, sps_gm_state *gs, int64_t j, double a,
+                                        double hn, double hsq, double *hist, sps_kgm gm)
+{
+    double *col = gm.H + j * (gs->m + 1);
+    gs->hn = hn;
+    if (a == 0.0 && hn == 0.0) {
+        /* A z_j lies in the span of the earlier columns and adds nothing: the
+         * Krylov space is invariant but the system is not solved in it
+         * (singular A). Column j is left out of the update. */
+        col[j] = 0.0;
+        col[j + 1] = 0.0;
+        gs->kdim = j;
+        st->iter++;
+        st->rnorm = fabs(gm.g[j]); /* > tol, or the last iteration would have stopped */
+        if (hist) hist[st->iter] = st->rnorm;
+        sps__k_stop(st, SPS_DIVERGED_BREAKDOWN);
+        return;
+    }
+    double r = hypot(a, hn), c = a / r, s = hn / r;
+    col[j] = r;
+    col[j + 1] = 0.0;
+    gm.cs[j] = c;
+    gm.sn[j] = s;
+    gm.g[j + 1] = -s * gm.g[j];
+    gm.g[j] = c * gm.g[j];
+    gs->kdim = j + 1;
+    sps__k_residual(st, fabs(gm.g[j + 1]), hist);
+    /* A NaN or Inf in this column: the update uses the columns before it
+     * (their g entries are untouched), so x is the last good iterate. */
+    if (st->reason == SPS_DIVERGED_NAN) gs->kdim = j;
+    /* Lucky breakdown: w vanished against A z_j. The Krylov space is invariant
+     * and its solution is in hand (kdim columns); reaching it without meeting
+     * the tolerance means A is singular on that space. */
+    if (!st->stop && hn <= 4.0 * SPS_K_EPS * sqrt(hsq + hn * hn))
+        sps__k_stop(st, SPS_DIVERGED_BREAKDOWN);
+}
+
+/* The start of a cycle: s0 = r'r with r = b - A x in V[:, 0]. restart: a
+ * restart of the cycles (the stopping rule and stagnation apply). */
+SPS_HD static inline void sps__gm_start(sps_kstate *st, sps_gm_state *gs, int restart, double rr,
+                                      sps_kgm gm)
+{
+    double rn = sqrt(rr);
+    gs->kdim = 0;
+    if (restart) {
+        /* The true residual replaces the recurrence's; no iteration is counted. */
+        st->restarts++;
+        st->rnorm = rn;
+        int window_done = st->restarts - gs->stag_at >= gs->stag_win;
+        if (sps__k_bad(rn)) sps__k_stop(st, SPS_DIVERGED_NAN);
+        else if (rn <= st->tol) sps__k_stop(st, st->tol_kind);
+        else if (rn > st->dtol * st->r0norm) sps__k_stop(st, SPS_DIVERGED_DTOL);
+        else if (window_done && rn > (1.0 - SPS_STAG_GAIN) * gs->stag_ref)
+            sps__k_stop(st, SPS_DIVERGED_STAGNATION);
+        if (window_done) {
+            gs->stag_at = st->restarts;
+            gs->stag_ref = rn;
+        }
+    }
+    gm.g[0] = rn;
+}
+
+/* The finish steps but SPS_GM_ARNOLDI (which needs the whole block on the
+ * device: gmres_host.c, gmres_kernels.cu). */
+SPS_HD static inline void sps__gm_finish(int step, sps_kstate *st, sps_gm_state *gs,
+                                       const double *s, sps_kgm gm)
+{
+    if (st->stop) return;
+    switch (step) {
+    case SPS_GM_START0:
+        gs->stag_ref = sqrt(s[0]);
+        sps__gm_start(st, gs, 0, s[0], gm);
+        break;
+    case SPS_GM_START: sps__gm_start(st, gs, 0, s[0], gm); break;
+    case SPS_GM_RESTART: sps__gm_start(st, gs, 1, s[0], gm); break;
+    }
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SPS_GMRES_STATE_H */

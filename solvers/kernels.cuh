@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/solvers/kernels.cuh: what every solver .cu shares (vops_cuda.cu and
+ * each method's <method>_kernels.cu): the launch shape, the fixed-order block
+ * sums, the partials layout, and the one-block kernel that sums the partials
+ * of a reduction and runs a finish step.
+ *
+ * Work decomposition. Every vector kernel runs `grid` blocks of 256 threads
+ * over a grid-stride loop, where grid = min(ceil(n / 256), 1024) depends on n
+ * only. A reduction is two launches: each block reduces its elements (warp
+ * shuffles, then the 8 warp sums in shared memory) into a fixed slot of a
+ * partials array (part[q * grid + block] for sum q); then one block of 256
+ * threads sums the partials in a fixed order and runs the finish step. No
+ * atomics anywhere, so a solve is bitwise repeatable on a given GPU. */
+#ifndef SPS_SOLVERS_KERNELS_CUH
+#define SPS_SOLVERS_KERNELS_CUH
+
+#include "../core/cuda_check.cuh"
+#include "vops.h"
+
+#define TPB 256
+#define RED_MAX_BLOCKS 1024
+
+/* Blocks of every device reduction for length n (fixed for a given n). */
+static inline int sps__kgrid(sps_idx n)
+{
+    int64_t g = ((int64_t)n + TPB - 1) / TPB;
+    return g < 1 ? 1 : g > RED_MAX_BLOCKS ? RED_MAX_BLOCKS : (int)g;
+}
+
+namespace {
+
+/* Sum v[] over the block in a fixed order; the totals end in thread 0. Every
+ * thread of the block must call it. */
+template <int NS>
+__device__ __forceinline__ void block_sum(double (&v)[NS])
+{
+    __shared__ double sh[NS][TPB / 32];
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+#pragma unroll
+    for (int q = 0; q < NS; q++)
+        for (int off = 16; off > 0; off >>= 1) v[q] += __shfl_down_sync(0xffffffffu, v[q], off);
+    __syncthreads(); /* an earlier call's readers are done with sh */
+    if (lane == 0)
+#pragma unroll
+        for (int q = 0; q < NS; q++) sh[q][wid] = v[q];
+    __syncthreads();
+    if (wid == 0) {
+#pragma unroll
+        for (int q = 0; q < NS; q++) {
+            double t = lane < TPB / 32 ? sh[q][lane] : 0.0;
+            for (int off = 16; off > 0; off >>= 1) t += __shfl_down_sync(0xffffffffu, t, off);
+            v[q] = t;
+        }
+    }
+}
+
+/* Block totals into part[q * G + block]. */
+template <int NS>
+__device__ __forceinline__ void put_partials(double (&v)[NS], double *part, int G)
+{
+    block_sum<NS>(v);
+    if (threadIdx.x == 0)
+#pragma unroll
+        for (int q = 0; q < NS; q++) part[q * G + blockIdx.x] = v[q];
+}
+
+#define GRID_STRIDE(i, n)                                                                   \
+    for (int64_t i = (int64_t)blockIdx.x * TPB + threadIdx.x; i < (n);                     \
+         i += (int64_t)gridDim.x * TPB)
+
+/* One block: sum the ns partials sums (fixed order), then f(v) on every
+ * thread (the totals are in thread 0's v; f decides who works). Gated: a
+ * stopped solve does nothing. */
+template <class F>
+__global__ void __launch_bounds__(TPB) k_reduce_finish(const sps_kstate *st, int gated,
+                                                       const double *part, int G, int ns, F f)
+{
+    if (gated && st->stop) return;
+    double v[SPS_K_NSUM];
+#pragma unroll
+    for (int q = 0; q < SPS_K_NSUM; q++) v[q] = 0.0;
+    for (int q = 0; q < ns; q++)
+        for (int i = threadIdx.x; i < G; i += TPB) v[q] += part[q * G + i];
+    block_sum<SPS_K_NSUM>(v);
+    f(v);
+}
+
+} /* namespace */
+
+#define LAUNCH(w, kernel, ...)                                                              \
+    do {                                                                                    \
+        kernel<<<sps__kgrid((w)->n), TPB, 0, sps_stream((w)->ctx)>>>(__VA_ARGS__);          \
+        SPS_LAUNCH_CHECK((w)->ctx, #kernel);                                                \
+    } while (0)
+
+/* The finish f (a functor) on the last reduction's partials. */
+#define LAUNCH_FINISH(w, fin, functor)                                                      \
+    do {                                                                                    \
+        k_reduce_finish<<<1, TPB, 0, sps_stream((w)->ctx)>>>((w)->st, (fin)->gated, (w)->red, \
+                                                             sps__kgrid((w)->n), (w)->nsum,  \
+                                                             functor);                      \
+        SPS_LAUNCH_CHECK((w)->ctx, "k_reduce_finish");                                      \
+    } while (0)
+
+/* A method finish step that runs on thread 0, for a method whose state is S
+ * (CG, BiCGSTAB): the method's .cu defines
+ *   __device__ void sps_method_finish(int step, sps_kstate *, S *, const double *v, double *hist)
+ * (found by argument-dependent lookup when the template is instantiated). */
+template <class S>
+struct thread0_fin {
+    int step;
+    sps_kstate *st;
+    S *ms;
+    double *hist;
+    __device__ void operator()(const double *v) const
+    {
+        if (threadIdx.x == 0) sps_method_finish(step, st, ms, v, hist);
+    }
+};
+
+/* An sps_kfin fn: thread0_fin on the last reduction's partials. */
+template <class S>
+static sps_status finish_thread0(sps_kws *w, const sps_kfin *f)
+{
+    thread0_fin<S> fn = {f->step, w->st, (S *)w->ms, w->hist};
+    LAUNCH_FINISH(w, f, fn);
+    return SPS_OK;
+}
+
+#endif /* SPS_SOLVERS_KERNELS_CUH */
