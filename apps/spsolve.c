@@ -10,8 +10,22 @@
 #include "app_util.h"
 #include "spsolve.h"
 
-/* Exit codes (DESIGN.md): */
-enum { EXIT_CONVERGED = 0, EXIT_NOT_CONVERGED = 1, EXIT_USAGE = 2, EXIT_RUNTIME = 3 };
+/* Exit codes by class (DESIGN.md, README): */
+enum {
+    EXIT_CONVERGED = 0,     /* converged */
+    EXIT_NOT_CONVERGED = 1, /* the solve ran and did not converge, or broke down */
+    EXIT_USAGE = 2,         /* bad usage or bad input (options, files, a non-square matrix) */
+    EXIT_RUNTIME = 3,       /* runtime failure: CUDA, out of memory, an output write */
+    EXIT_PRECOND = 4        /* the preconditioner cannot be built on this matrix */
+};
+
+#if defined(__GNUC__)
+#define APP_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define APP_PRINTF(a, b)
+#endif
+
+static int g_json; /* --json anywhere on the command line: usage errors answer in JSON too */
 
 static const char *usage_text =
     "usage: spsolve (-A FILE | --gen SPEC) [options]\n"
@@ -57,8 +71,12 @@ static const char *usage_text =
     "Output paths are checked before the solve. A regular file is replaced whole or not\n"
     "at all; a device or FIFO is written in place; a symlink is followed and kept.\n"
     "\n"
+    "With --json, one object on stdout on every exit, with \"error\", \"warnings\",\n"
+    "\"hints\" and \"exit_status\".\n"
+    "\n"
     "Exit status: 0 converged, 1 not converged or breakdown, 2 bad usage or bad input,\n"
-    "3 runtime failure (CUDA, out of memory, an output that cannot be written).\n";
+    "3 runtime failure (CUDA, out of memory, an output that cannot be written), 4 the\n"
+    "preconditioner cannot be built on this matrix (zero pivot, missing diagonal entry).\n";
 
 typedef struct opts {
     const char *A_path, *gen, *b_path, *x0_path, *out_path, *hist_path, *save_path;
@@ -69,14 +87,28 @@ typedef struct opts {
     int info, json, monitor, verify, quiet;
 } opts;
 
+static void app_json_string_or_null(FILE *f, const char *s)
+{
+    if (s && s[0]) app_json_string(f, s);
+    else fputs("null", f);
+}
+
+static void die_usage(const char *fmt, ...) APP_PRINTF(1, 2);
 static void die_usage(const char *fmt, ...)
 {
+    char msg[5000];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "spsolve: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n(run spsolve --help for the options)\n");
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "spsolve: %s\n(run spsolve --help for the options)\n", msg);
+    if (g_json) {
+        printf("{\"version\": ");
+        app_json_string(stdout, sps_version());
+        printf(", \"converged\": false, \"error\": ");
+        app_json_string(stdout, msg);
+        printf(", \"warnings\": [], \"hints\": [], \"exit_status\": %d}\n", EXIT_USAGE);
+    }
     exit(EXIT_USAGE);
 }
 
@@ -388,8 +420,44 @@ typedef struct run {
     sps_solve_info info;
     double err_ones, verify_diff;
     const char *verify_note;
-    char out_error[1200];   /* an output that could not be written */
+    int solved;             /* sps_solve ran: info holds its outcome */
+    sps_idx inconsistent;   /* first empty row with b nonzero, or -1 */
+    int nwarn;
+    char warnings[16][1200];
+    char hint[600];         /* at most one, chosen at the end (choose_hint) */
+    char error[1600];       /* the first error */
+    int error_pending;      /* error not printed yet (an output write: after the summary) */
+    int analyzed, info_done;
 } run;
+
+/* A warning: on stderr at once (unless -q) and in the JSON's "warnings". */
+static void warn(run *r, const char *fmt, ...) APP_PRINTF(2, 3);
+static void warn(run *r, const char *fmt, ...)
+{
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!r->o.quiet) fprintf(stderr, "spsolve: warning: %s\n", msg);
+    if (r->nwarn < (int)(sizeof r->warnings / sizeof *r->warnings))
+        snprintf(r->warnings[r->nwarn++], sizeof r->warnings[0], "%s", msg);
+}
+
+/* An error: on stderr, kept for the JSON's "error" (the first one wins);
+ * returns the exit code rc. */
+static int fail(run *r, int rc, const char *fmt, ...) APP_PRINTF(3, 4);
+static int fail(run *r, int rc, const char *fmt, ...)
+{
+    char msg[1600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "spsolve: %s\n", msg);
+    if (!r->error[0]) snprintf(r->error, sizeof r->error, "%s", msg);
+    return rc;
+}
 
 /* Write the residual history as CSV (app_out's rule: whole or not at all). */
 static int write_history(const char *path, const double *h, long long n)
@@ -418,12 +486,14 @@ static void monitor_cb(void *user, int64_t it, double rnorm)
     fflush(r->rep);
 }
 
-static int fail_status(sps_context *ctx, sps_status st, const char *what)
+/* A failed library call: the library's message, and the exit code of its class. */
+static int fail_status(run *r, sps_status st, const char *what)
 {
-    fprintf(stderr, "spsolve: %s: %s\n", what, sps_last_error(ctx)[0] ? sps_last_error(ctx) : sps_strerror(st));
-    if (st == SPS_ERR_PARSE || st == SPS_ERR_IO || st == SPS_ERR_INVALID_ARG) return EXIT_USAGE;
-    if (st == SPS_ERR_ZERO_PIVOT || st == SPS_ERR_UNSUPPORTED) return EXIT_NOT_CONVERGED;
-    return EXIT_RUNTIME;
+    int rc = EXIT_RUNTIME;
+    if (st == SPS_ERR_PARSE || st == SPS_ERR_IO || st == SPS_ERR_INVALID_ARG) rc = EXIT_USAGE;
+    else if (st == SPS_ERR_ZERO_PIVOT || st == SPS_ERR_UNSUPPORTED) rc = EXIT_NOT_CONVERGED;
+    const char *m = r->ctx ? sps_last_error(r->ctx) : sps_last_error(NULL);
+    return fail(r, rc, "%s: %s", what, m[0] ? m : sps_strerror(st));
 }
 
 static double nrm2(const double *x, long long n)
@@ -442,18 +512,12 @@ static int open_context(run *r)
     if (!strcmp(r->o.device, "cpu")) {
         sps_context_create(&r->ctx, SPS_DEVICE_HOST);
     } else if (sps_context_create(&r->ctx, 0) != SPS_OK) {
-        if (!strcmp(r->o.device, "gpu")) {
-            fprintf(stderr, "spsolve: --device gpu: %s\n", sps_last_error(NULL));
-            return EXIT_RUNTIME;
-        }
+        if (!strcmp(r->o.device, "gpu")) return fail(r, EXIT_RUNTIME, "--device gpu: %s", sps_last_error(NULL));
         snprintf(device_note, sizeof device_note, "no GPU (%s): using the host reference path",
                  sps_last_error(NULL));
         sps_context_create(&r->ctx, SPS_DEVICE_HOST);
     }
-    if (!r->ctx) {
-        fprintf(stderr, "spsolve: cannot create a context: %s\n", sps_last_error(NULL));
-        return EXIT_RUNTIME;
-    }
+    if (!r->ctx) return fail(r, EXIT_RUNTIME, "cannot create a context: %s", sps_last_error(NULL));
     if (device_note[0] && !r->o.quiet) fprintf(r->o.json ? stderr : r->rep, "note: %s\n", device_note);
     return -1;
 }
@@ -464,7 +528,7 @@ static int configure_solver(run *r)
 {
     const opts *o = &r->o;
     sps_status st = sps_solver_create(r->ctx, &r->solver);
-    if (st != SPS_OK) return fail_status(r->ctx, st, "cannot create the solver");
+    if (st != SPS_OK) return fail_status(r, st, "cannot create the solver");
     struct { sps_status st; const char *opt; } set[] = {
         {sps_solver_set_rtol(r->solver, o->rtol), "--rtol"},
         {sps_solver_set_atol(r->solver, o->atol), "--atol"},
@@ -476,8 +540,8 @@ static int configure_solver(run *r)
     };
     for (size_t i = 0; i < sizeof set / sizeof *set; i++)
         if (set[i].st != SPS_OK) {
-            fprintf(stderr, "spsolve: %s: %s\n(run spsolve --help for the options)\n", set[i].opt,
-                    sps_last_error(r->ctx));
+            fail(r, EXIT_USAGE, "%s: %s", set[i].opt, sps_last_error(r->ctx));
+            fprintf(stderr, "(run spsolve --help for the options)\n");
             return EXIT_USAGE;
         }
     return -1;
@@ -504,28 +568,25 @@ static int read_matrix(run *r)
     sps_status st = o->A_path ? sps_matrix_read(r->ctx, o->A_path, &r->A)
                               : sps_matrix_generate(r->ctx, o->gen, &r->A);
     if (st != SPS_OK) {
-        int rc = fail_status(r->ctx, st, o->A_path ? "cannot read the matrix" : "cannot generate the matrix");
+        int rc = fail_status(r, st, o->A_path ? "cannot read the matrix" : "cannot generate the matrix");
         return rc == EXIT_RUNTIME ? EXIT_RUNTIME : EXIT_USAGE;
     }
     sps_matrix_get_source(r->A, &r->src);
     st = sps_matrix_analyze(r->ctx, r->A, &r->ft);
-    if (st != SPS_OK) return fail_status(r->ctx, st, "analysis failed");
+    if (st != SPS_OK) return fail_status(r, st, "analysis failed");
+    r->analyzed = 1;
     if (o->save_path) {
         st = sps_matrix_write(r->ctx, r->A, o->save_path);
         if (st != SPS_OK) {
-            int rc = fail_status(r->ctx, st, "cannot write --save-matrix");
+            int rc = fail_status(r, st, "cannot write --save-matrix");
             return st == SPS_ERR_IO ? EXIT_RUNTIME : rc;
         }
     }
-    if (r->src.pattern && !o->quiet)
-        fprintf(stderr, "spsolve: warning: %s is a pattern matrix: every value is taken as 1\n",
-                r->src.name);
+    if (r->src.pattern) warn(r, "%s is a pattern matrix: every value is taken as 1", r->src.name);
     r->n = r->ft.rows;
-    if (!o->info && r->ft.rows != r->ft.cols) {
-        fprintf(stderr, "spsolve: %s: the matrix is %d x %d; a linear solve needs a square matrix\n",
-                r->src.name, r->ft.rows, r->ft.cols);
-        return EXIT_USAGE;
-    }
+    if (!o->info && r->ft.rows != r->ft.cols)
+        return fail(r, EXIT_USAGE, "%s: the matrix is %d x %d; a linear solve needs a square matrix",
+                    r->src.name, r->ft.rows, r->ft.cols);
     return -1;
 }
 
@@ -536,14 +597,13 @@ static int read_vectors(run *r)
     sps_status st;
     if (r->o.b_path) {
         st = sps_vector_read(r->ctx, r->o.b_path, n, &r->b, &len);
-        if (st != SPS_OK) return fail_status(r->ctx, st, "cannot read -b");
+        if (st != SPS_OK) return fail_status(r, st, "cannot read -b");
     } else {
         r->b = malloc(sizeof(double) * (size_t)(n ? n : 1));
         double *ones = malloc(sizeof(double) * (size_t)(n ? n : 1));
         if (!r->b || !ones) {
             free(ones);
-            fprintf(stderr, "spsolve: out of memory\n");
-            return EXIT_RUNTIME;
+            return fail(r, EXIT_RUNTIME, "out of memory");
         }
         for (sps_idx i = 0; i < n; i++) ones[i] = 1.0;
         sps_matrix_spmv_host(r->A, 1.0, ones, 0.0, r->b);
@@ -552,13 +612,10 @@ static int read_vectors(run *r)
     }
     if (r->o.x0_path) {
         st = sps_vector_read(r->ctx, r->o.x0_path, n, &r->x, &len);
-        if (st != SPS_OK) return fail_status(r->ctx, st, "cannot read --x0");
+        if (st != SPS_OK) return fail_status(r, st, "cannot read --x0");
     } else {
         r->x = calloc((size_t)(n ? n : 1), sizeof(double));
-        if (!r->x) {
-            fprintf(stderr, "spsolve: out of memory\n");
-            return EXIT_RUNTIME;
-        }
+        if (!r->x) return fail(r, EXIT_RUNTIME, "out of memory");
     }
     r->bnorm = nrm2(r->b, n);
     return -1;
@@ -566,29 +623,23 @@ static int read_vectors(run *r)
 
 /* ---- phase 3: configure (method, operator, preconditioner) ---------------- */
 
-static void method_warnings(const run *r)
+/* Facts the analysis can state before the solve (the advice comes once, as
+ * the hint after a failure). */
+static void method_warnings(run *r)
 {
     const sps_features *ft = &r->ft;
     const char *name = app_base_name(r->src.name);
     if (r->method == SPS_CG && !ft->symmetric)
-        fprintf(stderr,
-                "spsolve: warning: CG needs a symmetric positive definite matrix, and %s is "
-                "nonsymmetric (||A-A'||/||A|| = %.2g); running it anyway. GMRES or BiCGSTAB "
-                "(--method gmres) would suit it.\n",
-                name, ft->asymmetry);
+        warn(r, "CG needs a symmetric positive definite matrix, and %s is nonsymmetric "
+                "(||A-A'||/||A|| = %.2g); running it anyway", name, ft->asymmetry);
     else if (r->method == SPS_CG && (ft->negative_diagonal || ft->zero_diagonal || ft->missing_diagonal))
-        fprintf(stderr,
-                "spsolve: warning: %s has %d negative, %d zero and %d missing diagonal entries: it "
-                "is not positive definite, and CG may break down; MINRES-like behaviour is not "
-                "available, try --method gmres.\n",
-                name, ft->negative_diagonal, ft->zero_diagonal, ft->missing_diagonal);
+        warn(r, "%s has %d negative, %d zero and %d missing diagonal entries: it is not positive "
+                "definite, and CG may break down", name, ft->negative_diagonal, ft->zero_diagonal,
+             ft->missing_diagonal);
     if (strcmp(r->o.precond, "none") && (ft->missing_diagonal || ft->zero_diagonal))
-        fprintf(stderr,
-                "spsolve: warning: %s has %d rows without a diagonal entry and %d zero diagonal "
-                "entries: %s divides by the diagonal and will break down. Unpreconditioned GMRES "
-                "with a long restart (--precond none --method gmres --restart 1000 or more) "
-                "works on such matrices.\n",
-                name, ft->missing_diagonal, ft->zero_diagonal, r->o.precond);
+        warn(r, "%s has %d rows without a diagonal entry and %d zero diagonal entries: %s divides "
+                "by the diagonal and will break down", name, ft->missing_diagonal, ft->zero_diagonal,
+             r->o.precond);
 }
 
 /* The method asked for, else the library's suggestion from the features. */
@@ -602,16 +653,17 @@ static void choose_method(run *r)
         sps_method_suggest(&r->ft, &r->method, why, sizeof why);
         snprintf(r->method_why, sizeof r->method_why, "default for a %s", why);
     }
-    if (!r->o.quiet) method_warnings(r);
+    method_warnings(r);
 }
 
 /* An empty row i with b_i != 0 makes A x = b inconsistent: no x solves it,
  * and no method can bring the residual below |b_i| / ||b||. Said before the
  * solve, naming the first such row. */
-static void warn_inconsistent(const run *r)
+static void warn_inconsistent(run *r)
 {
     const sps_idx *rp;
-    if (r->o.quiet || r->ft.empty_rows == 0 || sps_matrix_csr(r->A, &rp, NULL, NULL) != SPS_OK) return;
+    r->inconsistent = -1;
+    if (r->ft.empty_rows == 0 || sps_matrix_csr(r->A, &rp, NULL, NULL) != SPS_OK) return;
     sps_idx first = -1, count = 0;
     for (sps_idx i = 0; i < r->n; i++)
         if (rp[i + 1] == rp[i] && r->b[i] != 0) {
@@ -619,12 +671,11 @@ static void warn_inconsistent(const run *r)
             count++;
         }
     if (first < 0) return;
-    fprintf(stderr,
-            "spsolve: warning: the system is inconsistent: row %d (1-based %d) of A is empty but "
-            "b[%d] = %g (%d such row%s): no x solves A x = b, and the true relative residual "
-            "cannot fall below %.3g.\n",
-            first, first + 1, first, r->b[first], count, count == 1 ? "" : "s",
-            r->bnorm > 0 ? fabs(r->b[first]) / r->bnorm : 0.0);
+    r->inconsistent = first;
+    warn(r, "the system is inconsistent: row %d (1-based %d) of A is empty but b[%d] = %g (%d such "
+            "row%s): no x solves A x = b, and the true relative residual cannot fall below %.3g",
+         first, first + 1, first, r->b[first], count, count == 1 ? "" : "s",
+         r->bnorm > 0 ? fabs(r->b[first]) / r->bnorm : 0.0);
 }
 
 /* The operator for --spmv; a backend that refuses the matrix (or is not
@@ -675,8 +726,8 @@ static int build_operator(run *r)
 {
     sps_status st = create_operator_with_fallback(r->ctx, r->A, r->o.spmv, r->fallback,
                                                   sizeof r->fallback, &r->op);
-    if (r->fallback[0] && !r->o.quiet) fprintf(stderr, "spsolve: %s\n", r->fallback);
-    if (st != SPS_OK) return fail_status(r->ctx, st, "cannot build the SpMV operator");
+    if (r->fallback[0]) warn(r, "%s", r->fallback);
+    if (st != SPS_OK) return fail_status(r, st, "cannot build the SpMV operator");
     sps_operator_get_info(r->op, &r->oi);
     measure_payoff(r->ctx, r->A, r->op, &r->oi, &r->pay);
     return -1;
@@ -686,12 +737,16 @@ static int build_precond(run *r)
 {
     sps_status st = sps_precond_create(r->ctx, r->A, r->o.precond, &r->pc);
     if (st == SPS_OK) return -1;
-    int rc = fail_status(r->ctx, st, "preconditioner setup failed");
-    if (st == SPS_ERR_ZERO_PIVOT || st == SPS_ERR_UNSUPPORTED)
-        fprintf(stderr, "spsolve: %s cannot be used on this matrix; try --precond none "
-                        "--method gmres with a long --restart, or --precond jacobi if the "
-                        "diagonal is complete\n", r->o.precond);
-    return rc;
+    if (st != SPS_ERR_ZERO_PIVOT && st != SPS_ERR_UNSUPPORTED)
+        return fail_status(r, st, "preconditioner setup failed");
+    /* It cannot be built on this matrix: its own class. The library's advice
+     * after "; try" is left to the one hint (choose_hint), which knows what
+     * was just tried. */
+    char msg[1200];
+    snprintf(msg, sizeof msg, "%s", sps_last_error(r->ctx));
+    char *advice = strstr(msg, "; try ");
+    if (advice) *advice = 0;
+    return fail(r, EXIT_PRECOND, "%s cannot be built on this matrix: %s", r->o.precond, msg);
 }
 
 /* ---- phase 4: solve ------------------------------------------------------ */
@@ -752,38 +807,42 @@ static int solve(run *r)
     if (r->o.monitor && !r->o.json) sps_solver_set_monitor(r->solver, monitor_cb, r);
     if (r->text) print_header(r);
     sps_status st = sps_solve(r->solver, r->op, r->pc, r->b, r->x, &r->info);
-    if (st != SPS_OK) return fail_status(r->ctx, st, "solve failed");
+    if (st != SPS_OK) return fail_status(r, st, "solve failed");
+    r->solved = 1;
     check_solution(r);
     return r->info.reason > 0 ? EXIT_CONVERGED : EXIT_NOT_CONVERGED;
 }
 
 /* -o and --history, after the solve whatever its outcome (x is the iterate
- * the library returned). A failure is remembered in out_error and printed
- * after the summary. A write error (a full disk) is a runtime failure; an x
- * that is not finite, which only a failed solve returns, keeps its status. */
+ * the library returned). A failure is kept in error and printed after the
+ * summary. A write error (a full disk) is a runtime failure; an x that is
+ * not finite, which only a failed solve returns, keeps its status. */
 static int write_outputs(run *r, int rc)
 {
     const opts *o = &r->o;
     int bad = 0;
+    char msg[1600] = "";
     if (o->out_path && !strcmp(o->out_path, "-")) {
         if (write_x_stdout(r->x, r->n) != 0) {
-            snprintf(r->out_error, sizeof r->out_error, "cannot write -o: stdout: %s", strerror(errno));
+            snprintf(msg, sizeof msg, "cannot write -o: stdout: %s", strerror(errno));
             bad = 1;
         }
     } else if (o->out_path) {
         sps_status st = sps_vector_write(r->ctx, o->out_path, r->x, r->n);
         if (st != SPS_OK) {
-            snprintf(r->out_error, sizeof r->out_error, "cannot write -o: %s", sps_last_error(r->ctx));
+            snprintf(msg, sizeof msg, "cannot write -o: %s", sps_last_error(r->ctx));
             bad = st == SPS_ERR_INVALID_ARG ? 2 : 1; /* 2: x is not finite (a failed solve) */
         }
     }
     if (!bad && o->hist_path && write_history(o->hist_path, r->info.history, r->info.history_len) != 0) {
-        snprintf(r->out_error, sizeof r->out_error, "cannot write %s: %s",
-                 strcmp(o->hist_path, "-") ? o->hist_path : "stdout", strerror(errno));
+        snprintf(msg, sizeof msg, "cannot write %s: %s", strcmp(o->hist_path, "-") ? o->hist_path : "stdout",
+                 strerror(errno));
         bad = 1;
     }
-    if (bad == 2 && rc != EXIT_CONVERGED) return rc;
-    return bad ? EXIT_RUNTIME : rc;
+    if (!bad) return rc;
+    snprintf(r->error, sizeof r->error, "%s", msg);
+    r->error_pending = 1;
+    return bad == 2 && rc != EXIT_CONVERGED ? rc : EXIT_RUNTIME;
 }
 
 /* ---- phase 5: report ------------------------------------------------------ */
@@ -849,7 +908,22 @@ static void report_json_result(const run *r, const derived *d, int *first)
     json_int(f, "precond_applies", (long long)in->precond_applies, first);
 }
 
-static void report_json(const run *r, const derived *d)
+static void report_json_end(const run *r, int rc, int *first)
+{
+    FILE *f = r->rep;
+    fprintf(f, "%s\"error\": ", *first ? "" : ", ");
+    app_json_string_or_null(f, r->error);
+    fprintf(f, ", \"warnings\": [");
+    for (int i = 0; i < r->nwarn; i++) {
+        fprintf(f, "%s", i ? ", " : "");
+        app_json_string(f, r->warnings[i]);
+    }
+    fprintf(f, "], \"hints\": [");
+    if (r->hint[0]) app_json_string(f, r->hint);
+    fprintf(f, "], \"exit_status\": %d}\n", rc);
+}
+
+static void report_json(const run *r, const derived *d, int rc)
 {
     FILE *f = r->rep;
     int first = 1;
@@ -875,7 +949,7 @@ static void report_json(const run *r, const derived *d)
         json_num(f, "saved_us_per_spmv", d->saved_us, &first);
         json_num(f, "break_even_spmvs", d->breakeven, &first);
     }
-    fprintf(f, "}\n");
+    report_json_end(r, rc, &first);
 }
 
 static void report_payoff(const run *r, const derived *d)
@@ -931,26 +1005,96 @@ static void report_text(const run *r, const derived *d)
     report_payoff(r, d);
 }
 
-/* What to try next, for the outcomes where the facts suggest something. */
-static void report_hints(const run *r)
+/* A longer GMRES restart worth suggesting: 1000, or twice a long one; at most n. */
+static int longer_restart(const run *r)
 {
-    if (r->o.quiet) return;
-    if (r->info.reason == SPS_DIVERGED_STAGNATION && r->method == SPS_GMRES && !strcmp(r->o.precond, "none"))
-        fprintf(stderr, "spsolve: GMRES(%d) stagnated; restarting loses the Krylov space: a longer "
-                        "--restart (up to n) or a preconditioner may converge.\n", r->o.restart);
-    if (r->info.reason == SPS_DIVERGED_INDEFINITE)
-        fprintf(stderr, "spsolve: CG met p'Ap <= 0: the matrix is not positive definite; use "
-                        "--method gmres or --method bicgstab.\n");
+    long long m = r->o.restart < 1000 ? 1000 : 2LL * r->o.restart;
+    return (int)(m < r->n ? m : r->n);
 }
 
-static void report(const run *r)
+/* The one hint after a failure: what to try next, never what was just tried
+ * nor what the analysis rules out (a preconditioner that divides by a missing
+ * or zero diagonal entry; CG where the features say not SPD). Empty when
+ * nothing in reach would help. */
+static void choose_hint(run *r, int rc)
 {
-    derived d = derive(r);
-    if (r->o.json) report_json(r, &d);
-    else if (r->text) report_text(r, &d);
+    char *h = r->hint;
+    size_t len = sizeof r->hint;
+    const sps_features *ft = &r->ft;
+    int diag_ok = ft->missing_diagonal == 0 && ft->zero_diagonal == 0;
+    int pc_none = !strcmp(r->o.precond, "none"), gmres = r->method == SPS_GMRES;
+    int can_restart = gmres && r->o.restart < r->n;
+    int cg_spd;
+    sps_method sugg = SPS_GMRES;
+    if (r->analyzed) sps_method_suggest(ft, &sugg, NULL, 0);
+    cg_spd = r->method == SPS_CG && sugg == SPS_CG; /* CG is the right method: keep it */
+    sps_reason why = r->info.reason;
+    if (rc == EXIT_PRECOND) {
+        if (diag_ok && strcmp(r->o.precond, "jacobi"))
+            snprintf(h, len, "--precond jacobi: the diagonal is complete and nonzero");
+        else
+            snprintf(h, len, "--precond none --method gmres --restart %d: with %d rows lacking a nonzero "
+                             "diagonal entry, no preconditioner that divides by the diagonal can be built",
+                     longer_restart(r), ft->missing_diagonal + ft->zero_diagonal);
+        return;
+    }
+    if (rc != EXIT_NOT_CONVERGED || !r->solved) return;
+    if (r->inconsistent >= 0)
+        snprintf(h, len, "none will converge: the system has no solution (row %d, 1-based %d, of A is "
+                         "empty and b is not); check how A and b were made", r->inconsistent, r->inconsistent + 1);
+    else if (r->method == SPS_CG && (why == SPS_DIVERGED_INDEFINITE || sugg != SPS_CG))
+        snprintf(h, len, "--method gmres: CG needs a symmetric positive definite matrix%s",
+                 why == SPS_DIVERGED_INDEFINITE ? ", and it met p'Ap <= 0" : "");
+    else if (why == SPS_DIVERGED_BREAKDOWN && !gmres)
+        snprintf(h, len, "--method gmres: %s broke down, and GMRES does not", sps_method_name(r->method));
+    else if (why == SPS_DIVERGED_STAGNATION && can_restart)
+        snprintf(h, len, "--restart %d: GMRES(%d) stagnated, and each restart loses the Krylov space",
+                 longer_restart(r), r->o.restart);
+    else if (pc_none && diag_ok)
+        snprintf(h, len, "--precond jacobi: the diagonal is complete and nonzero");
+    else if (cg_spd && strcmp(r->o.precond, "ic0"))
+        snprintf(h, len, "--precond ic0: incomplete Cholesky is a stronger preconditioner for CG");
+    else if (can_restart)
+        snprintf(h, len, "--restart %d: a longer restart keeps more of the Krylov space", longer_restart(r));
+    else if (!gmres && !cg_spd)
+        snprintf(h, len, "--method gmres: its residual never grows");
+    else if (why == SPS_DIVERGED_MAXIT)
+        snprintf(h, len, "--maxit %lld: the relative residual reached %.2e of rtol %g", 2 * r->o.maxit + 1,
+                 r->info.true_rel_rnorm, r->o.rtol);
+}
+
+/* One JSON object on every exit: what is known by then, the error, the
+ * warnings, the hint and the exit status. */
+static void report_json_any(const run *r, int rc)
+{
+    FILE *f = r->rep;
+    int first = 1;
+    if (r->solved) {
+        derived d = derive(r);
+        report_json(r, &d, rc);
+        return;
+    }
+    fprintf(f, "{");
+    json_str(f, "version", sps_version(), &first);
+    if (r->ctx) json_str(f, "device", sps_context_device_name(r->ctx), &first);
+    if (r->analyzed) features_json(f, &r->src, &r->ft, &first);
+    json_str(f, "precond", r->o.precond, &first);
+    json_bool(f, "converged", 0, &first);
+    fprintf(f, ", \"reason\": null");
+    report_json_end(r, rc, &first);
+}
+
+static void report(run *r, int rc)
+{
+    choose_hint(r, rc);
+    if (r->o.json) report_json_any(r, rc);
+    else if (r->text && r->solved) {
+        derived d = derive(r);
+        report_text(r, &d);
+    }
     fflush(r->rep);
-    report_hints(r);
-    if (r->out_error[0]) fprintf(stderr, "spsolve: %s\n", r->out_error);
+    if (r->hint[0] && !r->o.quiet) fprintf(stderr, "spsolve: hint: try %s\n", r->hint);
+    if (r->error_pending) fprintf(stderr, "spsolve: %s\n", r->error);
 }
 
 /* ---- main: read, configure, solve, report --------------------------------- */
@@ -975,6 +1119,7 @@ static int prepare(run *r)
         return rc;
     if (r->o.info) {
         print_info(r);
+        r->info_done = 1;
         return EXIT_CONVERGED;
     }
     choose_method(r);
@@ -987,19 +1132,20 @@ static int prepare(run *r)
 int main(int argc, char **argv)
 {
     static run r; /* zeroed: cleanup() frees what was made */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--json")) g_json = 1;
     parse_args(argc, argv, &r.o);
     r.text = !r.o.json && !r.o.quiet;
     int to_stdout = (r.o.out_path && !strcmp(r.o.out_path, "-")) ||
                     (r.o.hist_path && !strcmp(r.o.hist_path, "-"));
     r.rep = to_stdout ? stderr : stdout;
+    r.inconsistent = -1;
     int rc = prepare(&r);
     if (rc < 0) {
         rc = solve(&r);
-        if (rc == EXIT_CONVERGED || rc == EXIT_NOT_CONVERGED) {
-            rc = write_outputs(&r, rc);
-            report(&r);
-        }
+        if (r.solved) rc = write_outputs(&r, rc);
     }
+    if (!r.info_done) report(&r, rc);
     cleanup(&r);
     return rc;
 }
