@@ -13,9 +13,9 @@
  * Without a device (or without CUDA) it prints one SKIP line. */
 #include "check.h"
 #include "internal.h"
-#include "gpu.h"
-#include "../../precond/precond.h"
-#include "../../solvers/vops.h"
+#include "core/gpu.h"
+#include "precond/precond.h"
+#include "solvers/vops.h"
 
 #include <math.h>
 #include <stdio.h>

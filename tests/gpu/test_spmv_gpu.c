@@ -19,7 +19,7 @@
 #include "unit/test_spmv_host.c"
 
 #if SPS_HAVE_CUDA
-#include "gpu.h"
+#include "core/gpu.h"
 
 static double tolerance(const sps_matrix *A, int single)
 {

@@ -4,8 +4,8 @@
  * restarts and breakdowns; preconditioned solves; the info's bookkeeping */
 #include "check.h"
 #include "internal.h"
-#include "../../precond/precond.h"
-#include "../../solvers/kstate.h"
+#include "precond/precond.h"
+#include "solvers/kstate.h"
 
 #include <math.h>
 #include <stdio.h>
