@@ -364,25 +364,25 @@ static void features_text(FILE *f, const sps_matrix_source *src, const sps_featu
     double mbs = src->read_ms > 0 ? (double)src->bytes / 1e6 / (src->read_ms / 1e3) : 0;
     fprintf(f, "matrix            %s\n", src->name);
     fprintf(f, "size              %d x %d, %lld entries (%lld stored in the file, %s%s)\n", ft->rows,
-           ft->cols, (long long)ft->nnz, (long long)src->nnz_stored,
-           src->symmetry == SPS_SYMMETRIC ? "symmetric: one triangle"
-           : src->symmetry == SPS_SKEW_SYMMETRIC ? "skew-symmetric: one triangle" : "general",
-           src->pattern ? ", pattern: values set to 1" : "");
+            ft->cols, (long long)ft->nnz, (long long)src->nnz_stored,
+            src->symmetry == SPS_SYMMETRIC ? "symmetric: one triangle"
+            : src->symmetry == SPS_SKEW_SYMMETRIC ? "skew-symmetric: one triangle" : "general",
+            src->pattern ? ", pattern: values set to 1" : "");
     fprintf(f, "symmetry          %s (||A-A'||/||A|| = %.3g, pattern %s)\n",
-           ft->symmetric ? "symmetric" : "nonsymmetric", ft->asymmetry,
-           ft->pattern_symmetric ? "symmetric" : "nonsymmetric");
+            ft->symmetric ? "symmetric" : "nonsymmetric", ft->asymmetry,
+            ft->pattern_symmetric ? "symmetric" : "nonsymmetric");
     fprintf(f, "rows              min %d, max %d, mean %.2f, std %.2f, %d empty\n", ft->row_min,
-           ft->row_max, ft->row_mean, ft->row_std, ft->empty_rows);
+            ft->row_max, ft->row_mean, ft->row_std, ft->empty_rows);
     fprintf(f, "diagonals         %d distinct; DIA fill %.1f%%; DRM(32) %lld slots, fill %.1f%%\n",
-           ft->diagonals, 100 * ft->dia_fill, (long long)ft->drm_slots, 100 * ft->drm_fill);
+            ft->diagonals, 100 * ft->dia_fill, (long long)ft->drm_slots, 100 * ft->drm_fill);
     fprintf(f, "hyb               ELL width %d (fill %.1f%%), %lld entries in COO\n", ft->hyb_width,
-           100 * ft->ell_fill, (long long)ft->hyb_coo);
+            100 * ft->ell_fill, (long long)ft->hyb_coo);
     fprintf(f, "diagonal entries  %d missing, %d zero, %d negative; %d of %d rows dominant%s\n",
-           ft->missing_diagonal, ft->zero_diagonal, ft->negative_diagonal, ft->dominant_rows,
-           ft->rows, ft->diag_dominant ? " (diagonally dominant)" : "");
+            ft->missing_diagonal, ft->zero_diagonal, ft->negative_diagonal, ft->dominant_rows,
+            ft->rows, ft->diag_dominant ? " (diagonally dominant)" : "");
     if (src->bytes > 0)
         fprintf(f, "read              %.1f ms (%.1f MB%s, %.0f MB/s)\n", src->read_ms,
-               (double)src->bytes / 1e6, src->gzip ? " after gunzip" : "", mbs);
+                (double)src->bytes / 1e6, src->gzip ? " after gunzip" : "", mbs);
     else
         fprintf(f, "generated         %.1f ms\n", src->read_ms);
     fprintf(f, "analyze           %.1f ms\n", ft->analyze_ms);
