@@ -10,8 +10,22 @@
 #include "app_util.h"
 #include "spsolve.h"
 
-/* Exit codes (DESIGN.md): */
-enum { EXIT_CONVERGED = 0, EXIT_NOT_CONVERGED = 1, EXIT_USAGE = 2, EXIT_RUNTIME = 3 };
+/* Exit codes by class (DESIGN.md, README): */
+enum {
+    EXIT_CONVERGED = 0,     /* converged */
+    EXIT_NOT_CONVERGED = 1, /* the solve ran and did not converge, or broke down */
+    EXIT_USAGE = 2,         /* bad usage or bad input (options, files, a non-square matrix) */
+    EXIT_RUNTIME = 3,       /* runtime failure: CUDA, out of memory, an output write */
+    EXIT_PRECOND = 4        /* the preconditioner cannot be built on this matrix */
+};
+
+#if defined(__GNUC__)
+#define APP_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define APP_PRINTF(a, b)
+#endif
+
+static int g_json; /* --json anywhere on the command line: usage errors answer in JSON too */
 
 static const char *usage_text =
     "usage: spsolve (-A FILE | --gen SPEC) [options]\n"
@@ -30,10 +44,10 @@ static const char *usage_text =
     "  --method M           cg | bicgstab | gmres (default: cg for a symmetric matrix with a\n"
     "                       positive diagonal, gmres otherwise)\n"
     "  --spmv NAME          SpMV backend, auto (default) or tune; see --list-spmv\n"
-    "  --precond P          none (default) | jacobi | ilu0 | ic0\n"
+    "  --precond P          none (default) | jacobi | ilu0 | ic0; see --list-precond\n"
     "  --rtol X             converged when ||r|| <= max(rtol*||b||, atol) (default 1e-8)\n"
     "  --atol X             absolute tolerance (default 0)\n"
-    "  --dtol X             diverged when ||r|| > dtol*||r0|| (default 1e5)\n"
+    "  --dtol X             diverged when ||r|| > dtol*||r0|| (> 0, default 1e5)\n"
     "  --maxit N            iteration limit; GMRES counts inner iterations (default 10000)\n"
     "  --restart M          GMRES restart length (default 30)\n"
     "  --check-every K      read the convergence state every K iterations (default adaptive)\n"
@@ -43,17 +57,26 @@ static const char *usage_text =
     "  --info               print the matrix features and exit (no solve)\n"
     "  --json               one JSON object on stdout instead of the text summary\n"
     "  --monitor            one line per residual check: iteration and residual norm\n"
-    "  --history FILE.csv   write iteration,residual norm for every iteration\n"
-    "  -o FILE              write the solution (.mtx: Matrix Market array; else text)\n"
+    "  --history FILE.csv   write iteration,residual norm for every iteration ('-': stdout)\n"
+    "  -o FILE              write the solution (.mtx: Matrix Market array; else text; '-':\n"
+    "                       stdout, and the summary goes to stderr)\n"
     "  --save-matrix FILE   write A as Matrix Market (e.g. a generated one), then go on\n"
     "  --verify             (n <= 5000) solve densely with LAPACKE and print the difference\n"
     "  --list-spmv          list the SpMV backends and their capabilities, then exit\n"
+    "  --list-precond       list the preconditioners, then exit\n"
     "  -q, --quiet          print only errors\n"
     "  -h, --help           this text\n"
     "  --version            print the version\n"
     "\n"
+    "Output paths are checked before the solve. A regular file is replaced whole or not\n"
+    "at all; a device or FIFO is written in place; a symlink is followed and kept.\n"
+    "\n"
+    "With --json, one object on stdout on every exit, with \"error\", \"warnings\",\n"
+    "\"hints\" and \"exit_status\".\n"
+    "\n"
     "Exit status: 0 converged, 1 not converged or breakdown, 2 bad usage or bad input,\n"
-    "3 runtime failure (CUDA, out of memory).\n";
+    "3 runtime failure (CUDA, out of memory, an output that cannot be written), 4 the\n"
+    "preconditioner cannot be built on this matrix (zero pivot, missing diagonal entry).\n";
 
 typedef struct opts {
     const char *A_path, *gen, *b_path, *x0_path, *out_path, *hist_path, *save_path;
@@ -64,14 +87,28 @@ typedef struct opts {
     int info, json, monitor, verify, quiet;
 } opts;
 
+static void app_json_string_or_null(FILE *f, const char *s)
+{
+    if (s && s[0]) app_json_string(f, s);
+    else fputs("null", f);
+}
+
+static void die_usage(const char *fmt, ...) APP_PRINTF(1, 2);
 static void die_usage(const char *fmt, ...)
 {
+    char msg[5000];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "spsolve: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n(run spsolve --help for the options)\n");
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "spsolve: %s\n(run spsolve --help for the options)\n", msg);
+    if (g_json) {
+        printf("{\"version\": ");
+        app_json_string(stdout, sps_version());
+        printf(", \"converged\": false, \"error\": ");
+        app_json_string(stdout, msg);
+        printf(", \"warnings\": [], \"hints\": [], \"exit_status\": %d}\n", EXIT_USAGE);
+    }
     exit(EXIT_USAGE);
 }
 
@@ -115,7 +152,39 @@ static void list_spmv(void)
            "hyb:width=K, cusparse:alg2 (deterministic CSR_ALG2; plain cusparse is CSR_ALG1).\n");
 }
 
-static void parse_args(int argc, char **argv, opts *o)
+/* Is name (or its part before ':', where parameters go) a preconditioner type? */
+static int precond_known(const char *name)
+{
+    const char *t;
+    size_t len = strcspn(name, ":");
+    for (int i = 0; sps_precond_type(i, &t, NULL) == SPS_OK; i++)
+        if (strlen(t) == len && !strncmp(name, t, len)) return 1;
+    return 0;
+}
+
+/* "none, jacobi, ilu0 or ic0": the registered types, for messages. */
+static const char *precond_list(void)
+{
+    static char list[512];
+    const char *t;
+    size_t l = 0;
+    int n = 0;
+    while (sps_precond_type(n, &t, NULL) == SPS_OK) n++;
+    list[0] = 0;
+    for (int i = 0; i < n && sps_precond_type(i, &t, NULL) == SPS_OK; i++)
+        l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ", t);
+    return list;
+}
+
+static void list_precond(void)
+{
+    const char *name, *summary;
+    printf("%-10s %s\n", "precond", "description");
+    for (int i = 0; sps_precond_type(i, &name, &summary) == SPS_OK; i++)
+        printf("%-10s %s\n", name, summary);
+}
+
+static void set_defaults(opts *o)
 {
     memset(o, 0, sizeof *o);
     o->spmv = "auto";
@@ -126,56 +195,103 @@ static void parse_args(int argc, char **argv, opts *o)
     o->dtol = 1e5;
     o->maxit = 10000;
     o->restart = 30;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-#define NEXT() (i + 1 < argc ? argv[++i] : (die_usage("%s needs a value", a), (char *)NULL))
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(usage_text, stdout);
-            exit(0);
-        } else if (!strcmp(a, "--version")) {
-            printf("spsolve %s\n", sps_version());
-            exit(0);
-        } else if (!strcmp(a, "--list-spmv")) {
-            list_spmv();
-            exit(0);
-        } else if (!strcmp(a, "-A")) o->A_path = NEXT();
-        else if (!strcmp(a, "--gen")) o->gen = NEXT();
-        else if (!strcmp(a, "-b")) o->b_path = NEXT();
-        else if (!strcmp(a, "--x0")) o->x0_path = NEXT();
-        else if (!strcmp(a, "-o")) o->out_path = NEXT();
-        else if (!strcmp(a, "--history")) o->hist_path = NEXT();
-        else if (!strcmp(a, "--save-matrix")) o->save_path = NEXT();
-        else if (!strcmp(a, "--method")) o->method = NEXT();
-        else if (!strcmp(a, "--spmv")) o->spmv = NEXT();
-        else if (!strcmp(a, "--precond")) o->precond = NEXT();
-        else if (!strcmp(a, "--device")) o->device = NEXT();
-        else if (!strcmp(a, "--rtol")) o->rtol = parse_double(a, NEXT());
-        else if (!strcmp(a, "--atol")) o->atol = parse_double(a, NEXT());
-        else if (!strcmp(a, "--dtol")) o->dtol = parse_double(a, NEXT());
-        else if (!strcmp(a, "--maxit")) o->maxit = parse_int(a, NEXT(), 0, 1000000000LL);
-        else if (!strcmp(a, "--restart")) o->restart = (int)parse_int(a, NEXT(), 1, 100000);
-        else if (!strcmp(a, "--check-every")) o->check_every = (int)parse_int(a, NEXT(), 1, 100000);
-        else if (!strcmp(a, "--info")) o->info = 1;
-        else if (!strcmp(a, "--json")) o->json = 1;
-        else if (!strcmp(a, "--monitor")) o->monitor = 1;
-        else if (!strcmp(a, "--verify")) o->verify = 1;
-        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = 1;
-        else die_usage("unknown option '%s'", a);
-#undef NEXT
-    }
+}
+
+/* The options that exit at once (help, version, lists). */
+static void early_exit_option(const char *a)
+{
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) fputs(usage_text, stdout);
+    else if (!strcmp(a, "--version")) printf("spsolve %s\n", sps_version());
+    else if (!strcmp(a, "--list-spmv")) list_spmv();
+    else if (!strcmp(a, "--list-precond")) list_precond();
+    else return;
+    exit(0);
+}
+
+static int takes_value(const char *a)
+{
+    static const char *const names[] = {"-A", "--gen", "-b", "--x0", "-o", "--history",
+                                         "--save-matrix", "--method", "--spmv", "--precond",
+                                         "--device", "--rtol", "--atol", "--dtol", "--maxit",
+                                         "--restart", "--check-every"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(a, names[i])) return 1;
+    return 0;
+}
+
+/* One option with a value (takes_value(a) is true). */
+static void value_option(opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "-A")) o->A_path = v;
+    else if (!strcmp(a, "--gen")) o->gen = v;
+    else if (!strcmp(a, "-b")) o->b_path = v;
+    else if (!strcmp(a, "--x0")) o->x0_path = v;
+    else if (!strcmp(a, "-o")) o->out_path = v;
+    else if (!strcmp(a, "--history")) o->hist_path = v;
+    else if (!strcmp(a, "--save-matrix")) o->save_path = v;
+    else if (!strcmp(a, "--method")) o->method = v;
+    else if (!strcmp(a, "--spmv")) o->spmv = v;
+    else if (!strcmp(a, "--precond")) o->precond = v;
+    else if (!strcmp(a, "--device")) o->device = v;
+    else if (!strcmp(a, "--rtol")) o->rtol = parse_double(a, v);
+    else if (!strcmp(a, "--atol")) o->atol = parse_double(a, v);
+    else if (!strcmp(a, "--dtol")) o->dtol = parse_double(a, v);
+    else if (!strcmp(a, "--maxit")) o->maxit = parse_int(a, v, 0, 1000000000LL);
+    else if (!strcmp(a, "--restart")) o->restart = (int)parse_int(a, v, 1, 100000);
+    else if (!strcmp(a, "--check-every")) o->check_every = (int)parse_int(a, v, 1, 100000);
+}
+
+/* One flag; 0 if a is not one. */
+static int flag_option(opts *o, const char *a)
+{
+    if (!strcmp(a, "--info")) o->info = 1;
+    else if (!strcmp(a, "--json")) o->json = 1;
+    else if (!strcmp(a, "--monitor")) o->monitor = 1;
+    else if (!strcmp(a, "--verify")) o->verify = 1;
+    else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = 1;
+    else return 0;
+    return 1;
+}
+
+/* Checks that need no matrix. The tolerances are the library's to judge
+ * (configure_solver passes them on and reports its refusal). */
+static void validate_args(opts *o)
+{
     if (!o->A_path == !o->gen) die_usage("give exactly one of -A FILE and --gen SPEC");
     if (strcmp(o->device, "gpu") && strcmp(o->device, "cpu") && strcmp(o->device, "auto"))
         die_usage("--device: '%s' is not gpu, cpu or auto", o->device);
-    if (o->rtol < 0 || o->atol < 0) die_usage("tolerances must be >= 0");
-    if (o->dtol <= 1) die_usage("--dtol must be > 1");
     if (o->method) {
         sps_method m;
         if (sps_method_from_name(o->method, &m) != SPS_OK)
             die_usage("--method: '%s' is not cg, bicgstab or gmres", o->method);
     }
-    if (strcmp(o->precond, "none") && strcmp(o->precond, "jacobi") && strcmp(o->precond, "ilu0") &&
-        strcmp(o->precond, "ic0"))
-        die_usage("--precond: '%s' is not none, jacobi, ilu0 or ic0", o->precond);
+    if (!precond_known(o->precond))
+        die_usage("--precond: '%s' is not %s", o->precond, precond_list());
+    if (o->out_path && o->hist_path && !strcmp(o->out_path, "-") && !strcmp(o->hist_path, "-"))
+        die_usage("-o - and --history - cannot both write to stdout");
+    if (o->save_path && !strcmp(o->save_path, "-"))
+        die_usage("--save-matrix: give a file name (stdout is not supported)");
+    const char *paths[3] = {o->out_path, o->hist_path, o->save_path};
+    const char *names[3] = {"-o", "--history", "--save-matrix"};
+    for (int i = 0; i < 3; i++) {
+        char why[4500];
+        if (paths[i] && app_out_check(paths[i], why, sizeof why) != 0)
+            die_usage("%s: %s", names[i], why);
+    }
+}
+
+static void parse_args(int argc, char **argv, opts *o)
+{
+    set_defaults(o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        early_exit_option(a);
+        if (flag_option(o, a)) continue;
+        if (!takes_value(a)) die_usage("unknown option '%s'", a);
+        if (i + 1 >= argc) die_usage("%s needs a value", a);
+        value_option(o, a, argv[++i]);
+    }
+    validate_args(o);
 }
 
 /* ---- small output helpers ----------------------------------------------- */
@@ -243,59 +359,141 @@ static void features_json(FILE *f, const sps_matrix_source *src, const sps_featu
     json_num(f, "analyze_ms", ft->analyze_ms, first);
 }
 
-static void features_text(const sps_matrix_source *src, const sps_features *ft)
+static void features_text(FILE *f, const sps_matrix_source *src, const sps_features *ft)
 {
     double mbs = src->read_ms > 0 ? (double)src->bytes / 1e6 / (src->read_ms / 1e3) : 0;
-    printf("matrix            %s\n", src->name);
-    printf("size              %d x %d, %lld entries (%lld stored in the file, %s%s)\n", ft->rows,
-           ft->cols, (long long)ft->nnz, (long long)src->nnz_stored,
-           src->symmetry == SPS_SYMMETRIC ? "symmetric: one triangle"
-           : src->symmetry == SPS_SKEW_SYMMETRIC ? "skew-symmetric: one triangle" : "general",
-           src->pattern ? ", pattern: values set to 1" : "");
-    printf("symmetry          %s (||A-A'||/||A|| = %.3g, pattern %s)\n",
-           ft->symmetric ? "symmetric" : "nonsymmetric", ft->asymmetry,
-           ft->pattern_symmetric ? "symmetric" : "nonsymmetric");
-    printf("rows              min %d, max %d, mean %.2f, std %.2f, %d empty\n", ft->row_min,
-           ft->row_max, ft->row_mean, ft->row_std, ft->empty_rows);
-    printf("diagonals         %d distinct; DIA fill %.1f%%; DRM(32) %lld slots, fill %.1f%%\n",
-           ft->diagonals, 100 * ft->dia_fill, (long long)ft->drm_slots, 100 * ft->drm_fill);
-    printf("hyb               ELL width %d (fill %.1f%%), %lld entries in COO\n", ft->hyb_width,
-           100 * ft->ell_fill, (long long)ft->hyb_coo);
-    printf("diagonal entries  %d missing, %d zero, %d negative; %d of %d rows dominant%s\n",
-           ft->missing_diagonal, ft->zero_diagonal, ft->negative_diagonal, ft->dominant_rows,
-           ft->rows, ft->diag_dominant ? " (diagonally dominant)" : "");
+    fprintf(f, "matrix            %s\n", src->name);
+    fprintf(f, "size              %d x %d, %lld entries (%lld stored in the file, %s%s)\n", ft->rows,
+            ft->cols, (long long)ft->nnz, (long long)src->nnz_stored,
+            src->symmetry == SPS_SYMMETRIC ? "symmetric: one triangle"
+            : src->symmetry == SPS_SKEW_SYMMETRIC ? "skew-symmetric: one triangle" : "general",
+            src->pattern ? ", pattern: values set to 1" : "");
+    fprintf(f, "symmetry          %s (||A-A'||/||A|| = %.3g, pattern %s)\n",
+            ft->symmetric ? "symmetric" : "nonsymmetric", ft->asymmetry,
+            ft->pattern_symmetric ? "symmetric" : "nonsymmetric");
+    fprintf(f, "rows              min %d, max %d, mean %.2f, std %.2f, %d empty\n", ft->row_min,
+            ft->row_max, ft->row_mean, ft->row_std, ft->empty_rows);
+    fprintf(f, "diagonals         %d distinct; DIA fill %.1f%%; DRM(32) %lld slots, fill %.1f%%\n",
+            ft->diagonals, 100 * ft->dia_fill, (long long)ft->drm_slots, 100 * ft->drm_fill);
+    fprintf(f, "hyb               ELL width %d (fill %.1f%%), %lld entries in COO\n", ft->hyb_width,
+            100 * ft->ell_fill, (long long)ft->hyb_coo);
+    fprintf(f, "diagonal entries  %d missing, %d zero, %d negative; %d of %d rows dominant%s\n",
+            ft->missing_diagonal, ft->zero_diagonal, ft->negative_diagonal, ft->dominant_rows,
+            ft->rows, ft->diag_dominant ? " (diagonally dominant)" : "");
     if (src->bytes > 0)
-        printf("read              %.1f ms (%.1f MB%s, %.0f MB/s)\n", src->read_ms,
-               (double)src->bytes / 1e6, src->gzip ? " after gunzip" : "", mbs);
+        fprintf(f, "read              %.1f ms (%.1f MB%s, %.0f MB/s)\n", src->read_ms,
+                (double)src->bytes / 1e6, src->gzip ? " after gunzip" : "", mbs);
     else
-        printf("generated         %.1f ms\n", src->read_ms);
-    printf("analyze           %.1f ms\n", ft->analyze_ms);
+        fprintf(f, "generated         %.1f ms\n", src->read_ms);
+    fprintf(f, "analyze           %.1f ms\n", ft->analyze_ms);
 }
 
-/* Write the residual history as CSV: whole or not at all. */
+/* ---- the run: what each phase fills in ---------------------------------- */
+
+/* Payoff of the chosen backend against plain csr-vector (the DRM paper's
+ * argument): measured SpMV times and the reference's build cost. */
+typedef struct payoff {
+    int have;
+    double t_chosen, t_ref, conv_ref; /* us per SpMV, us per SpMV, ms */
+} payoff;
+
+typedef struct run {
+    opts o;
+    int text;               /* print the text summary */
+    FILE *rep;              /* summary, JSON, monitor: stdout, or stderr when -o/--history is '-' */
+    sps_context *ctx;
+    sps_solver *solver;
+    sps_matrix *A;
+    sps_matrix_source src;
+    sps_features ft;
+    sps_idx n;
+    double *b, *x, *x_dense;
+    int b_is_ones;
+    sps_method method;
+    char method_why[200];
+    sps_operator *op;
+    sps_operator_info oi;
+    char fallback[700];
+    payoff pay;
+    sps_precond *pc;
+    double bnorm;
+    sps_solve_info info;
+    double err_ones, verify_diff;
+    const char *verify_note;
+    int solved;             /* sps_solve ran: info holds its outcome */
+    sps_idx inconsistent;   /* first empty row with b nonzero, or -1 */
+    int nwarn;
+    char warnings[16][1200];
+    char hint[600];         /* at most one, chosen at the end (choose_hint) */
+    char error[1600];       /* the first error */
+    int error_pending;      /* error not printed yet (an output write: after the summary) */
+    int analyzed, info_done;
+} run;
+
+/* A warning: on stderr at once (unless -q) and in the JSON's "warnings". */
+static void warn(run *r, const char *fmt, ...) APP_PRINTF(2, 3);
+static void warn(run *r, const char *fmt, ...)
+{
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!r->o.quiet) fprintf(stderr, "spsolve: warning: %s\n", msg);
+    if (r->nwarn < (int)(sizeof r->warnings / sizeof *r->warnings))
+        snprintf(r->warnings[r->nwarn++], sizeof r->warnings[0], "%s", msg);
+}
+
+/* An error: on stderr, kept for the JSON's "error" (the first one wins);
+ * returns the exit code rc. */
+static int fail(run *r, int rc, const char *fmt, ...) APP_PRINTF(3, 4);
+static int fail(run *r, int rc, const char *fmt, ...)
+{
+    char msg[1600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "spsolve: %s\n", msg);
+    if (!r->error[0]) snprintf(r->error, sizeof r->error, "%s", msg);
+    return rc;
+}
+
+/* Write the residual history as CSV (app_out's rule: whole or not at all). */
 static int write_history(const char *path, const double *h, long long n)
 {
-    char tmp[4096];
-    FILE *f = app_open_tmp(path, tmp, sizeof tmp);
-    if (!f) return -1;
-    fprintf(f, "iteration,residual_norm\n");
-    for (long long i = 0; i < n; i++) fprintf(f, "%lld,%.17g\n", i, h[i]);
-    return app_commit_tmp(f, tmp, path);
+    app_out out;
+    if (app_out_open(&out, path) != 0) return -1;
+    fprintf(out.f, "iteration,residual_norm\n");
+    for (long long i = 0; i < n; i++) fprintf(out.f, "%lld,%.17g\n", i, h[i]);
+    return app_out_close(&out);
+}
+
+/* x on stdout, as sps_vector_write writes a text file (-o -). */
+static int write_x_stdout(const double *x, sps_idx n)
+{
+    app_out out;
+    app_out_open(&out, "-");
+    for (sps_idx i = 0; i < n; i++) fprintf(out.f, "%.17g\n", x[i]);
+    return app_out_close(&out);
 }
 
 static void monitor_cb(void *user, int64_t it, double rnorm)
 {
-    double bnorm = *(const double *)user;
-    printf("%8lld  rnorm %.6e  rel %.3e\n", (long long)it, rnorm, bnorm > 0 ? rnorm / bnorm : rnorm);
-    fflush(stdout);
+    const run *r = user;
+    double bnorm = r->bnorm;
+    fprintf(r->rep, "%8lld  rnorm %.6e  rel %.3e\n", (long long)it, rnorm, bnorm > 0 ? rnorm / bnorm : rnorm);
+    fflush(r->rep);
 }
 
-static int fail_status(sps_context *ctx, sps_status st, const char *what)
+/* A failed library call: the library's message, and the exit code of its class. */
+static int fail_status(run *r, sps_status st, const char *what)
 {
-    fprintf(stderr, "spsolve: %s: %s\n", what, sps_last_error(ctx)[0] ? sps_last_error(ctx) : sps_strerror(st));
-    if (st == SPS_ERR_PARSE || st == SPS_ERR_IO || st == SPS_ERR_INVALID_ARG) return EXIT_USAGE;
-    if (st == SPS_ERR_ZERO_PIVOT || st == SPS_ERR_UNSUPPORTED) return EXIT_NOT_CONVERGED;
-    return EXIT_RUNTIME;
+    int rc = EXIT_RUNTIME;
+    if (st == SPS_ERR_PARSE || st == SPS_ERR_IO || st == SPS_ERR_INVALID_ARG) rc = EXIT_USAGE;
+    else if (st == SPS_ERR_ZERO_PIVOT || st == SPS_ERR_UNSUPPORTED) rc = EXIT_NOT_CONVERGED;
+    const char *m = r->ctx ? sps_last_error(r->ctx) : sps_last_error(NULL);
+    return fail(r, rc, "%s: %s", what, m[0] ? m : sps_strerror(st));
 }
 
 static double nrm2(const double *x, long long n)
@@ -305,397 +503,649 @@ static double nrm2(const double *x, long long n)
     return sqrt(s);
 }
 
-int main(int argc, char **argv)
+/* ---- phase 1: context and solver settings -------------------------------- */
+
+/* The context on the device asked for; -1 on success, else the exit code. */
+static int open_context(run *r)
 {
-    opts o;
-    parse_args(argc, argv, &o);
-    int text = !o.json && !o.quiet;
-
-    /* ---- context --------------------------------------------------------- */
-    sps_context *ctx = NULL;
     char device_note[600] = "";
-    if (!strcmp(o.device, "cpu")) {
-        sps_context_create(&ctx, SPS_DEVICE_HOST);
-    } else {
-        sps_status st = sps_context_create(&ctx, 0);
-        if (st != SPS_OK) {
-            if (!strcmp(o.device, "gpu")) {
-                fprintf(stderr, "spsolve: --device gpu: %s\n", sps_last_error(NULL));
-                return EXIT_RUNTIME;
-            }
-            snprintf(device_note, sizeof device_note,
-                     "no GPU (%s): using the host reference path", sps_last_error(NULL));
-            sps_context_create(&ctx, SPS_DEVICE_HOST);
-        }
+    if (!strcmp(r->o.device, "cpu")) {
+        sps_context_create(&r->ctx, SPS_DEVICE_HOST);
+    } else if (sps_context_create(&r->ctx, 0) != SPS_OK) {
+        if (!strcmp(r->o.device, "gpu")) return fail(r, EXIT_RUNTIME, "--device gpu: %s", sps_last_error(NULL));
+        snprintf(device_note, sizeof device_note, "no GPU (%s): using the host reference path",
+                 sps_last_error(NULL));
+        sps_context_create(&r->ctx, SPS_DEVICE_HOST);
     }
-    if (!ctx) {
-        fprintf(stderr, "spsolve: cannot create a context: %s\n", sps_last_error(NULL));
-        return EXIT_RUNTIME;
-    }
-    if (device_note[0] && !o.quiet) fprintf(o.json ? stderr : stdout, "note: %s\n", device_note);
+    if (!r->ctx) return fail(r, EXIT_RUNTIME, "cannot create a context: %s", sps_last_error(NULL));
+    if (device_note[0] && !r->o.quiet) fprintf(r->o.json ? stderr : r->rep, "note: %s\n", device_note);
+    return -1;
+}
 
-    /* ---- read and analyze ------------------------------------------------ */
-    sps_matrix *A = NULL;
-    sps_status st = o.A_path ? sps_matrix_read(ctx, o.A_path, &A) : sps_matrix_generate(ctx, o.gen, &A);
+/* The solver with the options' settings. The library judges the values (the
+ * --dtol rule is sps_solver_set_dtol's): a refusal is a usage error. */
+static int configure_solver(run *r)
+{
+    const opts *o = &r->o;
+    sps_status st = sps_solver_create(r->ctx, &r->solver);
+    if (st != SPS_OK) return fail_status(r, st, "cannot create the solver");
+    struct { sps_status st; const char *opt; } set[] = {
+        {sps_solver_set_rtol(r->solver, o->rtol), "--rtol"},
+        {sps_solver_set_atol(r->solver, o->atol), "--atol"},
+        {sps_solver_set_dtol(r->solver, o->dtol), "--dtol"},
+        {sps_solver_set_maxit(r->solver, o->maxit), "--maxit"},
+        {sps_solver_set_restart(r->solver, o->restart), "--restart"},
+        {sps_solver_set_history(r->solver, o->hist_path != NULL), "--history"},
+        {o->check_every ? sps_solver_set_check_interval(r->solver, o->check_every) : SPS_OK, "--check-every"},
+    };
+    for (size_t i = 0; i < sizeof set / sizeof *set; i++)
+        if (set[i].st != SPS_OK) {
+            fail(r, EXIT_USAGE, "%s: %s", set[i].opt, sps_last_error(r->ctx));
+            fprintf(stderr, "(run spsolve --help for the options)\n");
+            return EXIT_USAGE;
+        }
+    return -1;
+}
+
+/* ---- phase 2: read ----------------------------------------------------- */
+
+static void print_info(const run *r)
+{
+    if (r->o.json) {
+        int first = 1;
+        fprintf(r->rep, "{");
+        features_json(r->rep, &r->src, &r->ft, &first);
+        fprintf(r->rep, "}\n");
+    } else {
+        features_text(r->rep, &r->src, &r->ft);
+    }
+}
+
+/* Read or generate A, analyze it, save it if asked. */
+static int read_matrix(run *r)
+{
+    const opts *o = &r->o;
+    sps_status st = o->A_path ? sps_matrix_read(r->ctx, o->A_path, &r->A)
+                              : sps_matrix_generate(r->ctx, o->gen, &r->A);
     if (st != SPS_OK) {
-        int rc = fail_status(ctx, st, o.A_path ? "cannot read the matrix" : "cannot generate the matrix");
-        sps_context_destroy(ctx);
+        int rc = fail_status(r, st, o->A_path ? "cannot read the matrix" : "cannot generate the matrix");
         return rc == EXIT_RUNTIME ? EXIT_RUNTIME : EXIT_USAGE;
     }
-    sps_matrix_source src;
-    sps_matrix_get_source(A, &src);
-    sps_features ft;
-    st = sps_matrix_analyze(ctx, A, &ft);
-    if (st != SPS_OK) {
-        int rc = fail_status(ctx, st, "analysis failed");
-        sps_matrix_destroy(A);
-        sps_context_destroy(ctx);
-        return rc;
-    }
-    if (o.save_path) {
-        st = sps_matrix_write(ctx, A, o.save_path);
+    sps_matrix_get_source(r->A, &r->src);
+    st = sps_matrix_analyze(r->ctx, r->A, &r->ft);
+    if (st != SPS_OK) return fail_status(r, st, "analysis failed");
+    r->analyzed = 1;
+    if (o->save_path) {
+        st = sps_matrix_write(r->ctx, r->A, o->save_path);
         if (st != SPS_OK) {
-            int rc = fail_status(ctx, st, "cannot write --save-matrix");
-            sps_matrix_destroy(A);
-            sps_context_destroy(ctx);
-            return rc;
+            int rc = fail_status(r, st, "cannot write --save-matrix");
+            return st == SPS_ERR_IO ? EXIT_RUNTIME : rc;
         }
     }
-    if (src.pattern && !o.quiet)
-        fprintf(stderr, "spsolve: warning: %s is a pattern matrix: every value is taken as 1\n",
-                src.name);
+    if (r->src.pattern) warn(r, "%s is a pattern matrix: every value is taken as 1", r->src.name);
+    r->n = r->ft.rows;
+    if (!o->info && r->ft.rows != r->ft.cols)
+        return fail(r, EXIT_USAGE, "%s: the matrix is %d x %d; a linear solve needs a square matrix",
+                    r->src.name, r->ft.rows, r->ft.cols);
+    return -1;
+}
 
-    if (o.info) {
-        if (o.json) {
-            int first = 1;
-            printf("{");
-            features_json(stdout, &src, &ft, &first);
-            printf("}\n");
-        } else {
-            features_text(&src, &ft);
-        }
-        sps_matrix_destroy(A);
-        sps_context_destroy(ctx);
-        return 0;
-    }
-
-    int rc = EXIT_RUNTIME;
-    sps_idx n = ft.rows;
-    double *b = NULL, *x = NULL, *x_dense = NULL;
-    sps_operator *op = NULL, *ref = NULL;
-    sps_precond *pc = NULL;
-    sps_solver *solver = NULL;
-    if (ft.rows != ft.cols) {
-        fprintf(stderr, "spsolve: %s: the matrix is %d x %d; a linear solve needs a square matrix\n",
-                src.name, ft.rows, ft.cols);
-        rc = EXIT_USAGE;
-        goto done;
-    }
-
-    /* ---- method ---------------------------------------------------------- */
-    sps_method method;
-    char method_why[200];
-    int spd_like = ft.symmetric && ft.missing_diagonal == 0 && ft.negative_diagonal == 0 &&
-                   ft.zero_diagonal == 0;
-    if (o.method) {
-        sps_method_from_name(o.method, &method);
-        snprintf(method_why, sizeof method_why, "as asked");
+/* b (default A * ones) and x0 (default zeros). */
+static int read_vectors(run *r)
+{
+    sps_idx len, n = r->n;
+    sps_status st;
+    if (r->o.b_path) {
+        st = sps_vector_read(r->ctx, r->o.b_path, n, &r->b, &len);
+        if (st != SPS_OK) return fail_status(r, st, "cannot read -b");
     } else {
-        method = spd_like ? SPS_CG : SPS_GMRES;
-        snprintf(method_why, sizeof method_why, "default for a %s",
-                 spd_like ? "symmetric matrix with a positive diagonal"
-                          : "nonsymmetric or indefinite-looking matrix");
-    }
-    if (method == SPS_CG && !ft.symmetric && !o.quiet)
-        fprintf(stderr,
-                "spsolve: warning: CG needs a symmetric positive definite matrix, and %s is "
-                "nonsymmetric (||A-A'||/||A|| = %.2g); running it anyway. GMRES or BiCGSTAB "
-                "(--method gmres) would suit it.\n",
-                app_base_name(src.name), ft.asymmetry);
-    else if (method == SPS_CG && (ft.negative_diagonal || ft.zero_diagonal || ft.missing_diagonal) &&
-             !o.quiet)
-        fprintf(stderr,
-                "spsolve: warning: %s has %d negative, %d zero and %d missing diagonal entries: it "
-                "is not positive definite, and CG may break down; MINRES-like behaviour is not "
-                "available, try --method gmres.\n",
-                app_base_name(src.name), ft.negative_diagonal, ft.zero_diagonal, ft.missing_diagonal);
-    if ((!strcmp(o.precond, "jacobi") || !strcmp(o.precond, "ilu0") || !strcmp(o.precond, "ic0")) &&
-        (ft.missing_diagonal || ft.zero_diagonal) && !o.quiet)
-        fprintf(stderr,
-                "spsolve: warning: %s has %d rows without a diagonal entry and %d zero diagonal "
-                "entries: %s divides by the diagonal and will break down. Unpreconditioned GMRES "
-                "with a long restart (--precond none --method gmres --restart 1000 or more) "
-                "works on such matrices.\n",
-                app_base_name(src.name), ft.missing_diagonal, ft.zero_diagonal, o.precond);
-
-    /* ---- vectors --------------------------------------------------------- */
-    int b_is_ones = 0;
-    if (o.b_path) {
-        sps_idx len;
-        st = sps_vector_read(ctx, o.b_path, n, &b, &len);
-        if (st != SPS_OK) { rc = fail_status(ctx, st, "cannot read -b"); goto done; }
-    } else {
-        b = malloc(sizeof(double) * (size_t)(n ? n : 1));
+        r->b = malloc(sizeof(double) * (size_t)(n ? n : 1));
         double *ones = malloc(sizeof(double) * (size_t)(n ? n : 1));
-        if (!b || !ones) { free(ones); fprintf(stderr, "spsolve: out of memory\n"); goto done; }
+        if (!r->b || !ones) {
+            free(ones);
+            return fail(r, EXIT_RUNTIME, "out of memory");
+        }
         for (sps_idx i = 0; i < n; i++) ones[i] = 1.0;
-        sps_matrix_spmv_host(A, 1.0, ones, 0.0, b);
+        sps_matrix_spmv_host(r->A, 1.0, ones, 0.0, r->b);
         free(ones);
-        b_is_ones = 1;
+        r->b_is_ones = 1;
     }
-    if (o.x0_path) {
-        sps_idx len;
-        st = sps_vector_read(ctx, o.x0_path, n, &x, &len);
-        if (st != SPS_OK) { rc = fail_status(ctx, st, "cannot read --x0"); goto done; }
+    if (r->o.x0_path) {
+        st = sps_vector_read(r->ctx, r->o.x0_path, n, &r->x, &len);
+        if (st != SPS_OK) return fail_status(r, st, "cannot read --x0");
     } else {
-        x = calloc((size_t)(n ? n : 1), sizeof(double));
-        if (!x) { fprintf(stderr, "spsolve: out of memory\n"); goto done; }
+        r->x = calloc((size_t)(n ? n : 1), sizeof(double));
+        if (!r->x) return fail(r, EXIT_RUNTIME, "out of memory");
     }
+    r->bnorm = nrm2(r->b, n);
+    return -1;
+}
 
-    /* ---- operator (with fallback) ---------------------------------------- */
-    char fallback[700] = "";
-    st = sps_operator_create(ctx, A, o.spmv, NULL, &op);
+/* ---- phase 3: configure (method, operator, preconditioner) ---------------- */
+
+/* Facts the analysis can state before the solve (the advice comes once, as
+ * the hint after a failure). */
+static void method_warnings(run *r)
+{
+    const sps_features *ft = &r->ft;
+    const char *name = app_base_name(r->src.name);
+    if (r->method == SPS_CG && !ft->symmetric)
+        warn(r, "CG needs a symmetric positive definite matrix, and %s is nonsymmetric "
+                "(||A-A'||/||A|| = %.2g); running it anyway", name, ft->asymmetry);
+    else if (r->method == SPS_CG && (ft->negative_diagonal || ft->zero_diagonal || ft->missing_diagonal))
+        warn(r, "%s has %d negative, %d zero and %d missing diagonal entries: it is not positive "
+                "definite, and CG may break down", name, ft->negative_diagonal, ft->zero_diagonal,
+             ft->missing_diagonal);
+    if (strcmp(r->o.precond, "none") && (ft->missing_diagonal || ft->zero_diagonal))
+        warn(r, "%s has %d rows without a diagonal entry and %d zero diagonal entries: %s divides "
+                "by the diagonal and will break down", name, ft->missing_diagonal, ft->zero_diagonal,
+             r->o.precond);
+}
+
+/* The method asked for, else the library's suggestion from the features. */
+static void choose_method(run *r)
+{
+    if (r->o.method) {
+        sps_method_from_name(r->o.method, &r->method);
+        snprintf(r->method_why, sizeof r->method_why, "as asked");
+    } else {
+        char why[160];
+        sps_method_suggest(&r->ft, &r->method, why, sizeof why);
+        snprintf(r->method_why, sizeof r->method_why, "default for a %s", why);
+    }
+    method_warnings(r);
+}
+
+/* An empty row i with b_i != 0 makes A x = b inconsistent: no x solves it,
+ * and no method can bring the residual below |b_i| / ||b||. Said before the
+ * solve, naming the first such row. */
+static void warn_inconsistent(run *r)
+{
+    const sps_idx *rp;
+    r->inconsistent = -1;
+    if (r->ft.empty_rows == 0 || sps_matrix_csr(r->A, &rp, NULL, NULL) != SPS_OK) return;
+    sps_idx first = -1, count = 0;
+    for (sps_idx i = 0; i < r->n; i++)
+        if (rp[i + 1] == rp[i] && r->b[i] != 0) {
+            if (first < 0) first = i;
+            count++;
+        }
+    if (first < 0) return;
+    r->inconsistent = first;
+    warn(r, "the system is inconsistent: row %d (1-based %d) of A is empty but b[%d] = %g (%d such "
+            "row%s): no x solves A x = b, and the true relative residual cannot fall below %.3g",
+         first, first + 1, first, r->b[first], count, count == 1 ? "" : "s",
+         r->bnorm > 0 ? fabs(r->b[first]) / r->bnorm : 0.0);
+}
+
+/* The operator for --spmv; a backend that refuses the matrix (or is not
+ * compiled) falls back to csr-vector, said in note. (Its place is the
+ * library's `auto`: it moves there.) */
+static sps_status create_operator_with_fallback(sps_context *ctx, const sps_matrix *A, const char *spmv,
+                                                char *note, size_t len, sps_operator **op)
+{
+    note[0] = 0;
+    sps_status st = sps_operator_create(ctx, A, spmv, NULL, op);
     if (st == SPS_ERR_UNSUPPORTED || st == SPS_ERR_NOT_COMPILED) {
-        snprintf(fallback, sizeof fallback, "%s refused (%s); fell back to csr-vector", o.spmv,
-                 sps_last_error(ctx));
-        if (!o.quiet) fprintf(stderr, "spsolve: %s\n", fallback);
-        st = sps_operator_create(ctx, A, "csr-vector", NULL, &op);
+        snprintf(note, len, "%s refused (%s); fell back to csr-vector", spmv, sps_last_error(ctx));
+        st = sps_operator_create(ctx, A, "csr-vector", NULL, op);
     }
-    if (st != SPS_OK) { rc = fail_status(ctx, st, "cannot build the SpMV operator"); goto done; }
-    sps_operator_info oi;
-    sps_operator_get_info(op, &oi);
+    return st;
+}
 
-    /* The DRM paper's argument: conversion cost against plain csr-vector SpMVs. */
-    double t_chosen = 0, t_ref = 0, conv_ref = 0;
-    int have_payoff = 0;
-    {
-        sps_timing tm;
-        int reps = n > 1000000 ? 30 : 100;
-        if (sps_operator_time(op, reps, 2, &tm) == SPS_OK) {
-            t_chosen = tm.median_us;
-            if (!strcmp(oi.backend, "csr-vector")) {
-                t_ref = t_chosen;
-                conv_ref = oi.convert_ms + oi.upload_ms;
-                have_payoff = 1;
-            } else if (sps_operator_create(ctx, A, "csr-vector", NULL, &ref) == SPS_OK) {
-                sps_operator_info ri;
-                sps_operator_get_info(ref, &ri);
-                conv_ref = ri.convert_ms + ri.upload_ms;
-                if (sps_operator_time(ref, reps, 2, &tm) == SPS_OK) {
-                    t_ref = tm.median_us;
-                    have_payoff = 1;
-                }
-                sps_operator_destroy(ref);
-                ref = NULL;
-            }
-        }
+/* The payoff figures: time the chosen operator and a csr-vector one built
+ * for comparison. (The operator's info will carry them: this moves into the
+ * library.) */
+static void measure_payoff(sps_context *ctx, const sps_matrix *A, sps_operator *op,
+                           const sps_operator_info *oi, payoff *p)
+{
+    sps_timing tm;
+    int reps = sps_matrix_rows(A) > 1000000 ? 30 : 100;
+    memset(p, 0, sizeof *p);
+    if (sps_operator_time(op, reps, 2, &tm) != SPS_OK) return;
+    p->t_chosen = tm.median_us;
+    if (!strcmp(oi->backend, "csr-vector")) {
+        p->t_ref = p->t_chosen;
+        p->conv_ref = oi->convert_ms + oi->upload_ms;
+        p->have = 1;
+        return;
     }
-
-    /* ---- preconditioner -------------------------------------------------- */
-    st = sps_precond_create(ctx, A, o.precond, &pc);
-    if (st != SPS_OK) {
-        rc = fail_status(ctx, st, "preconditioner setup failed");
-        if (st == SPS_ERR_ZERO_PIVOT || st == SPS_ERR_UNSUPPORTED)
-            fprintf(stderr, "spsolve: %s cannot be used on this matrix; try --precond none "
-                            "--method gmres with a long --restart, or --precond jacobi if the "
-                            "diagonal is complete\n", o.precond);
-        goto done;
+    sps_operator *ref = NULL;
+    if (sps_operator_create(ctx, A, "csr-vector", NULL, &ref) != SPS_OK) return;
+    sps_operator_info ri;
+    sps_operator_get_info(ref, &ri);
+    p->conv_ref = ri.convert_ms + ri.upload_ms;
+    if (sps_operator_time(ref, reps, 2, &tm) == SPS_OK) {
+        p->t_ref = tm.median_us;
+        p->have = 1;
     }
-
-    /* ---- solve ----------------------------------------------------------- */
-    st = sps_solver_create(ctx, &solver);
-    if (st != SPS_OK) { rc = fail_status(ctx, st, "cannot create the solver"); goto done; }
-    sps_solver_set_method(solver, method);
-    sps_solver_set_rtol(solver, o.rtol);
-    sps_solver_set_atol(solver, o.atol);
-    sps_solver_set_dtol(solver, o.dtol);
-    sps_solver_set_maxit(solver, o.maxit);
-    sps_solver_set_restart(solver, o.restart);
-    sps_solver_set_history(solver, o.hist_path != NULL);
-    if (o.check_every) sps_solver_set_check_interval(solver, o.check_every);
-    double bnorm = nrm2(b, n);
-    if (o.monitor && !o.json) sps_solver_set_monitor(solver, monitor_cb, &bnorm);
-
-    if (text) {
-        printf("spsolve %s on %s\n", sps_version(), sps_context_device_name(ctx));
-        printf("matrix    %s: %d x %d, %lld nnz, %s, rows %d..%d (mean %.1f), %d diagonals, "
-               "%d without diagonal entry\n",
-               app_base_name(src.name), n, n, (long long)ft.nnz,
-               ft.symmetric ? "symmetric" : "nonsymmetric", ft.row_min, ft.row_max, ft.row_mean,
-               ft.diagonals, ft.missing_diagonal);
-        if (b_is_ones)
-            printf("rhs       b = A * ones (no -b given): the exact solution is all ones\n");
-        printf("backend   %s%s%s\n", oi.backend, oi.reason[0] ? ": " : "", oi.reason);
-        if (oi.detail[0]) printf("          %s\n", oi.detail);
-        printf("method    %s", sps_method_name(method));
-        if (method == SPS_GMRES) printf("(%d)", o.restart);
-        printf(" (%s), precond %s, rtol %g, atol %g, maxit %lld\n", method_why, o.precond, o.rtol,
-               o.atol, o.maxit);
-        fflush(stdout);
-    }
-
-    sps_solve_info info;
-    st = sps_solve(solver, op, pc, b, x, &info);
-    if (st != SPS_OK) { rc = fail_status(ctx, st, "solve failed"); goto done; }
-    rc = info.reason > 0 ? EXIT_CONVERGED : EXIT_NOT_CONVERGED;
-
-    double err_ones = -1;
-    if (b_is_ones) {
-        double s = 0;
-        for (sps_idx i = 0; i < n; i++) s += (x[i] - 1.0) * (x[i] - 1.0);
-        err_ones = n ? sqrt(s / n) : 0;
-    }
-    double verify_diff = -1;
-    const char *verify_note = NULL;
-    if (o.verify) {
-        if (n > 5000) {
-            verify_note = "skipped: n > 5000";
-        } else {
-            x_dense = malloc(sizeof(double) * (size_t)(n ? n : 1));
-            sps_status vs = x_dense ? sps_dense_solve(ctx, A, b, x_dense) : SPS_ERR_NO_MEMORY;
-            if (vs == SPS_OK) {
-                double d = 0, r = 0;
-                for (sps_idx i = 0; i < n; i++) {
-                    d += (x[i] - x_dense[i]) * (x[i] - x_dense[i]);
-                    r += x_dense[i] * x_dense[i];
-                }
-                verify_diff = r > 0 ? sqrt(d / r) : sqrt(d);
-            } else {
-                verify_note = sps_last_error(ctx);
-            }
-        }
-    }
-
-    if (o.out_path) {
-        st = sps_vector_write(ctx, o.out_path, x, n);
-        if (st != SPS_OK) { rc = fail_status(ctx, st, "cannot write -o"); goto done; }
-    }
-    if (o.hist_path && write_history(o.hist_path, info.history, info.history_len) != 0) {
-        fprintf(stderr, "spsolve: cannot write %s: %s\n", o.hist_path, strerror(errno));
-        rc = EXIT_RUNTIME;
-        goto done;
-    }
-
-    /* ---- report ---------------------------------------------------------- */
-    double conv_ms = oi.convert_ms + oi.upload_ms;
-    double saved_us = t_ref - t_chosen;
-    double conv_in_spmvs = t_ref > 0 ? conv_ms * 1e3 / t_ref : 0;
-    /* -1: never pays off (not faster than csr-vector); 0: cheaper to build and faster */
-    double breakeven = sps_break_even_spmvs(conv_ms - conv_ref, saved_us);
-    double precond_ms = sps_precond_setup_ms(pc);
-    double total_ms = src.read_ms + ft.analyze_ms + oi.select_ms + oi.convert_ms + oi.upload_ms +
-                      precond_ms + info.setup_ms + info.iterate_ms + info.finish_ms;
-
-    if (o.json) {
-        int first = 1;
-        printf("{");
-        json_str(stdout, "version", sps_version(), &first);
-        json_str(stdout, "device", sps_context_device_name(ctx), &first);
-        json_bool(stdout, "on_gpu", sps_context_on_gpu(ctx), &first);
-        features_json(stdout, &src, &ft, &first);
-        json_str(stdout, "method", sps_method_name(method), &first);
-        json_int(stdout, "restart", o.restart, &first);
-        json_str(stdout, "precond", o.precond, &first);
-        json_str(stdout, "spmv", oi.backend, &first);
-        json_str(stdout, "spmv_reason", oi.reason, &first);
-        json_str(stdout, "spmv_fallback", fallback, &first);
-        json_num(stdout, "rtol", o.rtol, &first);
-        json_num(stdout, "atol", o.atol, &first);
-        json_int(stdout, "maxit", o.maxit, &first);
-        json_str(stdout, "reason", sps_reason_str(info.reason), &first);
-        json_int(stdout, "reason_code", info.reason, &first);
-        json_bool(stdout, "converged", info.reason > 0, &first);
-        json_int(stdout, "iterations", (long long)info.iterations, &first);
-        json_int(stdout, "restarts", (long long)info.restarts, &first);
-        json_num(stdout, "bnorm", info.bnorm, &first);
-        json_num(stdout, "r0norm", info.r0norm, &first);
-        json_num(stdout, "rnorm", info.rnorm, &first);
-        json_num(stdout, "true_rnorm", info.true_rnorm, &first);
-        json_num(stdout, "rel_rnorm", info.rel_rnorm, &first);
-        json_num(stdout, "true_rel_rnorm", info.true_rel_rnorm, &first);
-        if (b_is_ones) json_num(stdout, "error_rms_vs_ones", err_ones, &first);
-        if (verify_diff >= 0) json_num(stdout, "verify_rel_diff", verify_diff, &first);
-        json_num(stdout, "select_ms", oi.select_ms, &first);
-        json_num(stdout, "convert_ms", oi.convert_ms, &first);
-        json_num(stdout, "upload_ms", oi.upload_ms, &first);
-        json_int(stdout, "device_bytes", (long long)oi.device_bytes, &first);
-        json_num(stdout, "precond_setup_ms", precond_ms, &first);
-        json_num(stdout, "solve_setup_ms", info.setup_ms, &first);
-        json_num(stdout, "iterate_ms", info.iterate_ms, &first);
-        json_num(stdout, "per_iter_ms", info.per_iter_ms, &first);
-        json_num(stdout, "finish_ms", info.finish_ms, &first);
-        json_num(stdout, "total_ms", total_ms, &first);
-        json_int(stdout, "host_syncs", (long long)info.host_syncs, &first);
-        json_num(stdout, "syncs_per_iter",
-                 info.iterations ? (double)info.host_syncs / (double)info.iterations : 0, &first);
-        json_int(stdout, "spmvs", (long long)info.spmvs, &first);
-        json_int(stdout, "precond_applies", (long long)info.precond_applies, &first);
-        if (have_payoff) {
-            json_num(stdout, "spmv_us", t_chosen, &first);
-            json_num(stdout, "csr_vector_spmv_us", t_ref, &first);
-            json_num(stdout, "conversion_in_csr_vector_spmvs", conv_in_spmvs, &first);
-            json_num(stdout, "saved_us_per_spmv", saved_us, &first);
-            json_num(stdout, "break_even_spmvs", breakeven, &first);
-        }
-        printf("}\n");
-    } else if (text) {
-        printf("result    %s after %lld iterations", sps_reason_str(info.reason),
-               (long long)info.iterations);
-        if (method == SPS_GMRES) printf(" (%lld restarts)", (long long)info.restarts);
-        printf("\n");
-        printf("residual  relative: recurrence %.3e, true %.3e (||b|| = %.3e)\n", info.rel_rnorm,
-               info.true_rel_rnorm, info.bnorm);
-        if (b_is_ones)
-            printf("error     rms(x - 1) = %.3e%s\n", err_ones,
-                   info.reason > 0 && err_ones > 1e-3
-                       ? " (a small residual, a large error: A is ill-conditioned)" : "");
-        if (o.verify) {
-            if (verify_diff >= 0)
-                printf("verify    ||x - x_lapack|| / ||x_lapack|| = %.3e (LAPACKE dgesv)\n", verify_diff);
-            else
-                printf("verify    %s\n", verify_note ? verify_note : "failed");
-        }
-        printf("time      read %.1f | analyze %.1f | select %.1f | convert %.1f | upload %.1f | "
-               "precond %.1f | setup %.1f | iterate %.1f | finish %.1f | total %.1f ms\n",
-               src.read_ms, ft.analyze_ms, oi.select_ms, oi.convert_ms, oi.upload_ms, precond_ms,
-               info.setup_ms, info.iterate_ms, info.finish_ms, total_ms);
-        printf("          %.4f ms per iteration\n", info.per_iter_ms);
-        printf("syncs     %lld host synchronizations in %lld iterations (%.3f per iteration)\n",
-               (long long)info.host_syncs, (long long)info.iterations,
-               info.iterations ? (double)info.host_syncs / (double)info.iterations : 0.0);
-        if (have_payoff) {
-            if (!strcmp(oi.backend, "csr-vector"))
-                printf("payoff    csr-vector %.2f us per SpMV is the reference; conversion %.2f ms "
-                       "= %.1f SpMVs; this solve used %lld SpMVs\n",
-                       t_ref, conv_ms, conv_in_spmvs, (long long)info.spmvs);
-            else if (breakeven >= 0)
-                printf("payoff    conversion %.2f ms = %.1f csr-vector SpMVs; saves %.2f us per "
-                       "SpMV (%.2f vs %.2f); break-even after %.0f SpMVs; this solve used %lld\n",
-                       conv_ms, conv_in_spmvs, saved_us, t_chosen, t_ref, breakeven,
-                       (long long)info.spmvs);
-            else
-                printf("payoff    conversion %.2f ms = %.1f csr-vector SpMVs; %s is %.2f us per SpMV "
-                       "vs csr-vector %.2f: it never pays off here; this solve used %lld SpMVs\n",
-                       conv_ms, conv_in_spmvs, oi.backend, t_chosen, t_ref, (long long)info.spmvs);
-        }
-    }
-    if (!o.quiet && info.reason == SPS_DIVERGED_STAGNATION && method == SPS_GMRES &&
-        !strcmp(o.precond, "none"))
-        fprintf(stderr, "spsolve: GMRES(%d) stagnated; restarting loses the Krylov space: a longer "
-                        "--restart (up to n) or a preconditioner may converge.\n", o.restart);
-    if (!o.quiet && info.reason == SPS_DIVERGED_INDEFINITE)
-        fprintf(stderr, "spsolve: CG met p'Ap <= 0: the matrix is not positive definite; use "
-                        "--method gmres or --method bicgstab.\n");
-
-done:
-    sps_free(b);
-    sps_free(x);
-    free(x_dense);
-    sps_solver_destroy(solver);
-    sps_precond_destroy(pc);
     sps_operator_destroy(ref);
-    sps_operator_destroy(op);
-    sps_matrix_destroy(A);
-    sps_context_destroy(ctx);
+}
+
+static int build_operator(run *r)
+{
+    sps_status st = create_operator_with_fallback(r->ctx, r->A, r->o.spmv, r->fallback,
+                                                  sizeof r->fallback, &r->op);
+    if (r->fallback[0]) warn(r, "%s", r->fallback);
+    if (st != SPS_OK) return fail_status(r, st, "cannot build the SpMV operator");
+    sps_operator_get_info(r->op, &r->oi);
+    measure_payoff(r->ctx, r->A, r->op, &r->oi, &r->pay);
+    return -1;
+}
+
+static int build_precond(run *r)
+{
+    sps_status st = sps_precond_create(r->ctx, r->A, r->o.precond, &r->pc);
+    if (st == SPS_OK) return -1;
+    if (st != SPS_ERR_ZERO_PIVOT && st != SPS_ERR_UNSUPPORTED)
+        return fail_status(r, st, "preconditioner setup failed");
+    /* It cannot be built on this matrix: its own class. The library's advice
+     * after "; try" is left to the one hint (choose_hint), which knows what
+     * was just tried. */
+    char msg[1200];
+    snprintf(msg, sizeof msg, "%s", sps_last_error(r->ctx));
+    char *advice = strstr(msg, "; try ");
+    if (advice) *advice = 0;
+    return fail(r, EXIT_PRECOND, "%s cannot be built on this matrix: %s", r->o.precond, msg);
+}
+
+/* ---- phase 4: solve ------------------------------------------------------ */
+
+static void print_header(const run *r)
+{
+    FILE *f = r->rep;
+    const sps_features *ft = &r->ft;
+    fprintf(f, "spsolve %s on %s\n", sps_version(), sps_context_device_name(r->ctx));
+    fprintf(f, "matrix    %s: %d x %d, %lld nnz, %s, rows %d..%d (mean %.1f), %d diagonals, "
+               "%d without diagonal entry\n",
+            app_base_name(r->src.name), r->n, r->n, (long long)ft->nnz,
+            ft->symmetric ? "symmetric" : "nonsymmetric", ft->row_min, ft->row_max, ft->row_mean,
+            ft->diagonals, ft->missing_diagonal);
+    if (r->b_is_ones) fprintf(f, "rhs       b = A * ones (no -b given): the exact solution is all ones\n");
+    fprintf(f, "backend   %s%s%s\n", r->oi.backend, r->oi.reason[0] ? ": " : "", r->oi.reason);
+    if (r->oi.detail[0]) fprintf(f, "          %s\n", r->oi.detail);
+    fprintf(f, "method    %s", sps_method_name(r->method));
+    if (r->method == SPS_GMRES) fprintf(f, "(%d)", r->o.restart);
+    fprintf(f, " (%s), precond %s, rtol %g, atol %g, maxit %lld\n", r->method_why, r->o.precond,
+            r->o.rtol, r->o.atol, r->o.maxit);
+    fflush(f);
+}
+
+/* The error against the known solution (b = A * ones) and --verify's dense
+ * comparison. */
+static void check_solution(run *r)
+{
+    sps_idx n = r->n;
+    r->err_ones = r->verify_diff = -1;
+    if (r->b_is_ones) {
+        double s = 0;
+        for (sps_idx i = 0; i < n; i++) s += (r->x[i] - 1.0) * (r->x[i] - 1.0);
+        r->err_ones = n ? sqrt(s / n) : 0;
+    }
+    if (!r->o.verify) return;
+    if (n > 5000) {
+        r->verify_note = "skipped: n > 5000";
+        return;
+    }
+    r->x_dense = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    sps_status vs = r->x_dense ? sps_dense_solve(r->ctx, r->A, r->b, r->x_dense) : SPS_ERR_NO_MEMORY;
+    if (vs != SPS_OK) {
+        r->verify_note = sps_last_error(r->ctx);
+        return;
+    }
+    double d = 0, s = 0;
+    for (sps_idx i = 0; i < n; i++) {
+        d += (r->x[i] - r->x_dense[i]) * (r->x[i] - r->x_dense[i]);
+        s += r->x_dense[i] * r->x_dense[i];
+    }
+    r->verify_diff = s > 0 ? sqrt(d / s) : sqrt(d);
+}
+
+static int solve(run *r)
+{
+    sps_solver_set_method(r->solver, r->method);
+    if (r->o.monitor && !r->o.json) sps_solver_set_monitor(r->solver, monitor_cb, r);
+    if (r->text) print_header(r);
+    sps_status st = sps_solve(r->solver, r->op, r->pc, r->b, r->x, &r->info);
+    if (st != SPS_OK) return fail_status(r, st, "solve failed");
+    r->solved = 1;
+    check_solution(r);
+    return r->info.reason > 0 ? EXIT_CONVERGED : EXIT_NOT_CONVERGED;
+}
+
+/* -o and --history, after the solve whatever its outcome (x is the iterate
+ * the library returned). A failure is kept in error and printed after the
+ * summary. A write error (a full disk) is a runtime failure; an x that is
+ * not finite, which only a failed solve returns, keeps its status. */
+static int write_outputs(run *r, int rc)
+{
+    const opts *o = &r->o;
+    int bad = 0;
+    char msg[1600] = "";
+    if (o->out_path && !strcmp(o->out_path, "-")) {
+        if (write_x_stdout(r->x, r->n) != 0) {
+            snprintf(msg, sizeof msg, "cannot write -o: stdout: %s", strerror(errno));
+            bad = 1;
+        }
+    } else if (o->out_path) {
+        sps_status st = sps_vector_write(r->ctx, o->out_path, r->x, r->n);
+        if (st != SPS_OK) {
+            snprintf(msg, sizeof msg, "cannot write -o: %s", sps_last_error(r->ctx));
+            bad = st == SPS_ERR_INVALID_ARG ? 2 : 1; /* 2: x is not finite (a failed solve) */
+        }
+    }
+    if (!bad && o->hist_path && write_history(o->hist_path, r->info.history, r->info.history_len) != 0) {
+        snprintf(msg, sizeof msg, "cannot write %s: %s", strcmp(o->hist_path, "-") ? o->hist_path : "stdout",
+                 strerror(errno));
+        bad = 1;
+    }
+    if (!bad) return rc;
+    snprintf(r->error, sizeof r->error, "%s", msg);
+    r->error_pending = 1;
+    return bad == 2 && rc != EXIT_CONVERGED ? rc : EXIT_RUNTIME;
+}
+
+/* ---- phase 5: report ------------------------------------------------------ */
+
+/* Times and payoff figures derived from the phases. */
+typedef struct derived {
+    double precond_ms, total_ms, setup_ms, solve_ms;
+    double conv_ms, saved_us, conv_in_spmvs, breakeven;
+} derived;
+
+static derived derive(const run *r)
+{
+    derived d;
+    const sps_operator_info *oi = &r->oi;
+    const sps_solve_info *in = &r->info;
+    d.precond_ms = sps_precond_setup_ms(r->pc);
+    /* setup: everything after the matrix is in host memory and before the
+     * first iteration; solve: setup and the iterations and the finish. */
+    d.setup_ms = r->ft.analyze_ms + oi->select_ms + oi->convert_ms + oi->upload_ms + d.precond_ms +
+                 in->setup_ms;
+    d.solve_ms = d.setup_ms + in->iterate_ms + in->finish_ms;
+    d.total_ms = r->src.read_ms + d.solve_ms;
+    d.conv_ms = oi->convert_ms + oi->upload_ms;
+    d.saved_us = r->pay.t_ref - r->pay.t_chosen;
+    d.conv_in_spmvs = r->pay.t_ref > 0 ? d.conv_ms * 1e3 / r->pay.t_ref : 0;
+    /* -1: never pays off (not faster than csr-vector); 0: cheaper to build and faster */
+    d.breakeven = sps_break_even_spmvs(d.conv_ms - r->pay.conv_ref, d.saved_us);
+    return d;
+}
+
+static void report_json_result(const run *r, const derived *d, int *first)
+{
+    FILE *f = r->rep;
+    const sps_solve_info *in = &r->info;
+    json_str(f, "reason", sps_reason_str(in->reason), first);
+    json_int(f, "reason_code", in->reason, first);
+    json_bool(f, "converged", in->reason > 0, first);
+    json_int(f, "iterations", (long long)in->iterations, first);
+    json_int(f, "restarts", (long long)in->restarts, first);
+    json_num(f, "bnorm", in->bnorm, first);
+    json_num(f, "r0norm", in->r0norm, first);
+    json_num(f, "rnorm", in->rnorm, first);
+    json_num(f, "true_rnorm", in->true_rnorm, first);
+    json_num(f, "rel_rnorm", in->rel_rnorm, first);
+    json_num(f, "true_rel_rnorm", in->true_rel_rnorm, first);
+    if (r->b_is_ones) json_num(f, "error_rms_vs_ones", r->err_ones, first);
+    if (r->verify_diff >= 0) json_num(f, "verify_rel_diff", r->verify_diff, first);
+    json_num(f, "select_ms", r->oi.select_ms, first);
+    json_num(f, "convert_ms", r->oi.convert_ms, first);
+    json_num(f, "upload_ms", r->oi.upload_ms, first);
+    json_int(f, "device_bytes", (long long)r->oi.device_bytes, first);
+    json_num(f, "precond_setup_ms", d->precond_ms, first);
+    json_num(f, "solve_setup_ms", in->setup_ms, first);
+    json_num(f, "iterate_ms", in->iterate_ms, first);
+    json_num(f, "per_iter_ms", in->per_iter_ms, first);
+    json_num(f, "finish_ms", in->finish_ms, first);
+    json_num(f, "total_ms", d->total_ms, first);
+    json_num(f, "setup_ms", d->setup_ms, first);
+    json_num(f, "solve_ms", d->solve_ms, first);
+    json_int(f, "host_syncs", (long long)in->host_syncs, first);
+    json_num(f, "syncs_per_iter", in->iterations ? (double)in->host_syncs / (double)in->iterations : 0, first);
+    json_int(f, "spmvs", (long long)in->spmvs, first);
+    json_int(f, "precond_applies", (long long)in->precond_applies, first);
+}
+
+static void report_json_end(const run *r, int rc, int *first)
+{
+    FILE *f = r->rep;
+    fprintf(f, "%s\"error\": ", *first ? "" : ", ");
+    app_json_string_or_null(f, r->error);
+    fprintf(f, ", \"warnings\": [");
+    for (int i = 0; i < r->nwarn; i++) {
+        fprintf(f, "%s", i ? ", " : "");
+        app_json_string(f, r->warnings[i]);
+    }
+    fprintf(f, "], \"hints\": [");
+    if (r->hint[0]) app_json_string(f, r->hint);
+    fprintf(f, "], \"exit_status\": %d}\n", rc);
+}
+
+static void report_json(const run *r, const derived *d, int rc)
+{
+    FILE *f = r->rep;
+    int first = 1;
+    fprintf(f, "{");
+    json_str(f, "version", sps_version(), &first);
+    json_str(f, "device", sps_context_device_name(r->ctx), &first);
+    json_bool(f, "on_gpu", sps_context_on_gpu(r->ctx), &first);
+    features_json(f, &r->src, &r->ft, &first);
+    json_str(f, "method", sps_method_name(r->method), &first);
+    json_int(f, "restart", r->o.restart, &first);
+    json_str(f, "precond", r->o.precond, &first);
+    json_str(f, "spmv", r->oi.backend, &first);
+    json_str(f, "spmv_reason", r->oi.reason, &first);
+    json_str(f, "spmv_fallback", r->fallback, &first);
+    json_num(f, "rtol", r->o.rtol, &first);
+    json_num(f, "atol", r->o.atol, &first);
+    json_int(f, "maxit", r->o.maxit, &first);
+    report_json_result(r, d, &first);
+    if (r->pay.have) {
+        json_num(f, "spmv_us", r->pay.t_chosen, &first);
+        json_num(f, "csr_vector_spmv_us", r->pay.t_ref, &first);
+        json_num(f, "conversion_in_csr_vector_spmvs", d->conv_in_spmvs, &first);
+        json_num(f, "saved_us_per_spmv", d->saved_us, &first);
+        json_num(f, "break_even_spmvs", d->breakeven, &first);
+    }
+    report_json_end(r, rc, &first);
+}
+
+static void report_payoff(const run *r, const derived *d)
+{
+    FILE *f = r->rep;
+    const payoff *p = &r->pay;
+    long long spmvs = (long long)r->info.spmvs;
+    if (!p->have) return;
+    if (!strcmp(r->oi.backend, "csr-vector"))
+        fprintf(f, "payoff    csr-vector %.2f us per SpMV is the reference; conversion %.2f ms "
+                   "= %.1f SpMVs; this solve used %lld SpMVs\n",
+                p->t_ref, d->conv_ms, d->conv_in_spmvs, spmvs);
+    else if (d->breakeven >= 0)
+        fprintf(f, "payoff    conversion %.2f ms = %.1f csr-vector SpMVs; saves %.2f us per "
+                   "SpMV (%.2f vs %.2f); break-even after %.0f SpMVs; this solve used %lld\n",
+                d->conv_ms, d->conv_in_spmvs, d->saved_us, p->t_chosen, p->t_ref, d->breakeven, spmvs);
+    else
+        fprintf(f, "payoff    conversion %.2f ms = %.1f csr-vector SpMVs; %s is %.2f us per SpMV "
+                   "vs csr-vector %.2f: it never pays off here; this solve used %lld SpMVs\n",
+                d->conv_ms, d->conv_in_spmvs, r->oi.backend, p->t_chosen, p->t_ref, spmvs);
+}
+
+static void report_text(const run *r, const derived *d)
+{
+    FILE *f = r->rep;
+    const sps_solve_info *in = &r->info;
+    fprintf(f, "result    %s after %lld iterations", sps_reason_str(in->reason), (long long)in->iterations);
+    if (r->method == SPS_GMRES) fprintf(f, " (%lld restarts)", (long long)in->restarts);
+    fprintf(f, "\n");
+    fprintf(f, "residual  relative: recurrence %.3e, true %.3e (||b|| = %.3e)\n", in->rel_rnorm,
+            in->true_rel_rnorm, in->bnorm);
+    if (r->b_is_ones)
+        fprintf(f, "error     rms(x - 1) = %.3e%s\n", r->err_ones,
+                in->reason > 0 && r->err_ones > 1e-3
+                    ? " (a small residual, a large error: A is ill-conditioned)" : "");
+    if (r->o.verify) {
+        if (r->verify_diff >= 0)
+            fprintf(f, "verify    ||x - x_lapack|| / ||x_lapack|| = %.3e (LAPACKE dgesv)\n", r->verify_diff);
+        else
+            fprintf(f, "verify    %s\n", r->verify_note ? r->verify_note : "failed");
+    }
+    fprintf(f, "time      read %.1f | analyze %.1f | select %.1f | convert %.1f | upload %.1f | "
+               "precond %.1f | setup %.1f | iterate %.1f | finish %.1f | total %.1f ms\n",
+            r->src.read_ms, r->ft.analyze_ms, r->oi.select_ms, r->oi.convert_ms, r->oi.upload_ms,
+            d->precond_ms, in->setup_ms, in->iterate_ms, in->finish_ms, d->total_ms);
+    fprintf(f, "          %.4f ms per iteration\n", in->per_iter_ms);
+    fprintf(f, "          time to solution %.1f ms = setup %.1f (analyze to the solve's setup) + "
+               "iterate %.1f + finish %.1f, from the matrix in host memory\n",
+            d->solve_ms, d->setup_ms, in->iterate_ms, in->finish_ms);
+    fprintf(f, "syncs     %lld host synchronizations in %lld iterations (%.3f per iteration)\n",
+            (long long)in->host_syncs, (long long)in->iterations,
+            in->iterations ? (double)in->host_syncs / (double)in->iterations : 0.0);
+    report_payoff(r, d);
+}
+
+/* A longer GMRES restart worth suggesting: 1000, or twice a long one; at most n. */
+static int longer_restart(const run *r)
+{
+    long long m = r->o.restart < 1000 ? 1000 : 2LL * r->o.restart;
+    return (int)(m < r->n ? m : r->n);
+}
+
+/* The one hint after a failure: what to try next, never what was just tried
+ * nor what the analysis rules out (a preconditioner that divides by a missing
+ * or zero diagonal entry; CG where the features say not SPD). Empty when
+ * nothing in reach would help. */
+static void choose_hint(run *r, int rc)
+{
+    char *h = r->hint;
+    size_t len = sizeof r->hint;
+    const sps_features *ft = &r->ft;
+    int diag_ok = ft->missing_diagonal == 0 && ft->zero_diagonal == 0;
+    int pc_none = !strcmp(r->o.precond, "none"), gmres = r->method == SPS_GMRES;
+    int can_restart = gmres && r->o.restart < r->n;
+    int cg_spd;
+    sps_method sugg = SPS_GMRES;
+    if (r->analyzed) sps_method_suggest(ft, &sugg, NULL, 0);
+    cg_spd = r->method == SPS_CG && sugg == SPS_CG; /* CG is the right method: keep it */
+    sps_reason why = r->info.reason;
+    if (rc == EXIT_PRECOND) {
+        if (diag_ok && strcmp(r->o.precond, "jacobi"))
+            snprintf(h, len, "--precond jacobi: the diagonal is complete and nonzero");
+        else
+            snprintf(h, len, "--precond none --method gmres --restart %d: with %d rows lacking a nonzero "
+                             "diagonal entry, no preconditioner that divides by the diagonal can be built",
+                     longer_restart(r), ft->missing_diagonal + ft->zero_diagonal);
+        return;
+    }
+    if (rc != EXIT_NOT_CONVERGED || !r->solved) return;
+    if (r->inconsistent >= 0)
+        snprintf(h, len, "none will converge: the system has no solution (row %d, 1-based %d, of A is "
+                         "empty and b is not); check how A and b were made", r->inconsistent, r->inconsistent + 1);
+    else if (r->method == SPS_CG && (why == SPS_DIVERGED_INDEFINITE || sugg != SPS_CG))
+        snprintf(h, len, "--method gmres: CG needs a symmetric positive definite matrix%s",
+                 why == SPS_DIVERGED_INDEFINITE ? ", and it met p'Ap <= 0" : "");
+    else if (why == SPS_DIVERGED_BREAKDOWN && !gmres)
+        snprintf(h, len, "--method gmres: %s broke down, and GMRES does not", sps_method_name(r->method));
+    else if (why == SPS_DIVERGED_STAGNATION && can_restart)
+        snprintf(h, len, "--restart %d: GMRES(%d) stagnated, and each restart loses the Krylov space",
+                 longer_restart(r), r->o.restart);
+    else if (pc_none && diag_ok)
+        snprintf(h, len, "--precond jacobi: the diagonal is complete and nonzero");
+    else if (cg_spd && strcmp(r->o.precond, "ic0"))
+        snprintf(h, len, "--precond ic0: incomplete Cholesky is a stronger preconditioner for CG");
+    else if (can_restart)
+        snprintf(h, len, "--restart %d: a longer restart keeps more of the Krylov space", longer_restart(r));
+    else if (!gmres && !cg_spd)
+        snprintf(h, len, "--method gmres: its residual never grows");
+    else if (why == SPS_DIVERGED_MAXIT)
+        snprintf(h, len, "--maxit %lld: the relative residual reached %.2e of rtol %g", 2 * r->o.maxit + 1,
+                 r->info.true_rel_rnorm, r->o.rtol);
+}
+
+/* One JSON object on every exit: what is known by then, the error, the
+ * warnings, the hint and the exit status. */
+static void report_json_any(const run *r, int rc)
+{
+    FILE *f = r->rep;
+    int first = 1;
+    if (r->solved) {
+        derived d = derive(r);
+        report_json(r, &d, rc);
+        return;
+    }
+    fprintf(f, "{");
+    json_str(f, "version", sps_version(), &first);
+    if (r->ctx) json_str(f, "device", sps_context_device_name(r->ctx), &first);
+    if (r->analyzed) features_json(f, &r->src, &r->ft, &first);
+    json_str(f, "precond", r->o.precond, &first);
+    json_bool(f, "converged", 0, &first);
+    fprintf(f, ", \"reason\": null");
+    report_json_end(r, rc, &first);
+}
+
+static void report(run *r, int rc)
+{
+    choose_hint(r, rc);
+    if (r->o.json) report_json_any(r, rc);
+    else if (r->text && r->solved) {
+        derived d = derive(r);
+        report_text(r, &d);
+    }
+    fflush(r->rep);
+    if (r->hint[0] && !r->o.quiet) fprintf(stderr, "spsolve: hint: try %s\n", r->hint);
+    if (r->error_pending) fprintf(stderr, "spsolve: %s\n", r->error);
+}
+
+/* ---- main: read, configure, solve, report --------------------------------- */
+
+static void cleanup(run *r)
+{
+    sps_free(r->b);
+    sps_free(r->x);
+    free(r->x_dense);
+    sps_solver_destroy(r->solver);
+    sps_precond_destroy(r->pc);
+    sps_operator_destroy(r->op);
+    sps_matrix_destroy(r->A);
+    sps_context_destroy(r->ctx);
+}
+
+/* Everything up to the solve; -1 when it is ready, else the exit code. */
+static int prepare(run *r)
+{
+    int rc;
+    if ((rc = open_context(r)) >= 0 || (rc = configure_solver(r)) >= 0 || (rc = read_matrix(r)) >= 0)
+        return rc;
+    if (r->o.info) {
+        print_info(r);
+        r->info_done = 1;
+        return EXIT_CONVERGED;
+    }
+    choose_method(r);
+    if ((rc = read_vectors(r)) >= 0) return rc;
+    warn_inconsistent(r);
+    if ((rc = build_operator(r)) >= 0 || (rc = build_precond(r)) >= 0) return rc;
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    static run r; /* zeroed: cleanup() frees what was made */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--json")) g_json = 1;
+    parse_args(argc, argv, &r.o);
+    r.text = !r.o.json && !r.o.quiet;
+    int to_stdout = (r.o.out_path && !strcmp(r.o.out_path, "-")) ||
+                    (r.o.hist_path && !strcmp(r.o.hist_path, "-"));
+    r.rep = to_stdout ? stderr : stdout;
+    r.inconsistent = -1;
+    int rc = prepare(&r);
+    if (rc < 0) {
+        rc = solve(&r);
+        if (r.solved) rc = write_outputs(&r, rc);
+    }
+    if (!r.info_done) report(&r, rc);
+    cleanup(&r);
     return rc;
 }

@@ -137,7 +137,7 @@ def main():
         for method, precond, restart in plans(m["kind"], n):
             maxit = 20000 if precond == "none" else 10000
             j = run(spsolve, path, method, precond, restart, maxit, device)
-            tried.append("%s+%s: %s" % (method, precond, j.get("reason", j.get("error", "?"))))
+            tried.append("%s+%s: %s" % (method, precond, j.get("reason") or j.get("error") or "?"))
             if j.get("converged"):
                 chosen = (method, precond, restart, maxit, j)
                 break
@@ -146,7 +146,7 @@ def main():
         method, precond, restart, maxit, j = chosen
         row = {"matrix": m["name"], "kind": m["kind"], "n": n, "nnz": j.get("nnz", ""),
                "method": method if method != "gmres" else "gmres(%d)" % restart,
-               "precond": precond, "spmv": j.get("spmv", ""), "reason": j.get("reason", j.get("error")),
+               "precond": precond, "spmv": j.get("spmv", ""), "reason": j.get("reason") or j.get("error"),
                "iterations": j.get("iterations", ""), "true_relres": j.get("true_rel_rnorm", ""),
                "ms_per_iter": j.get("per_iter_ms", ""), "iterate_ms": j.get("iterate_ms", ""),
                "syncs_per_iter": j.get("syncs_per_iter", ""), "tried": "; ".join(tried[:-1]),

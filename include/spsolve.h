@@ -497,6 +497,13 @@ typedef struct sps_solve_info {
 sps_status sps_solve(sps_solver *s, sps_operator *op, sps_precond *pc,
                      const double *b, double *x, sps_solve_info *info);
 
+/** The method to use when none is asked for, from A's features: CG for a
+ *  symmetric matrix with a complete positive diagonal (taken as SPD), GMRES
+ *  otherwise. If why is not NULL it receives a short reason of at most len
+ *  bytes, e.g. "symmetric matrix with a positive diagonal". CLI: the default
+ *  of `--method`. */
+sps_status sps_method_suggest(const sps_features *f, sps_method *m, char *why, size_t len);
+
 /* ------------------------------------------------------------------------ */
 /* Dense verification                                                        */
 /* ------------------------------------------------------------------------ */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/io/write.c: sps_matrix_write, sps_vector_write: whole files or nothing */
 #include "internal.h"
+#include "target.h"
 
 #include <errno.h>
 #include <math.h>
@@ -32,7 +33,7 @@ typedef int (*emit_fn)(FILE *f, const void *arg); /* < 0 on a write error */
 /* Write to PATH.XXXXXX in the target's directory, flush it to disk, rename it
  * over the target. On any failure the temporary is removed and nothing else
  * changes. */
-static sps_status write_whole(sps_context *ctx, const char *path, emit_fn emit, const void *arg)
+static sps_status write_renamed(sps_context *ctx, const char *path, emit_fn emit, const void *arg)
 {
     size_t len = strlen(path);
     char *tmp = sps__malloc(len + 8);
@@ -60,6 +61,20 @@ static sps_status write_whole(sps_context *ctx, const char *path, emit_fn emit, 
     if (e) unlink(tmp);
     sps__free(tmp);
     return e ? sps__err(ctx, SPS_ERR_IO, "%s: %s", path, strerror(e)) : SPS_OK;
+}
+
+/* A regular file or a new path is written whole (write_renamed); a device or
+ * a FIFO in place; a symlink is followed and kept (io/target.c). */
+static sps_status write_whole(sps_context *ctx, const char *path, emit_fn emit, const void *arg)
+{
+    char *target;
+    int in_place;
+    sps_status st = sps__write_target(ctx, path, &target, &in_place);
+    if (st != SPS_OK) return st;
+    if (in_place) st = sps__write_in_place(ctx, path, target, emit, arg);
+    else st = write_renamed(ctx, target, emit, arg);
+    sps__free(target);
+    return st;
 }
 
 static int emit_matrix(FILE *f, const void *arg)

@@ -6,7 +6,12 @@
  *   FAIL - NAME (file:line): detail
  *   SKIP - NAME: reason
  * and exits 0 when nothing failed (77 when everything was skipped), 1
- * otherwise. tests/run.sh adds the lines up into "N passed, N failed, N skipped". */
+ * otherwise. tests/run.sh adds the lines up into "N passed, N failed, N skipped".
+ *
+ * Includes in tests: "check.h" (this file, -Itests) and "internal.h" (-Icore)
+ * by their short names; any other private header by its path from the
+ * repository root ("precond/precond.h", "core/gpu.h", "unit/diag_check.h"),
+ * never "../../"; the public header as "spsolve.h". */
 #ifndef SPS_TEST_CHECK_H
 #define SPS_TEST_CHECK_H
 

@@ -33,14 +33,27 @@ for t in "$@"; do
         printf 'PASS %-34s %4d passed, %d skipped (%ds)\n' "$name" "$p" "$s" $((end - start))
     fi
 done
-if [ -x tests/regression/run.sh ] || [ -f tests/regression/run.sh ]; then
-    out=$(sh tests/regression/run.sh "$build" 2>&1)
-    echo "$out" | grep -v '^\(ok\|FAIL\|SKIP\) - ' 
+# Every shell test in tests/regression/ (run.sh: the convergence goldens;
+# the others: the CLI's behaviour), given the build directory.
+for script in tests/regression/*.sh; do
+    [ -f "$script" ] || continue
+    start=$(date +%s)
+    out=$(sh "$script" "$build" 2>&1)
+    rc=$?
+    end=$(date +%s)
+    echo "$out" | grep -v '^\(ok\|FAIL\|SKIP\) - '
     p=$(echo "$out" | grep -c '^ok - ')
     f=$(echo "$out" | grep -c '^FAIL - ')
     s=$(echo "$out" | grep -c '^SKIP - ')
-    echo "$out" | grep '^FAIL - ' | sed 's/^/    /'
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; out="$out
+FAIL - $script exited with status $rc"; fi
+    if [ "$f" -gt 0 ]; then
+        printf 'FAIL %-34s %4d passed, %d failed, %d skipped (%ds)\n' "$script" "$p" "$f" "$s" $((end - start))
+        echo "$out" | grep '^FAIL - ' | sed 's/^/    /'
+    else
+        printf 'PASS %-34s %4d passed, %d skipped (%ds)\n' "$script" "$p" "$s" $((end - start))
+    fi
     pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
-fi
+done
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -2,7 +2,7 @@
 /* spsolve/tests/gpu/test_diag_gpu.c: drm, dia and merge kernels against their host
  * references (double and single), the edge cases, bitwise repeatability, and a
  * timing print on poisson3d:64 */
-#include "../unit/diag_check.h"
+#include "unit/diag_check.h"
 
 #if SPS_HAVE_CUDA
 #include "core/gpu.h"

@@ -7,7 +7,7 @@
  * equal, r untouched, and the same error (status and message) where the
  * host's factorization fails */
 #include "check.h"
-#include "gpu.h"
+#include "core/gpu.h"
 #include "internal.h"
 #include "precond/precond.h"
 

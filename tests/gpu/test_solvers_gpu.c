@@ -14,11 +14,11 @@
  * Without a device (or without CUDA) it prints one SKIP line. */
 #include "check.h"
 #include "internal.h"
-#include "gpu.h"
-#include "../../precond/precond.h"
-#include "../../solvers/bicgstab/bicgstab.h"
-#include "../../solvers/cg/cg.h"
-#include "../../solvers/gmres/gmres.h"
+#include "core/gpu.h"
+#include "precond/precond.h"
+#include "solvers/bicgstab/bicgstab.h"
+#include "solvers/cg/cg.h"
+#include "solvers/gmres/gmres.h"
 
 #include <math.h>
 #include <stdarg.h>

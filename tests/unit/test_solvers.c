@@ -4,11 +4,11 @@
  * restarts and breakdowns; preconditioned solves; the info's bookkeeping */
 #include "check.h"
 #include "internal.h"
-#include "../../precond/precond.h"
-#include "../../solvers/bicgstab/bicgstab_state.h"
-#include "../../solvers/cg/cg_state.h"
-#include "../../solvers/gmres/gmres_state.h"
-#include "../../solvers/vops.h"
+#include "precond/precond.h"
+#include "solvers/bicgstab/bicgstab_state.h"
+#include "solvers/cg/cg_state.h"
+#include "solvers/gmres/gmres_state.h"
+#include "solvers/vops.h"
 
 #include <math.h>
 #include <stdio.h>

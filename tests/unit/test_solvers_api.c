@@ -4,8 +4,8 @@
  * failures */
 #include "check.h"
 #include "internal.h"
-#include "../../precond/precond.h"
-#include "../../spmv/backend.h"
+#include "precond/precond.h"
+#include "spmv/backend.h"
 
 #include <math.h>
 #include <stdio.h>
