@@ -96,6 +96,16 @@ int sps_context_on_gpu(const sps_context *ctx);
  *  "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB)" or "host (CPU reference path)". */
 const char *sps_context_device_name(const sps_context *ctx);
 
+/** Threads the library may use for host work on this context: parsing
+ *  Matrix Market files (sps_matrix_read). 0 (the default) means the online
+ *  cores; 1 reads on the calling thread only. The result is bitwise the same
+ *  whatever the count. SPS_ERR_INVALID_ARG outside 0..256.
+ *  CLI: `--threads N` (to be wired). */
+sps_status sps_context_set_threads(sps_context *ctx, int nthreads);
+
+/** The threads host work uses on ctx (the setting resolved: >= 1). */
+int sps_context_threads(const sps_context *ctx);
+
 /** Number of usable CUDA devices (0 if none or if built without CUDA). When it
  *  is 0, `sps_last_error(NULL)` says why. */
 int sps_device_count(void);

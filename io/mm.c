@@ -15,6 +15,7 @@
  * column, as the format defines). */
 #include "parse.h"
 
+#include <pthread.h>
 #include <string.h>
 
 enum { F_REAL, F_INTEGER, F_PATTERN };
@@ -195,6 +196,11 @@ static sps_status read_size(sps_reader *rd, mm_header *h, int vector)
         if (h->nnz > cap)
             return sps__rd_err(rd, ln, "the size line declares %lld entries, more than the %s%lld x %lld matrix holds (%lld)",
                                (long long)h->nnz, shape, (long long)h->rows, (long long)h->cols, (long long)cap);
+        /* Row storage must be justified by the content (a vector is
+         * allocated at its length, which the caller may check first). */
+        char why[256];
+        if (!vector && sps__rows_unjustified(h->rows, h->cols, h->nnz, h->sym, why, sizeof why))
+            return sps__rd_err(rd, ln, "%s", why);
     }
     return sps__rd_next(rd, b, sps__rd_eol(rd, b));
 }
@@ -271,7 +277,9 @@ static int64_t next_cap(const sps_reader *rd, int64_t cap, int64_t max, int min_
 static sps_status grow(sps_reader *rd, void *arr, size_t elt, int64_t c)
 {
     void *p = sps__realloc(*(void **)arr, sps__mul_size((size_t)c, elt));
-    if (!p) return sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for %lld entries", rd->path, (long long)c);
+    if (!p)
+        return sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for %lld entries (%.1f MB asked)", rd->path,
+                        (long long)c, (double)c * (double)elt / 1e6);
     *(void **)arr = p;
     return SPS_OK;
 }
@@ -295,51 +303,234 @@ static void trip_free(triplets *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Coordinate entries: exactly h->nnz of them, then only blanks and comments. */
+/* The entry line whose first non-blank byte is p: on success the indices
+ * (0-based) and value are stored and the '\n' that ends it is returned;
+ * NULL if the line is anything but a valid entry. */
+static inline const char *parse_entry(const char *p, const mm_header *h, sps_idx *ri, sps_idx *ci, double *v)
+{
+    uint64_t i, j;
+    const char *q = sps__scan_uint(p, &i);
+    if (q == p || !sps__is_sep(*q)) return NULL;
+    p = sps__skip_blank(q);
+    q = sps__scan_uint(p, &j);
+    if (q == p || !sps__is_sep(*q)) return NULL;
+    p = sps__skip_blank(q);
+    if (h->field != F_PATTERN) {
+        if (h->field == F_INTEGER && !is_int_token(p)) return NULL;
+        if (sps__parse_double(p, &q, v) != SPS_NUM_OK || !sps__is_sep(*q)) return NULL;
+        p = sps__skip_blank(q);
+    }
+    if (*p != '\n' || i - 1 >= (uint64_t)h->rows || j - 1 >= (uint64_t)h->cols) return NULL; /* i = 0 wraps */
+    if (h->sym != SPS_GENERAL && (h->sym == SPS_SYMMETRIC ? i < j : i <= j)) return NULL;
+    *ri = (sps_idx)(i - 1);
+    *ci = (sps_idx)(j - 1);
+    return p;
+}
+
+/* Coordinate entries, one thread: exactly h->nnz of them, then only blanks
+ * and comments. Also the exact diagnosis of a chunk the parallel reader
+ * found wrong (started at that chunk's first line). */
 static sps_status read_entries(sps_reader *rd, const mm_header *h, triplets *t)
 {
-    const uint64_t rows = (uint64_t)h->rows, cols = (uint64_t)h->cols;
     const int64_t nnz = h->nnz;
-    const int field = h->field;
-    const sps_symmetry sym = h->sym;
-    const char *b = NULL;
+    double dummy;
     for (;;) {
-        const char *p, *q;
+        const char *p, *e;
         int more;
         sps_status st = next_line(rd, '%', &p, &more);
         if (st != SPS_OK) return st;
         if (!more) break;
-        b = rd->pos;
+        const char *b = rd->pos;
         if (t->n == nnz)
             return sps__rd_err(rd, rd->line, "more entries than the %lld the size line declares", (long long)nnz);
-        if (t->n == t->cap && (st = trip_grow(rd, t, nnz, field != F_PATTERN)) != SPS_OK) return st;
-        uint64_t i, j;
-        q = sps__scan_uint(p, &i);
-        if (q == p || !sps__is_sep(*q)) goto bad;
-        p = sps__skip_blank(q);
-        q = sps__scan_uint(p, &j);
-        if (q == p || !sps__is_sep(*q)) goto bad;
-        p = sps__skip_blank(q);
-        if (field != F_PATTERN) {
-            double v;
-            if (field == F_INTEGER && !is_int_token(p)) goto bad;
-            if (sps__parse_double(p, &q, &v) != SPS_NUM_OK || !sps__is_sep(*q)) goto bad;
-            t->v[t->n] = v;
-            p = sps__skip_blank(q);
-        }
-        if (*p != '\n' || i - 1 >= rows || j - 1 >= cols) goto bad; /* i = 0 wraps */
-        if (sym != SPS_GENERAL && (sym == SPS_SYMMETRIC ? i < j : i <= j)) goto bad;
-        t->ri[t->n] = (sps_idx)(i - 1);
-        t->ci[t->n] = (sps_idx)(j - 1);
+        if (t->n == t->cap && (st = trip_grow(rd, t, nnz, h->field != F_PATTERN)) != SPS_OK) return st;
+        e = parse_entry(p, h, &t->ri[t->n], &t->ci[t->n], t->v ? &t->v[t->n] : &dummy);
+        if (!e) return bad_line(rd, h, b);
         t->n++;
-        if ((st = sps__rd_next(rd, b, p)) != SPS_OK) return st;
+        if ((st = sps__rd_next(rd, b, e)) != SPS_OK) return st;
     }
     if (t->n < nnz)
         return sps__rd_err(rd, last_line(rd), "the file ends after %lld of the %lld entries the size line declares",
                            (long long)t->n, (long long)nnz);
     return SPS_OK;
-bad:
-    return bad_line(rd, h, b);
+}
+
+/* ---- entries on several threads ------------------------------------------ */
+
+/* One thread's share of a buffer: whole lines [b, e), parsed into its own
+ * arrays (room for every line of the share). */
+typedef struct piece {
+    const mm_header *h;
+    const char *b, *e;
+    sps_idx *ri, *ci;
+    double *v;
+    int64_t n;        /* entries parsed */
+    int64_t lines;    /* lines consumed (before `bad`) */
+    const char *bad;  /* start of the first line that is not a valid entry, comment or blank */
+} piece;
+
+static void *parse_piece(void *arg)
+{
+    piece *pc = arg;
+    const mm_header *h = pc->h;
+    const char *p = pc->b, *e = pc->e;
+    double dummy;
+    int64_t n = 0, lines = 0;
+    pc->bad = NULL;
+    while (p < e) {
+        const char *q = sps__skip_blank(p), *eol;
+        if (*q == '\n' || *q == '%') eol = memchr(q, '\n', (size_t)(e - q));
+        else if (!(eol = parse_entry(q, h, &pc->ri[n], &pc->ci[n], pc->v ? &pc->v[n] : &dummy))) break;
+        else n++;
+        if (eol - p > SPS_IO_MAX_LINE) {
+            if (*q != '\n' && *q != '%') n--;
+            break;
+        }
+        p = eol + 1;
+        lines++;
+    }
+    if (p < e) pc->bad = p;
+    pc->n = n;
+    pc->lines = lines;
+    return NULL;
+}
+
+/* Newlines in [b, e), 8 bytes at a time. */
+static int64_t count_lines(const char *b, const char *e)
+{
+    int64_t n = 0;
+    const uint64_t ones = UINT64_C(0x0101010101010101), nl = ones * '\n', high = ones << 7;
+    for (; e - b >= 8; b += 8) {
+        uint64_t x;
+        memcpy(&x, b, 8);
+        x ^= nl; /* a zero byte where b held '\n' */
+        n += __builtin_popcountll(~(((x & ~high) + ~high) | x) & high);
+    }
+    for (; b < e; b++) n += *b == '\n';
+    return n;
+}
+
+typedef struct par_state {
+    int nth;
+    piece pc[SPS_MAX_THREADS];
+    pthread_t tid[SPS_MAX_THREADS];
+    char *spare; /* the second buffer (read ahead while the first is parsed) */
+} par_state;
+
+static void par_free(par_state *ps)
+{
+    for (int i = 0; i < ps->nth; i++) {
+        sps__free(ps->pc[i].ri);
+        sps__free(ps->pc[i].ci);
+        sps__free(ps->pc[i].v);
+    }
+    sps__free(ps->spare);
+    sps__free(ps);
+}
+
+static sps_status par_alloc(sps_reader *rd, const mm_header *h, int nth, par_state **out)
+{
+    par_state *ps = sps__calloc(1, sizeof *ps);
+    if (!ps) return sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory", rd->path);
+    ps->nth = nth;
+    size_t room = SPS_IO_BUF / 4 + 2; /* the shortest entry line is "i j\n" */
+    int bad = !(ps->spare = sps__calloc(SPS_IO_BUF + 1 + SPS_IO_PAD, 1));
+    for (int i = 0; i < nth && !bad; i++) {
+        piece *pc = &ps->pc[i];
+        pc->h = h;
+        bad = !(pc->ri = sps__malloc(room * sizeof *pc->ri)) || !(pc->ci = sps__malloc(room * sizeof *pc->ci)) ||
+              (h->field != F_PATTERN && !(pc->v = sps__malloc(room * sizeof *pc->v)));
+    }
+    if (bad) {
+        par_free(ps);
+        return sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for %d parsing threads (%.1f MB asked)",
+                        rd->path, nth, (double)nth * (double)room * 16e-6);
+    }
+    *out = ps;
+    return SPS_OK;
+}
+
+/* Split [rd->pos, rd->lim) at line ends into ps->nth pieces. */
+static void split(const sps_reader *rd, par_state *ps)
+{
+    const char *b = rd->pos, *e = rd->lim;
+    size_t share = (size_t)(e - b) / (size_t)ps->nth;
+    for (int i = 0; i < ps->nth; i++) {
+        const char *x = i == ps->nth - 1 ? e : b + share < e ? b + share : e;
+        if (x < e && x > b) x = (const char *)memchr(x - 1, '\n', (size_t)(e - x + 1)) + 1;
+        ps->pc[i].b = b;
+        ps->pc[i].e = b = x;
+    }
+}
+
+/* Append a parsed piece to t. */
+static sps_status take_piece(sps_reader *rd, const mm_header *h, triplets *t, const piece *pc)
+{
+    while (t->cap - t->n < pc->n) {
+        sps_status st = trip_grow(rd, t, h->nnz, h->field != F_PATTERN);
+        if (st != SPS_OK) return st;
+    }
+    memcpy(t->ri + t->n, pc->ri, (size_t)pc->n * sizeof *t->ri);
+    memcpy(t->ci + t->n, pc->ci, (size_t)pc->n * sizeof *t->ci);
+    if (t->v) memcpy(t->v + t->n, pc->v, (size_t)pc->n * sizeof *t->v);
+    t->n += pc->n;
+    return SPS_OK;
+}
+
+/* The buffer's lines are parsed on ps->nth threads while this thread reads
+ * (and inflates) the next buffer into the spare. Pieces are taken in file
+ * order; the first that holds a bad line, or more entries than declared, is
+ * parsed again by read_entries from its first line, which gives the exact
+ * error and line whatever the thread count. */
+static sps_status par_round(sps_reader *rd, const mm_header *h, triplets *t, par_state *ps, int *more)
+{
+    split(rd, ps);
+    int started[SPS_MAX_THREADS];
+    for (int i = 0; i < ps->nth; i++)
+        started[i] = pthread_create(&ps->tid[i], NULL, parse_piece, &ps->pc[i]) == 0;
+    /* Read ahead: the partial last line moves to the spare, which refill fills. */
+    sps_reader next = *rd;
+    size_t tail = (size_t)(rd->end - rd->lim);
+    memcpy(ps->spare, rd->lim, tail);
+    next.buf = ps->spare;
+    next.pos = next.lim = ps->spare;
+    next.end = ps->spare + tail;
+    next.line = rd->line + count_lines(rd->pos, rd->lim);
+    sps_status rst = sps__rd_refill(&next, more);
+    for (int i = 0; i < ps->nth; i++) {
+        if (started[i]) pthread_join(ps->tid[i], NULL);
+        else parse_piece(&ps->pc[i]);
+    }
+    int64_t line = rd->line;
+    for (int i = 0; i < ps->nth; i++) {
+        const piece *pc = &ps->pc[i];
+        if (pc->bad || t->n + pc->n > h->nnz) { /* diagnose from the piece's first line */
+            rd->pos = (char *)pc->b;
+            rd->line = line;
+            sps_status st = read_entries(rd, h, t);
+            return st != SPS_OK ? st : sps__rd_err(rd, rd->line, "internal error: parallel parse disagrees");
+        }
+        sps_status st = take_piece(rd, h, t, pc);
+        if (st != SPS_OK) return st;
+        line += pc->lines;
+    }
+    ps->spare = rd->buf;
+    *rd = next;
+    return rst;
+}
+
+static sps_status read_entries_par(sps_reader *rd, const mm_header *h, triplets *t, int nth)
+{
+    par_state *ps = NULL;
+    sps_status st = par_alloc(rd, h, nth, &ps);
+    int more = 1;
+    if (st == SPS_OK && rd->pos == rd->lim) st = sps__rd_refill(rd, &more);
+    while (st == SPS_OK && more) st = par_round(rd, h, t, ps, &more);
+    if (ps) par_free(ps);
+    if (st == SPS_OK && t->n < h->nnz)
+        return sps__rd_err(rd, last_line(rd), "the file ends after %lld of the %lld entries the size line declares",
+                           (long long)t->n, (long long)h->nnz);
+    return st;
 }
 
 /* Values, one per line (array: exactly `count`) or any number per line
@@ -421,17 +612,16 @@ sps_status sps_matrix_read(sps_context *ctx, const char *path, sps_matrix **A)
     memset(&t, 0, sizeof t);
     st = read_banner(&rd, &h);
     if (st == SPS_OK) st = read_size(&rd, &h, 0);
-    if (st == SPS_OK) st = h.array ? array_triplets(&rd, &h, &t) : read_entries(&rd, &h, &t);
+    int nth = sps__threads(ctx);
+    if (st == SPS_OK)
+        st = h.array ? array_triplets(&rd, &h, &t) : nth > 1 ? read_entries_par(&rd, &h, &t, nth) : read_entries(&rd, &h, &t);
     sps_matrix_source src;
     memset(&src, 0, sizeof src);
     src.bytes = rd.bytes;
     src.gzip = rd.gzip;
     sps__rd_close(&rd);
     sps_csr C;
-    if (st == SPS_OK) {
-        st = sps__csr_from_triplets(ctx, (sps_idx)h.rows, (sps_idx)h.cols, t.n, t.ri, t.ci, t.v, h.sym, &C);
-        if (st != SPS_OK) sps__err_prefix(ctx, path);
-    }
+    if (st == SPS_OK) st = sps__io_assemble(ctx, path, (sps_idx)h.rows, (sps_idx)h.cols, h.sym, t.n, &t.ri, &t.ci, &t.v, &C);
     trip_free(&t);
     if (st != SPS_OK) return st;
     sps__strlcpy(src.name, path, sizeof src.name);
@@ -458,7 +648,8 @@ static sps_status coordinate_vector(sps_reader *rd, const mm_header *h, double *
     sps_status st = read_entries(rd, h, &t);
     int64_t len = h->rows * h->cols;
     if (st == SPS_OK && !(*x = sps__calloc((size_t)len, sizeof **x)))
-        st = sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for %lld values", rd->path, (long long)len);
+        st = sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for %lld values (%.1f MB asked)", rd->path,
+                      (long long)len, (double)len * 8e-6);
     if (st == SPS_OK) {
         const sps_idx *pos = h->cols == 1 ? t.ri : t.ci;
         for (int64_t k = 0; k < t.n; k++) (*x)[pos[k]] += t.v ? t.v[k] : 1.0;
@@ -490,11 +681,16 @@ sps_status sps_vector_read(sps_context *ctx, const char *path, sps_idx expected,
         memset(&h, 0, sizeof h);
         st = read_banner(&rd, &h);
         if (st == SPS_OK) st = read_size(&rd, &h, 1);
+        if (st == SPS_OK && expected >= 0 && h.rows * h.cols != expected) /* before allocating it */
+            st = sps__err(ctx, SPS_ERR_PARSE, "%s: has %lld entries, the matrix has %d rows", path,
+                          (long long)(h.rows * h.cols), expected);
         if (st == SPS_OK) st = h.array ? read_values(&rd, &h, h.nnz, &v, &len) : coordinate_vector(&rd, &h, &v, &len);
     } else if (st == SPS_OK) {
         st = read_values(&rd, NULL, -1, &v, &len);
     }
     sps__rd_close(&rd);
+    if (st == SPS_OK && len == 0)
+        st = sps__err(ctx, SPS_ERR_PARSE, "%s: no values (an empty vector)", path);
     if (st == SPS_OK && expected >= 0 && len != expected)
         st = sps__err(ctx, SPS_ERR_PARSE, "%s: has %lld entries, the matrix has %d rows", path, (long long)len, expected);
     if (st != SPS_OK) {

@@ -125,4 +125,11 @@ typedef enum sps_num { SPS_NUM_OK = 0, SPS_NUM_BAD = 1, SPS_NUM_RANGE = 2 } sps_
  * Reads up to 8 bytes past the end of the token: they must be readable. */
 sps_num sps__parse_double(const char *p, const char **end, double *x);
 
+/* The CSR of n triplets read from path (indices already validated), built
+ * in place: *ci and *v become its arrays and *ri is freed (all three are
+ * NULL after success; a NULL *v means pattern, all ones). On failure the
+ * arrays stay with the caller, to free. See io/assemble.c. */
+sps_status sps__io_assemble(sps_context *ctx, const char *path, sps_idx nrows, sps_idx ncols, sps_symmetry sym,
+                            int64_t n, sps_idx **ri, sps_idx **ci, double **v, sps_csr *out);
+
 #endif /* SPS_IO_PARSE_H */
