@@ -189,6 +189,7 @@ typedef struct sps_matrix_source {
     int gzip;               /**< 1: the file was gzip-compressed */
     int64_t bytes;          /**< uncompressed bytes parsed */
     double read_ms;         /**< wall time to read and build the CSR */
+    double assemble_ms;     /**< of read_ms: building the CSR from the parsed entries */
 } sps_matrix_source;
 
 sps_status sps_matrix_get_source(const sps_matrix *A, sps_matrix_source *src);

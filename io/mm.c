@@ -621,6 +621,7 @@ sps_status sps_matrix_read(sps_context *ctx, const char *path, sps_matrix **A)
     src.gzip = rd.gzip;
     sps__rd_close(&rd);
     sps_csr C;
+    double t1 = sps__now_ms();
     if (st == SPS_OK) st = sps__io_assemble(ctx, path, (sps_idx)h.rows, (sps_idx)h.cols, h.sym, t.n, &t.ri, &t.ci, &t.v, &C);
     trip_free(&t);
     if (st != SPS_OK) return st;
@@ -630,6 +631,7 @@ sps_status sps_matrix_read(sps_context *ctx, const char *path, sps_matrix **A)
     src.pattern = h.field == F_PATTERN;
     src.integer = h.field == F_INTEGER;
     src.read_ms = sps__now_ms() - t0;
+    src.assemble_ms = sps__now_ms() - t1;
     return sps__matrix_wrap(ctx, &C, &src, A);
 }
 

@@ -19,6 +19,18 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Resident memory now (the base that /usr/bin/time's peak includes). */
+static double rss_mb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double mb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmRSS:", 6) == 0) mb = atof(line + 6) / 1024.0;
+    if (f) fclose(f);
+    return mb;
+}
+
 int main(int argc, char **argv)
 {
     const char *path = NULL;
@@ -36,6 +48,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: mtx_read FILE [--threads N] [--reps R]\n");
         return 2;
     }
+    printf("process RSS before the read: %.0f MB\n", rss_mb());
     sps_context *ctx;
     if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) return 1;
     if (sps_context_set_threads(ctx, threads) != SPS_OK) {
@@ -63,9 +76,9 @@ int main(int argc, char **argv)
     double csr_mb = ((double)(sps_matrix_rows(A) + 1) * sizeof(sps_idx) +
                      (double)nnz * (sizeof(sps_idx) + sizeof(double))) / 1e6;
     printf("%s: %d x %d, %lld entries, CSR %.1f MB, %lld bytes%s, threads %d, read %.1f ms "
-           "(median of %d), %.0f MB/s\n",
+           "(median of %d; last: %.1f ms of it building the CSR), %.0f MB/s\n",
            path, sps_matrix_rows(A), sps_matrix_cols(A), (long long)nnz, csr_mb,
-           (long long)src.bytes, src.gzip ? " (gzip, uncompressed)" : "", threads, ms, reps,
+           (long long)src.bytes, src.gzip ? " (gzip, uncompressed)" : "", threads, ms, reps, src.assemble_ms,
            (double)src.bytes / 1e3 / ms);
     sps_matrix_destroy(A);
     sps_context_destroy(ctx);
