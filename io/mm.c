@@ -281,6 +281,7 @@ static sps_status grow(sps_reader *rd, void *arr, size_t elt, int64_t c)
         return sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for %lld entries (%.1f MB asked)", rd->path,
                         (long long)c, (double)c * (double)elt / 1e6);
     *(void **)arr = p;
+    sps__io_hugepages(p, (size_t)c * elt);
     return SPS_OK;
 }
 
@@ -597,12 +598,25 @@ static sps_status array_triplets(sps_reader *rd, const mm_header *h, triplets *t
     return SPS_OK;
 }
 
+static sps_status read_spsb(sps_context *ctx, const char *path, double t0, sps_matrix **A)
+{
+    sps_matrix_source src;
+    memset(&src, 0, sizeof src);
+    sps_csr C;
+    sps_status st = sps__spsb_read(ctx, path, &C, &src);
+    if (st != SPS_OK) return st;
+    sps__strlcpy(src.name, path, sizeof src.name);
+    src.read_ms = sps__now_ms() - t0;
+    return sps__matrix_wrap(ctx, &C, &src, A);
+}
+
 sps_status sps_matrix_read(sps_context *ctx, const char *path, sps_matrix **A)
 {
     if (!A) return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_matrix_read: A is NULL");
     *A = NULL;
     if (!path) return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_matrix_read: path is NULL");
     double t0 = sps__now_ms();
+    if (sps__spsb_probe(path)) return read_spsb(ctx, path, t0, A);
     sps_reader rd;
     sps_status st = sps__rd_open(ctx, path, &rd);
     if (st != SPS_OK) return st;
