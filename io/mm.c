@@ -412,7 +412,9 @@ static int64_t count_lines(const char *b, const char *e)
 }
 
 typedef struct par_state {
-    int nth;
+    int nth;     /* pieces allocated */
+    int npieces; /* pieces per buffer: nth on plain files (this thread parses the last one
+                  * after reading ahead), nth - 1 on gzip ones (this thread inflates) */
     piece pc[SPS_MAX_THREADS];
     pthread_t tid[SPS_MAX_THREADS];
     char *spare; /* the second buffer (read ahead while the first is parsed) */
@@ -434,6 +436,7 @@ static sps_status par_alloc(sps_reader *rd, const mm_header *h, int nth, par_sta
     par_state *ps = sps__calloc(1, sizeof *ps);
     if (!ps) return sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory", rd->path);
     ps->nth = nth;
+    ps->npieces = rd->gzip && nth > 1 ? nth - 1 : nth;
     size_t room = SPS_IO_BUF / 4 + 2; /* the shortest entry line is "i j\n" */
     int bad = !(ps->spare = sps__calloc(SPS_IO_BUF + 1 + SPS_IO_PAD, 1));
     for (int i = 0; i < nth && !bad; i++) {
@@ -455,9 +458,9 @@ static sps_status par_alloc(sps_reader *rd, const mm_header *h, int nth, par_sta
 static void split(const sps_reader *rd, par_state *ps)
 {
     const char *b = rd->pos, *e = rd->lim;
-    size_t share = (size_t)(e - b) / (size_t)ps->nth;
-    for (int i = 0; i < ps->nth; i++) {
-        const char *x = i == ps->nth - 1 ? e : b + share < e ? b + share : e;
+    size_t share = (size_t)(e - b) / (size_t)ps->npieces;
+    for (int i = 0; i < ps->npieces; i++) {
+        const char *x = i == ps->npieces - 1 ? e : b + share < e ? b + share : e;
         if (x < e && x > b) x = (const char *)memchr(x - 1, '\n', (size_t)(e - x + 1)) + 1;
         ps->pc[i].b = b;
         ps->pc[i].e = b = x;
@@ -486,9 +489,9 @@ static sps_status take_piece(sps_reader *rd, const mm_header *h, triplets *t, co
 static sps_status par_round(sps_reader *rd, const mm_header *h, triplets *t, par_state *ps, int *more)
 {
     split(rd, ps);
-    int started[SPS_MAX_THREADS];
-    for (int i = 0; i < ps->nth; i++)
-        started[i] = pthread_create(&ps->tid[i], NULL, parse_piece, &ps->pc[i]) == 0;
+    int started[SPS_MAX_THREADS], nlaunch = rd->gzip ? ps->npieces : ps->npieces - 1;
+    for (int i = 0; i < ps->npieces; i++)
+        started[i] = i < nlaunch && pthread_create(&ps->tid[i], NULL, parse_piece, &ps->pc[i]) == 0;
     /* Read ahead: the partial last line moves to the spare, which refill fills. */
     sps_reader next = *rd;
     size_t tail = (size_t)(rd->end - rd->lim);
@@ -498,12 +501,12 @@ static sps_status par_round(sps_reader *rd, const mm_header *h, triplets *t, par
     next.end = ps->spare + tail;
     next.line = rd->line + count_lines(rd->pos, rd->lim);
     sps_status rst = sps__rd_refill(&next, more);
-    for (int i = 0; i < ps->nth; i++) {
+    for (int i = ps->npieces - 1; i >= 0; i--) {
         if (started[i]) pthread_join(ps->tid[i], NULL);
         else parse_piece(&ps->pc[i]);
     }
     int64_t line = rd->line;
-    for (int i = 0; i < ps->nth; i++) {
+    for (int i = 0; i < ps->npieces; i++) {
         const piece *pc = &ps->pc[i];
         if (pc->bad || t->n + pc->n > h->nnz) { /* diagnose from the piece's first line */
             rd->pos = (char *)pc->b;

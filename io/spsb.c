@@ -284,15 +284,17 @@ sps_status sps__spsb_read(sps_context *ctx, const char *path, sps_csr *A, sps_ma
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return sps__err(ctx, SPS_ERR_IO, "%s: %s", path, strerror(errno));
     struct stat sb;
-    unsigned char b[SPSB_HEADER];
+    unsigned char b[SPSB_HEADER] = {0};
     spsb_header h;
     sps_status st = SPS_OK;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
         st = sps__err(ctx, SPS_ERR_IO, "%s: %s", path, fstat(fd, &sb) ? strerror(errno) : "not a regular file");
-    else if (sb.st_size < SPSB_HEADER)
-        st = bad(ctx, path, "truncated: %lld bytes, the .spsb header alone is %d", (long long)sb.st_size, SPSB_HEADER);
-    else if (read_all(fd, b, sizeof b))
+    else if (read_all(fd, b, sb.st_size < SPSB_HEADER ? (size_t)sb.st_size : sizeof b))
         st = sps__err(ctx, SPS_ERR_IO, "%s: %s", path, strerror(errno));
+    else if (sb.st_size < SPSB_HEADER && (sb.st_size < 8 || memcmp(b, SPSB_MAGIC, 8) == 0))
+        st = bad(ctx, path, "truncated: %lld bytes, the .spsb header alone is %d", (long long)sb.st_size, SPSB_HEADER);
+    else if (sb.st_size < SPSB_HEADER)
+        st = check_header(ctx, path, b, (int64_t)sb.st_size, &h); /* says what the file is instead */
     else if ((st = check_header(ctx, path, b, (int64_t)sb.st_size, &h)) == SPS_OK)
         st = read_arrays(ctx, path, fd, &h, A);
     close(fd);
