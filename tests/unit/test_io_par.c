@@ -80,6 +80,7 @@ static char *make_text(const char *kind, int n, int64_t entries, int64_t bad_at,
 static const char *write_file(const char *name, const char *s, size_t len, int gz)
 {
     const char *path = tmp_path(name);
+    remove(path); /* a new file each time: rewriting one in place makes ext4 flush it */
     if (gz) {
         gzFile g = gzopen(path, "wb1");
         if (!g || gzwrite(g, s, (unsigned)len) != (int)len || gzclose(g) != Z_OK) exit(1);
