@@ -7,7 +7,7 @@
  * each entry's destination (file order within a row, mirrored entries of a
  * symmetric file appended and placed right after the entry they mirror,
  * exactly as sps__csr_from_triplets orders them), the permutation is applied
- * in place by following its cycles, and rows are sorted and duplicates
+ * in place (by blocks, then cycles), and rows are sorted and duplicates
  * summed as everywhere else. Peak memory: 16 bytes per CSR entry plus 8 per
  * row, against 12 + 4 for the CSR itself, instead of holding the triplets
  * (16 bytes per entry) and the CSR at once. The result is bitwise the
@@ -54,22 +54,50 @@ static void destinations(int64_t n, sps_idx *ri, sps_idx *ci, double *v, sps_sym
     }
 }
 
-/* Move every entry to its destination: each swap places one entry for good. */
+static inline void swap_entry(sps_idx *dest, sps_idx *ci, double *v, int64_t a, int64_t b)
+{
+    sps_idx d = dest[a], c = ci[a];
+    double x = v[a];
+    dest[a] = dest[b];
+    ci[a] = ci[b];
+    v[a] = v[b];
+    dest[b] = d;
+    ci[b] = c;
+    v[b] = x;
+}
+
+/* Entries [lo, hi) whose destinations are in [lo, hi): follow the cycles,
+ * each swap placing one entry for good. */
+static void cycles(int64_t lo, int64_t hi, sps_idx *dest, sps_idx *ci, double *v)
+{
+    for (int64_t i = lo; i < hi; i++) {
+        sps_idx d;
+        while ((d = dest[i]) != (sps_idx)i) swap_entry(dest, ci, v, i, d);
+    }
+}
+
+/* Move every entry to its destination (dest is a permutation of 0..total-1).
+ * Following its cycles directly would jump across the whole arrays once per
+ * entry (a cache miss each, seconds for 10^7 random rows), so first every
+ * entry goes to its block of 2^shift destinations, blocks filling from
+ * their fronts like an American flag sort (a few thousand sequential
+ * streams), then the cycles are followed inside each block, in cache. */
 static void permute(int64_t total, sps_idx *dest, sps_idx *ci, double *v)
 {
-    for (int64_t i = 0; i < total; i++) {
-        sps_idx d;
-        while ((d = dest[i]) != (sps_idx)i) {
-            sps_idx c = ci[i];
-            double x = v[i];
-            ci[i] = ci[d];
-            v[i] = v[d];
-            ci[d] = c;
-            v[d] = x;
-            dest[i] = dest[d];
-            dest[d] = d;
+    int bits = 0;
+    while (bits < 62 && ((int64_t)1 << bits) < total) bits++;
+    int shift = bits - 11 > 12 ? bits - 11 : 12;
+    int64_t nb = (total >> shift) + 1, next[2049];
+    for (int64_t b = 0; b < nb; b++) next[b] = b << shift;
+    for (int64_t b = 0; b < nb; b++) {
+        int64_t end = (b + 1) << shift < total ? (b + 1) << shift : total;
+        while (next[b] < end) {
+            int64_t p = next[b], home = dest[p] >> shift;
+            if (home == b) next[b]++;
+            else swap_entry(dest, ci, v, p, next[home]++);
         }
     }
+    for (int64_t b = 0; b < nb; b++) cycles(b << shift, (b + 1) << shift < total ? (b + 1) << shift : total, dest, ci, v);
 }
 
 sps_status sps__io_assemble(sps_context *ctx, const char *path, sps_idx nrows, sps_idx ncols, sps_symmetry sym,
