@@ -4,7 +4,8 @@
  * A 64-byte header, then the CSR arrays as they lie in memory: row_ptr
  * (int32, rows + 1), col_idx (int32, nnz), values (float64, nnz), all
  * little-endian. Two checksums (spsb64, below): one of the header's first
- * 48 bytes, one of the arrays. A reader trusts nothing: sizes are checked
+ * 48 bytes, one of the arrays (of their 1 MiB blocks' checksums: read and
+ * checked on the context's threads). A reader trusts nothing: sizes are checked
  * against the file's length before anything is allocated, both checksums
  * are verified, and the CSR is checked (row pointer monotone from 0 to nnz,
  * columns in range and strictly increasing in each row, values finite). */
@@ -14,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -144,14 +146,98 @@ static int host_little_endian(void)
 
 /* ---- writing ---------------------------------------------------------------- */
 
-static uint64_t data_sum(const sps_csr *A)
+/* ---- the arrays as one stream of 1 MiB blocks ------------------------------- */
+
+/* The data checksum is spsb64 of the blocks' own spsb64 values (8 bytes
+ * each, little-endian), so threads can read and hash blocks independently. */
+#define SPSB_BLOCK ((size_t)1 << 20)
+
+typedef struct blocks {
+    unsigned char *seg[3]; /* row_ptr, col_idx, val */
+    size_t len[3];
+    size_t total;
+    int fd;                /* >= 0: read each block from the file first */
+    uint64_t *sums;        /* one per block */
+} blocks;
+
+typedef struct block_job {
+    const blocks *bl;
+    size_t b0, b1;         /* blocks [b0, b1) */
+    int err;               /* errno of a failed read */
+    pthread_t tid;
+} block_job;
+
+/* Bytes [off, off + n) of the stream, piece by piece: read (fd >= 0) and hash. */
+static int do_range(const blocks *bl, size_t off, size_t n, spsb64 *h)
 {
-    spsb64 s;
-    h_init(&s);
-    h_update(&s, A->row_ptr, ((size_t)A->nrows + 1) * sizeof *A->row_ptr);
-    h_update(&s, A->col_idx, (size_t)A->nnz * sizeof *A->col_idx);
-    h_update(&s, A->val, (size_t)A->nnz * sizeof *A->val);
-    return h_final(&s);
+    size_t base = 0;
+    for (int s = 0; s < 3 && n > 0; base += bl->len[s], s++) {
+        if (off >= base + bl->len[s]) continue;
+        size_t at = off - base, k = bl->len[s] - at < n ? bl->len[s] - at : n;
+        for (size_t done = 0; bl->fd >= 0 && done < k;) {
+            ssize_t r = pread(bl->fd, bl->seg[s] + at + done, k - done, (off_t)(SPSB_HEADER + off + done));
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) return r == 0 ? EIO : errno;
+            done += (size_t)r;
+        }
+        h_update(h, bl->seg[s] + at, k);
+        off += k;
+        n -= k;
+    }
+    return 0;
+}
+
+static void *block_worker(void *arg)
+{
+    block_job *j = arg;
+    const blocks *bl = j->bl;
+    for (size_t b = j->b0; b < j->b1 && !j->err; b++) {
+        spsb64 h;
+        h_init(&h);
+        size_t off = b * SPSB_BLOCK, n = bl->total - off < SPSB_BLOCK ? bl->total - off : SPSB_BLOCK;
+        j->err = do_range(bl, off, n, &h);
+        bl->sums[b] = h_final(&h);
+    }
+    return NULL;
+}
+
+/* Read (bl->fd >= 0) and checksum the stream on up to nth threads. Returns
+ * 0 and the checksum in *sum, an errno value, or -1 out of memory. */
+static int run_blocks(blocks *bl, int nth, uint64_t *sum)
+{
+    size_t nb = (bl->total + SPSB_BLOCK - 1) / SPSB_BLOCK;
+    block_job job[SPS_MAX_THREADS];
+    if ((size_t)nth > nb) nth = nb ? (int)nb : 1;
+    bl->sums = sps__malloc(sps__mul_size(nb, sizeof *bl->sums));
+    if (!bl->sums) return -1;
+    int err = 0;
+    for (int i = 0; i < nth; i++) {
+        job[i] = (block_job){bl, nb * (size_t)i / (size_t)nth, nb * (size_t)(i + 1) / (size_t)nth, 0, 0};
+        if (i == 0 || pthread_create(&job[i].tid, NULL, block_worker, &job[i]) != 0) job[i].tid = 0;
+    }
+    block_worker(&job[0]);
+    for (int i = 1; i < nth; i++) {
+        if (job[i].tid) pthread_join(job[i].tid, NULL);
+        else block_worker(&job[i]);
+    }
+    for (int i = 0; i < nth && !err; i++) err = job[i].err;
+    *sum = spsb64_of(bl->sums, nb * sizeof *bl->sums);
+    sps__free(bl->sums);
+    bl->sums = NULL;
+    return err;
+}
+
+static void csr_blocks(const sps_csr *A, int fd, blocks *bl)
+{
+    bl->seg[0] = (unsigned char *)A->row_ptr;
+    bl->seg[1] = (unsigned char *)A->col_idx;
+    bl->seg[2] = (unsigned char *)A->val;
+    bl->len[0] = ((size_t)A->nrows + 1) * sizeof *A->row_ptr;
+    bl->len[1] = (size_t)A->nnz * sizeof *A->col_idx;
+    bl->len[2] = (size_t)A->nnz * sizeof *A->val;
+    bl->total = bl->len[0] + bl->len[1] + bl->len[2];
+    bl->fd = fd;
+    bl->sums = NULL;
 }
 
 int sps__spsb_emit(FILE *f, const void *arg)
@@ -170,7 +256,13 @@ int sps__spsb_emit(FILE *f, const void *arg)
     unsigned char b[SPSB_HEADER];
     encode(&h, b);
     h.header_sum = spsb64_of(b, 48);
-    h.data_sum = data_sum(A);
+    blocks bl;
+    csr_blocks(A, -1, &bl);
+    int e = run_blocks(&bl, sps__threads(NULL), &h.data_sum);
+    if (e) {
+        errno = e > 0 ? e : ENOMEM;
+        return -1;
+    }
     encode(&h, b);
     if (fwrite(b, 1, sizeof b, f) != sizeof b) return -1;
     size_t n = (size_t)A->nrows + 1, z = (size_t)A->nnz;
@@ -260,13 +352,14 @@ static sps_status read_arrays(sps_context *ctx, const char *path, int fd, const 
         sps__err_prefix(ctx, path);
         return st;
     }
-    size_t n = (size_t)h->rows + 1, z = (size_t)h->nnz;
-    sps__io_hugepages(A->row_ptr, n * 4);
-    sps__io_hugepages(A->col_idx, z * 4);
-    sps__io_hugepages(A->val, z * 8);
-    if (read_all(fd, A->row_ptr, n * 4) || read_all(fd, A->col_idx, z * 4) || read_all(fd, A->val, z * 8))
-        return sps__err(ctx, SPS_ERR_IO, "%s: %s", path, strerror(errno));
-    if (data_sum(A) != h->data_sum) return bad(ctx, path, "checksum mismatch: the data is corrupt");
+    blocks bl;
+    csr_blocks(A, fd, &bl);
+    for (int i = 0; i < 3; i++) sps__io_hugepages(bl.seg[i], bl.len[i]);
+    uint64_t sum;
+    int e = run_blocks(&bl, sps__threads(ctx), &sum);
+    if (e < 0) return sps__err(ctx, SPS_ERR_NO_MEMORY, "%s: out of memory", path);
+    if (e > 0) return sps__err(ctx, SPS_ERR_IO, "%s: %s", path, strerror(e));
+    if (sum != h->data_sum) return bad(ctx, path, "checksum mismatch: the data is corrupt");
     if (sps__csr_check(ctx, A) != SPS_OK) {
         char why[512];
         snprintf(why, sizeof why, "%s", sps_last_error(ctx));
