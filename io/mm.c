@@ -396,25 +396,9 @@ static void *parse_piece(void *arg)
     return NULL;
 }
 
-/* Newlines in [b, e), 8 bytes at a time. */
-static int64_t count_lines(const char *b, const char *e)
-{
-    int64_t n = 0;
-    const uint64_t ones = UINT64_C(0x0101010101010101), nl = ones * '\n', high = ones << 7;
-    for (; e - b >= 8; b += 8) {
-        uint64_t x;
-        memcpy(&x, b, 8);
-        x ^= nl; /* a zero byte where b held '\n' */
-        n += __builtin_popcountll(~(((x & ~high) + ~high) | x) & high);
-    }
-    for (; b < e; b++) n += *b == '\n';
-    return n;
-}
-
 typedef struct par_state {
     int nth;     /* pieces allocated */
-    int npieces; /* pieces per buffer: nth on plain files (this thread parses the last one
-                  * after reading ahead), nth - 1 on gzip ones (this thread inflates) */
+    int npieces; /* pieces per buffer (nth): this thread reads ahead and appends them */
     piece pc[SPS_MAX_THREADS];
     pthread_t tid[SPS_MAX_THREADS];
     char *spare; /* the second buffer (read ahead while the first is parsed) */
@@ -436,7 +420,7 @@ static sps_status par_alloc(sps_reader *rd, const mm_header *h, int nth, par_sta
     par_state *ps = sps__calloc(1, sizeof *ps);
     if (!ps) return sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory", rd->path);
     ps->nth = nth;
-    ps->npieces = rd->gzip && nth > 1 ? nth - 1 : nth;
+    ps->npieces = nth;
     size_t room = SPS_IO_BUF / 4 + 2; /* the shortest entry line is "i j\n" */
     int bad = !(ps->spare = sps__calloc(SPS_IO_BUF + 1 + SPS_IO_PAD, 1));
     for (int i = 0; i < nth && !bad; i++) {
@@ -454,7 +438,7 @@ static sps_status par_alloc(sps_reader *rd, const mm_header *h, int nth, par_sta
     return SPS_OK;
 }
 
-/* Split [rd->pos, rd->lim) at line ends into ps->nth pieces. */
+/* Split [rd->pos, rd->lim) at line ends into ps->npieces pieces. */
 static void split(const sps_reader *rd, par_state *ps)
 {
     const char *b = rd->pos, *e = rd->lim;
@@ -489,9 +473,9 @@ static sps_status take_piece(sps_reader *rd, const mm_header *h, triplets *t, co
 static sps_status par_round(sps_reader *rd, const mm_header *h, triplets *t, par_state *ps, int *more)
 {
     split(rd, ps);
-    int started[SPS_MAX_THREADS], nlaunch = rd->gzip ? ps->npieces : ps->npieces - 1;
+    int started[SPS_MAX_THREADS];
     for (int i = 0; i < ps->npieces; i++)
-        started[i] = i < nlaunch && pthread_create(&ps->tid[i], NULL, parse_piece, &ps->pc[i]) == 0;
+        started[i] = pthread_create(&ps->tid[i], NULL, parse_piece, &ps->pc[i]) == 0;
     /* Read ahead: the partial last line moves to the spare, which refill fills. */
     sps_reader next = *rd;
     size_t tail = (size_t)(rd->end - rd->lim);
@@ -499,9 +483,8 @@ static sps_status par_round(sps_reader *rd, const mm_header *h, triplets *t, par
     next.buf = ps->spare;
     next.pos = next.lim = ps->spare;
     next.end = ps->spare + tail;
-    next.line = rd->line + count_lines(rd->pos, rd->lim);
-    sps_status rst = sps__rd_refill(&next, more);
-    for (int i = ps->npieces - 1; i >= 0; i--) {
+    sps_status rst = sps__rd_refill(&next, more); /* its line is known later: see below */
+    for (int i = 0; i < ps->npieces; i++) {
         if (started[i]) pthread_join(ps->tid[i], NULL);
         else parse_piece(&ps->pc[i]);
     }
@@ -519,8 +502,11 @@ static sps_status par_round(sps_reader *rd, const mm_header *h, triplets *t, par
         line += pc->lines;
     }
     ps->spare = rd->buf;
+    next.line = line;
     *rd = next;
-    return rst;
+    /* A failed read-ahead is repeated now that its line number is known:
+     * zlib keeps its error, and a too-long line is still too long. */
+    return rst == SPS_OK ? SPS_OK : sps__rd_refill(rd, more);
 }
 
 static sps_status read_entries_par(sps_reader *rd, const mm_header *h, triplets *t, int nth)
