@@ -396,16 +396,94 @@ static void *parse_piece(void *arg)
     return NULL;
 }
 
+/* The workers live for the whole read. Each round has two phases, started
+ * by this thread and awaited: PARSE (worker i parses piece i) and COPY
+ * (worker i copies piece i to its place in the entry arrays). */
+enum { PH_EXIT, PH_PARSE, PH_COPY };
+
+struct par_state;
+typedef struct worker_arg {
+    struct par_state *ps;
+    int i;
+} worker_arg;
+
 typedef struct par_state {
-    int nth;     /* pieces allocated */
-    int npieces; /* pieces per buffer (nth): this thread reads ahead and appends them */
+    int nth;                  /* pieces per buffer */
+    int nstarted;             /* workers running (pieces >= nstarted: this thread) */
     piece pc[SPS_MAX_THREADS];
+    int64_t at[SPS_MAX_THREADS]; /* COPY: where piece i goes in t */
+    triplets *t;
     pthread_t tid[SPS_MAX_THREADS];
-    char *spare; /* the second buffer (read ahead while the first is parsed) */
+    worker_arg wa[SPS_MAX_THREADS];
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    int gen, phase, pending;
+    char *spare;              /* the second buffer (read ahead while the first is parsed) */
 } par_state;
+
+
+static void copy_piece(par_state *ps, int i)
+{
+    const piece *pc = &ps->pc[i];
+    triplets *t = ps->t;
+    int64_t at = ps->at[i];
+    memcpy(t->ri + at, pc->ri, (size_t)pc->n * sizeof *t->ri);
+    memcpy(t->ci + at, pc->ci, (size_t)pc->n * sizeof *t->ci);
+    if (t->v) memcpy(t->v + at, pc->v, (size_t)pc->n * sizeof *t->v);
+}
+
+static void run_phase(par_state *ps, int phase, int i)
+{
+    if (phase == PH_PARSE) parse_piece(&ps->pc[i]);
+    else copy_piece(ps, i);
+}
+
+static void *worker(void *arg)
+{
+    par_state *ps = ((worker_arg *)arg)->ps;
+    int i = ((worker_arg *)arg)->i, seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&ps->mu);
+        while (ps->gen == seen) pthread_cond_wait(&ps->go, &ps->mu);
+        seen = ps->gen;
+        int phase = ps->phase;
+        pthread_mutex_unlock(&ps->mu);
+        if (phase == PH_EXIT) return NULL;
+        run_phase(ps, phase, i);
+        pthread_mutex_lock(&ps->mu);
+        if (--ps->pending == 0) pthread_cond_signal(&ps->done);
+        pthread_mutex_unlock(&ps->mu);
+    }
+}
+
+static void start_phase(par_state *ps, int phase)
+{
+    pthread_mutex_lock(&ps->mu);
+    ps->phase = phase;
+    ps->pending = ps->nstarted;
+    ps->gen++;
+    pthread_cond_broadcast(&ps->go);
+    pthread_mutex_unlock(&ps->mu);
+}
+
+/* Wait for the workers; pieces without a worker are done here. */
+static void finish_phase(par_state *ps, int phase)
+{
+    for (int i = ps->nstarted; i < ps->nth; i++) run_phase(ps, phase, i);
+    pthread_mutex_lock(&ps->mu);
+    while (ps->pending > 0) pthread_cond_wait(&ps->done, &ps->mu);
+    pthread_mutex_unlock(&ps->mu);
+}
 
 static void par_free(par_state *ps)
 {
+    if (ps->nstarted) {
+        start_phase(ps, PH_EXIT);
+        for (int i = 0; i < ps->nstarted; i++) pthread_join(ps->tid[i], NULL);
+    }
+    pthread_mutex_destroy(&ps->mu);
+    pthread_cond_destroy(&ps->go);
+    pthread_cond_destroy(&ps->done);
     for (int i = 0; i < ps->nth; i++) {
         sps__free(ps->pc[i].ri);
         sps__free(ps->pc[i].ci);
@@ -415,12 +493,15 @@ static void par_free(par_state *ps)
     sps__free(ps);
 }
 
-static sps_status par_alloc(sps_reader *rd, const mm_header *h, int nth, par_state **out)
+static sps_status par_alloc(sps_reader *rd, const mm_header *h, triplets *t, int nth, par_state **out)
 {
     par_state *ps = sps__calloc(1, sizeof *ps);
     if (!ps) return sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory", rd->path);
     ps->nth = nth;
-    ps->npieces = nth;
+    ps->t = t;
+    pthread_mutex_init(&ps->mu, NULL);
+    pthread_cond_init(&ps->go, NULL);
+    pthread_cond_init(&ps->done, NULL);
     size_t room = SPS_IO_BUF / 4 + 2; /* the shortest entry line is "i j\n" */
     int bad = !(ps->spare = sps__calloc(SPS_IO_BUF + 1 + SPS_IO_PAD, 1));
     for (int i = 0; i < nth && !bad; i++) {
@@ -434,24 +515,17 @@ static sps_status par_alloc(sps_reader *rd, const mm_header *h, int nth, par_sta
         return sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for %d parsing threads (%.1f MB asked)",
                         rd->path, nth, (double)nth * (double)room * 16e-6);
     }
+    for (int i = 0; i < nth; i++) {
+        ps->wa[i].ps = ps;
+        ps->wa[i].i = i;
+        if (pthread_create(&ps->tid[i], NULL, worker, &ps->wa[i]) != 0) break; /* the rest: this thread */
+        ps->nstarted++;
+    }
     *out = ps;
     return SPS_OK;
 }
 
-/* Split [rd->pos, rd->lim) at line ends into ps->npieces pieces. */
-static void split(const sps_reader *rd, par_state *ps)
-{
-    const char *b = rd->pos, *e = rd->lim;
-    size_t share = (size_t)(e - b) / (size_t)ps->npieces;
-    for (int i = 0; i < ps->npieces; i++) {
-        const char *x = i == ps->npieces - 1 ? e : b + share < e ? b + share : e;
-        if (x < e && x > b) x = (const char *)memchr(x - 1, '\n', (size_t)(e - x + 1)) + 1;
-        ps->pc[i].b = b;
-        ps->pc[i].e = b = x;
-    }
-}
-
-/* Append a parsed piece to t. */
+/* Append a parsed piece to t (this thread). */
 static sps_status take_piece(sps_reader *rd, const mm_header *h, triplets *t, const piece *pc)
 {
     while (t->cap - t->n < pc->n) {
@@ -465,17 +539,29 @@ static sps_status take_piece(sps_reader *rd, const mm_header *h, triplets *t, co
     return SPS_OK;
 }
 
-/* The buffer's lines are parsed on ps->nth threads while this thread reads
- * (and inflates) the next buffer into the spare. Pieces are taken in file
- * order; the first that holds a bad line, or more entries than declared, is
- * parsed again by read_entries from its first line, which gives the exact
- * error and line whatever the thread count. */
+/* Split [rd->pos, rd->lim) at line ends into ps->nth pieces. */
+static void split(const sps_reader *rd, par_state *ps)
+{
+    const char *b = rd->pos, *e = rd->lim;
+    size_t share = (size_t)(e - b) / (size_t)ps->nth;
+    for (int i = 0; i < ps->nth; i++) {
+        const char *x = i == ps->nth - 1 ? e : b + share < e ? b + share : e;
+        if (x < e && x > b) x = (const char *)memchr(x - 1, '\n', (size_t)(e - x + 1)) + 1;
+        ps->pc[i].b = b;
+        ps->pc[i].e = b = x;
+    }
+}
+
+/* The buffer's lines are parsed by the workers while this thread reads (and
+ * inflates) the next buffer into the spare. Pieces are taken in file order;
+ * the first that holds a bad line, or more entries than declared, is parsed
+ * again by read_entries from its first line, which gives the exact error and
+ * line whatever the thread count. Then the workers copy their pieces into
+ * place. */
 static sps_status par_round(sps_reader *rd, const mm_header *h, triplets *t, par_state *ps, int *more)
 {
     split(rd, ps);
-    int started[SPS_MAX_THREADS];
-    for (int i = 0; i < ps->npieces; i++)
-        started[i] = pthread_create(&ps->tid[i], NULL, parse_piece, &ps->pc[i]) == 0;
+    start_phase(ps, PH_PARSE);
     /* Read ahead: the partial last line moves to the spare, which refill fills. */
     sps_reader next = *rd;
     size_t tail = (size_t)(rd->end - rd->lim);
@@ -484,23 +570,29 @@ static sps_status par_round(sps_reader *rd, const mm_header *h, triplets *t, par
     next.pos = next.lim = ps->spare;
     next.end = ps->spare + tail;
     sps_status rst = sps__rd_refill(&next, more); /* its line is known later: see below */
-    for (int i = 0; i < ps->npieces; i++) {
-        if (started[i]) pthread_join(ps->tid[i], NULL);
-        else parse_piece(&ps->pc[i]);
-    }
-    int64_t line = rd->line;
-    for (int i = 0; i < ps->npieces; i++) {
+    finish_phase(ps, PH_PARSE);
+    int64_t line = rd->line, n = t->n;
+    for (int i = 0; i < ps->nth; i++) {
         const piece *pc = &ps->pc[i];
-        if (pc->bad || t->n + pc->n > h->nnz) { /* diagnose from the piece's first line */
+        if (pc->bad || n + pc->n > h->nnz) { /* diagnose from the piece's first line */
             rd->pos = (char *)pc->b;
             rd->line = line;
-            sps_status st = read_entries(rd, h, t);
+            sps_status st = SPS_OK;
+            for (int k = 0; k < i && st == SPS_OK; k++) st = take_piece(rd, h, t, &ps->pc[k]);
+            if (st == SPS_OK) st = read_entries(rd, h, t);
             return st != SPS_OK ? st : sps__rd_err(rd, rd->line, "internal error: parallel parse disagrees");
         }
-        sps_status st = take_piece(rd, h, t, pc);
-        if (st != SPS_OK) return st;
+        ps->at[i] = n;
+        n += pc->n;
         line += pc->lines;
     }
+    while (t->cap < n) {
+        sps_status st = trip_grow(rd, t, h->nnz, h->field != F_PATTERN);
+        if (st != SPS_OK) return st;
+    }
+    start_phase(ps, PH_COPY);
+    finish_phase(ps, PH_COPY);
+    t->n = n;
     ps->spare = rd->buf;
     next.line = line;
     *rd = next;
@@ -512,7 +604,7 @@ static sps_status par_round(sps_reader *rd, const mm_header *h, triplets *t, par
 static sps_status read_entries_par(sps_reader *rd, const mm_header *h, triplets *t, int nth)
 {
     par_state *ps = NULL;
-    sps_status st = par_alloc(rd, h, nth, &ps);
+    sps_status st = par_alloc(rd, h, t, nth, &ps);
     int more = 1;
     if (st == SPS_OK && rd->pos == rd->lim) st = sps__rd_refill(rd, &more);
     while (st == SPS_OK && more) st = par_round(rd, h, t, ps, &more);
