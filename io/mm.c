@@ -427,6 +427,7 @@ static void copy_piece(par_state *ps, int i)
     const piece *pc = &ps->pc[i];
     triplets *t = ps->t;
     int64_t at = ps->at[i];
+    if (pc->n == 0) return;
     memcpy(t->ri + at, pc->ri, (size_t)pc->n * sizeof *t->ri);
     memcpy(t->ci + at, pc->ci, (size_t)pc->n * sizeof *t->ci);
     if (t->v) memcpy(t->v + at, pc->v, (size_t)pc->n * sizeof *t->v);
@@ -528,6 +529,7 @@ static sps_status par_alloc(sps_reader *rd, const mm_header *h, triplets *t, int
 /* Append a parsed piece to t (this thread). */
 static sps_status take_piece(sps_reader *rd, const mm_header *h, triplets *t, const piece *pc)
 {
+    if (pc->n == 0) return SPS_OK;
     while (t->cap - t->n < pc->n) {
         sps_status st = trip_grow(rd, t, h->nnz, h->field != F_PATTERN);
         if (st != SPS_OK) return st;
