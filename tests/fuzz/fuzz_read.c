@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/tests/fuzz/fuzz_read.c: libFuzzer harness for the readers (issue 13/17)
  *
- * Build one target per reader with -DFUZZ_TARGET=0 (Matrix Market text, also
+ * Build one target per reader (the sources of the library's rooms: core, io,
+ * spmv, precond, solvers) with -DFUZZ_TARGET=0 (Matrix Market text, also
  * gzip: the reader detects gzip by content, so the fuzzer finds the magic),
  * 1 (vector), 2 (.spsb), e.g. from a tree configured --without-cuda:
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -DFUZZ_TARGET=2 \
  *     -D_POSIX_C_SOURCE=200809L -I. -Iinclude -Icore tests/fuzz/fuzz_read.c \
- *     $(ls core/*.c io/*.c spmv/*.c precond/*.c solvers/*.c) -lz -lm -llapacke -o fuzz_spsb
+ *     $(ls core/[a-z]*.c io/[a-z]*.c spmv/[a-z]*.c precond/[a-z]*.c solvers/[a-z]*.c) \
+ *     -lz -lm -llapacke -o fuzz_spsb
  *   ./fuzz_spsb -max_total_time=1800 -rss_limit_mb=4096 tests/fuzz/corpus/spsb
  *
  * Each input is written to a file (the readers take paths) and read on a
