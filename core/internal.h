@@ -98,11 +98,9 @@ sps_status sps__csr_from_triplets(sps_context *ctx, sps_idx nrows, sps_idx ncols
                                   const double *v, sps_symmetry sym, sps_csr *out);
 
 /* Sort each row's columns (with their values) in place and sum duplicates,
- * compacting: row r holds cols[start[r] .. start[r + 1]) on entry (start
- * has nrows + 1 entries, int64). Writes the compacted row pointer to rp
- * (nrows + 1) and returns the compacted entry count. */
-int64_t sps__csr_sort_rows(sps_idx nrows, const int64_t *start, sps_idx *cols, double *vals,
-                           sps_idx *rp);
+ * compacting: row r holds cols[rp[r] .. rp[r + 1]) on entry (rp[0] = 0);
+ * rp becomes the compacted row pointer. Returns the compacted entry count. */
+int64_t sps__csr_sort_rows(sps_idx nrows, sps_idx *rp, sps_idx *cols, double *vals);
 
 /* Large matrices must have content behind their row storage: more than
  * SPS_ROWS_FREE rows, more than the entries can reach (nnz, or 2 nnz when

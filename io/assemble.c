@@ -8,7 +8,7 @@
  * symmetric file appended and placed right after the entry they mirror,
  * exactly as sps__csr_from_triplets orders them), the permutation is applied
  * in place (by blocks, then cycles), and rows are sorted and duplicates
- * summed as everywhere else. Peak memory: 16 bytes per CSR entry plus 8 per
+ * summed as everywhere else. Peak memory: 16 bytes per CSR entry plus 4 per
  * row, against 12 + 4 for the CSR itself, instead of holding the triplets
  * (16 bytes per entry) and the CSR at once. The result is bitwise the
  * matrix sps__csr_from_triplets builds from the same triplets. */
@@ -25,30 +25,36 @@ static int resize(void *p, int64_t n, size_t elt)
     return 1;
 }
 
-/* Row starts (cnt[r], r < nrows) and the total with mirrored entries. */
+/* Row starts into rp (rp[r], r < nrows) and the total with mirrored
+ * entries. Counts wrap harmlessly (unsigned) only when the total is over
+ * SPS_IDX_MAX, which the caller rejects. */
 static int64_t count_rows(int64_t n, const sps_idx *ri, const sps_idx *ci, sps_symmetry sym, sps_idx nrows,
-                          int64_t *cnt)
+                          sps_idx *rp)
 {
+    uint32_t *c = (uint32_t *)rp;
+    int64_t total = 0;
     for (int64_t k = 0; k < n; k++) {
-        cnt[ri[k] + 1]++;
-        if (sym != SPS_GENERAL && ri[k] != ci[k]) cnt[ci[k] + 1]++;
+        c[ri[k] + 1]++;
+        total++;
+        if (sym != SPS_GENERAL && ri[k] != ci[k]) c[ci[k] + 1]++, total++;
     }
-    for (sps_idx r = 0; r < nrows; r++) cnt[r + 1] += cnt[r];
-    return cnt[nrows];
+    if (total <= SPS_IDX_MAX)
+        for (sps_idx r = 0; r < nrows; r++) c[r + 1] += c[r];
+    return total;
 }
 
-/* Destinations into ri (mirrored entries appended from n on); cnt[r]
+/* Destinations into ri (mirrored entries appended from n on); rp[r]
  * advances to the end of row r. */
-static void destinations(int64_t n, sps_idx *ri, sps_idx *ci, double *v, sps_symmetry sym, int64_t *cnt)
+static void destinations(int64_t n, sps_idx *ri, sps_idx *ci, double *v, sps_symmetry sym, sps_idx *rp)
 {
     int64_t m = n;
     for (int64_t k = 0; k < n; k++) {
         sps_idx r = ri[k], c = ci[k];
-        ri[k] = (sps_idx)cnt[r]++;
+        ri[k] = rp[r]++;
         if (sym != SPS_GENERAL && r != c) {
             ci[m] = r;
             v[m] = sym == SPS_SKEW_SYMMETRIC ? -v[k] : v[k];
-            ri[m] = (sps_idx)cnt[c]++;
+            ri[m] = rp[c]++;
             m++;
         }
     }
@@ -104,38 +110,32 @@ sps_status sps__io_assemble(sps_context *ctx, const char *path, sps_idx nrows, s
                             int64_t n, sps_idx **ri, sps_idx **ci, double **v, sps_csr *out)
 {
     memset(out, 0, sizeof *out);
-    int64_t *cnt = sps__calloc((size_t)nrows + 2, sizeof *cnt);
-    if (!cnt)
-        return sps__err(ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for the row counts of %d rows (%.1f MB asked)",
-                        path, nrows, (double)(nrows + 2) * 8e-6);
-    int64_t total = count_rows(n, *ri, *ci, sym, nrows, cnt);
+    /* The row pointer counts, then moves along each row, then is the CSR's. */
+    sps_idx *rp = sps__calloc((size_t)nrows + 2, sizeof *rp);
+    if (!rp)
+        return sps__err(ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for the row pointer of %d rows (%.1f MB asked)",
+                        path, nrows, (double)(nrows + 2) * 4e-6);
+    int64_t total = count_rows(n, *ri, *ci, sym, nrows, rp);
     if (total > SPS_IDX_MAX) {
-        sps__free(cnt);
+        sps__free(rp);
         return sps__err(ctx, SPS_ERR_PARSE, "%s: %lld entries after mirroring exceed the 32-bit index limit (%d)",
                         path, (long long)total, SPS_IDX_MAX);
     }
     int pattern = *v == NULL;
     if (!resize(ri, total, sizeof **ri) || !resize(ci, total, sizeof **ci) || !resize(v, total, sizeof **v)) {
-        sps__free(cnt);
+        sps__free(rp);
         return sps__err(ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for a CSR of %lld entries (%.1f MB asked)",
                         path, (long long)total, (double)total * 16e-6);
     }
     if (pattern)
         for (int64_t k = 0; k < n; k++) (*v)[k] = 1.0;
-    destinations(n, *ri, *ci, *v, sym, cnt);
+    destinations(n, *ri, *ci, *v, sym, rp);
     permute(total, *ri, *ci, *v);
     sps__free(*ri);
     *ri = NULL;
-    memmove(cnt + 1, cnt, (size_t)nrows * sizeof *cnt); /* cnt[r] was the end of row r */
-    cnt[0] = 0;
-    sps_idx *rp = sps__malloc(sps__mul_size((size_t)nrows + 1, sizeof *rp));
-    if (!rp) {
-        sps__free(cnt);
-        return sps__err(ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for the row pointer of %d rows (%.1f MB asked)",
-                        path, nrows, (double)(nrows + 1) * 4e-6);
-    }
-    int64_t w = sps__csr_sort_rows(nrows, cnt, *ci, *v, rp);
-    sps__free(cnt);
+    memmove(rp + 1, rp, (size_t)nrows * sizeof *rp); /* rp[r] was the end of row r */
+    rp[0] = 0;
+    int64_t w = sps__csr_sort_rows(nrows, rp, *ci, *v);
     resize(ci, w, sizeof **ci); /* shrinking: failure is harmless */
     resize(v, w, sizeof **v);
     out->nrows = nrows;
