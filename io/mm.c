@@ -2,12 +2,14 @@
 /* spsolve/io/mm.c: Matrix Market and text readers: sps_matrix_read, sps_vector_read
  *
  * One pass over the file with the block reader (io/reader.c): banner, size
- * line, then entries parsed in place into int32/double triplet arrays, then
- * sps__csr_from_triplets. The header is checked before anything it declares
- * is allocated, and the triplet arrays start no larger than the file could
- * fill (plain files; gzip ones grow as data arrives). The entry loop only
- * recognizes valid lines; anything else goes to bad_line(), which re-reads
- * the line slowly to say exactly what is wrong.
+ * line, then entries parsed in place into int32/double triplet arrays (on
+ * worker threads, buffer by buffer, when the context allows more than one:
+ * read_entries_par), then the CSR built in place from them (io/assemble.c).
+ * The header is checked before anything it declares is allocated (and must
+ * justify its row count), and the triplet arrays start no larger than the
+ * file could fill (plain files; gzip ones grow as data arrives). The entry
+ * loop only recognizes valid lines; anything else goes to bad_line(), which
+ * re-reads the line slowly to say exactly what is wrong.
  *
  * `array` files: sps_vector_read reads n x 1 and 1 x n; sps_matrix_read
  * builds a dense CSR from them (every stored value kept, zeros included;
