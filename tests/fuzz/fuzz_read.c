@@ -61,5 +61,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         }
     }
+    remove(path);
     return 0;
 }
