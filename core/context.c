@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 int sps_device_count(void)
 {
@@ -66,4 +67,23 @@ int sps_context_on_gpu(const sps_context *ctx) { return ctx && ctx->gpu != NULL;
 const char *sps_context_device_name(const sps_context *ctx)
 {
     return ctx ? ctx->name : "";
+}
+
+sps_status sps_context_set_threads(sps_context *ctx, int nthreads)
+{
+    if (!ctx) return sps__err(NULL, SPS_ERR_INVALID_ARG, "sps_context_set_threads: ctx is NULL");
+    if (nthreads < 0 || nthreads > SPS_MAX_THREADS)
+        return sps__err(ctx, SPS_ERR_INVALID_ARG,
+                        "sps_context_set_threads: %d threads (0 = the online cores, or 1 to %d)", nthreads,
+                        SPS_MAX_THREADS);
+    ctx->threads = nthreads;
+    return SPS_OK;
+}
+
+int sps_context_threads(const sps_context *ctx) { return sps__threads(ctx); }
+
+int sps__threads(const sps_context *ctx)
+{
+    long n = ctx && ctx->threads > 0 ? ctx->threads : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > SPS_MAX_THREADS ? SPS_MAX_THREADS : (int)n;
 }

@@ -86,6 +86,28 @@ static void sort_row(sps_idx *c, double *v, sps_idx k)
     }
 }
 
+int64_t sps__csr_sort_rows(sps_idx nrows, sps_idx *rp, sps_idx *cols, double *vals)
+{
+    int64_t w = 0, b = 0;
+    for (sps_idx r = 0; r < nrows; r++) {
+        int64_t e = rp[r + 1]; /* read before rp[r + 1] is overwritten */
+        sort_row(cols + b, vals + b, (sps_idx)(e - b));
+        int64_t first = w;
+        for (int64_t p = b; p < e; p++) {
+            if (w > first && cols[w - 1] == cols[p]) {
+                vals[w - 1] += vals[p];
+            } else {
+                cols[w] = cols[p];
+                vals[w] = vals[p];
+                w++;
+            }
+        }
+        rp[r + 1] = (sps_idx)w;
+        b = e;
+    }
+    return w;
+}
+
 sps_status sps__csr_from_triplets(sps_context *ctx, sps_idx nrows, sps_idx ncols,
                                   int64_t n, const sps_idx *ri, const sps_idx *ci,
                                   const double *v, sps_symmetry sym, sps_csr *out)
@@ -148,23 +170,9 @@ sps_status sps__csr_from_triplets(sps_context *ctx, sps_idx nrows, sps_idx ncols
         sps__free(cnt); sps__free(cols); sps__free(vals);
         return sps__err(ctx, SPS_ERR_NO_MEMORY, "out of memory building CSR");
     }
-    int64_t w = 0;
-    rp[0] = 0;
-    for (sps_idx r = 0; r < nrows; r++) {
-        int64_t b = cnt[r], e = cnt[r + 1];
-        sort_row(cols + b, vals + b, (sps_idx)(e - b));
-        for (int64_t p = b; p < e; p++) {
-            if (w > rp[r] && cols[w - 1] == cols[p]) {
-                vals[w - 1] += vals[p];
-            } else {
-                cols[w] = cols[p];
-                vals[w] = vals[p];
-                w++;
-            }
-        }
-        rp[r + 1] = (sps_idx)w;
-    }
+    for (sps_idx r = 0; r <= nrows; r++) rp[r] = (sps_idx)cnt[r]; /* <= total: fits */
     sps__free(cnt);
+    int64_t w = sps__csr_sort_rows(nrows, rp, cols, vals);
     /* Shrink to fit (failure to shrink is harmless). */
     sps_idx *c2 = sps__realloc(cols, (size_t)(w ? w : 1) * sizeof *cols);
     if (c2) cols = c2;

@@ -47,7 +47,13 @@ struct sps_context {
     struct sps_gpu *gpu; /* NULL on the host */
     char name[160];      /* sps_context_device_name */
     char msg[1024];      /* last error message */
+    int threads;         /* io parsing threads (sps_context_set_threads); 0: online cores */
 };
+
+/* Threads the io readers use on ctx: its setting, or the online cores
+ * (ctx NULL or setting 0); at least 1, at most SPS_MAX_THREADS. */
+#define SPS_MAX_THREADS 256
+int sps__threads(const sps_context *ctx);
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -90,6 +96,19 @@ sps_status sps__csr_copy(sps_context *ctx, const sps_csr *src, sps_csr *dst);
 sps_status sps__csr_from_triplets(sps_context *ctx, sps_idx nrows, sps_idx ncols,
                                   int64_t n, const sps_idx *ri, const sps_idx *ci,
                                   const double *v, sps_symmetry sym, sps_csr *out);
+
+/* Sort each row's columns (with their values) in place and sum duplicates,
+ * compacting: row r holds cols[rp[r] .. rp[r + 1]) on entry (rp[0] = 0);
+ * rp becomes the compacted row pointer. Returns the compacted entry count. */
+int64_t sps__csr_sort_rows(sps_idx nrows, sps_idx *rp, sps_idx *cols, double *vals);
+
+/* Large matrices must have content behind their row storage: more than
+ * SPS_ROWS_FREE rows, more than the entries can reach (nnz, or 2 nnz when
+ * a symmetric kind mirrors them), means at least rows - reach empty rows
+ * (a singular matrix when square). Returns 1 and the reason in why then. */
+#define SPS_ROWS_FREE 65536
+int sps__rows_unjustified(int64_t rows, int64_t cols, int64_t nnz, sps_symmetry sym, char *why,
+                          size_t n);
 
 /* Full structural check: row_ptr[0] = 0, non-decreasing, row_ptr[n] = nnz,
  * columns in range, strictly increasing within a row. */

@@ -2,7 +2,36 @@
 /* spsolve/core/matrix.c: the public matrix object */
 #include "internal.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
+
+int sps__rows_unjustified(int64_t rows, int64_t cols, int64_t nnz, sps_symmetry sym, char *why,
+                          size_t n)
+{
+    int64_t reach = sym == SPS_GENERAL ? nnz : 2 * nnz;
+    if (rows <= SPS_ROWS_FREE || rows <= reach) return 0;
+    if (sym == SPS_GENERAL)
+        snprintf(why, n, "%lld rows but only %lld entries: at least %lld empty rows%s", (long long)rows,
+                 (long long)nnz, (long long)(rows - reach), rows == cols ? "; the matrix is singular" : "");
+    else
+        snprintf(why, n, "%lld rows but only %lld entries (%lld with the mirrored triangle): at least %lld "
+                 "empty rows; the matrix is singular", (long long)rows, (long long)nnz, (long long)reach,
+                 (long long)(rows - reach));
+    return 1;
+}
+
+/* NaN and Inf are rejected as the file readers reject them. */
+static sps_status check_finite(sps_context *ctx, const char *fn, int64_t nnz, const sps_idx *rows,
+                               const sps_idx *cols, const double *values)
+{
+    for (int64_t k = 0; k < nnz; k++)
+        if (!isfinite(values[k]))
+            return sps__err(ctx, SPS_ERR_INVALID_ARG,
+                            "%s: entry %lld (%d, %d) is %g: values must be finite (NaN and Inf are rejected)",
+                            fn, (long long)k, rows[k], cols[k], values[k]);
+    return SPS_OK;
+}
 
 sps_status sps__matrix_wrap(sps_context *ctx, sps_csr *A, const sps_matrix_source *src,
                             sps_matrix **out)
@@ -40,6 +69,11 @@ sps_status sps_matrix_create_csr(sps_context *ctx, sps_idx nrows, sps_idx ncols,
     sps_idx nnz = row_ptr[nrows];
     if (nnz > 0 && (!col_idx || !values))
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_matrix_create_csr: col_idx or values is NULL");
+    for (sps_idx r = 0; r < nrows; r++)
+        for (sps_idx p = row_ptr[r]; p < row_ptr[r + 1]; p++)
+            if (!isfinite(values[p]))
+                return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_matrix_create_csr: entry %d (%d, %d) is %g: values "
+                                "must be finite (NaN and Inf are rejected)", p, r, col_idx[p], values[p]);
     sps_idx *ri = sps__malloc(sps__mul_size((size_t)nnz, sizeof *ri));
     if (!ri) return sps__err(ctx, SPS_ERR_NO_MEMORY, "sps_matrix_create_csr: out of memory");
     for (sps_idx r = 0; r < nrows; r++)
@@ -67,8 +101,16 @@ sps_status sps_matrix_create_coo(sps_context *ctx, sps_idx nrows, sps_idx ncols,
     *A = NULL;
     if (nnz > 0 && (!rows || !cols || !values))
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_matrix_create_coo: NULL array");
+    if (nrows < 0 || ncols < 0 || nnz < 0)
+        return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_matrix_create_coo: negative size %d x %d with %lld entries",
+                        nrows, ncols, (long long)nnz);
+    char why[256];
+    if (sps__rows_unjustified(nrows, ncols, nnz, SPS_GENERAL, why, sizeof why))
+        return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_matrix_create_coo: %s", why);
+    sps_status st = check_finite(ctx, "sps_matrix_create_coo", nnz, rows, cols, values);
+    if (st != SPS_OK) return st;
     sps_csr C;
-    sps_status st = sps__csr_from_triplets(ctx, nrows, ncols, nnz, rows, cols, values,
+    st = sps__csr_from_triplets(ctx, nrows, ncols, nnz, rows, cols, values,
                                            SPS_GENERAL, &C);
     if (st != SPS_OK) {
         sps__err_prefix(ctx, "sps_matrix_create_coo");

@@ -99,6 +99,16 @@ int sps_context_on_gpu(const sps_context *ctx);
  *  "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB)" or "host (CPU reference path)". */
 const char *sps_context_device_name(const sps_context *ctx);
 
+/** Threads the library may use for host work on this context: parsing
+ *  Matrix Market files (sps_matrix_read). 0 (the default) means the online
+ *  cores; 1 reads on the calling thread only. The result is bitwise the same
+ *  whatever the count. SPS_ERR_INVALID_ARG outside 0..256.
+ *  CLI: `--threads N` (to be wired). */
+sps_status sps_context_set_threads(sps_context *ctx, int nthreads);
+
+/** The threads host work uses on ctx (the setting resolved: >= 1). */
+int sps_context_threads(const sps_context *ctx);
+
 /** Number of usable CUDA devices (0 if none or if built without CUDA). When it
  *  is 0, `sps_last_error(NULL)` says why. */
 int sps_device_count(void);
@@ -127,28 +137,38 @@ typedef enum sps_symmetry {
 /** Create a matrix from host CSR arrays (0-based). The arrays are copied;
  *  columns within a row may be unsorted and may repeat (duplicates are summed).
  *  Rejects negative sizes, a row pointer that is not non-decreasing from 0 to
- *  nnz, and column indices out of range (SPS_ERR_INVALID_ARG). */
+ *  nnz, column indices out of range, and NaN or Inf values (SPS_ERR_INVALID_ARG). */
 sps_status sps_matrix_create_csr(sps_context *ctx, sps_idx nrows, sps_idx ncols,
                                  const sps_idx *row_ptr, const sps_idx *col_idx,
                                  const double *values, sps_matrix **A);
 
 /** Create a matrix from triplets (0-based, any order, duplicates summed): the
- *  natural output of a finite-element assembly loop. */
+ *  natural output of a finite-element assembly loop. SPS_ERR_INVALID_ARG for
+ *  negative sizes, indices out of range, NaN or Inf values, and more than
+ *  65536 rows with fewer entries than rows (empty rows for certain: the
+ *  matrix is singular; its row storage is refused before it is allocated). */
 sps_status sps_matrix_create_coo(sps_context *ctx, sps_idx nrows, sps_idx ncols,
                                  int64_t nnz, const sps_idx *rows,
                                  const sps_idx *cols, const double *values,
                                  sps_matrix **A);
 
 /** Read a Matrix Market file (.mtx, or gzip-compressed .mtx.gz; detected by
- *  content). Coordinate real, integer or pattern; general, symmetric or
+ *  content) or a `.spsb` binary file (by its suffix or signature; doc/io.md).
+ *  Coordinate real, integer or pattern; general, symmetric or
  *  skew-symmetric; an `array` file becomes a dense CSR (every stored value
- *  kept). Any defect is SPS_ERR_PARSE with `FILE:LINE: reason`; on
- *  failure *A is NULL. CLI: `-A FILE`. */
+ *  kept). Coordinate entries are parsed on sps_context_threads(ctx) threads;
+ *  the result is bitwise the same for any count. Any defect is SPS_ERR_PARSE
+ *  with `FILE:LINE: reason` (`FILE: reason` for .spsb), the first bad line
+ *  whatever the thread count; a header declaring more than 65536 rows with
+ *  fewer entries than rows (a singular matrix) is rejected before row storage
+ *  is allocated. On failure *A is NULL. CLI: `-A FILE`. */
 sps_status sps_matrix_read(sps_context *ctx, const char *path, sps_matrix **A);
 
 /** Write a matrix as Matrix Market coordinate real general with %.17g values
- *  (a round trip is exact). The file is written to a temporary name in the
- *  same directory and renamed: it appears whole or not at all. */
+ *  (a round trip is exact), or as `.spsb` binary when path ends in `.spsb`
+ *  (the CSR arrays with checksums; doc/io.md). The file is written to a
+ *  temporary name in the same directory and renamed: it appears whole or not
+ *  at all. CLI: `--save-matrix FILE`. */
 sps_status sps_matrix_write(sps_context *ctx, const sps_matrix *A, const char *path);
 
 /** Generate a test matrix in memory, deterministically. Specs:
@@ -182,6 +202,7 @@ typedef struct sps_matrix_source {
     int gzip;               /**< 1: the file was gzip-compressed */
     int64_t bytes;          /**< uncompressed bytes parsed */
     double read_ms;         /**< wall time to read and build the CSR */
+    double assemble_ms;     /**< of read_ms: building the CSR from the parsed entries */
 } sps_matrix_source;
 
 sps_status sps_matrix_get_source(const sps_matrix *A, sps_matrix_source *src);
@@ -225,8 +246,10 @@ sps_status sps_matrix_analyze(sps_context *ctx, const sps_matrix *A, sps_feature
 
 /** Read a vector: `.mtx` (array, or coordinate with one column) or text (one
  *  number per line or whitespace-separated; gzip allowed). If `expected` >= 0
- *  a different length is SPS_ERR_PARSE naming both lengths. *x is allocated
- *  (free with sps_free). CLI: `-b FILE`, `--x0 FILE`. */
+ *  a different length is SPS_ERR_PARSE naming both lengths (for .mtx, before
+ *  the vector is allocated). A file with no values is SPS_ERR_PARSE
+ *  `FILE: no values`. *x is allocated (free with sps_free). CLI: `-b FILE`,
+ *  `--x0 FILE`. */
 sps_status sps_vector_read(sps_context *ctx, const char *path, sps_idx expected,
                            double **x, sps_idx *n);
 

@@ -2,12 +2,14 @@
 /* spsolve/io/mm.c: Matrix Market and text readers: sps_matrix_read, sps_vector_read
  *
  * One pass over the file with the block reader (io/reader.c): banner, size
- * line, then entries parsed in place into int32/double triplet arrays, then
- * sps__csr_from_triplets. The header is checked before anything it declares
- * is allocated, and the triplet arrays start no larger than the file could
- * fill (plain files; gzip ones grow as data arrives). The entry loop only
- * recognizes valid lines; anything else goes to bad_line(), which re-reads
- * the line slowly to say exactly what is wrong.
+ * line, then entries parsed in place into int32/double triplet arrays (on
+ * worker threads, buffer by buffer, when the context allows more than one:
+ * read_entries_par), then the CSR built in place from them (io/assemble.c).
+ * The header is checked before anything it declares is allocated (and must
+ * justify its row count), and the triplet arrays start no larger than the
+ * file could fill (plain files; gzip ones grow as data arrives). The entry
+ * loop only recognizes valid lines; anything else goes to bad_line(), which
+ * re-reads the line slowly to say exactly what is wrong.
  *
  * `array` files: sps_vector_read reads n x 1 and 1 x n; sps_matrix_read
  * builds a dense CSR from them (every stored value kept, zeros included;
@@ -15,6 +17,7 @@
  * column, as the format defines). */
 #include "parse.h"
 
+#include <pthread.h>
 #include <string.h>
 
 enum { F_REAL, F_INTEGER, F_PATTERN };
@@ -195,6 +198,11 @@ static sps_status read_size(sps_reader *rd, mm_header *h, int vector)
         if (h->nnz > cap)
             return sps__rd_err(rd, ln, "the size line declares %lld entries, more than the %s%lld x %lld matrix holds (%lld)",
                                (long long)h->nnz, shape, (long long)h->rows, (long long)h->cols, (long long)cap);
+        /* Row storage must be justified by the content (a vector is
+         * allocated at its length, which the caller may check first). */
+        char why[256];
+        if (!vector && sps__rows_unjustified(h->rows, h->cols, h->nnz, h->sym, why, sizeof why))
+            return sps__rd_err(rd, ln, "%s", why);
     }
     return sps__rd_next(rd, b, sps__rd_eol(rd, b));
 }
@@ -271,8 +279,11 @@ static int64_t next_cap(const sps_reader *rd, int64_t cap, int64_t max, int min_
 static sps_status grow(sps_reader *rd, void *arr, size_t elt, int64_t c)
 {
     void *p = sps__realloc(*(void **)arr, sps__mul_size((size_t)c, elt));
-    if (!p) return sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for %lld entries", rd->path, (long long)c);
+    if (!p)
+        return sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for %lld entries (%.1f MB asked)", rd->path,
+                        (long long)c, (double)c * (double)elt / 1e6);
     *(void **)arr = p;
+    sps__io_hugepages(p, (size_t)c * elt);
     return SPS_OK;
 }
 
@@ -295,51 +306,317 @@ static void trip_free(triplets *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Coordinate entries: exactly h->nnz of them, then only blanks and comments. */
+/* The entry line whose first non-blank byte is p: on success the indices
+ * (0-based) and value are stored and the '\n' that ends it is returned;
+ * NULL if the line is anything but a valid entry. */
+static inline const char *parse_entry(const char *p, const mm_header *h, sps_idx *ri, sps_idx *ci, double *v)
+{
+    uint64_t i, j;
+    const char *q = sps__scan_uint(p, &i);
+    if (q == p || !sps__is_sep(*q)) return NULL;
+    p = sps__skip_blank(q);
+    q = sps__scan_uint(p, &j);
+    if (q == p || !sps__is_sep(*q)) return NULL;
+    p = sps__skip_blank(q);
+    if (h->field != F_PATTERN) {
+        if (h->field == F_INTEGER && !is_int_token(p)) return NULL;
+        if (sps__parse_double(p, &q, v) != SPS_NUM_OK || !sps__is_sep(*q)) return NULL;
+        p = sps__skip_blank(q);
+    }
+    if (*p != '\n' || i - 1 >= (uint64_t)h->rows || j - 1 >= (uint64_t)h->cols) return NULL; /* i = 0 wraps */
+    if (h->sym != SPS_GENERAL && (h->sym == SPS_SYMMETRIC ? i < j : i <= j)) return NULL;
+    *ri = (sps_idx)(i - 1);
+    *ci = (sps_idx)(j - 1);
+    return p;
+}
+
+/* Coordinate entries, one thread: exactly h->nnz of them, then only blanks
+ * and comments. Also the exact diagnosis of a chunk the parallel reader
+ * found wrong (started at that chunk's first line). */
 static sps_status read_entries(sps_reader *rd, const mm_header *h, triplets *t)
 {
-    const uint64_t rows = (uint64_t)h->rows, cols = (uint64_t)h->cols;
     const int64_t nnz = h->nnz;
-    const int field = h->field;
-    const sps_symmetry sym = h->sym;
-    const char *b = NULL;
+    double dummy;
     for (;;) {
-        const char *p, *q;
+        const char *p, *e;
         int more;
         sps_status st = next_line(rd, '%', &p, &more);
         if (st != SPS_OK) return st;
         if (!more) break;
-        b = rd->pos;
+        const char *b = rd->pos;
         if (t->n == nnz)
             return sps__rd_err(rd, rd->line, "more entries than the %lld the size line declares", (long long)nnz);
-        if (t->n == t->cap && (st = trip_grow(rd, t, nnz, field != F_PATTERN)) != SPS_OK) return st;
-        uint64_t i, j;
-        q = sps__scan_uint(p, &i);
-        if (q == p || !sps__is_sep(*q)) goto bad;
-        p = sps__skip_blank(q);
-        q = sps__scan_uint(p, &j);
-        if (q == p || !sps__is_sep(*q)) goto bad;
-        p = sps__skip_blank(q);
-        if (field != F_PATTERN) {
-            double v;
-            if (field == F_INTEGER && !is_int_token(p)) goto bad;
-            if (sps__parse_double(p, &q, &v) != SPS_NUM_OK || !sps__is_sep(*q)) goto bad;
-            t->v[t->n] = v;
-            p = sps__skip_blank(q);
-        }
-        if (*p != '\n' || i - 1 >= rows || j - 1 >= cols) goto bad; /* i = 0 wraps */
-        if (sym != SPS_GENERAL && (sym == SPS_SYMMETRIC ? i < j : i <= j)) goto bad;
-        t->ri[t->n] = (sps_idx)(i - 1);
-        t->ci[t->n] = (sps_idx)(j - 1);
+        if (t->n == t->cap && (st = trip_grow(rd, t, nnz, h->field != F_PATTERN)) != SPS_OK) return st;
+        e = parse_entry(p, h, &t->ri[t->n], &t->ci[t->n], t->v ? &t->v[t->n] : &dummy);
+        if (!e) return bad_line(rd, h, b);
         t->n++;
-        if ((st = sps__rd_next(rd, b, p)) != SPS_OK) return st;
+        if ((st = sps__rd_next(rd, b, e)) != SPS_OK) return st;
     }
     if (t->n < nnz)
         return sps__rd_err(rd, last_line(rd), "the file ends after %lld of the %lld entries the size line declares",
                            (long long)t->n, (long long)nnz);
     return SPS_OK;
-bad:
-    return bad_line(rd, h, b);
+}
+
+/* ---- entries on several threads ------------------------------------------ */
+
+/* One thread's share of a buffer: whole lines [b, e), parsed into its own
+ * arrays (room for every line of the share). */
+typedef struct piece {
+    const mm_header *h;
+    const char *b, *e;
+    sps_idx *ri, *ci;
+    double *v;
+    int64_t n;        /* entries parsed */
+    int64_t lines;    /* lines consumed (before `bad`) */
+    const char *bad;  /* start of the first line that is not a valid entry, comment or blank */
+} piece;
+
+static void *parse_piece(void *arg)
+{
+    piece *pc = arg;
+    const mm_header *h = pc->h;
+    const char *p = pc->b, *e = pc->e;
+    double dummy;
+    int64_t n = 0, lines = 0;
+    pc->bad = NULL;
+    while (p < e) {
+        const char *q = sps__skip_blank(p), *eol;
+        if (*q == '\n' || *q == '%') eol = memchr(q, '\n', (size_t)(e - q));
+        else if (!(eol = parse_entry(q, h, &pc->ri[n], &pc->ci[n], pc->v ? &pc->v[n] : &dummy))) break;
+        else n++;
+        if (eol - p > SPS_IO_MAX_LINE) {
+            if (*q != '\n' && *q != '%') n--;
+            break;
+        }
+        p = eol + 1;
+        lines++;
+    }
+    if (p < e) pc->bad = p;
+    pc->n = n;
+    pc->lines = lines;
+    return NULL;
+}
+
+/* The workers live for the whole read. Each round has two phases, started
+ * by this thread and awaited: PARSE (worker i parses piece i) and COPY
+ * (worker i copies piece i to its place in the entry arrays). */
+enum { PH_EXIT, PH_PARSE, PH_COPY };
+
+struct par_state;
+typedef struct worker_arg {
+    struct par_state *ps;
+    int i;
+} worker_arg;
+
+typedef struct par_state {
+    int nth;                  /* pieces per buffer */
+    int nstarted;             /* workers running (pieces >= nstarted: this thread) */
+    piece pc[SPS_MAX_THREADS];
+    int64_t at[SPS_MAX_THREADS]; /* COPY: where piece i goes in t */
+    triplets *t;
+    pthread_t tid[SPS_MAX_THREADS];
+    worker_arg wa[SPS_MAX_THREADS];
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    int gen, phase, pending;
+    char *spare;              /* the second buffer (read ahead while the first is parsed) */
+} par_state;
+
+
+static void copy_piece(par_state *ps, int i)
+{
+    const piece *pc = &ps->pc[i];
+    triplets *t = ps->t;
+    int64_t at = ps->at[i];
+    if (pc->n == 0) return;
+    memcpy(t->ri + at, pc->ri, (size_t)pc->n * sizeof *t->ri);
+    memcpy(t->ci + at, pc->ci, (size_t)pc->n * sizeof *t->ci);
+    if (t->v) memcpy(t->v + at, pc->v, (size_t)pc->n * sizeof *t->v);
+}
+
+static void run_phase(par_state *ps, int phase, int i)
+{
+    if (phase == PH_PARSE) parse_piece(&ps->pc[i]);
+    else copy_piece(ps, i);
+}
+
+static void *worker(void *arg)
+{
+    par_state *ps = ((worker_arg *)arg)->ps;
+    int i = ((worker_arg *)arg)->i, seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&ps->mu);
+        while (ps->gen == seen) pthread_cond_wait(&ps->go, &ps->mu);
+        seen = ps->gen;
+        int phase = ps->phase;
+        pthread_mutex_unlock(&ps->mu);
+        if (phase == PH_EXIT) return NULL;
+        run_phase(ps, phase, i);
+        pthread_mutex_lock(&ps->mu);
+        if (--ps->pending == 0) pthread_cond_signal(&ps->done);
+        pthread_mutex_unlock(&ps->mu);
+    }
+}
+
+static void start_phase(par_state *ps, int phase)
+{
+    pthread_mutex_lock(&ps->mu);
+    ps->phase = phase;
+    ps->pending = ps->nstarted;
+    ps->gen++;
+    pthread_cond_broadcast(&ps->go);
+    pthread_mutex_unlock(&ps->mu);
+}
+
+/* Wait for the workers; pieces without a worker are done here. */
+static void finish_phase(par_state *ps, int phase)
+{
+    for (int i = ps->nstarted; i < ps->nth; i++) run_phase(ps, phase, i);
+    pthread_mutex_lock(&ps->mu);
+    while (ps->pending > 0) pthread_cond_wait(&ps->done, &ps->mu);
+    pthread_mutex_unlock(&ps->mu);
+}
+
+static void par_free(par_state *ps)
+{
+    if (ps->nstarted) {
+        start_phase(ps, PH_EXIT);
+        for (int i = 0; i < ps->nstarted; i++) pthread_join(ps->tid[i], NULL);
+    }
+    pthread_mutex_destroy(&ps->mu);
+    pthread_cond_destroy(&ps->go);
+    pthread_cond_destroy(&ps->done);
+    for (int i = 0; i < ps->nth; i++) {
+        sps__free(ps->pc[i].ri);
+        sps__free(ps->pc[i].ci);
+        sps__free(ps->pc[i].v);
+    }
+    sps__free(ps->spare);
+    sps__free(ps);
+}
+
+static sps_status par_alloc(sps_reader *rd, const mm_header *h, triplets *t, int nth, par_state **out)
+{
+    par_state *ps = sps__calloc(1, sizeof *ps);
+    if (!ps) return sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory", rd->path);
+    ps->nth = nth;
+    ps->t = t;
+    pthread_mutex_init(&ps->mu, NULL);
+    pthread_cond_init(&ps->go, NULL);
+    pthread_cond_init(&ps->done, NULL);
+    size_t room = SPS_IO_BUF / 4 + 2; /* the shortest entry line is "i j\n" */
+    int bad = !(ps->spare = sps__calloc(SPS_IO_BUF + 1 + SPS_IO_PAD, 1));
+    for (int i = 0; i < nth && !bad; i++) {
+        piece *pc = &ps->pc[i];
+        pc->h = h;
+        bad = !(pc->ri = sps__malloc(room * sizeof *pc->ri)) || !(pc->ci = sps__malloc(room * sizeof *pc->ci)) ||
+              (h->field != F_PATTERN && !(pc->v = sps__malloc(room * sizeof *pc->v)));
+    }
+    if (bad) {
+        par_free(ps);
+        return sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for %d parsing threads (%.1f MB asked)",
+                        rd->path, nth, (double)nth * (double)room * 16e-6);
+    }
+    for (int i = 0; i < nth; i++) {
+        ps->wa[i].ps = ps;
+        ps->wa[i].i = i;
+        if (pthread_create(&ps->tid[i], NULL, worker, &ps->wa[i]) != 0) break; /* the rest: this thread */
+        ps->nstarted++;
+    }
+    *out = ps;
+    return SPS_OK;
+}
+
+/* Append a parsed piece to t (this thread). */
+static sps_status take_piece(sps_reader *rd, const mm_header *h, triplets *t, const piece *pc)
+{
+    if (pc->n == 0) return SPS_OK;
+    while (t->cap - t->n < pc->n) {
+        sps_status st = trip_grow(rd, t, h->nnz, h->field != F_PATTERN);
+        if (st != SPS_OK) return st;
+    }
+    memcpy(t->ri + t->n, pc->ri, (size_t)pc->n * sizeof *t->ri);
+    memcpy(t->ci + t->n, pc->ci, (size_t)pc->n * sizeof *t->ci);
+    if (t->v) memcpy(t->v + t->n, pc->v, (size_t)pc->n * sizeof *t->v);
+    t->n += pc->n;
+    return SPS_OK;
+}
+
+/* Split [rd->pos, rd->lim) at line ends into ps->nth pieces. */
+static void split(const sps_reader *rd, par_state *ps)
+{
+    const char *b = rd->pos, *e = rd->lim;
+    size_t share = (size_t)(e - b) / (size_t)ps->nth;
+    for (int i = 0; i < ps->nth; i++) {
+        const char *x = i == ps->nth - 1 ? e : b + share < e ? b + share : e;
+        if (x < e && x > b) x = (const char *)memchr(x - 1, '\n', (size_t)(e - x + 1)) + 1;
+        ps->pc[i].b = b;
+        ps->pc[i].e = b = x;
+    }
+}
+
+/* The buffer's lines are parsed by the workers while this thread reads (and
+ * inflates) the next buffer into the spare. Pieces are taken in file order;
+ * the first that holds a bad line, or more entries than declared, is parsed
+ * again by read_entries from its first line, which gives the exact error and
+ * line whatever the thread count. Then the workers copy their pieces into
+ * place. */
+static sps_status par_round(sps_reader *rd, const mm_header *h, triplets *t, par_state *ps, int *more)
+{
+    split(rd, ps);
+    start_phase(ps, PH_PARSE);
+    /* Read ahead: the partial last line moves to the spare, which refill fills. */
+    sps_reader next = *rd;
+    size_t tail = (size_t)(rd->end - rd->lim);
+    memcpy(ps->spare, rd->lim, tail);
+    next.buf = ps->spare;
+    next.pos = next.lim = ps->spare;
+    next.end = ps->spare + tail;
+    sps_status rst = sps__rd_refill(&next, more); /* its line is known later: see below */
+    finish_phase(ps, PH_PARSE);
+    int64_t line = rd->line, n = t->n;
+    for (int i = 0; i < ps->nth; i++) {
+        const piece *pc = &ps->pc[i];
+        if (pc->bad || n + pc->n > h->nnz) { /* diagnose from the piece's first line */
+            rd->pos = (char *)pc->b;
+            rd->line = line;
+            sps_status st = SPS_OK;
+            for (int k = 0; k < i && st == SPS_OK; k++) st = take_piece(rd, h, t, &ps->pc[k]);
+            if (st == SPS_OK) st = read_entries(rd, h, t);
+            return st != SPS_OK ? st : sps__rd_err(rd, rd->line, "internal error: parallel parse disagrees");
+        }
+        ps->at[i] = n;
+        n += pc->n;
+        line += pc->lines;
+    }
+    while (t->cap < n) {
+        sps_status st = trip_grow(rd, t, h->nnz, h->field != F_PATTERN);
+        if (st != SPS_OK) return st;
+    }
+    start_phase(ps, PH_COPY);
+    finish_phase(ps, PH_COPY);
+    t->n = n;
+    ps->spare = rd->buf;
+    next.line = line;
+    *rd = next;
+    /* A failed read-ahead is repeated now that its line number is known:
+     * zlib keeps its error, and a too-long line is still too long. */
+    return rst == SPS_OK ? SPS_OK : sps__rd_refill(rd, more);
+}
+
+static sps_status read_entries_par(sps_reader *rd, const mm_header *h, triplets *t, int nth)
+{
+    par_state *ps = NULL;
+    sps_status st = par_alloc(rd, h, t, nth, &ps);
+    int more = 1;
+    if (st == SPS_OK && rd->pos == rd->lim) st = sps__rd_refill(rd, &more);
+    while (st == SPS_OK && more) st = par_round(rd, h, t, ps, &more);
+    if (ps) par_free(ps);
+    if (st == SPS_OK && t->n < h->nnz)
+        return sps__rd_err(rd, last_line(rd), "the file ends after %lld of the %lld entries the size line declares",
+                           (long long)t->n, (long long)h->nnz);
+    return st;
 }
 
 /* Values, one per line (array: exactly `count`) or any number per line
@@ -406,12 +683,25 @@ static sps_status array_triplets(sps_reader *rd, const mm_header *h, triplets *t
     return SPS_OK;
 }
 
+static sps_status read_spsb(sps_context *ctx, const char *path, double t0, sps_matrix **A)
+{
+    sps_matrix_source src;
+    memset(&src, 0, sizeof src);
+    sps_csr C;
+    sps_status st = sps__spsb_read(ctx, path, &C, &src);
+    if (st != SPS_OK) return st;
+    sps__strlcpy(src.name, path, sizeof src.name);
+    src.read_ms = sps__now_ms() - t0;
+    return sps__matrix_wrap(ctx, &C, &src, A);
+}
+
 sps_status sps_matrix_read(sps_context *ctx, const char *path, sps_matrix **A)
 {
     if (!A) return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_matrix_read: A is NULL");
     *A = NULL;
     if (!path) return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_matrix_read: path is NULL");
     double t0 = sps__now_ms();
+    if (sps__spsb_probe(path)) return read_spsb(ctx, path, t0, A);
     sps_reader rd;
     sps_status st = sps__rd_open(ctx, path, &rd);
     if (st != SPS_OK) return st;
@@ -421,17 +711,17 @@ sps_status sps_matrix_read(sps_context *ctx, const char *path, sps_matrix **A)
     memset(&t, 0, sizeof t);
     st = read_banner(&rd, &h);
     if (st == SPS_OK) st = read_size(&rd, &h, 0);
-    if (st == SPS_OK) st = h.array ? array_triplets(&rd, &h, &t) : read_entries(&rd, &h, &t);
+    int nth = sps__threads(ctx);
+    if (st == SPS_OK)
+        st = h.array ? array_triplets(&rd, &h, &t) : nth > 1 ? read_entries_par(&rd, &h, &t, nth) : read_entries(&rd, &h, &t);
     sps_matrix_source src;
     memset(&src, 0, sizeof src);
     src.bytes = rd.bytes;
     src.gzip = rd.gzip;
     sps__rd_close(&rd);
     sps_csr C;
-    if (st == SPS_OK) {
-        st = sps__csr_from_triplets(ctx, (sps_idx)h.rows, (sps_idx)h.cols, t.n, t.ri, t.ci, t.v, h.sym, &C);
-        if (st != SPS_OK) sps__err_prefix(ctx, path);
-    }
+    double t1 = sps__now_ms();
+    if (st == SPS_OK) st = sps__io_assemble(ctx, path, (sps_idx)h.rows, (sps_idx)h.cols, h.sym, t.n, &t.ri, &t.ci, &t.v, &C);
     trip_free(&t);
     if (st != SPS_OK) return st;
     sps__strlcpy(src.name, path, sizeof src.name);
@@ -440,6 +730,7 @@ sps_status sps_matrix_read(sps_context *ctx, const char *path, sps_matrix **A)
     src.pattern = h.field == F_PATTERN;
     src.integer = h.field == F_INTEGER;
     src.read_ms = sps__now_ms() - t0;
+    src.assemble_ms = sps__now_ms() - t1;
     return sps__matrix_wrap(ctx, &C, &src, A);
 }
 
@@ -458,7 +749,8 @@ static sps_status coordinate_vector(sps_reader *rd, const mm_header *h, double *
     sps_status st = read_entries(rd, h, &t);
     int64_t len = h->rows * h->cols;
     if (st == SPS_OK && !(*x = sps__calloc((size_t)len, sizeof **x)))
-        st = sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for %lld values", rd->path, (long long)len);
+        st = sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for %lld values (%.1f MB asked)", rd->path,
+                      (long long)len, (double)len * 8e-6);
     if (st == SPS_OK) {
         const sps_idx *pos = h->cols == 1 ? t.ri : t.ci;
         for (int64_t k = 0; k < t.n; k++) (*x)[pos[k]] += t.v ? t.v[k] : 1.0;
@@ -490,11 +782,16 @@ sps_status sps_vector_read(sps_context *ctx, const char *path, sps_idx expected,
         memset(&h, 0, sizeof h);
         st = read_banner(&rd, &h);
         if (st == SPS_OK) st = read_size(&rd, &h, 1);
+        if (st == SPS_OK && expected >= 0 && h.rows * h.cols != expected) /* before allocating it */
+            st = sps__err(ctx, SPS_ERR_PARSE, "%s: has %lld entries, the matrix has %d rows", path,
+                          (long long)(h.rows * h.cols), expected);
         if (st == SPS_OK) st = h.array ? read_values(&rd, &h, h.nnz, &v, &len) : coordinate_vector(&rd, &h, &v, &len);
     } else if (st == SPS_OK) {
         st = read_values(&rd, NULL, -1, &v, &len);
     }
     sps__rd_close(&rd);
+    if (st == SPS_OK && len == 0)
+        st = sps__err(ctx, SPS_ERR_PARSE, "%s: no values (an empty vector)", path);
     if (st == SPS_OK && expected >= 0 && len != expected)
         st = sps__err(ctx, SPS_ERR_PARSE, "%s: has %lld entries, the matrix has %d rows", path, (long long)len, expected);
     if (st != SPS_OK) {

@@ -6,6 +6,7 @@
 #include "internal.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -124,5 +125,27 @@ typedef enum sps_num { SPS_NUM_OK = 0, SPS_NUM_BAD = 1, SPS_NUM_RANGE = 2 } sps_
  * overflows (*x = +-inf). Values below the smallest subnormal become +-0.
  * Reads up to 8 bytes past the end of the token: they must be readable. */
 sps_num sps__parse_double(const char *p, const char **end, double *x);
+
+/* The CSR of n triplets read from path (indices already validated), built
+ * in place: *ci and *v become its arrays and *ri is freed (all three are
+ * NULL after success; a NULL *v means pattern, all ones). On failure the
+ * arrays stay with the caller, to free. See io/assemble.c. */
+sps_status sps__io_assemble(sps_context *ctx, const char *path, sps_idx nrows, sps_idx ncols, sps_symmetry sym,
+                            int64_t n, sps_idx **ri, sps_idx **ci, double **v, sps_csr *out);
+
+/* Ask for transparent huge pages on a large array (fewer page faults while
+ * it is first written; a hint, failures ignored). io/reader.c. */
+void sps__io_hugepages(void *p, size_t bytes);
+
+/* ---- .spsb (io/spsb.c) ---- */
+/* 1 if path names a .spsb file (by its suffix, or by its signature). */
+int sps__spsb_probe(const char *path);
+/* Read a .spsb file: every defect is SPS_ERR_PARSE "FILE: reason". Fills
+ * src->bytes and src->nnz_stored. */
+sps_status sps__spsb_read(sps_context *ctx, const char *path, sps_csr *A, sps_matrix_source *src);
+/* Write A as .spsb to f (< 0 on a write error); 0 from sps__spsb_writable()
+ * on a big-endian host, where the format is not written. */
+int sps__spsb_emit(FILE *f, const void *A);
+int sps__spsb_writable(void);
 
 #endif /* SPS_IO_PARSE_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/io/write.c: sps_matrix_write, sps_vector_write: whole files or nothing */
-#include "internal.h"
+#include "parse.h"
 #include "target.h"
 
 #include <errno.h>
@@ -92,12 +92,16 @@ sps_status sps_matrix_write(sps_context *ctx, const sps_matrix *A, const char *p
 {
     if (!A || !path) return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_matrix_write: NULL argument");
     const sps_csr *C = &A->A;
+    size_t len = strlen(path);
+    int spsb = len >= 5 && strcmp(path + len - 5, ".spsb") == 0;
+    if (spsb && !sps__spsb_writable())
+        return sps__err(ctx, SPS_ERR_UNSUPPORTED, "%s: .spsb is written on little-endian hosts only", path);
     for (sps_idx r = 0; r < C->nrows; r++)
         for (sps_idx p = C->row_ptr[r]; p < C->row_ptr[r + 1]; p++)
             if (!isfinite(C->val[p]))
-                return sps__err(ctx, SPS_ERR_INVALID_ARG, "%s: entry (%d, %d) is %g, which a Matrix Market file cannot hold",
+                return sps__err(ctx, SPS_ERR_INVALID_ARG, "%s: entry (%d, %d) is %g, which a matrix file cannot hold",
                                 path, r + 1, C->col_idx[p] + 1, C->val[p]);
-    return write_whole(ctx, path, emit_matrix, C);
+    return write_whole(ctx, path, spsb ? sps__spsb_emit : emit_matrix, C);
 }
 
 typedef struct vec_arg {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/tests/tools/mtx_throughput.c: how fast sps_matrix_read reads a big Matrix Market file
  *
- * usage: mtx_throughput [FILE.mtx] [--mb N] [--keep]
+ * usage: mtx_throughput [FILE.mtx] [--mb N] [--keep] [--threads N]
  * Writes a random sparse matrix (N MB, default 220; 17-significant-digit
  * values as SuiteSparse writes them, "%.16e", entries sorted by column) to
  * FILE (default $TMPDIR/spsolve-throughput-PID.mtx) and a gzip copy, then
@@ -22,6 +22,7 @@
 #include <zlib.h>
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static sps_context *ctx; /* host context with --threads N (default 0: the online cores) */
 static uint64_t next(void)
 {
     rng ^= rng << 13;
@@ -76,8 +77,8 @@ static double time_read(const char *path, const sps_csr *ref, int64_t *bytes)
     for (int r = 0; r < 3; r++) {
         sps_matrix *A;
         double t0 = sps__now_ms();
-        if (sps_matrix_read(NULL, path, &A) != SPS_OK) {
-            fprintf(stderr, "read failed: %s\n", sps_last_error(NULL));
+        if (sps_matrix_read(ctx, path, &A) != SPS_OK) {
+            fprintf(stderr, "read failed: %s\n", sps_last_error(ctx));
             exit(1);
         }
         t[r] = sps__now_ms() - t0;
@@ -123,16 +124,22 @@ int main(int argc, char **argv)
 {
     const char *path = NULL;
     double mb = 220;
-    int keep = 0;
+    int keep = 0, threads = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--mb") && i + 1 < argc) mb = atof(argv[++i]);
         else if (!strcmp(argv[i], "--keep")) keep = 1;
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (argv[i][0] != '-') path = argv[i];
         else {
-            fprintf(stderr, "usage: %s [FILE.mtx] [--mb N] [--keep]\n", argv[0]);
+            fprintf(stderr, "usage: %s [FILE.mtx] [--mb N] [--keep] [--threads N]\n", argv[0]);
             return 2;
         }
     }
+    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK || sps_context_set_threads(ctx, threads) != SPS_OK) {
+        fprintf(stderr, "%s\n", sps_last_error(ctx));
+        return 1;
+    }
+    printf("threads   %d\n", sps_context_threads(ctx));
     char def[512], gzpath[600];
     if (!path) {
         const char *tmp = getenv("TMPDIR");
@@ -247,5 +254,6 @@ int main(int argc, char **argv)
         remove(path);
         remove(gzpath);
     }
+    sps_context_destroy(ctx);
     return 0;
 }

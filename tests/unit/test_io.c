@@ -457,10 +457,16 @@ int main(void)
         T_FAIL("host context", "%s", sps_last_error(NULL));
         return t_done();
     }
-    test_rejects_header();
-    test_rejects_entries();
-    test_rejects_files();
-    test_long_lines();
+    /* every rejection gives the same FILE:LINE whatever the thread count */
+    static const int threads[] = {1, 2, 3, 7};
+    for (int i = 0; i < 4; i++) {
+        sps_context_set_threads(ctx, threads[i]);
+        test_rejects_header();
+        test_rejects_entries();
+        test_rejects_files();
+        test_long_lines();
+    }
+    sps_context_set_threads(ctx, 0);
     test_valid();
     test_real();
     test_alloc_failures();

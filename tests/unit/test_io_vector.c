@@ -103,7 +103,15 @@ static void test_read(void)
                 (const double[]){1, 0, 1}, 3);
     read_expect("a banner in a .txt file means Matrix Market",
                 put_str("m.txt", "%%MatrixMarket matrix array real general\n2 1\n1\n2\n"), 2, (const double[]){1, 2}, 2);
-    read_expect("empty text file", put_str("e.txt", "% nothing\n\n"), 0, NULL, 0);
+    /* issue 17 defect 7: an empty vector is an error naming the file */
+    fail_expect("empty text file", put_str("e.txt", "% nothing\n\n"), 0, SPS_ERR_PARSE, 0, "no values (an empty vector)");
+    fail_expect("empty file", put_str("e0.txt", ""), -1, SPS_ERR_PARSE, 0, "no values");
+    fail_expect("0 x 1 array", put_str("e.mtx", "%%MatrixMarket matrix array real general\n0 1\n"), -1, SPS_ERR_PARSE, 0,
+                "no values");
+    /* a declared length checked against the expected one before it is allocated */
+    fail_expect("2^31-1 declared, 3 expected",
+                put_str("huge.mtx", "%%MatrixMarket matrix coordinate real general\n2147483647 1 0\n"), 3, SPS_ERR_PARSE, 0,
+                "has 2147483647 entries, the matrix has 3 rows");
 
     /* the length check */
     FILE *f = fopen(tmp_path("rhs.txt"), "w");
