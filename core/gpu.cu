@@ -14,6 +14,7 @@ struct sps_gpu {
     cudaDeviceProp props;
     void *scratch;
     size_t scratch_bytes;
+    void *ring; /* pinned staging ring of core/upload.cu, made on first use */
 };
 
 static const char *base_name(const char *path)
@@ -96,6 +97,7 @@ void sps__gpu_fini(sps_context *ctx)
     struct sps_gpu *g = ctx->gpu;
     if (!g) return;
     if (g->stream) cudaStreamSynchronize(g->stream);
+    sps__ring_free(ctx);
     if (g->scratch) cudaFree(g->scratch);
     if (g->cusparse) cusparseDestroy(g->cusparse);
     if (g->cublas) cublasDestroy(g->cublas);
@@ -107,6 +109,7 @@ void sps__gpu_fini(sps_context *ctx)
 void *sps__gpu_stream(const sps_context *ctx) { return (void *)ctx->gpu->stream; }
 void *sps__gpu_cublas(const sps_context *ctx) { return (void *)ctx->gpu->cublas; }
 void *sps__gpu_cusparse(const sps_context *ctx) { return (void *)ctx->gpu->cusparse; }
+void **sps__gpu_ring_slot(sps_context *ctx) { return &ctx->gpu->ring; }
 int sps__gpu_sm_count(const sps_context *ctx) { return ctx->gpu->props.multiProcessorCount; }
 int sps__gpu_cc(const sps_context *ctx)
 {

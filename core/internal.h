@@ -33,10 +33,16 @@ typedef struct sps_csr {
     double *val;      /* nnz */
 } sps_csr;
 
+struct sps_dcsr; /* core/gpu.h */
+
 struct sps_matrix {
     sps_csr A;
     sps_matrix_source src;
+    struct sps_dcsr *dev; /* the CSR on a device, uploaded once (core/device_matrix.c) */
 };
+
+/* Release the device copy of M (sps_matrix_destroy; no-op if none). */
+void sps__matrix_drop_device(sps_matrix *M);
 
 /* ---- context ----------------------------------------------------------- */
 
@@ -115,7 +121,10 @@ sps_status sps__matrix_wrap(sps_context *ctx, sps_csr *A, const sps_matrix_sourc
 
 sps_status sps__generate(sps_context *ctx, const char *spec, sps_csr *out);
 
-/* ---- analysis helpers (core/analyze.c), shared with the formats -------- */
+/* ---- analysis helpers ---------------------------------------------------- */
+
+/* Format rules the analysis reports, defined with the formats in
+ * spmv/rules.c (spmv/rules.h has the segment height and the rule itself). */
 
 /* Operand slots of DIA restricted to row segments of height seg: for each
  * segment, (distinct diagonals in it) * seg. Rows past nrows in the last
@@ -127,6 +136,17 @@ int64_t sps__segmented_dia_slots(const sps_csr *A, sps_idx seg);
 /* ELL width chosen for HYB from the row-length histogram (spmv/hyb.c uses it
  * too, so auto and the format agree). */
 sps_idx sps__hyb_width(const sps_csr *A);
+
+/* Pieces of the analysis shared by the host and device paths (core/analyze.c). */
+/* Row-length standard deviation from exact sums (m rows, nnz, sum of len^2). */
+double sps__row_std_exact(sps_idx m, int64_t nnz, int64_t sum2);
+/* Exact power-of-two scale for the symmetry sums of squares. */
+double sps__asym_scale(double amax);
+/* hyb_width, ell_fill, hyb_coo from ge[K] = rows of length >= K, K = 0..kmax
+ * (f->rows and f->nnz set). */
+void sps__features_hyb(sps_features *f, const int64_t *ge, sps_idx kmax);
+/* dia_fill, drm_fill and row_mean from the counts already in f. */
+void sps__features_finish(sps_features *f);
 
 /* ---- small string helpers ---------------------------------------------- */
 

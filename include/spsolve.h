@@ -210,11 +210,39 @@ typedef struct sps_features {
     sps_idx negative_diagonal; /**< rows whose diagonal entry is < 0 */
     sps_idx dominant_rows;   /**< rows with |a_ii| >= sum_{j!=i} |a_ij| */
     int diag_dominant;       /**< 1 if every row is (weakly) dominant and one strictly */
-    double analyze_ms;       /**< wall time of the analysis */
+    double analyze_ms;       /**< wall time of the analysis (upload included on a GPU context) */
+    int on_gpu;              /**< 1 if computed on the device (a GPU context), 0 on the host */
+    double upload_ms;        /**< GPU: time this call spent copying the CSR to the device
+                                  (0 when the matrix's device copy already existed) */
+    double upload_gbps;      /**< GPU: effective rate of that upload (bytes of the three
+                                  CSR arrays / upload_ms), pinning included; 0 if none */
+    char upload_how[16];     /**< GPU: "register" or "ring" (see sps_matrix_upload) */
+    double device_ms;        /**< GPU: the analysis kernels and the read-back (event-timed) */
 } sps_features;
 
-/** One pass over A computing every field of sps_features. */
+/** Compute every field of sps_features (defined in doc/features.md). On a
+ *  host context (or ctx = NULL) one pass over the CSR on the host: the
+ *  reference. On a GPU context the CSR is uploaded once (sps_matrix_upload)
+ *  and the features are computed on the device from that copy: integer
+ *  features equal to the host's, floating ones equal to rounding, the same
+ *  bits run after run. SPS_ANALYZE=host in the environment forces the host
+ *  path on a GPU context (for comparisons). */
 sps_status sps_matrix_analyze(sps_context *ctx, const sps_matrix *A, sps_features *f);
+
+/** Copy A's CSR to the device of ctx now, once: the copy is cached on A and
+ *  every later analysis and operator on ctx builds from it (nothing is
+ *  uploaded twice). It is released by sps_matrix_destroy, which must
+ *  therefore come before sps_context_destroy. A host context does nothing.
+ *  The transfer goes through pinned memory: SPS_UPLOAD=ring (the default: a
+ *  double-buffered pinned staging ring, host copies overlapped with the DMA)
+ *  or SPS_UPLOAD=register (the matrix's arrays are page-locked in place for
+ *  the copy, then released). *ms and *gbps (each may be NULL) get the time
+ *  and the effective rate, 0 when the copy already existed.
+ *  The matrix owns its CSR (sps_matrix_create_csr and _coo copy the
+ *  caller's arrays), so the caller's arrays may be freed as soon as the
+ *  matrix is created; the matrix's own arrays stay valid until it is
+ *  destroyed. */
+sps_status sps_matrix_upload(sps_context *ctx, const sps_matrix *A, double *ms, double *gbps);
 
 /* ------------------------------------------------------------------------ */
 /* Vectors (files)                                                           */
