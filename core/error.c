@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/core/error.c: status and reason names, error messages, allocation, time */
+/* spsolve/core/error.c: status and reason names, error messages (the allocator
+ * is in core/alloc.c, the clock in core/clock.c, the version in core/version.c) */
 #include "internal.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-const char *sps_version(void) { return SPS_VERSION_STRING; }
 
 const char *sps_strerror(sps_status st)
 {
@@ -78,56 +75,7 @@ const char *sps_last_error(const sps_context *ctx)
     return ctx ? ctx->msg : tls_msg;
 }
 
-/* ---- allocation -------------------------------------------------------- */
-
-static long fail_after; /* 0: never fail; n: the n-th allocation from now fails */
-
-void sps__fail_alloc_after(long n) { fail_after = n; }
-
-static int inject_failure(void)
-{
-    if (fail_after <= 0) return 0;
-    if (--fail_after == 0) return 1;
-    return 0;
-}
-
-size_t sps__mul_size(size_t n, size_t size)
-{
-    if (size != 0 && n > SIZE_MAX / size) return SIZE_MAX;
-    return n * size;
-}
-
-void *sps__malloc(size_t bytes)
-{
-    if (inject_failure() || bytes == SIZE_MAX) return NULL;
-    return malloc(bytes ? bytes : 1);
-}
-
-void *sps__calloc(size_t n, size_t size)
-{
-    if (inject_failure() || sps__mul_size(n, size) == SIZE_MAX) return NULL;
-    if (n == 0 || size == 0) return calloc(1, 1);
-    return calloc(n, size);
-}
-
-void *sps__realloc(void *p, size_t bytes)
-{
-    if (inject_failure() || bytes == SIZE_MAX) return NULL;
-    return realloc(p, bytes ? bytes : 1);
-}
-
-void sps__free(void *p) { free(p); }
-
-void sps_free(void *p) { free(p); }
-
-/* ---- time and strings -------------------------------------------------- */
-
-double sps__now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
+/* ---- strings ----------------------------------------------------------- */
 
 void sps__strlcpy(char *dst, const char *src, size_t n)
 {

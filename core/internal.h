@@ -64,7 +64,7 @@ sps_status sps__verr(sps_context *ctx, sps_status st, const char *fmt, va_list a
 /* Prefix the current message of ctx with "prefix: ". */
 void sps__err_prefix(sps_context *ctx, const char *prefix);
 
-/* ---- memory ------------------------------------------------------------ */
+/* ---- memory (core/alloc.c) --------------------------------------------- */
 
 /* malloc/calloc/realloc/free wrappers. Tests can make the N-th allocation from
  * now fail with sps__fail_alloc_after(N) (0 disables), to exercise every
@@ -77,7 +77,7 @@ void sps__fail_alloc_after(long n);
 /* n * size with overflow check; SIZE_MAX on overflow (so the allocation fails). */
 size_t sps__mul_size(size_t n, size_t size);
 
-/* ---- time -------------------------------------------------------------- */
+/* ---- time (core/clock.c) ----------------------------------------------- */
 
 double sps__now_ms(void); /* monotonic wall clock */
 
@@ -117,7 +117,7 @@ void sps__csr_spmv(const sps_csr *A, double alpha, const double *x, double beta,
 sps_status sps__matrix_wrap(sps_context *ctx, sps_csr *A, const sps_matrix_source *src,
                             sps_matrix **out);
 
-/* ---- generators (core/generate.c) -------------------------------------- */
+/* ---- generators (gen/generate.c) -------------------------------------- */
 
 sps_status sps__generate(sps_context *ctx, const char *spec, sps_csr *out);
 
@@ -132,6 +132,10 @@ sps_status sps__generate(sps_context *ctx, const char *spec, sps_csr *out);
  * Returns -1 if A is NULL, seg <= 0, or its O(rows + cols) marker cannot be
  * allocated (callers report that as out of memory). */
 int64_t sps__segmented_dia_slots(const sps_csr *A, sps_idx seg);
+
+/* The row-segment height of DRM (its default seg), of the features'
+ * drm_slots / drm_fill, and of auto's DRM estimate: one number for all three. */
+#define SPS_DRM_SEG_ROWS 32
 
 /* ELL width chosen for HYB from the row-length histogram (spmv/hyb.c uses it
  * too, so auto and the format agree). */

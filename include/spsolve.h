@@ -285,6 +285,15 @@ typedef struct sps_operator_opts {
     sps_precision precision;  /**< SPS_DOUBLE (solvers need it) or SPS_SINGLE (benchmarks) */
     int64_t expected_spmvs;   /**< for `tune`: how many SpMVs the conversion must pay off within (default 1000) */
     int tune_reps;            /**< for `tune`: timed calls per candidate (default 20) */
+    const sps_features *features; /**< for `auto`: A's features from sps_matrix_analyze, if the
+                                   caller has them (read during the call only); NULL (default):
+                                   auto computes the few it reads (row statistics, drm_slots) */
+    int fallback;             /**< for a named backend: 1 = when it refuses A
+                                   (SPS_ERR_UNSUPPORTED, e.g. dia with too much fill) or is
+                                   not in this build (SPS_ERR_NOT_COMPILED), build csr-vector
+                                   instead, as auto does, and say why in the info's `reason`;
+                                   0 (default) = fail with that status. Other errors
+                                   (bad parameters, out of memory) always fail. */
 } sps_operator_opts;
 
 void sps_operator_opts_default(sps_operator_opts *o);
@@ -296,7 +305,10 @@ void sps_operator_opts_default(sps_operator_opts *o);
  *  (chosen from the features; the rule is in doc/) or `tune` (times every
  *  candidate). A backend that cannot take A fails with SPS_ERR_UNSUPPORTED
  *  and a reason; `auto` and `tune` then fall back and say so in the info's
- *  `reason`. A does not need to outlive the operator.
+ *  `reason`, and so does a named backend when `opts->fallback` is set
+ *  (reason: "NAME refused (why); fell back to csr-vector"). A precision that
+ *  is neither SPS_DOUBLE nor SPS_SINGLE is SPS_ERR_INVALID_ARG. A does not
+ *  need to outlive the operator.
  *  CLI: `--spmv NAME|auto|tune`. */
 sps_status sps_operator_create(sps_context *ctx, const sps_matrix *A,
                                const char *spmv, const sps_operator_opts *opts,

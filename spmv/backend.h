@@ -2,8 +2,9 @@
 /* spsolve/spmv/backend.h: the SpMV backend interface.
  *
  * A backend is one table of function pointers, registered by name in
- * spmv/registry.c. The operator (spmv/operator.c) looks the name up once, at
- * creation; the hot path is a pointer call, never a string comparison.
+ * spmv/registry.c. sps_operator_create (spmv/create.c) looks the name up once;
+ * the hot path is a pointer call, never a string comparison. Layers and the
+ * one-way dependencies between them are in doc/spmv.md ("Code layout").
  *
  * Life of a format:
  *   convert     host CSR -> host format object (timed by the caller as
@@ -18,15 +19,15 @@
  *               device copy, without redoing the analysis.
  *   free_dev, free_fmt.
  *
- * Files: spmv/<name>.c holds convert, apply_host, update's host part and the
- * table; spmv/<name>.cu holds the kernels behind extern "C" entry points,
- * declared in spmv/kernels.h. Entries a CPU-only build lacks stay NULL
+ * Files: spmv/formats/<name>.c holds convert, apply_host, update's host part
+ * and the table; spmv/formats/<name>.cu holds the kernels behind extern "C"
+ * entry points, declared in spmv/formats/kernels.h. Entries a CPU-only build lacks stay NULL
  * (`#if SPS_HAVE_CUDA` around them) and the operator reports
  * SPS_ERR_NOT_COMPILED. */
 #ifndef SPS_SPMV_BACKEND_H
 #define SPS_SPMV_BACKEND_H
 
-#include "../core/internal.h"
+#include "core/internal.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -86,22 +87,16 @@ typedef struct sps_backend {
     sps_status (*fetch)(sps_context *ctx, sps_fmt *f, const void *dev);
 } sps_backend;
 
-/* Registry (spmv/registry.c). */
+/* Registry (spmv/registry.c): the one line a new format adds is there. */
 int sps__backend_count(void);
 const sps_backend *sps__backend_at(int i);
 /* Find by the name before ':'; *params points after ':' (or to ""). */
 const sps_backend *sps__backend_find(const char *spec, const char **params);
 
-/* The built-in backends (each defined in its spmv/<name>.c). */
-extern const sps_backend sps_backend_csr_scalar;
-extern const sps_backend sps_backend_csr_vector;
-extern const sps_backend sps_backend_merge;
-extern const sps_backend sps_backend_drm;
-extern const sps_backend sps_backend_dia;
-extern const sps_backend sps_backend_hyb;
-extern const sps_backend sps_backend_cusparse;
+/* The built-in backends are defined in spmv/formats/<name>.c as
+ * `const sps_backend sps_backend_<name>` and listed once, in registry.c. */
 
-/* Parameter parsing shared by backends: walks "a,b=3,c" calling fn(key, value)
+/* Helpers for backends (spmv/backend.c). Parameter parsing: walks "a,b=3,c" calling fn(key, value)
  * (value "" when absent). Returns the first non-OK status from fn. */
 typedef sps_status (*sps_param_fn)(sps_context *ctx, void *user, const char *key,
                                    const char *value);
@@ -113,7 +108,19 @@ sps_status sps__parse_params(sps_context *ctx, const char *params, sps_param_fn 
  * beta != 0). Every format's model follows the same rule (doc/spmv.md). */
 double sps__csr_bytes_model(const sps_csr *A, int beta_nonzero);
 
-/* The operator (spmv/operator.c), used by solvers and preconditioners. */
+/* A backend that takes no parameters: SPS_ERR_INVALID_ARG naming the first
+ * one given. */
+sps_status sps__no_params(sps_context *ctx, const char *backend, const char *params);
+
+#if SPS_HAVE_CUDA
+/* Upload n doubles to dst as double, or as float when single (converted on
+ * the host in bounded chunks). */
+sps_status sps__upload_values(sps_context *ctx, void *dst, const double *src, size_t n,
+                              int single);
+#endif
+
+/* The operator object's fields: built by spmv/operator.c (spmv/operator.h),
+ * read by the solvers and the tests. Backends never see an operator. */
 struct sps_operator {
     sps_context *ctx;
     const sps_backend *be;
@@ -125,17 +132,6 @@ struct sps_operator {
     sps_spmv_stats st;
     sps_operator_info info;
 };
-
-/* Build an operator with a given backend (operator.c): convert (timed), upload
- * (timed), fill op->info. The matrix's CSR is only read. */
-sps_status sps__operator_build(sps_context *ctx, const sps_csr *A, const sps_backend *be,
-                               const char *params, const sps_operator_opts *opts,
-                               sps_operator **op);
-
-/* auto (tune = 0) and tune (tune = 1) (spmv/select.c): build the chosen
- * operator and write why into op->info.reason (and select_ms). */
-sps_status sps__select(sps_context *ctx, const sps_matrix *A, int tune,
-                       const sps_operator_opts *opts, sps_operator **op);
 
 #ifdef __cplusplus
 }

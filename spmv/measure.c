@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/spmv/measure.c: timing an operator, checking it against the CSR reference, copy bandwidth */
-#include "csr_fmt.h"
+#include "operator.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #if SPS_HAVE_CUDA
-#include "../core/gpu.h"
+#include "core/gpu.h"
 #endif
 
 enum { WARMUP_CALLS = 3 };

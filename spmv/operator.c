@@ -1,30 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/operator.c: the public operator: a matrix converted once to a
- * backend's format, applied many times */
-#include "../core/gpu.h"
-#include "backend.h"
+/* spsolve/spmv/operator.c: the operator object: a matrix converted once to a
+ * backend's format, applied many times. Built by sps_operator_create
+ * (spmv/create.c) directly or through a selector (spmv/select.c). */
+#include "operator.h"
+
+#include "core/gpu.h"
 
 #include <stdio.h>
 #include <string.h>
-
-void sps_operator_opts_default(sps_operator_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->precision = SPS_DOUBLE;
-    o->expected_spmvs = 1000;
-    o->tune_reps = 20;
-}
-
-static void list_names(char *buf, size_t len)
-{
-    buf[0] = 0;
-    for (int i = 0;; i++) {
-        const char *name;
-        if (sps_spmv_backend(i, &name, NULL, NULL) != SPS_OK) break;
-        size_t used = strlen(buf);
-        snprintf(buf + used, len - used, "%s%s", i ? ", " : "", name);
-    }
-}
 
 sps_status sps__operator_build(sps_context *ctx, const sps_csr *A, const sps_backend *be,
                                const char *params, const sps_operator_opts *opts,
@@ -97,29 +80,13 @@ sps_status sps__operator_build(sps_context *ctx, const sps_csr *A, const sps_bac
     return SPS_OK;
 }
 
-sps_status sps_operator_create(sps_context *ctx, const sps_matrix *A, const char *spmv,
-                               const sps_operator_opts *opts, sps_operator **op)
+sps_status sps__operator_build_spec(sps_context *ctx, const sps_csr *A, const char *spec,
+                                    const sps_operator_opts *opts, sps_operator **op)
 {
-    if (!ctx || !A || !op)
-        return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_operator_create: NULL argument");
-    *op = NULL;
-    sps_operator_opts def;
-    if (!opts) {
-        sps_operator_opts_default(&def);
-        opts = &def;
-    }
-    if (!spmv || !*spmv) spmv = "auto";
-    if (strcmp(spmv, "auto") == 0) return sps__select(ctx, A, 0, opts, op);
-    if (strcmp(spmv, "tune") == 0) return sps__select(ctx, A, 1, opts, op);
     const char *params = "";
-    const sps_backend *be = sps__backend_find(spmv, &params);
-    if (!be) {
-        char names[512];
-        list_names(names, sizeof names);
-        return sps__err(ctx, SPS_ERR_INVALID_ARG, "unknown SpMV backend '%s' (known: %s)", spmv,
-                        names);
-    }
-    return sps__operator_build(ctx, &A->A, be, params, opts, op);
+    const sps_backend *be = sps__backend_find(spec, &params);
+    if (!be) return sps__err(ctx, SPS_ERR_NOT_COMPILED, "%s: not in this build's registry", spec);
+    return sps__operator_build(ctx, A, be, params, opts, op);
 }
 
 sps_status sps_operator_apply(sps_operator *op, double alpha, const void *x, double beta, void *y)

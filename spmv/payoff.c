@@ -3,7 +3,7 @@
  * that costs extra_ms more to build than a reference and saves saved_us per
  * SpMV pays for itself after extra_ms / saved_us SpMVs. Every caller (auto's
  * selection, spsolve's summary, spmv-bench's table) uses this one rule. */
-#include "../core/internal.h"
+#include "core/internal.h"
 
 double sps_break_even_spmvs(double extra_ms, double saved_us)
 {

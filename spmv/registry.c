@@ -5,11 +5,24 @@
 #include <stdio.h>
 #include <string.h>
 
-static const sps_backend *const registry[] = {
-    &sps_backend_csr_scalar, &sps_backend_csr_vector, &sps_backend_merge,
-    &sps_backend_drm,        &sps_backend_dia,        &sps_backend_hyb,
-    &sps_backend_cusparse,
-};
+/* The formats, in --list-spmv order: X(name) for the table
+ * `sps_backend_<name>` of spmv/formats/<name>.c. Adding a format is one line
+ * here. */
+#define SPS_FORMATS(X) \
+    X(csr_scalar)      \
+    X(csr_vector)      \
+    X(merge)           \
+    X(drm)             \
+    X(dia)             \
+    X(hyb)             \
+    X(cusparse)        \
+    /* a new format: one X(name) line above this one */
+
+#define SPS_FORMAT_EXTERN(name) extern const sps_backend sps_backend_##name;
+#define SPS_FORMAT_ENTRY(name) &sps_backend_##name,
+SPS_FORMATS(SPS_FORMAT_EXTERN)
+
+static const sps_backend *const registry[] = {SPS_FORMATS(SPS_FORMAT_ENTRY)};
 #define NREG ((int)(sizeof registry / sizeof *registry))
 
 int sps__backend_count(void) { return NREG; }
@@ -60,35 +73,4 @@ sps_status sps_spmv_backend(int i, const char **name, unsigned *caps, const char
         return SPS_OK;
     }
     return SPS_ERR_INVALID_ARG;
-}
-
-sps_status sps__parse_params(sps_context *ctx, const char *params, sps_param_fn fn, void *user)
-{
-    char buf[256];
-    if (!params || !*params) return SPS_OK;
-    if (strlen(params) >= sizeof buf)
-        return sps__err(ctx, SPS_ERR_INVALID_ARG, "backend parameters too long: '%s'", params);
-    strcpy(buf, params);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        const char *val = "";
-        if (eq) {
-            *eq = 0;
-            val = eq + 1;
-        }
-        sps_status st = fn(ctx, user, tok, val);
-        if (st != SPS_OK) return st;
-    }
-    return SPS_OK;
-}
-
-double sps__csr_bytes_model(const sps_csr *A, int beta_nonzero)
-{
-    /* The floor (DESIGN.md): every array once, x once, y once. */
-    double n = A->nrows, nnz = A->nnz;
-    return sizeof(sps_idx) * (n + 1)            /* row pointer */
-           + (sizeof(sps_idx) + 8.0) * nnz      /* column index and value */
-           + 8.0 * A->ncols                     /* x, once */
-           + 8.0 * n * (beta_nonzero ? 2 : 1);  /* y written (and read if beta != 0) */
 }

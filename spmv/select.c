@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/spmv/select.c: the two selectors: auto (a rule on the matrix's features) and tune (time every candidate) */
-#include "csr_fmt.h"
+#include "select.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,7 +9,6 @@
 /* auto's thresholds, in one place. The rule, its reasons and the H100
  * measurements behind it are in doc/spmv.md. */
 static const struct auto_rule {
-    sps_idx seg;                  /* DRM segment height used for the fill estimate */
     double drm_max_slots_per_nnz; /* drm when DRM stores at most this many slots per nonzero */
     double merge_min_cv;          /* irregular: std/mean of the row lengths at least this */
     double merge_min_max_ratio;   /* ... or the longest row at least this many times the mean */
@@ -20,7 +19,6 @@ static const struct auto_rule {
     const char *regular;          /* everything else */
     const char *fallback;         /* when the chosen backend refuses or is not compiled */
 } RULE = {
-    .seg = 32,
     .drm_max_slots_per_nnz = 1.3,
     .merge_min_cv = 1.0,
     .merge_min_max_ratio = 32.0,
@@ -29,7 +27,7 @@ static const struct auto_rule {
     .scalar_max_mean = 16.0,
     .irregular_large = "cusparse:alg2",
     .regular = "csr-vector",
-    .fallback = "csr-vector",
+    .fallback = SPS_FALLBACK_SPEC,
 };
 
 /* Deterministic parameterized variants of backends whose default is not
@@ -49,59 +47,91 @@ static void appendf(char *buf, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
-static sps_status build_spec(sps_context *ctx, const sps_csr *A, const char *spec,
-                             const sps_operator_opts *opts, sps_operator **op)
+/* The features auto reads, when the caller has not analyzed A: the row
+ * statistics and the DRM slots (SPS_DRM_SEG_ROWS-row segments), exactly as
+ * sps_matrix_analyze computes them; the other fields stay 0. */
+static sps_status own_features(sps_context *ctx, const sps_csr *A, sps_features *f)
 {
-    const char *params = "";
-    const sps_backend *be = sps__backend_find(spec, &params);
-    if (!be) return sps__err(ctx, SPS_ERR_NOT_COMPILED, "%s: not in this build's registry", spec);
-    return sps__operator_build(ctx, A, be, params, opts, op);
-}
-
-/* The auto rule: returns the backend spec (NULL when out of memory) and
- * writes the deciding features. */
-static const char *decide(const sps_csr *A, char *why, size_t len)
-{
+    memset(f, 0, sizeof *f);
+    f->rows = A->nrows;
+    f->cols = A->ncols;
+    f->nnz = A->nnz;
     sps_row_stats rs;
     sps__row_stats(A, &rs);
-    if (A->nnz == 0) {
+    f->row_min = rs.min;
+    f->row_max = rs.max;
+    f->empty_rows = rs.empty;
+    f->row_mean = rs.mean;
+    f->row_std = rs.std;
+    if (A->nnz == 0) return SPS_OK; /* no slots: the rule stops before them */
+    f->drm_slots = sps__segmented_dia_slots(A, SPS_DRM_SEG_ROWS);
+    if (f->drm_slots < 0)
+        return sps__err(ctx, SPS_ERR_NO_MEMORY, "auto: out of memory for the features");
+    f->drm_fill = (double)(f->drm_slots - A->nnz) / (double)f->drm_slots;
+    return SPS_OK;
+}
+
+/* The features of A auto decides on: the caller's (opts->features, checked
+ * against A's shape) or computed here into *buf. */
+static sps_status features_for(sps_context *ctx, const sps_csr *A, const sps_operator_opts *opts,
+                               sps_features *buf, const sps_features **f)
+{
+    *f = opts->features;
+    if (!*f) {
+        *f = buf;
+        return own_features(ctx, A, buf);
+    }
+    if ((*f)->rows != A->nrows || (*f)->cols != A->ncols || (*f)->nnz != A->nnz)
+        return sps__err(ctx, SPS_ERR_INVALID_ARG,
+                        "auto: opts->features describe a %d x %d matrix with %lld entries, not "
+                        "this %d x %d one with %d", (*f)->rows, (*f)->cols, (long long)(*f)->nnz,
+                        A->nrows, A->ncols, A->nnz);
+    return SPS_OK;
+}
+
+/* The auto rule on the features: returns the backend spec and writes the
+ * deciding features. */
+static const char *decide(const sps_features *f, char *why, size_t len)
+{
+    if (f->nnz == 0) {
         snprintf(why, len, "auto: %s: the matrix has no entries", RULE.regular);
         return RULE.regular;
     }
-    int64_t slots = sps__segmented_dia_slots(A, RULE.seg);
-    if (slots < 0) return NULL;
-    double per_nnz = (double)slots / A->nnz;
-    int64_t segs = ((int64_t)A->nrows + RULE.seg - 1) / RULE.seg;
+    const sps_idx seg = SPS_DRM_SEG_ROWS;
+    int64_t slots = f->drm_slots;
+    double per_nnz = (double)slots / f->nnz;
+    int64_t segs = ((int64_t)f->rows + seg - 1) / seg;
     if (per_nnz <= RULE.drm_max_slots_per_nnz) {
         snprintf(why, len,
                  "auto: drm: %.1f diagonals per %d-row segment on average, DRM stores %.2f slots "
                  "per nonzero (<= %.2f)",
-                 (double)slots / RULE.seg / segs, RULE.seg, per_nnz, RULE.drm_max_slots_per_nnz);
+                 (double)slots / seg / segs, seg, per_nnz, RULE.drm_max_slots_per_nnz);
         return "drm";
     }
-    double cv = rs.mean > 0 ? rs.std / rs.mean : 0.0;
-    double ratio = rs.mean > 0 ? rs.max / rs.mean : 0.0;
-    int large = A->nnz >= RULE.large_nnz;
+    double cv = f->row_mean > 0 ? f->row_std / f->row_mean : 0.0;
+    double ratio = f->row_mean > 0 ? f->row_max / f->row_mean : 0.0;
+    int large = f->nnz >= RULE.large_nnz;
     if ((cv >= RULE.merge_min_cv || ratio >= RULE.merge_min_max_ratio) &&
-        rs.max >= RULE.merge_min_max_row) {
+        f->row_max >= RULE.merge_min_max_row) {
         const char *pick = large ? RULE.irregular_large : "merge";
         snprintf(why, len,
                  "auto: %s: irregular row lengths (std/mean %.2f, threshold %.2f; longest row "
                  "%d = %.0fx the mean %.1f, threshold %.0fx)%s",
-                 pick, cv, RULE.merge_min_cv, rs.max, ratio, rs.mean, RULE.merge_min_max_ratio,
+                 pick, cv, RULE.merge_min_cv, f->row_max, ratio, f->row_mean,
+                 RULE.merge_min_max_ratio,
                  large ? ", and large enough to be bandwidth-bound" : "");
         return pick;
     }
-    if (large && rs.mean <= RULE.scalar_max_mean) {
+    if (large && f->row_mean <= RULE.scalar_max_mean) {
         snprintf(why, len,
-                 "auto: csr-scalar: large (%d entries) with short regular rows (mean %.1f, "
+                 "auto: csr-scalar: large (%lld entries) with short regular rows (mean %.1f, "
                  "std/mean %.2f): one thread per row streams them best",
-                 A->nnz, rs.mean, cv);
+                 (long long)f->nnz, f->row_mean, cv);
         appendf(why, len, "; DRM would store %.2f slots per nonzero", per_nnz);
         return "csr-scalar";
     }
-    snprintf(why, len, "auto: %s: regular rows (mean %.1f, std/mean %.2f, longest %d)", RULE.regular,
-             rs.mean, cv, rs.max);
+    snprintf(why, len, "auto: %s: regular rows (mean %.1f, std/mean %.2f, longest %d)",
+             RULE.regular, f->row_mean, cv, f->row_max);
     appendf(why, len, "; DRM would store %.2f slots per nonzero", per_nnz);
     return RULE.regular;
 }
@@ -110,10 +140,13 @@ static sps_status auto_select(sps_context *ctx, const sps_csr *A, const sps_oper
                               sps_operator **op)
 {
     double t0 = sps__now_ms();
+    sps_features buf;
+    const sps_features *f;
+    sps_status st = features_for(ctx, A, opts, &buf, &f);
+    if (st != SPS_OK) return st;
     char why[512];
-    const char *spec = decide(A, why, sizeof why);
-    if (!spec) return sps__err(ctx, SPS_ERR_NO_MEMORY, "auto: out of memory for the features");
-    sps_status st = build_spec(ctx, A, spec, opts, op);
+    const char *spec = decide(f, why, sizeof why);
+    st = sps__operator_build_spec(ctx, A, spec, opts, op);
     if (st == SPS_OK && !((*op)->info.caps & SPS_CAP_DETERMINISTIC)) { /* never by design */
         sps_operator_destroy(*op);
         *op = NULL;
@@ -123,7 +156,7 @@ static sps_status auto_select(sps_context *ctx, const sps_csr *A, const sps_oper
         strcmp(spec, RULE.fallback) != 0) {
         appendf(why, sizeof why, "; %s refused (%s): fell back to %s", spec, sps_last_error(ctx),
                 RULE.fallback);
-        st = build_spec(ctx, A, RULE.fallback, opts, op);
+        st = sps__operator_build_spec(ctx, A, RULE.fallback, opts, op);
     }
     if (st != SPS_OK) return st;
     sps_operator_info *in = &(*op)->info;
@@ -161,7 +194,7 @@ static sps_status tune_select(sps_context *ctx, const sps_csr *A, const sps_oper
 
     sps_operator *best = NULL;
     sps_timing t;
-    sps_status st = build_spec(ctx, A, RULE.fallback, opts, &best);
+    sps_status st = sps__operator_build_spec(ctx, A, RULE.fallback, opts, &best);
     if (st == SPS_OK) st = sps_operator_time(best, reps, 0, &t);
     if (st != SPS_OK) {
         sps_operator_destroy(best);
@@ -175,7 +208,7 @@ static sps_status tune_select(sps_context *ctx, const sps_csr *A, const sps_oper
     for (int i = 1; candidate(i); i++) {
         const char *spec = candidate(i);
         sps_operator *op = NULL;
-        st = build_spec(ctx, A, spec, opts, &op);
+        st = sps__operator_build_spec(ctx, A, spec, opts, &op);
         if (st == SPS_OK) st = sps_operator_time(op, reps, 0, &t);
         if (st != SPS_OK) {
             appendf(why, sizeof why, ", %s %s", spec, sps_strerror(st));

@@ -2,7 +2,7 @@
 /* spsolve/tests/gpu/test_spmv_gpu.c: every SpMV backend's GPU kernel, double and single, against
  * the CSR reference and its own host path; determinism, update_values, timing, auto and tune.
  *
- * The matrices and the backend list are the host test's (included below).
+ * The matrices and the backend list are the host test's (tests/unit/spmv_cases.h).
  * Without a device the program prints one SKIP line.
  *
  * Tolerances (componentwise, as sps_operator_check defines the error):
@@ -15,8 +15,7 @@
  *    the bound itself with a margin, (L + 8) u. Comparing the device against
  *    apply_host (unrounded A) adds one rounding of each value: within the
  *    same margin. */
-#define SPS_SPMV_CASES_ONLY
-#include "unit/test_spmv_host.c"
+#include "../unit/spmv_cases.h"
 
 #if SPS_HAVE_CUDA
 #include "gpu.h"

@@ -2,7 +2,7 @@
 /* spsolve/tests/unit/test_dia.c: DIA: layout, the refusal message and limits,
  * apply_host against the CSR loop */
 #include "diag_check.h"
-#include "spmv/diag_common.h"
+#include "spmv/formats/diag_common.h"
 
 static sps_operator *make(sps_context *ctx, const sps_matrix *A, const char *spec, sps_status *st)
 {

@@ -2,7 +2,7 @@
 /* spsolve/tests/unit/test_drm.c: DRM: Algorithm 1, the arrays, fill, the two
  * added rules, update, apply_host against the CSR loop */
 #include "diag_check.h"
-#include "spmv/diag_common.h"
+#include "spmv/formats/diag_common.h"
 
 #include <time.h>
 
@@ -437,6 +437,39 @@ static void test_params(sps_context *ctx)
                  strstr(in.detail, "256 threads"),
              "detail names seg, nomerge and the mapping: %s", in.detail);
     sps_operator_destroy(op);
+
+    /* hdia is the name that does not collide with the merge backend; nomerge
+     * and order=merge stay accepted: the same format, bitwise. */
+    const char *bad2[] = {"drm:hdia=1", "drm:order=merged"};
+    for (size_t k = 0; k < sizeof bad2 / sizeof *bad2; k++) {
+        op = NULL;
+        sps_status st = sps_operator_create(ctx, A, bad2[k], NULL, &op);
+        T_OK(st == SPS_ERR_INVALID_ARG && op == NULL, "%s rejected: %s", bad2[k],
+             sps_last_error(ctx));
+    }
+    const char *pairs[][2] = {{"drm:hdia", "drm:nomerge"},
+                              {"drm:seg=16,hdia,rows=0", "drm:seg=16,nomerge,rows=0"},
+                              {"drm:rows=0,order=list", "drm:rows=0,order=merge"}};
+    for (size_t k = 0; k < sizeof pairs / sizeof *pairs; k++) {
+        sps_operator *a = NULL, *b = NULL;
+        T_STATUS(ctx, sps_operator_create(ctx, A, pairs[k][0], NULL, &a), "%s accepted", pairs[k][0]);
+        T_STATUS(ctx, sps_operator_create(ctx, A, pairs[k][1], NULL, &b), "%s accepted", pairs[k][1]);
+        if (a && b) {
+            const sps_fmt_drm *fa = (const sps_fmt_drm *)a->fmt, *fb = (const sps_fmt_drm *)b->fmt;
+            int same = fa->nblk == fb->nblk && fa->nslot == fb->nslot &&
+                       !memcmp(fa->blo, fb->blo, ((size_t)fa->nblk + 1) * sizeof *fa->blo) &&
+                       !memcmp(fa->index, fb->index, (size_t)fa->nslot * sizeof *fa->index);
+            sps_operator_info ia, ib;
+            sps_operator_get_info(a, &ia);
+            sps_operator_get_info(b, &ib);
+            T_OK(same, "%s and %s build the same sub-blocks", pairs[k][0], pairs[k][1]);
+            if (k < 2)
+                T_OK(strstr(ia.detail, "(hdia)") && strstr(ib.detail, "(nomerge)"),
+                     "the detail says the name asked for: %s / %s", ia.detail, ib.detail);
+        }
+        sps_operator_destroy(a);
+        sps_operator_destroy(b);
+    }
     sps_matrix_destroy(A);
 }
 

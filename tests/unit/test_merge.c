@@ -2,8 +2,8 @@
 /* spsolve/tests/unit/test_merge.c: merge-path SpMV: the partition, empty and
  * long rows, the host emulation against the CSR loop */
 #include "diag_check.h"
-#include "spmv/csr_fmt.h"
-#include "spmv/diag_merge.h"
+#include "spmv/formats/csr_fmt.h"
+#include "spmv/formats/merge_path.h"
 
 /* Walk the partition the way the kernel does (tile starts from the format,
  * thread starts by search) and check that every nonzero is consumed exactly

@@ -2,177 +2,16 @@
 /* spsolve/tests/unit/test_spmv_host.c: every SpMV backend's host path against the CSR reference,
  * parameters, selectors, measuring on a host context.
  *
- * The first part (up to SPS_SPMV_CASES_ONLY) is shared with
- * tests/gpu/test_spmv_gpu.c, which includes this file so that both programs
- * run the same matrices and the same backend list. */
+ * The matrices and the backend list are shared with tests/gpu/test_spmv_gpu.c
+ * through spmv_cases.h. */
 #include "check.h"
 #include "internal.h"
+#include "spmv_cases.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- shared with tests/gpu/test_spmv_gpu.c ------------------------------ */
-
-/* Backends and variants to test: every format of the registry (selectors
- * skipped), then parameter variants that take other code paths. */
-static const char *const variants[] = {
-    "csr-vector:tpr=2",  "csr-vector:tpr=4", "csr-vector:tpr=8", "csr-vector:tpr=16",
-    "csr-vector:tpr=32", "hyb:width=0",      "hyb:width=2",      "hyb:width=8",
-    "cusparse:alg2",
-};
-
-/* Spec i (NULL past the end); *caps gets the backend's capabilities. */
-static const char *spec_at(int i, unsigned *caps)
-{
-    int k = 0;
-    const char *name;
-    unsigned c;
-    for (int b = 0; sps_spmv_backend(b, &name, &c, NULL) == SPS_OK; b++) {
-        if (c & SPS_CAP_SELECTOR) continue;
-        if (k++ == i) {
-            *caps = c;
-            return name;
-        }
-    }
-    int v = i - k;
-    if (v >= (int)(sizeof variants / sizeof *variants)) return NULL;
-    char base[32];
-    snprintf(base, sizeof base, "%.*s", (int)strcspn(variants[v], ":"), variants[v]);
-    for (int b = 0; sps_spmv_backend(b, &name, &c, NULL) == SPS_OK; b++)
-        if (strcmp(name, base) == 0) *caps = c;
-    if (strcmp(variants[v], "cusparse:alg2") == 0) *caps |= SPS_CAP_DETERMINISTIC;
-    return variants[v];
-}
-
-/* Componentwise error of y against yref (the definition of
- * sps_operator_check): |y - yref|_i / (|alpha| (|A||x|)_i + |beta y0|_i),
- * 0/0 = 0, NaN = infinite. beta = 0 ignores y0. */
-static double comp_err(const sps_matrix *A, double alpha, const double *x, double beta,
-                       const double *y0, const double *y, const double *yref)
-{
-    const sps_idx *rp, *ci;
-    const double *v;
-    sps_matrix_csr(A, &rp, &ci, &v);
-    double worst = 0;
-    for (sps_idx r = 0; r < sps_matrix_rows(A); r++) {
-        double a = 0;
-        for (sps_idx p = rp[r]; p < rp[r + 1]; p++) a += fabs(v[p] * x[ci[p]]);
-        double den = fabs(alpha) * a + (beta != 0 ? fabs(beta * y0[r]) : 0);
-        double d = fabs(y[r] - yref[r]);
-        double e = isnan(d) ? INFINITY : d == 0 ? 0 : den > 0 ? d / den : INFINITY;
-        if (e > worst) worst = e;
-    }
-    return worst;
-}
-
-/* Random band matrix: the diagonal and about 60% of |i - j| <= 4. */
-static sps_matrix *band(sps_context *ctx, sps_idx n, uint64_t *seed)
-{
-    t_triplets t = {0};
-    for (sps_idx i = 0; i < n; i++)
-        for (sps_idx j = i - 4; j <= i + 4; j++)
-            if (j >= 0 && j < n && (j == i || t_rand(seed) < 0.2)) t_trip_add(&t, i, j, t_rand(seed));
-    return t_trip_matrix(ctx, n, n, &t);
-}
-
-typedef void (*case_fn)(sps_context *ctx, const char *name, const sps_matrix *A, void *user);
-
-static void run_case(sps_context *ctx, const char *name, sps_matrix *A, case_fn fn, void *user)
-{
-    if (A) fn(ctx, name, A, user);
-    sps_matrix_destroy(A);
-}
-
-/* The hand-built edge cases. */
-static void edge_cases(sps_context *ctx, case_fn fn, void *user)
-{
-    uint64_t seed = 12345;
-    t_triplets t = {0};
-    char name[64];
-
-    sps_idx rp0[1] = {0};
-    sps_matrix *A = NULL;
-    if (sps_matrix_create_csr(ctx, 0, 0, rp0, NULL, NULL, &A) != SPS_OK)
-        T_FAIL("0 x 0 matrix", "%s", sps_last_error(ctx));
-    run_case(ctx, "0x0", A, fn, user);
-
-    /* 12 x 9 with rows 0, 5, 6 and 11 empty */
-    for (sps_idx i = 1; i < 11; i++)
-        if (i != 5 && i != 6)
-            for (sps_idx j = 0; j < 9; j += 1 + i % 3) t_trip_add(&t, i, j, t_rand(&seed));
-    run_case(ctx, "empty rows (first, middle, last)", t_trip_matrix(ctx, 12, 9, &t), fn, user);
-
-    /* one row of 33000 entries (> 32 x 1024) in a 40000-row diagonal matrix */
-    for (sps_idx i = 0; i < 40000; i++) t_trip_add(&t, i, i, 1.0 + t_rand(&seed));
-    for (sps_idx j = 0; j < 33000; j++)
-        if (j != 7) t_trip_add(&t, 7, j, t_rand(&seed));
-    run_case(ctx, "one row of 33000 entries", t_trip_matrix(ctx, 40000, 40000, &t), fn, user);
-
-    /* many rows of 5, every 97th row of 300: HYB's ELL + tail */
-    for (sps_idx i = 0; i < 3000; i++) {
-        int len = i % 97 == 0 ? 300 : 5;
-        for (int k = 0; k < len; k++) t_trip_add(&t, i, (i + k * 7) % 3000, t_rand(&seed));
-    }
-    run_case(ctx, "skewed rows (5 and 300)", t_trip_matrix(ctx, 3000, 3000, &t), fn, user);
-
-    static const sps_idx sizes[] = {31, 32, 33, 1023, 1024, 1025};
-    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
-        snprintf(name, sizeof name, "band n=%d", sizes[k]);
-        run_case(ctx, name, band(ctx, sizes[k], &seed), fn, user);
-    }
-
-    /* only the far corners: offsets n-1 and -(n-1) */
-    t_trip_add(&t, 0, 299, 2.5);
-    t_trip_add(&t, 299, 0, -1.5);
-    run_case(ctx, "far-off diagonals +-(n-1)", t_trip_matrix(ctx, 300, 300, &t), fn, user);
-
-    /* rectangular, both ways */
-    for (int k = 0; k < 400; k++) t_trip_add(&t, (sps_idx)(40 * (t_rand(&seed) + 1) / 2), (sps_idx)(97 * (t_rand(&seed) + 1) / 2), t_rand(&seed));
-    run_case(ctx, "rectangular 40 x 97", t_trip_matrix(ctx, 40, 97, &t), fn, user);
-    for (int k = 0; k < 400; k++) t_trip_add(&t, (sps_idx)(97 * (t_rand(&seed) + 1) / 2), (sps_idx)(40 * (t_rand(&seed) + 1) / 2), t_rand(&seed));
-    run_case(ctx, "rectangular 97 x 40", t_trip_matrix(ctx, 97, 40, &t), fn, user);
-}
-
-/* Every case: the real matrices (when io/ is there), the generators given
- * (when core/generate.c is there), then the edge cases. */
-static void for_each_case(sps_context *ctx, const char *const *gens, case_fn fn, void *user)
-{
-    const char *const *names = t_real_matrices();
-    for (int i = 0; names[i]; i++) {
-        sps_matrix *A = NULL;
-        if (sps_matrix_read(ctx, t_real_matrix_path(names[i]), &A) != SPS_OK)
-            T_FAIL(names[i], "read: %s", sps_last_error(ctx));
-        run_case(ctx, names[i], A, fn, user);
-    }
-    for (int i = 0; gens[i]; i++) {
-        sps_matrix *A = NULL;
-        if (sps_matrix_generate(ctx, gens[i], &A) != SPS_OK)
-            T_FAIL(gens[i], "generate: %s", sps_last_error(ctx));
-        run_case(ctx, gens[i], A, fn, user);
-    }
-    edge_cases(ctx, fn, user);
-}
-
-/* Build spec on A. Returns the operator, or NULL after recording why: dia's
- * SPS_ERR_UNSUPPORTED is a SKIP with its reason, anything else a FAIL. */
-static sps_operator *build(sps_context *ctx, const char *spec, const char *mname,
-                           const sps_matrix *A, const sps_operator_opts *opts)
-{
-    sps_operator *op = NULL;
-    sps_status st = sps_operator_create(ctx, A, spec, opts, &op);
-    if (st == SPS_OK) return op;
-    char name[160];
-    snprintf(name, sizeof name, "%s on %s", spec, mname);
-    if (st == SPS_ERR_UNSUPPORTED && strncmp(spec, "dia", 3) == 0 && (spec[3] == 0 || spec[3] == ':'))
-        t_skip(name, "refused: %s", sps_last_error(ctx));
-    else
-        T_FAIL(name, "%s: %s", sps_strerror(st), sps_last_error(ctx));
-    return NULL;
-}
-
-#ifndef SPS_SPMV_CASES_ONLY
 
 /* ---- host tests ---------------------------------------------------------- */
 
@@ -392,6 +231,118 @@ static void test_alloc_failures(sps_context *ctx)
     sps_matrix_destroy(A);
 }
 
+/* Options sps_operator_create must refuse before building anything (issue 17
+ * defect 7): a precision that is neither SPS_DOUBLE nor SPS_SINGLE. */
+static void test_bad_opts(sps_context *ctx)
+{
+    uint64_t seed = 9;
+    sps_matrix *A = band(ctx, 100, &seed);
+    sps_operator_opts opts;
+    sps_operator_opts_default(&opts);
+    const int bad[] = {7, -1, 2};
+    const char *const specs[] = {"csr-vector", "drm", "auto", "tune"};
+    for (size_t b = 0; b < sizeof bad / sizeof *bad; b++)
+        for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+            opts.precision = (sps_precision)bad[b];
+            sps_operator *op = NULL;
+            sps_status st = sps_operator_create(ctx, A, specs[k], &opts, &op);
+            char want[32];
+            snprintf(want, sizeof want, "precision %d", bad[b]);
+            T_OK(st == SPS_ERR_INVALID_ARG && op == NULL && strstr(sps_last_error(ctx), want),
+                 "%s with precision %d: SPS_ERR_INVALID_ARG (%s): %s", specs[k], bad[b],
+                 sps_strerror(st), sps_last_error(ctx));
+            sps_operator_destroy(op);
+        }
+    sps_matrix_destroy(A);
+}
+
+/* opts.fallback: a named backend that refuses A gives way to csr-vector and
+ * says why; without it the refusal is the caller's. */
+static void test_fallback(sps_context *ctx)
+{
+    t_triplets t = {0};
+    t_trip_add(&t, 0, 299, 2.5);
+    t_trip_add(&t, 299, 0, -1.5);
+    for (sps_idx i = 0; i < 300; i += 7) t_trip_add(&t, i, i, 1.0 + i);
+    sps_matrix *A = t_trip_matrix(ctx, 300, 300, &t); /* dia: fill far above 90% */
+    uint64_t seed = 3;
+    sps_matrix *B = band(ctx, 300, &seed);            /* dia takes it */
+    sps_operator_opts opts;
+    sps_operator_opts_default(&opts);
+    T_OK(opts.fallback == 0, "fallback is off by default");
+    sps_operator *op = NULL;
+    sps_status st = sps_operator_create(ctx, A, "dia", &opts, &op);
+    T_OK(st == SPS_ERR_UNSUPPORTED && op == NULL, "dia refuses without fallback: %s",
+         sps_last_error(ctx));
+
+    opts.fallback = 1;
+    T_STATUS(ctx, sps_operator_create(ctx, A, "dia", &opts, &op), "dia with fallback builds");
+    if (op) {
+        sps_operator_info in;
+        sps_operator_get_info(op, &in);
+        T_OK(strcmp(in.backend, "csr-vector") == 0, "fallback built csr-vector: %s", in.backend);
+        T_OK(strncmp(in.reason, "dia refused (dia: ", 18) == 0 &&
+                 strstr(in.reason, "; fell back to csr-vector") != NULL,
+             "the reason says who refused, why, and what was built: %s", in.reason);
+        double err = 1;
+        int rep = 0;
+        T_STATUS(ctx, sps_operator_check(op, A, &err, &rep), "check the fallback operator");
+        T_OK(err <= 1e-13 && rep, "the fallback computes A*x: err %.2e, repeatable %d", err, rep);
+        sps_operator_destroy(op);
+        op = NULL;
+    }
+    T_STATUS(ctx, sps_operator_create(ctx, B, "dia", &opts, &op), "dia with fallback, dia fits");
+    if (op) {
+        sps_operator_info in;
+        sps_operator_get_info(op, &in);
+        T_OK(strcmp(in.backend, "dia") == 0 && in.reason[0] == 0,
+             "no fallback when the backend takes A: %s, reason '%s'", in.backend, in.reason);
+        sps_operator_destroy(op);
+        op = NULL;
+    }
+    st = sps_operator_create(ctx, A, "dia:maxfill=x", &opts, &op);
+    T_OK(st == SPS_ERR_INVALID_ARG && op == NULL,
+         "a bad parameter is not a refusal: no fallback: %s", sps_last_error(ctx));
+    st = sps_operator_create(ctx, A, "nosuch", &opts, &op);
+    T_OK(st == SPS_ERR_INVALID_ARG && op == NULL, "an unknown name is not a refusal either");
+    sps_matrix_destroy(A);
+    sps_matrix_destroy(B);
+}
+
+/* auto decides on the caller's features exactly as on its own, and refuses
+ * features of another matrix. */
+static void test_auto_features(sps_context *ctx)
+{
+    uint64_t seed = 5;
+    sps_matrix *A = band(ctx, 3000, &seed);
+    sps_matrix *B = band(ctx, 3001, &seed);
+    sps_features f;
+    T_STATUS(ctx, sps_matrix_analyze(ctx, A, &f), "analyze the band matrix");
+    sps_operator_opts opts;
+    sps_operator_opts_default(&opts);
+    sps_operator *own = NULL, *given = NULL;
+    T_STATUS(ctx, sps_operator_create(ctx, A, "auto", NULL, &own), "auto without features");
+    opts.features = &f;
+    T_STATUS(ctx, sps_operator_create(ctx, A, "auto", &opts, &given), "auto with opts.features");
+    if (own && given) {
+        sps_operator_info a, b;
+        sps_operator_get_info(own, &a);
+        sps_operator_get_info(given, &b);
+        T_OK(strcmp(a.backend, b.backend) == 0 && strcmp(a.reason, b.reason) == 0,
+             "the same choice and reason with and without opts.features: %s / %s", a.reason,
+             b.reason);
+    }
+    sps_operator_destroy(own);
+    sps_operator_destroy(given);
+    given = NULL;
+    sps_status st = sps_operator_create(ctx, B, "auto", &opts, &given);
+    T_OK(st == SPS_ERR_INVALID_ARG && !given && strstr(sps_last_error(ctx), "features"),
+         "auto refuses another matrix's features: %s", sps_last_error(ctx));
+    sps_operator_destroy(given);
+    sps_matrix_destroy(A);
+    sps_matrix_destroy(B);
+}
+
 static void test_selectors(sps_context *ctx)
 {
     uint64_t seed = 4;
@@ -515,10 +466,12 @@ int main(void)
     test_hyb_stats(ctx);
     test_alloc_failures(ctx);
     test_selectors(ctx);
+    test_bad_opts(ctx);
+    test_auto_features(ctx);
+    test_fallback(ctx);
     test_measure(ctx);
     test_check_every_backend(ctx);
     sps_context_destroy(ctx);
     return t_done();
 }
 
-#endif /* SPS_SPMV_CASES_ONLY */

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/csr_vector.c: the csr-vector backend (CUSP style, a thread group per row): table, group-size rule, parameters */
+/* spsolve/spmv/formats/csr_vector.c: the csr-vector backend (CUSP style, a thread group per row): table, group-size rule, parameters */
 #include "csr_fmt.h"
 #include "kernels.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+SPS_DECLARE_GPU_BACKEND(sps_csr_vector)
 
 int sps__csr_vector_tpr(int64_t nnz, sps_idx nrows)
 {
@@ -38,15 +40,13 @@ static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params
                           sps_spmv_stats *st)
 {
     int forced = 0;
-    sps_status s = sps__parse_params(ctx, params, param, &forced);
-    if (s == SPS_OK) s = sps__csr_fmt_convert(ctx, A, out, st);
+    sps_status s =
+        sps__csr_fmt_convert_params(ctx, A, "csr-vector", params, param, &forced, out, st);
     if (s != SPS_OK) return s;
     sps_fmt_csr *f = (sps_fmt_csr *)*out;
     f->param = forced ? forced : sps__csr_vector_tpr(A->nnz, A->nrows);
-    sps_row_stats rs;
-    sps__row_stats(A, &rs);
-    snprintf(st->detail, sizeof st->detail, "%d threads per row (%s); row lengths mean %.1f, max %d",
-             f->param, forced ? "forced" : "from the mean row length", rs.mean, rs.max);
+    sps__csr_fmt_detail(A, st, "%d threads per row (%s)", f->param,
+                        forced ? "forced" : "from the mean row length");
     return SPS_OK;
 }
 
@@ -56,14 +56,6 @@ const sps_backend sps_backend_csr_vector = {
     .caps = SPS_CAP_DETERMINISTIC | SPS_CAP_SINGLE,
     .convert = convert,
     .apply_host = sps__csr_fmt_apply_host,
-    .update_host = sps__csr_fmt_update_host,
-    .free_fmt = sps__csr_fmt_free,
-    .detach = sps__csr_fmt_detach,
-#if SPS_HAVE_CUDA
-    .upload = sps_csr_vector_upload,
-    .apply = sps_csr_vector_apply,
-    .update_dev = sps_csr_vector_update_dev,
-    .free_dev = sps_csr_vector_free_dev,
-    .fetch = sps__csr_fmt_fetch,
-#endif
+    SPS_CSR_FMT_ENTRIES,
+    SPS_GPU_ENTRIES(sps_csr_vector),
 };

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/merge.c: the merge backend (Merrill & Garland, SC'16): host part.
+/* spsolve/spmv/formats/merge.c: the merge backend (Merrill & Garland, SC'16): host part.
  *
  * The format is the CSR plus the merge-path coordinates (row, nonzero) where
  * each tile of SPS_MERGE_TILE items starts, found by binary search here in
@@ -10,10 +10,12 @@
  * values, possibly another rounding when a row spans three threads or more),
  * and rows crossing tiles fixed up in tile order. */
 #include "csr_fmt.h"
-#include "diag_merge.h"
+#include "merge_path.h"
 #include "kernels.h"
 
 #include <stdio.h>
+
+SPS_DECLARE_GPU_BACKEND(sps_merge)
 
 /* Combine a carry (key, val) with the next one: partial sums of the same row
  * add up, a new row starts over (the reduce-by-key operator). */
@@ -111,14 +113,6 @@ const sps_backend sps_backend_merge = {
     .caps = SPS_CAP_DETERMINISTIC | SPS_CAP_SINGLE,
     .convert = convert,
     .apply_host = apply_host,
-    .update_host = sps__csr_fmt_update_host,
-    .free_fmt = sps__csr_fmt_free,
-    .detach = sps__csr_fmt_detach,
-#if SPS_HAVE_CUDA
-    .upload = sps_merge_upload,
-    .apply = sps_merge_apply,
-    .update_dev = sps_merge_update_dev,
-    .free_dev = sps_merge_free_dev,
-    .fetch = sps__csr_fmt_fetch,
-#endif
+    SPS_CSR_FMT_ENTRIES,
+    SPS_GPU_ENTRIES(sps_merge),
 };

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/csr_fmt.c: host side of the CSR-based backends, their device
+/* spsolve/spmv/formats/csr_fmt.c: host side of the CSR-based backends, their device
  * upload, and small helpers shared by every format of this directory */
 #include "csr_fmt.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #if SPS_HAVE_CUDA
-#include "../core/gpu.h"
+#include "core/gpu.h"
 #endif
 
 sps_status sps__csr_fmt_convert(sps_context *ctx, const sps_csr *A, sps_fmt **out,
@@ -31,6 +33,28 @@ sps_status sps__csr_fmt_convert(sps_context *ctx, const sps_csr *A, sps_fmt **ou
     st->fill = 0.0;
     *out = (sps_fmt *)f;
     return SPS_OK;
+}
+
+sps_status sps__csr_fmt_convert_params(sps_context *ctx, const sps_csr *A, const char *backend,
+                                       const char *params, sps_param_fn fn, void *user,
+                                       sps_fmt **out, sps_spmv_stats *st)
+{
+    sps_status s = fn ? sps__parse_params(ctx, params, fn, user)
+                      : sps__no_params(ctx, backend, params);
+    return s == SPS_OK ? sps__csr_fmt_convert(ctx, A, out, st) : s;
+}
+
+void sps__csr_fmt_detail(const sps_csr *A, sps_spmv_stats *st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st->detail, sizeof st->detail, fmt, ap);
+    va_end(ap);
+    sps_row_stats rs;
+    sps__row_stats(A, &rs);
+    size_t used = strlen(st->detail);
+    snprintf(st->detail + used, sizeof st->detail - used, "; row lengths mean %.1f, max %d",
+             rs.mean, rs.max);
 }
 
 void sps__csr_fmt_apply_host(const sps_fmt *f, double alpha, const double *x, double beta,
@@ -68,33 +92,7 @@ void sps__csr_fmt_detach(sps_fmt *f)
     c->A.val = NULL;
 }
 
-sps_status sps__no_params(sps_context *ctx, const char *backend, const char *params)
-{
-    if (!params || !*params) return SPS_OK;
-    size_t n = strcspn(params, ",");
-    return sps__err(ctx, SPS_ERR_INVALID_ARG, "%s: unknown parameter '%.*s' (it takes none)",
-                    backend, (int)n, params);
-}
-
 #if SPS_HAVE_CUDA
-
-sps_status sps__upload_values(sps_context *ctx, void *dst, const double *src, size_t n,
-                              int single)
-{
-    if (!single) return sps__h2d(ctx, dst, src, n * sizeof(double));
-    /* sps__h2d waits for the copy, so one bounded staging buffer is reused. */
-    size_t chunk = n < ((size_t)1 << 20) ? n : ((size_t)1 << 20);
-    float *tmp = sps__malloc(chunk * sizeof *tmp);
-    if (!tmp) return sps__err(ctx, SPS_ERR_NO_MEMORY, "upload: out of host memory");
-    sps_status st = SPS_OK;
-    for (size_t done = 0; done < n && st == SPS_OK; done += chunk) {
-        size_t k = n - done < chunk ? n - done : chunk;
-        for (size_t i = 0; i < k; i++) tmp[i] = (float)src[done + i];
-        st = sps__h2d(ctx, (float *)dst + done, tmp, k * sizeof *tmp);
-    }
-    sps__free(tmp);
-    return st;
-}
 
 void sps__csr_dev_free(sps_csr_dev *d)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/diag_common.h: host side shared by the diagonal formats (drm, dia).
+/* spsolve/spmv/formats/diag_common.h: host side shared by the diagonal formats (drm, dia).
  *
  * Both formats store a matrix as row segments of `seg` consecutive rows; a
  * segment keeps each of its distinct diagonals (offset d = col - row with at
@@ -17,7 +17,7 @@
 #ifndef SPS_DIAG_COMMON_H
 #define SPS_DIAG_COMMON_H
 
-#include "backend.h"
+#include "spmv/backend.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,6 +67,9 @@ void sps__diag_sort(sps_idx *a, size_t n);
 
 /* ---- the two formats (read by their .cu files too) ---------------------- */
 
+extern const sps_backend sps_backend_drm; /* drm.c (tests call its entries) */
+extern const sps_backend sps_backend_dia; /* dia.c */
+
 typedef struct sps_fmt_drm {
     sps_idx nrows, ncols, nnz;
     sps_idx seg;      /* rows per segment: a power of 2 (the backend takes 8..128) */
@@ -97,22 +100,24 @@ typedef struct sps_fmt_dia {
 /* ---- DRM ---------------------------------------------------------------- */
 
 /* Build the DRM format of A (drm.c): seg a power of 2 in [1, 1024] (the
- * backend's parameter allows 8..128; tests use smaller), merge != 0 for
- * Algorithm 1, rows = GPU mapping (see sps_fmt_drm), order_rows != 0 numbers
+ * backend's parameter allows 8..128; tests use smaller), group != 0 for
+ * Algorithm 1's grouping of segments into sub-blocks (0: HDIA), rows = GPU mapping (see sps_fmt_drm), order_rows != 0 numbers
  * the sub-blocks in row order (else Algorithm 1's list order). *out is a
  * sps_fmt_drm. */
-sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int merge, int rows,
+sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int group, int rows,
                           int order_rows, sps_fmt **out, sps_spmv_stats *st);
 
-/* ---- DRM: the iterative merge of segments into sub-blocks (Algorithm 1) ---- */
+/* ---- DRM: the iterative grouping of segments into sub-blocks (Algorithm 1) ----
+ * (the paper calls it merging; spsolve says grouping, so that it is not taken
+ * for the merge-path backend, spmv/formats/merge.c) */
 
 /* Sub-blocks from the operand counts ope[0..n) of n segments.
- * merge != 0: Algorithm 1 of the paper (see drm.c); merge == 0: every segment
+ * group != 0: Algorithm 1 of the paper (see drm.c); group == 0: every segment
  * its own sub-block, in order (HDIA). A sub-block of more than maxmem segments
  * (maxmem >= 1) is cut into consecutive chunks of maxmem (the last one shorter).
  * Output: *nblk sub-blocks; members[blk[b] .. blk[b+1]) are the segments of
  * sub-block b in ascending order; blk has room for n + 1 entries, members for n. */
-sps_status sps__drm_plan(sps_context *ctx, const int64_t *ope, sps_idx n, int merge,
+sps_status sps__drm_plan(sps_context *ctx, const int64_t *ope, sps_idx n, int group,
                          sps_idx maxmem, sps_idx *members, sps_idx *blk, sps_idx *nblk);
 
 /* Population variance of the sub-blocks' operand sums (formula 13 of the

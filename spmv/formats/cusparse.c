@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/cusparse.c: the cusparse backend (cuSPARSE generic SpMV on CSR, the vendor baseline): table, parameters */
+/* spsolve/spmv/formats/cusparse.c: the cusparse backend (cuSPARSE generic SpMV on CSR, the vendor baseline): table, parameters */
 #include "csr_fmt.h"
 #include "kernels.h"
 
 #include <stdio.h>
 #include <string.h>
+
+SPS_DECLARE_GPU_BACKEND(sps_cusparse)
 
 static sps_status param(sps_context *ctx, void *user, const char *key, const char *value)
 {
@@ -24,8 +26,7 @@ static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params
                           sps_spmv_stats *st)
 {
     int alg = 1;
-    sps_status s = sps__parse_params(ctx, params, param, &alg);
-    if (s == SPS_OK) s = sps__csr_fmt_convert(ctx, A, out, st);
+    sps_status s = sps__csr_fmt_convert_params(ctx, A, "cusparse", params, param, &alg, out, st);
     if (s != SPS_OK) return s;
     ((sps_fmt_csr *)*out)->param = alg;
     st->caps_add = alg == 2 ? SPS_CAP_DETERMINISTIC : 0;
@@ -44,14 +45,6 @@ const sps_backend sps_backend_cusparse = {
     .caps = SPS_CAP_SINGLE,
     .convert = convert,
     .apply_host = sps__csr_fmt_apply_host,
-    .update_host = sps__csr_fmt_update_host,
-    .free_fmt = sps__csr_fmt_free,
-    .detach = sps__csr_fmt_detach,
-#if SPS_HAVE_CUDA
-    .upload = sps_cusparse_upload,
-    .apply = sps_cusparse_apply,
-    .update_dev = sps_cusparse_update_dev,
-    .free_dev = sps_cusparse_free_dev,
-    .fetch = sps__csr_fmt_fetch,
-#endif
+    SPS_CSR_FMT_ENTRIES,
+    SPS_GPU_ENTRIES(sps_cusparse),
 };

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/csr_fmt.h: the host and device sides shared by the CSR-based
+/* spsolve/spmv/formats/csr_fmt.h: the host and device sides shared by the CSR-based
  * backends (csr-scalar, csr-vector, merge, cusparse, and hyb's CSR tail).
  *
  * Host: the format is a copy of the CSR (sps_fmt_csr). Device: the same three
@@ -8,7 +8,7 @@
 #ifndef SPS_CSR_FMT_H
 #define SPS_CSR_FMT_H
 
-#include "backend.h"
+#include "spmv/backend.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,6 +27,14 @@ typedef struct sps_fmt_csr {
  * are not read. */
 sps_status sps__csr_fmt_convert(sps_context *ctx, const sps_csr *A, sps_fmt **out,
                                 sps_spmv_stats *st);
+/* The convert prologue of the plain-CSR formats: parse params with fn (or,
+ * when fn is NULL, refuse any, naming backend), then sps__csr_fmt_convert. */
+sps_status sps__csr_fmt_convert_params(sps_context *ctx, const sps_csr *A, const char *backend,
+                                       const char *params, sps_param_fn fn, void *user,
+                                       sps_fmt **out, sps_spmv_stats *st);
+/* st->detail = the formatted text, then "; row lengths mean M, max N". */
+void sps__csr_fmt_detail(const sps_csr *A, sps_spmv_stats *st, const char *fmt, ...)
+    SPS_PRINTF(3, 4);
 void sps__csr_fmt_apply_host(const sps_fmt *f, double alpha, const double *x, double beta,
                              double *y);
 sps_status sps__csr_fmt_update_host(sps_context *ctx, sps_fmt *f, const double *values);
@@ -39,10 +47,19 @@ void sps__csr_fmt_detach(sps_fmt *f);
 sps_status sps__csr_fmt_fetch(sps_context *ctx, sps_fmt *f, const void *dev);
 #endif
 
-/* A backend that takes no parameters: SPS_ERR_INVALID_ARG naming the first
- * one given. */
-sps_status sps__no_params(sps_context *ctx, const char *backend, const char *params);
 
+
+/* The table entries every plain-CSR format shares (all but convert and
+ * apply_host): update, free, detach after the upload, fetch back. */
+#if SPS_HAVE_CUDA
+#define SPS_CSR_FMT_ENTRIES                                                            \
+    .update_host = sps__csr_fmt_update_host, .free_fmt = sps__csr_fmt_free,            \
+    .detach = sps__csr_fmt_detach, .fetch = sps__csr_fmt_fetch
+#else
+#define SPS_CSR_FMT_ENTRIES                                                            \
+    .update_host = sps__csr_fmt_update_host, .free_fmt = sps__csr_fmt_free,            \
+    .detach = sps__csr_fmt_detach
+#endif
 
 /* csr-vector's group size (threads per row) from the mean row length: the
  * smallest of 2, 4, 8, 16, 32 that is >= nnz / nrows (32 above 16).
@@ -77,10 +94,6 @@ typedef struct sps_csr_dev {
     size_t bytes;       /* device bytes held */
 } sps_csr_dev;
 
-/* Upload n doubles to dst as double, or as float when single (converted on
- * the host in bounded chunks). */
-sps_status sps__upload_values(sps_context *ctx, void *dst, const double *src, size_t n,
-                              int single);
 /* Allocate and fill d from A (d is zeroed first; freed on failure). */
 sps_status sps__csr_dev_upload(sps_context *ctx, const sps_csr *A, int single, sps_csr_dev *d);
 void sps__csr_dev_free(sps_csr_dev *d);

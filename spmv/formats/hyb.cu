@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/hyb.cu: the hyb kernels (ELL part, then the CSR tail).
+/* spsolve/spmv/formats/hyb.cu: the hyb kernels (ELL part, then the CSR tail).
  *
  * Work decomposition: two launches on the context's stream.
  *  1. ELL: thread r owns row r. The ELL arrays are column-major with a pitch
@@ -20,9 +20,11 @@
  * Loses: widely spread row lengths (padding or a large tail), and anything
  * where plain CSR is already coalesced: the ELL loop is one thread per row.
  * Deterministic: fixed per-row order in both launches. */
-#include "../core/cuda_check.cuh"
+#include "core/cuda_check.cuh"
 #include "csr_fmt.h"
 #include "kernels.h"
+
+SPS_DECLARE_GPU_BACKEND(sps_hyb)
 
 
 namespace {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/csr_vector.cu: the csr-vector kernel (Bell & Garland, CUSP).
+/* spsolve/spmv/formats/csr_vector.cu: the csr-vector kernel (Bell & Garland, CUSP).
  *
  * Work decomposition: a group of TPR consecutive lanes of a warp (TPR = 2, 4,
  * 8, 16 or 32) owns one row. Lane l of the group sums the entries l, l+TPR,
@@ -19,9 +19,11 @@
  * Deterministic: per-lane sums in a fixed order, then a fixed shuffle tree.
  *
  * The same kernel, with a row list (INDIRECT), sums HYB's CSR tail into y. */
-#include "../core/cuda_check.cuh"
+#include "core/cuda_check.cuh"
 #include "csr_fmt.h"
 #include "kernels.h"
+
+SPS_DECLARE_GPU_BACKEND(sps_csr_vector)
 
 namespace {
 

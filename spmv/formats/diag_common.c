@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/diag_common.c: segment scan, slot layout and host apply shared by drm and dia */
+/* spsolve/spmv/formats/diag_common.c: segment scan, slot layout and host apply shared by drm and dia */
 #include "diag_common.h"
 
 #include <stdio.h>

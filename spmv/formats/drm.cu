@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/drm.cu: DRM SpMV kernels (Algorithm 2 of Wang et al. 2024, and a packed mapping)
+/* spsolve/spmv/formats/drm.cu: DRM SpMV kernels (Algorithm 2 of Wang et al. 2024, and a packed mapping)
  *
  * Work decomposition. One thread computes one row: lane t of a slot (a
  * segment of seg rows) reads its slot's diagonals in order, value
@@ -29,6 +29,8 @@
  * of index per segment. See doc/drm.md for the bytes model and the choice. */
 #include "diag_kernels.h"
 #include "kernels.h"
+
+SPS_DECLARE_GPU_BACKEND(sps_drm)
 
 namespace {
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/diag_merge.h: the merge-path partition shared by merge.c (the host
+/* spsolve/spmv/formats/merge_path.h: the merge-path partition shared by merge.c (the host
  * emulation) and merge.cu (the kernels): tile geometry and the diagonal search.
  *
  * SpMV over CSR merges two sorted lists: the row end offsets a[r] = row_ptr[r+1]
@@ -8,10 +8,10 @@
  * row end first, so empty rows end at once) closes row r. The path has
  * nrows + nnz items; tile t owns items [t*TILE, (t+1)*TILE), thread k of a tile
  * the ITEMS items from k*ITEMS on: equal work whatever the row lengths. */
-#ifndef SPS_DIAG_MERGE_H
-#define SPS_DIAG_MERGE_H
+#ifndef SPS_SPMV_MERGE_PATH_H
+#define SPS_SPMV_MERGE_PATH_H
 
-#include "../core/internal.h"
+#include "core/internal.h"
 
 #define SPS_MERGE_THREADS 128 /* threads per tile (thread block) */
 #define SPS_MERGE_ITEMS 7     /* merge items per thread (odd: no shared-memory bank conflicts) */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/dia.c: the dia backend: plain DIA over the whole matrix
+/* spsolve/spmv/formats/dia.c: the dia backend: plain DIA over the whole matrix
  * (Bell & Garland), refused when the zero fill would pass a limit.
  *
  * Storage: the sorted distinct offsets, and ndiag x nrows values with
@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+SPS_DECLARE_GPU_BACKEND(sps_dia)
 
 static sps_status parse_one(sps_context *ctx, void *user, const char *key, const char *value)
 {
@@ -131,10 +133,5 @@ const sps_backend sps_backend_dia = {
     .apply_host = apply_host,
     .update_host = update_host,
     .free_fmt = free_fmt,
-#if SPS_HAVE_CUDA
-    .upload = sps_dia_upload,
-    .apply = sps_dia_apply,
-    .update_dev = sps_dia_update_dev,
-    .free_dev = sps_dia_free_dev,
-#endif
+    SPS_GPU_ENTRIES(sps_dia),
 };

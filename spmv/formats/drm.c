@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/drm.c: the drm backend (Wang et al. 2024): row segments stored as
+/* spsolve/spmv/formats/drm.c: the drm backend (Wang et al. 2024): row segments stored as
  * short DIA blocks, merged into balanced sub-blocks by Algorithm 1 (diag_plan.c).
  *
  * Parameters (after "drm:"):
  *   seg=K     rows per segment, K in {8, 16, 32, 64, 128} (default 32, a warp)
- *   nomerge   skip Algorithm 1: every segment its own sub-block (HDIA)
+ *   hdia      skip Algorithm 1's grouping: every segment its own sub-block
+ *             (HDIA); `nomerge` is the older name, still accepted (it meant
+ *             Algorithm 1's merging of segments, not the merge backend)
  *   rows=R    GPU mapping: R threads per block over consecutive slots (R a
  *             multiple of 32 up to 1024; default 128), or the paper's one
  *             thread block per sub-block (rows=0, Algorithm 2); see doc/drm.md
- *   order=rows|merge  sub-blocks numbered in row order (default) or in
- *             Algorithm 1's list order
+ *   order=rows|list  sub-blocks numbered in row order (default) or in
+ *             Algorithm 1's list order (`order=merge`, the older name, too)
  *   unroll=4|8  diagonals per predicated chunk in the kernel (default 4) */
 #include "diag_common.h"
 #include "kernels.h"
@@ -18,9 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+SPS_DECLARE_GPU_BACKEND(sps_drm)
+
 typedef struct drm_params {
     sps_idx seg;
-    int merge;
+    int group;           /* 1: Algorithm 1 groups segments into sub-blocks; 0: HDIA */
+    const char *hdia_as; /* the name hdia was asked by ("hdia" or "nomerge"), for the detail */
     int rows;
     int unroll;
     int order_rows; /* 1: sub-blocks in row order (default); 0: Algorithm 1's list order */
@@ -30,8 +35,9 @@ static sps_status parse_one(sps_context *ctx, void *user, const char *key, const
 {
     drm_params *p = user;
     char *end = NULL;
-    if (strcmp(key, "nomerge") == 0 && !*value) {
-        p->merge = 0;
+    if ((strcmp(key, "hdia") == 0 || strcmp(key, "nomerge") == 0) && !*value) {
+        p->group = 0;
+        p->hdia_as = key[0] == 'h' ? "hdia" : "nomerge";
         return SPS_OK;
     }
     if (strcmp(key, "seg") == 0) {
@@ -54,11 +60,12 @@ static sps_status parse_one(sps_context *ctx, void *user, const char *key, const
                         "up to 1024", value);
     }
     if (strcmp(key, "order") == 0) {
-        if (strcmp(value, "rows") == 0 || strcmp(value, "merge") == 0) {
+        if (strcmp(value, "rows") == 0 || strcmp(value, "list") == 0 ||
+            strcmp(value, "merge") == 0) {
             p->order_rows = value[0] == 'r';
             return SPS_OK;
         }
-        return sps__err(ctx, SPS_ERR_INVALID_ARG, "drm: order=%s: expected rows or merge", value);
+        return sps__err(ctx, SPS_ERR_INVALID_ARG, "drm: order=%s: expected rows or list", value);
     }
     if (strcmp(key, "unroll") == 0) {
         if (strcmp(value, "4") == 0 || strcmp(value, "8") == 0) {
@@ -68,8 +75,8 @@ static sps_status parse_one(sps_context *ctx, void *user, const char *key, const
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "drm: unroll=%s: expected 4 or 8", value);
     }
     return sps__err(ctx, SPS_ERR_INVALID_ARG,
-                    "drm: unknown parameter '%s' (known: seg=K, nomerge, rows=R, unroll=4|8, "
-                    "order=rows|merge)", key);
+                    "drm: unknown parameter '%s' (known: seg=K, hdia (or nomerge), rows=R, "
+                    "unroll=4|8, order=rows|list)", key);
 }
 
 static void free_fmt(sps_fmt *fmt)
@@ -85,7 +92,10 @@ static void free_fmt(sps_fmt *fmt)
     sps__free(f);
 }
 
-static void fill_stats(const sps_fmt_drm *f, int merge, const int64_t *ope, sps_spmv_stats *st)
+/* hdia_as: NULL for Algorithm 1's sub-blocks, else the name HDIA was asked
+ * by, shown in the detail. */
+static void fill_stats(const sps_fmt_drm *f, const char *hdia_as, const int64_t *ope,
+                       sps_spmv_stats *st)
 {
     const sps_idx ndiag = f->dnum[f->nslot];
     const int64_t slots = (int64_t)ndiag * f->seg;
@@ -106,9 +116,10 @@ static void fill_stats(const sps_fmt_drm *f, int merge, const int64_t *ope, sps_
     else snprintf(members, sizeof members, "%d-%d", mmin, f->maxmem);
     if (f->rows) snprintf(mapping, sizeof mapping, ", %d threads/block", f->rows);
     snprintf(st->detail, sizeof st->detail,
-             "seg=%d, %.1f diags/segment (max %d), %d sub-blocks of %s segments%s%s", f->seg,
+             "seg=%d, %.1f diags/segment (max %d), %d sub-blocks of %s segments%s%s%s%s",
+             f->seg,
              f->nslot ? (double)ndiag / f->nslot : 0.0, dmax, f->nblk, members,
-             merge ? "" : " (nomerge)", mapping);
+             hdia_as ? " (" : "", hdia_as ? hdia_as : "", hdia_as ? ")" : "", mapping);
 }
 
 static int cmp_idx(const void *a, const void *b)
@@ -152,8 +163,8 @@ static sps_status order_by_rows(sps_context *ctx, sps_idx *index, sps_idx *blo, 
     return SPS_OK;
 }
 
-sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int merge, int rows,
-                          int order_rows, sps_fmt **out, sps_spmv_stats *st)
+static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx seg, const char *hdia_as,
+                        int rows, int order_rows, sps_fmt **out, sps_spmv_stats *st)
 {
     *out = NULL;
     if (seg < 1 || seg > 1024 || (seg & (seg - 1)))
@@ -195,7 +206,7 @@ sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int m
     f->rows = rows;
     for (sps_idx h = 0; h < S; h++) ope[h] = (int64_t)(sg.dnum[h + 1] - sg.dnum[h]) * seg;
 
-    s = sps__drm_plan(ctx, ope, S, merge, 1024 / seg, f->index, f->blo, &f->nblk);
+    s = sps__drm_plan(ctx, ope, S, hdia_as == NULL, 1024 / seg, f->index, f->blo, &f->nblk);
     if (s != SPS_OK) goto fail;
     if (order_rows && (s = order_by_rows(ctx, f->index, f->blo, f->nblk, S)) != SPS_OK) goto fail;
     s = sps__diag_layout(ctx, A, &sg, f->index, f->dnum, f->off, f->map, f->val);
@@ -203,7 +214,7 @@ sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int m
     f->maxmem = 0;
     for (sps_idx b = 0; b < f->nblk; b++)
         if (f->blo[b + 1] - f->blo[b] > f->maxmem) f->maxmem = f->blo[b + 1] - f->blo[b];
-    fill_stats(f, merge, ope, st);
+    fill_stats(f, hdia_as, ope, st);
     sps__free(ope);
     sps__diag_segs_free(&sg);
     *out = (sps_fmt *)f;
@@ -215,6 +226,12 @@ fail:
     return s;
 }
 
+sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int group, int rows,
+                          int order_rows, sps_fmt **out, sps_spmv_stats *st)
+{
+    return build(ctx, A, seg, group ? NULL : "hdia", rows, order_rows, out, st);
+}
+
 static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params, sps_fmt **out,
                           sps_spmv_stats *st)
 {
@@ -222,10 +239,10 @@ static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params
     /* Default mapping: packed, 128 threads per block (H100, double:
      * banded:2000000,9,0.01,1 86.0% of the copy bandwidth against 83.5% for
      * Algorithm 2's block per sub-block; poisson3d:160 93.4% against 90.1%). */
-    drm_params p = {32, 1, 128, 4, 1};
+    drm_params p = {SPS_DRM_SEG_ROWS, 1, NULL, 128, 4, 1};
     sps_status s = sps__parse_params(ctx, params, parse_one, &p);
     if (s != SPS_OK) return s;
-    s = sps__drm_build(ctx, A, p.seg, p.merge, p.rows, p.order_rows, out, st);
+    s = build(ctx, A, p.seg, p.group ? NULL : p.hdia_as, p.rows, p.order_rows, out, st);
     if (s == SPS_OK) ((sps_fmt_drm *)*out)->unroll = p.unroll;
     return s;
 }
@@ -249,16 +266,11 @@ static sps_status update_host(sps_context *ctx, sps_fmt *fmt, const double *valu
 const sps_backend sps_backend_drm = {
     .name = "drm",
     .summary = "DRM (Wang et al. 2024): 32-row DIA segments merged into balanced sub-blocks; "
-               "drm:seg=K, drm:nomerge (HDIA), drm:rows=0 (Algorithm 2's block per sub-block)",
+               "drm:seg=K, drm:hdia (alias drm:nomerge), drm:rows=0 (Algorithm 2's block per sub-block)",
     .caps = SPS_CAP_DETERMINISTIC | SPS_CAP_NEEDS_CONVERT | SPS_CAP_SINGLE,
     .convert = convert,
     .apply_host = apply_host,
     .update_host = update_host,
     .free_fmt = free_fmt,
-#if SPS_HAVE_CUDA
-    .upload = sps_drm_upload,
-    .apply = sps_drm_apply,
-    .update_dev = sps_drm_update_dev,
-    .free_dev = sps_drm_free_dev,
-#endif
+    SPS_GPU_ENTRIES(sps_drm),
 };

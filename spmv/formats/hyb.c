@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/hyb.c: the hyb backend (ELL of a chosen width + a row-grouped CSR tail): conversion, host apply, table */
+/* spsolve/spmv/formats/hyb.c: the hyb backend (ELL of a chosen width + a row-grouped CSR tail): conversion, host apply, table */
 #include "csr_fmt.h"
 #include "kernels.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+SPS_DECLARE_GPU_BACKEND(sps_hyb)
 
 static sps_status param(sps_context *ctx, void *user, const char *key, const char *value)
 {
@@ -194,10 +196,5 @@ const sps_backend sps_backend_hyb = {
     .apply_host = apply_host,
     .update_host = update_host,
     .free_fmt = free_fmt,
-#if SPS_HAVE_CUDA
-    .upload = sps_hyb_upload,
-    .apply = sps_hyb_apply,
-    .update_dev = sps_hyb_update_dev,
-    .free_dev = sps_hyb_free_dev,
-#endif
+    SPS_GPU_ENTRIES(sps_hyb),
 };

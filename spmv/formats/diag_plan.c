@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/diag_plan.c: DRM's iterative merge of row segments into sub-blocks (Algorithm 1)
+/* spsolve/spmv/formats/diag_plan.c: DRM's iterative grouping (the paper: merge)
+ * of row segments into sub-blocks (Algorithm 1)
  *
  * The paper (Wang et al. 2024, Algorithm 1) keeps the operand counts P sorted
  * in decreasing order and
@@ -121,7 +122,7 @@ static sps_idx pop(const plan *p, queues *q)
     return id;
 }
 
-sps_status sps__drm_plan(sps_context *ctx, const int64_t *ope, sps_idx n, int merge,
+sps_status sps__drm_plan(sps_context *ctx, const int64_t *ope, sps_idx n, int group,
                          sps_idx maxmem, sps_idx *members, sps_idx *blk, sps_idx *nblk)
 {
     blk[0] = 0;
@@ -131,7 +132,7 @@ sps_status sps__drm_plan(sps_context *ctx, const int64_t *ope, sps_idx n, int me
         if (ope[i] < 0 || ope[i] > INT32_MAX)
             return sps__err(ctx, SPS_ERR_INVALID_ARG, "drm: operand count %lld out of range",
                             (long long)ope[i]);
-    if (!merge) {
+    if (!group) {
         for (sps_idx i = 0; i < n; i++) {
             members[i] = i;
             blk[i + 1] = i + 1;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/csr_scalar.cu: the csr-scalar kernel.
+/* spsolve/spmv/formats/csr_scalar.cu: the csr-scalar kernel.
  *
  * Work decomposition: thread r computes row r on its own, walking the row's
  * entries in CSR order, then writes y[r] = alpha*sum + beta*y[r].
@@ -11,9 +11,11 @@
  * loads of col_idx and val are not coalesced; a warp runs as long as its
  * longest row, so uneven row lengths serialize it.
  * Deterministic: each row is summed by one thread in CSR order. */
-#include "../core/cuda_check.cuh"
+#include "core/cuda_check.cuh"
 #include "csr_fmt.h"
 #include "kernels.h"
+
+SPS_DECLARE_GPU_BACKEND(sps_csr_scalar)
 
 namespace {
 

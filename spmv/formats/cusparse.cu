@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/cusparse.cu: the cusparse backend: cuSPARSE's generic SpMV.
+/* spsolve/spmv/formats/cusparse.cu: the cusparse backend: cuSPARSE's generic SpMV.
  *
  * Work decomposition: cuSPARSE's own (CSR_ALG1, its default, or CSR_ALG2, a
  * row-balanced algorithm documented as bitwise deterministic). Everything
@@ -22,13 +22,15 @@
  * Wins: a robust baseline across all shapes (ALG2 balances irregular rows).
  * Loses: setup time (buffer and preprocessing), and to formats that move
  * fewer bytes (DRM/DIA on diagonal matrices). */
-#include "../core/cuda_check.cuh"
+#include "core/cuda_check.cuh"
 #include "csr_fmt.h"
 #include "kernels.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+SPS_DECLARE_GPU_BACKEND(sps_cusparse)
 
 namespace {
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/core/generate.c: deterministic test matrices built directly as CSR.
+/* spsolve/gen/generate.c: deterministic test matrices built directly as CSR.
  *
  * Specs (exact definitions in doc/features.md):
  *   poisson2d:N               5-point Laplacian, N*N rows (SPD)
@@ -12,7 +12,7 @@
  * depends only on the seed and the call order, so every machine builds the
  * same matrix bit for bit. Everything is built row by row into exactly sized
  * arrays (a counting pass first), without a triplet detour. */
-#include "internal.h"
+#include "core/internal.h"
 
 #include <ctype.h>
 #include <errno.h>

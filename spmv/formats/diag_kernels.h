@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/diag_kernels.h: device code shared by drm.cu and dia.cu, an upload helper
+/* spsolve/spmv/formats/diag_kernels.h: device code shared by drm.cu and dia.cu, an upload helper
  * shared with merge.cu (CUDA C++ only).
  *
  * One thread computes one row: it walks the diagonals of its slot, reading
@@ -19,7 +19,7 @@
 #error "diag_kernels.h is for .cu files"
 #endif
 
-#include "../core/cuda_check.cuh"
+#include "core/cuda_check.cuh"
 #include "csr_fmt.h"
 #include "diag_common.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/dia.cu: DIA SpMV kernel (Bell & Garland)
+/* spsolve/spmv/formats/dia.cu: DIA SpMV kernel (Bell & Garland)
  *
  * Work decomposition: one thread per row, 256 threads per block; the thread
  * walks every diagonal of the matrix, value val[i*nrows + row] (consecutive
@@ -11,6 +11,8 @@
  * 32-row segment instead). */
 #include "diag_kernels.h"
 #include "kernels.h"
+
+SPS_DECLARE_GPU_BACKEND(sps_dia)
 
 namespace {
 

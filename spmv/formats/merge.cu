@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/merge.cu: merge-path CSR SpMV (Merrill & Garland, SC'16) on CUB block primitives
+/* spsolve/spmv/formats/merge.cu: merge-path CSR SpMV (Merrill & Garland, SC'16) on CUB block primitives
  *
- * Work decomposition (diag_merge.h): the merge of the row end offsets with
+ * Work decomposition (merge_path.h): the merge of the row end offsets with
  * the nonzero indices is cut into tiles of SPS_MERGE_TILE = 128 x 7 items
  * (rows + nonzeros), one thread block each; the tile's start coordinates are
  * precomputed at conversion. A tile
@@ -23,10 +23,12 @@
  * scan cost instructions a row-per-warp kernel does not spend. */
 #include "csr_fmt.h"
 #include "diag_kernels.h"
-#include "diag_merge.h"
+#include "merge_path.h"
 #include "kernels.h"
 
 #include <cub/block/block_scan.cuh>
+
+SPS_DECLARE_GPU_BACKEND(sps_merge)
 
 namespace {
 

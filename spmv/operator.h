@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/spmv/operator.h: the operator object (spmv/operator.c): one
+ * backend's format built from a CSR, applied, updated, destroyed.
+ *
+ * This is the bottom of the framework's one-way chain
+ *   create.c -> select.c -> measure.c -> operator.c -> backend tables
+ * (doc/spmv.md, "Code layout"): nothing here calls a selector or a
+ * measurement. */
+#ifndef SPS_SPMV_OPERATOR_H
+#define SPS_SPMV_OPERATOR_H
+
+#include "backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The backend built when the one asked for refuses the matrix: auto's and
+ * tune's baseline, and sps_operator_opts.fallback's. */
+#define SPS_FALLBACK_SPEC "csr-vector"
+
+/* Build an operator with a given backend: convert (timed), upload (timed),
+ * fill op->info. The matrix's CSR is only read. opts->precision must be
+ * valid (sps_operator_create checks it). */
+sps_status sps__operator_build(sps_context *ctx, const sps_csr *A, const sps_backend *be,
+                               const char *params, const sps_operator_opts *opts,
+                               sps_operator **op);
+
+/* Build from a spec "name[:params]"; a name not in the registry is
+ * SPS_ERR_NOT_COMPILED (the selectors' names are always registered ones). */
+sps_status sps__operator_build_spec(sps_context *ctx, const sps_csr *A, const char *spec,
+                                    const sps_operator_opts *opts, sps_operator **op);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SPS_SPMV_OPERATOR_H */
