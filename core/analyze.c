@@ -180,8 +180,8 @@ static void sym_entry(const sps_csr *A, sps_idx *pos, sps_idx r, sps_idx c, doub
 static void entry_pass(const sps_csr *A, sps_idx *mark, sps_idx *pos, pass_acc *a)
 {
     const sps_idx m = A->nrows, ndiag = m < A->ncols ? m : A->ncols;
-    for (sps_idx s0 = 0, h = 1; s0 < m; s0 += SPS_SEG_ROWS, h++) {
-        sps_idx s1 = m - s0 < SPS_SEG_ROWS ? m : s0 + SPS_SEG_ROWS;
+    for (sps_idx s0 = 0, h = 1; s0 < m; s0 += SPS_DRM_SEG_ROWS, h++) {
+        sps_idx s1 = m - s0 < SPS_DRM_SEG_ROWS ? m : s0 + SPS_DRM_SEG_ROWS;
         int64_t dig = 0;
         for (sps_idx r = s0; r < s1; r++) {
             row_diagonal(A, r, ndiag, a);
@@ -196,7 +196,7 @@ static void entry_pass(const sps_csr *A, sps_idx *mark, sps_idx *pos, pass_acc *
                 if (pos) sym_entry(A, pos, r, c, A->val[p], a);
             }
         }
-        a->drm_slots += sps__seg_slots(dig, SPS_SEG_ROWS);
+        a->drm_slots += sps__seg_slots(dig, SPS_DRM_SEG_ROWS);
         if (pos && a->far > 4096 + A->row_ptr[s1] / 16) {
             pos = NULL;
             a->gave_up = 1;

@@ -32,7 +32,7 @@
 
 namespace {
 
-constexpr int SEG = SPS_SEG_ROWS;
+constexpr int SEG = SPS_DRM_SEG_ROWS;
 constexpr int WARPS = 8; /* warps (segments) per block of seg_kernel */
 constexpr int SYM_THREADS = 256;
 constexpr int SUM_THREADS = 1024;
@@ -410,7 +410,7 @@ void finish(const sps_dcsr *d, int kcap, an_host *H, sps_features *f)
     (void)kcap;
     sps__features_hyb(f, H->ge, sps__hyb_kmax(d->nrows, d->nnz, R->row_max));
     f->diagonals = (sps_idx)R->diagonals;
-    f->drm_slots = sps__seg_slots((int64_t)R->seg_diags, SPS_SEG_ROWS);
+    f->drm_slots = sps__seg_slots((int64_t)R->seg_diags, SPS_DRM_SEG_ROWS);
     f->missing_diagonal = R->missing;
     f->zero_diagonal = R->zero;
     f->negative_diagonal = R->negative;

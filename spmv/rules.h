@@ -14,9 +14,8 @@
 extern "C" {
 #endif
 
-/* Row-segment height of DRM and of the analysis's DRM fill (drm_slots):
- * rows 32h .. 32h+31 form segment h. */
-#define SPS_SEG_ROWS 32
+/* The row-segment height of DRM and of the analysis's DRM fill (drm_slots)
+ * is SPS_DRM_SEG_ROWS (core/internal.h): rows 32h .. 32h+31 form segment h. */
 
 /* Slots DRM stores for one segment that holds `distinct` distinct diagonals:
  * every diagonal at the full segment height (the last segment is padded). */
