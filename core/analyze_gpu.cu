@@ -92,9 +92,13 @@ __device__ void consume(const int *col, const double *val, int p, int r, lane_ro
  * add once, through their leader. */
 __device__ void hist_add(unsigned *h, int bin, int active)
 {
+#if __CUDA_ARCH__ >= 700
     unsigned same = __match_any_sync(0xffffffffu, active ? bin : -1);
     int lane = threadIdx.x & 31;
     if (active && lane == __ffs(same) - 1) atomicAdd(&h[bin], (unsigned)__popc(same));
+#else
+    if (active) atomicAdd(&h[bin], 1u);
+#endif
 }
 
 struct seg_acc { /* per block, in shared memory */

@@ -23,6 +23,9 @@ static sps_status upload(sps_context *ctx, const sps_csr *A, sps_dcsr **out)
     if (!d) return sps__err(ctx, SPS_ERR_NO_MEMORY, "sps_matrix_upload: out of memory");
     double t0 = sps__now_ms();
     d->ctx = ctx;
+    d->h_row_ptr = A->row_ptr;
+    d->h_col_idx = A->col_idx;
+    d->h_val = A->val;
     d->nrows = A->nrows;
     d->ncols = A->ncols;
     d->nnz = A->nnz;
@@ -48,6 +51,15 @@ static sps_status upload(sps_context *ctx, const sps_csr *A, sps_dcsr **out)
     return SPS_OK;
 }
 
+const sps_dcsr *sps__csr_device_copy(sps_context *ctx, const sps_csr *A)
+{
+    const sps_dcsr *d = A ? A->dev : NULL;
+    if (!d || d->ctx != ctx || d->nrows != A->nrows || d->ncols != A->ncols || d->nnz != A->nnz ||
+        d->h_row_ptr != A->row_ptr || d->h_col_idx != A->col_idx || d->h_val != A->val)
+        return NULL;
+    return d;
+}
+
 sps_status sps__matrix_device(sps_context *ctx, const sps_matrix *M, const sps_dcsr **d,
                               int *uploaded)
 {
@@ -56,15 +68,15 @@ sps_status sps__matrix_device(sps_context *ctx, const sps_matrix *M, const sps_d
     if (uploaded) *uploaded = 0;
     if (!ctx || !ctx->gpu)
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "device copy of a matrix needs a GPU context");
-    if (m->dev && m->dev->ctx == ctx) {
-        *d = m->dev;
+    if (m->A.dev && m->A.dev->ctx == ctx) {
+        *d = m->A.dev;
         return SPS_OK;
     }
     sps__matrix_drop_device(m);
-    sps_status st = upload(ctx, &m->A, &m->dev);
+    sps_status st = upload(ctx, &m->A, &m->A.dev);
     if (st != SPS_OK) return st;
     if (uploaded) *uploaded = 1;
-    *d = m->dev;
+    *d = m->A.dev;
     return SPS_OK;
 }
 
@@ -72,11 +84,11 @@ sps_status sps__matrix_device(sps_context *ctx, const sps_matrix *M, const sps_d
 
 void sps__matrix_drop_device(sps_matrix *M)
 {
-    if (!M || !M->dev) return;
+    if (!M || !M->A.dev) return;
 #if SPS_HAVE_CUDA
-    sps__dcsr_free(M->dev);
+    sps__dcsr_free(M->A.dev);
 #endif
-    M->dev = NULL;
+    M->A.dev = NULL;
 }
 
 sps_status sps_matrix_upload(sps_context *ctx, const sps_matrix *A, double *ms, double *gbps)

@@ -66,6 +66,7 @@ sps_status sps__gpu_copy_bandwidth(sps_context *ctx, size_t bytes, double *gbps)
  * context it was made on and freed with the matrix. */
 typedef struct sps_dcsr {
     sps_context *ctx;           /* the context it was uploaded for */
+    const void *h_row_ptr, *h_col_idx, *h_val; /* the host arrays it copies */
     sps_idx nrows, ncols, nnz;
     sps_idx *row_ptr, *col_idx; /* device, nrows + 1 and nnz */
     double *val;                /* device, nnz */
@@ -79,6 +80,10 @@ typedef struct sps_dcsr {
 sps_status sps__matrix_device(sps_context *ctx, const sps_matrix *M, const sps_dcsr **d,
                               int *uploaded);
 void sps__dcsr_free(sps_dcsr *d);
+/* A's device copy on ctx when A (or a by-value copy of it) still has the
+ * arrays that were uploaded, else NULL: builders copy device to device from
+ * it instead of uploading. */
+const sps_dcsr *sps__csr_device_copy(sps_context *ctx, const sps_csr *A);
 
 /* Host-to-device copy of n arrays (dst[i] <- src[i], bytes[i]) through pinned
  * memory, synchronous: SPS_UPLOAD=register page-locks the source arrays for

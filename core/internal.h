@@ -31,14 +31,17 @@ typedef struct sps_csr {
     sps_idx *row_ptr; /* nrows + 1 */
     sps_idx *col_idx; /* nnz */
     double *val;      /* nnz */
+    /* The device copy of these arrays (core/gpu.h), or NULL. Owned by the
+     * sps_matrix whose CSR this is (made once by sps__matrix_device, freed
+     * with the matrix); a CSR copied by value (a format borrowing the
+     * matrix's arrays) sees it, so it builds from the device copy instead of
+     * uploading again. Never freed by sps__csr_free. */
+    struct sps_dcsr *dev;
 } sps_csr;
 
-struct sps_dcsr; /* core/gpu.h */
-
 struct sps_matrix {
-    sps_csr A;
+    sps_csr A; /* A.dev: the CSR on a device, uploaded once (core/device_matrix.c) */
     sps_matrix_source src;
-    struct sps_dcsr *dev; /* the CSR on a device, uploaded once (core/device_matrix.c) */
 };
 
 /* Release the device copy of M (sps_matrix_destroy; no-op if none). */

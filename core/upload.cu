@@ -100,9 +100,10 @@ sps_status ring_get(sps_context *ctx, int workers, ring **out)
 }
 
 /* Worker k copies chunks k, k + W, k + 2W, ... of the concatenated pieces. */
-cudaError_t ring_work(ring_worker *w, const std::vector<piece> *chunks, size_t k, size_t W)
+cudaError_t ring_work(int device, ring_worker *w, const std::vector<piece> *chunks, size_t k,
+                      size_t W)
 {
-    cudaError_t e = cudaSuccess;
+    cudaError_t e = cudaSetDevice(device); /* a new thread starts on device 0 */
     size_t j = 0;
     for (size_t i = k; i < chunks->size() && e == cudaSuccess; i += W, j++) {
         const piece &c = (*chunks)[i];
@@ -134,8 +135,10 @@ sps_status copy_ring(sps_context *ctx, const std::vector<piece> &parts)
     std::vector<cudaError_t> err((size_t)W, cudaSuccess);
     std::vector<std::thread> th;
     for (int k = 1; k < W; k++)
-        th.emplace_back([&, k] { err[(size_t)k] = ring_work(&r->w[k], &chunks, (size_t)k, (size_t)W); });
-    err[0] = ring_work(&r->w[0], &chunks, 0, (size_t)W);
+        th.emplace_back([&, k] {
+            err[(size_t)k] = ring_work(ctx->device, &r->w[k], &chunks, (size_t)k, (size_t)W);
+        });
+    err[0] = ring_work(ctx->device, &r->w[0], &chunks, 0, (size_t)W);
     for (std::thread &t : th) t.join();
     for (int k = 0; k < W; k++) SPS_CUDA(ctx, err[(size_t)k]);
     return SPS_OK;
