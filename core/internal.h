@@ -56,6 +56,7 @@ struct sps_context {
     struct sps_gpu *gpu; /* NULL on the host */
     char name[160];      /* sps_context_device_name */
     char msg[1024];      /* last error message */
+    double copy_gbps;    /* device copy bandwidth, measured once for auto's predictions (0: not yet) */
 };
 
 /* ---- errors ------------------------------------------------------------ */

@@ -283,7 +283,11 @@ sps_status sps_spmv_backend(int i, const char **name, unsigned *caps,
 
 typedef struct sps_operator_opts {
     sps_precision precision;  /**< SPS_DOUBLE (solvers need it) or SPS_SINGLE (benchmarks) */
-    int64_t expected_spmvs;   /**< for `tune`: how many SpMVs the conversion must pay off within (default 1000) */
+    int64_t expected_spmvs;   /**< for `tune` and `auto`: how many SpMVs the conversion must pay
+                                   off within (default 1000; a solve should pass its expected
+                                   count, e.g. from the iteration limit or a previous solve).
+                                   On a GPU context `auto` keeps a converting format only when
+                                   its predicted break-even is within this count */
     int tune_reps;            /**< for `tune`: timed calls per candidate (default 20) */
     const sps_features *features; /**< for `auto`: A's features from sps_matrix_analyze, if the
                                    caller has them (read during the call only); NULL (default):
@@ -351,6 +355,22 @@ typedef struct sps_operator_info {
     int64_t blocks;          /**< DRM: sub-blocks (thread blocks); HDIA: segments */
     sps_idx ell_width;       /**< HYB: ELL width */
     int64_t coo_entries;     /**< HYB: entries in the COO part */
+    /* auto's payoff arithmetic (GPU contexts; all 0 for named backends, tune
+     * and the host): the built format against the reference csr-vector,
+     * predicted per SpMV from the bytes models and the device's copy
+     * bandwidth (so no second operator is built to measure it). */
+    int64_t expected_spmvs;  /**< SpMVs the choice was weighed against (opts->expected_spmvs) */
+    double ref_us;           /**< reference csr-vector time per SpMV (predicted) */
+    double spmv_us;          /**< the built format's time per SpMV (predicted) */
+    double saved_us;         /**< ref_us - spmv_us */
+    double predicted_ms;     /**< the build cost predicted before building (convert + upload
+                                  over the reference's build), from nnz and fill */
+    double extra_ms;         /**< the same, measured: convert_ms + upload_ms minus the
+                                  reference's build (a device-to-device copy) */
+    double convert_spmvs;    /**< extra_ms in reference SpMVs */
+    double break_even;       /**< sps_break_even_spmvs(extra_ms, saved_us): -1 never */
+    char payoff[192];        /**< one line, e.g. "drm: conversion 1.1 ms = 9 SpMVs, saves 80 us
+                                  per SpMV, pays after 14 (predicted 1.3 ms; 1000 expected)" */
 } sps_operator_info;
 
 sps_status sps_operator_get_info(const sps_operator *op, sps_operator_info *info);

@@ -226,6 +226,50 @@ static void test_timing(sps_context *ctx, const char *spec)
     }
     unsetenv("SPS_UPLOAD");
     compare(spec, &h, &d);
+    const char *specs[] = {"csr-vector", "drm", "auto"};
+    for (int k = 0; k < 3; k++) {
+        sps_operator *op = NULL;
+        sps_operator_info in;
+        if (sps_operator_create(ctx, A, specs[k], NULL, &op) != SPS_OK) continue;
+        sps_operator_get_info(op, &in);
+        printf("# %s %s: convert %.2f ms, upload %.2f ms (from the device copy)%s%s\n", spec,
+               in.backend, in.convert_ms, in.upload_ms, in.payoff[0] ? "; " : "", in.payoff);
+        sps_operator_destroy(op);
+    }
+    sps_matrix_destroy(A);
+}
+
+/* auto weighs DRM's conversion against the expected SpMVs and says so. */
+static void test_payoff(sps_context *ctx)
+{
+    sps_matrix *A = NULL;
+    if (!T_STATUS(NULL, sps_matrix_generate(NULL, "poisson3d:100", &A), "poisson3d:100")) return;
+    sps_features f;
+    sps_operator_opts o;
+    sps_operator_opts_default(&o);
+    o.features = &f;
+    if (!T_STATUS(ctx, sps_matrix_analyze(ctx, A, &f), "analysis")) goto out;
+    const int64_t expect[] = {1, 1000000000};
+    for (int k = 0; k < 2; k++) {
+        o.expected_spmvs = expect[k];
+        sps_operator *op = NULL;
+        sps_operator_info in;
+        if (!T_STATUS(ctx, sps_operator_create(ctx, A, "auto", &o, &op), "auto")) continue;
+        sps_operator_get_info(op, &in);
+        int drm = strcmp(in.backend, "drm") == 0;
+        T_OK(in.expected_spmvs == expect[k] && in.ref_us > 0 && in.spmv_us > 0 && in.payoff[0] &&
+                 strncmp(in.payoff, in.backend, strlen(in.backend)) == 0,
+             "auto, %lld SpMVs expected: %s; %s", (long long)expect[k], in.backend, in.payoff);
+        T_OK(k == 0 ? !drm : drm, "auto picks drm only when it pays within %lld SpMVs (%s: %s)",
+             (long long)expect[k], in.backend, in.reason);
+        if (drm)
+            T_OK(in.break_even >= 0 && in.saved_us > 0 && in.predicted_ms > 0 && in.extra_ms > 0,
+                 "drm payoff: break-even %.0f, saves %.2f us, predicted %.2f ms, measured %.2f ms",
+                 in.break_even, in.saved_us, in.predicted_ms, in.extra_ms);
+        printf("# auto (%lld expected): %s | %s\n", (long long)expect[k], in.payoff, in.reason);
+        sps_operator_destroy(op);
+    }
+out:
     sps_matrix_destroy(A);
 }
 
@@ -240,6 +284,7 @@ int main(void)
                           "banded:200000,9,0.01,1", "powerlaw:100000,16,1", "powerlaw:2000,500,2"};
     for (size_t k = 0; k < sizeof gens / sizeof *gens; k++) check_spec(ctx, gens[k]);
     test_real(ctx);
+    test_payoff(ctx);
     test_timing(ctx, "poisson3d:160");
     test_timing(ctx, "banded:2000000,9,0.01,1");
     test_timing(ctx, "powerlaw:1000000,16,1");
