@@ -121,6 +121,7 @@ static const struct sps_dcsr *device_source(sps_context *ctx, const sps_csr *A, 
 #endif
 }
 
+#if SPS_HAVE_CUDA
 /* The slots' diagonals in slot order (the offsets part of sps__diag_layout). */
 static void slot_layout(const sps_diag_segs *s, const sps_idx *index, sps_idx *dnum, sps_idx *off)
 {
@@ -131,6 +132,7 @@ static void slot_layout(const sps_diag_segs *s, const sps_idx *index, sps_idx *d
         dnum[sl + 1] = dnum[sl] + dig;
     }
 }
+#endif
 
 /* Values and map: on the host (sps__diag_layout) or on the device. */
 static sps_status layout(sps_context *ctx, const sps_csr *A, const struct sps_dcsr *dsrc,
