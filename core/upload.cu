@@ -128,7 +128,7 @@ sps_status copy_ring(sps_context *ctx, const std::vector<piece> &parts)
     if ((size_t)W > chunks.size()) W = (int)chunks.size();
     ring *r = NULL;
     sps_status st = ring_get(ctx, W, &r);
-    if (st != SPS_OK) return st;
+    if (st != SPS_OK) return st; /* the caller falls back to a plain copy */
     /* the context's stream may still be writing the destinations' neighbours:
      * the copies start after it */
     SPS_CUDA(ctx, cudaStreamSynchronize(sps_stream(ctx)));
@@ -150,11 +150,12 @@ sps_status copy_register(sps_context *ctx, const std::vector<piece> &parts)
     sps_status st = SPS_OK;
     cudaStream_t s = sps_stream(ctx);
     for (size_t i = 0; i < parts.size() && st == SPS_OK; i++) {
+        /* already registered (by the caller), or not registrable here: the
+         * part is copied as it is (pinned already, or pageable) */
         cudaError_t e = cudaHostRegister((void *)parts[i].src, parts[i].bytes, cudaHostRegisterDefault);
         if (e == cudaSuccess) pinned[i] = 1;
-        else if (e == cudaErrorHostMemoryAlreadyRegistered) cudaGetLastError();
-        else st = sps__cuda_fail(ctx, e, "cudaHostRegister", __FILE__, __LINE__);
-        if (st == SPS_OK) {
+        else cudaGetLastError();
+        {
             e = cudaMemcpyAsync(parts[i].dst, parts[i].src, parts[i].bytes, cudaMemcpyHostToDevice, s);
             if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "cudaMemcpyAsync", __FILE__, __LINE__);
         }
@@ -199,7 +200,15 @@ extern "C" sps_status sps__h2d_pinned(sps_context *ctx, int n, void *const *dst,
     }
     if (parts.empty()) return SPS_OK;
     if (way[0] == 'r' && way[1] == 'e') return copy_register(ctx, parts);
-    if (way[0] == 'r') return copy_ring(ctx, parts);
+    if (way[0] == 'r') {
+        sps_status st = copy_ring(ctx, parts);
+        if (st != SPS_ERR_NO_MEMORY) return st;
+        /* no pinned staging memory to be had (a locked-memory limit): plain copies */
+        if (how && how_len) {
+            strncpy(how, "pageable", how_len - 1);
+            how[how_len - 1] = 0;
+        }
+    }
     for (const piece &p : parts) {
         sps_status st = sps__h2d(ctx, p.dst, p.src, p.bytes);
         if (st != SPS_OK) return st;

@@ -86,12 +86,16 @@ static sps_status own_features(sps_context *ctx, const sps_csr *A, sps_features 
 
 /* The features of A auto decides on: the caller's (opts->features, checked
  * against A's shape) or computed here into *buf. */
-static sps_status features_for(sps_context *ctx, const sps_csr *A, const sps_operator_opts *opts,
+static sps_status features_for(sps_context *ctx, const sps_matrix *M, const sps_operator_opts *opts,
                                sps_features *buf, const sps_features **f)
 {
+    const sps_csr *A = &M->A;
     *f = opts->features;
     if (!*f) {
         *f = buf;
+        /* on a GPU context the device analysis is the cheaper way to them
+         * (and it uploads the matrix, which the build needs anyway) */
+        if (ctx->gpu) return sps_matrix_analyze(ctx, M, buf);
         return own_features(ctx, A, buf);
     }
     if ((*f)->rows != A->nrows || (*f)->cols != A->ncols || (*f)->nnz != A->nnz)
@@ -226,13 +230,14 @@ static const char *decide(const sps_features *f, int allow_drm, char *why, size_
     return RULE.regular;
 }
 
-static sps_status auto_select(sps_context *ctx, const sps_csr *A, const sps_operator_opts *opts,
+static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_operator_opts *opts,
                               sps_operator **op)
 {
     double t0 = sps__now_ms();
     sps_features buf;
     const sps_features *f;
-    sps_status st = features_for(ctx, A, opts, &buf, &f);
+    const sps_csr *A = &M->A;
+    sps_status st = features_for(ctx, M, opts, &buf, &f);
     if (st != SPS_OK) return st;
     char why[512];
     const char *spec = decide(f, 1, why, sizeof why);
@@ -352,5 +357,5 @@ sps_status sps__select(sps_context *ctx, const sps_matrix *A, int tune,
                        const sps_operator_opts *opts, sps_operator **op)
 {
     *op = NULL;
-    return tune ? tune_select(ctx, &A->A, opts, op) : auto_select(ctx, &A->A, opts, op);
+    return tune ? tune_select(ctx, &A->A, opts, op) : auto_select(ctx, A, opts, op);
 }
