@@ -86,6 +86,7 @@ sps_status sps__gpu_init(sps_context *ctx, int device)
     SPS_CUBLAS(ctx, cublasSetStream(g->cublas, g->stream));
     SPS_CUSPARSE(ctx, cusparseCreate(&g->cusparse));
     SPS_CUSPARSE(ctx, cusparseSetStream(g->cusparse, g->stream));
+    sps__ring_prepare(ctx);
     snprintf(ctx->name, sizeof ctx->name, "%s (sm_%d%d, %d SMs, %.1f GiB)", g->props.name,
              g->props.major, g->props.minor, g->props.multiProcessorCount,
              (double)g->props.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));

@@ -95,6 +95,10 @@ sps_status sps__h2d_pinned(sps_context *ctx, int n, void *const *dst, const void
                            const size_t *bytes, char *how, size_t how_len);
 /* The context's slot for its staging ring (owned by core/upload.cu). */
 void **sps__gpu_ring_slot(sps_context *ctx);
+/* Make the context's staging ring now (sps__gpu_init: pinning 32 MiB costs
+ * milliseconds, which belong to the context, not to the first upload);
+ * best effort, silent. */
+void sps__ring_prepare(sps_context *ctx);
 /* Free the context's staging ring (sps__gpu_fini). */
 void sps__ring_free(sps_context *ctx);
 

@@ -173,6 +173,15 @@ sps_status copy_register(sps_context *ctx, const std::vector<piece> &parts)
 
 } // namespace
 
+extern "C" void sps__ring_prepare(sps_context *ctx)
+{
+    ring *r = NULL;
+    if (ring_get(ctx, env_int("SPS_UPLOAD_THREADS", 4, 1, MAX_WORKERS), &r) != SPS_OK) {
+        ctx->msg[0] = 0; /* best effort: the first upload tries again */
+        cudaGetLastError();
+    }
+}
+
 extern "C" void sps__ring_free(sps_context *ctx)
 {
     ring **slot = (ring **)sps__gpu_ring_slot(ctx);
