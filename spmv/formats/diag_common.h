@@ -89,6 +89,7 @@ typedef struct sps_fmt_drm {
     void *dval;       /* device conversion: val built on the device (double), handed to
                          the device object by the upload */
     sps_idx *dmap;    /* device conversion: map on the device, likewise */
+    sps_idx *ddnum, *doff; /* device conversion: dnum and off already on the device */
     const double *pending; /* device conversion: the CSR values of an update in progress
                               (update_host -> update_dev) */
 } sps_fmt_drm;
@@ -122,7 +123,7 @@ struct sps_dcsr;
 sps_status sps__drm_scan_dev(sps_context *ctx, const struct sps_dcsr *A, sps_diag_segs *out);
 sps_status sps__drm_scatter_dev(sps_context *ctx, const struct sps_dcsr *A, const sps_idx *index,
                                 sps_idx nslot, const sps_idx *dnum, const sps_idx *off,
-                                double **val, sps_idx **map);
+                                double **val, sps_idx **map, sps_idx **ddnum, sps_idx **doff);
 /* val[map[p]] = values[p] on the device (values on the host; val float if single). */
 sps_status sps__drm_values_dev(sps_context *ctx, const sps_idx *map, sps_idx nnz,
                                const double *values, void *val, int single);

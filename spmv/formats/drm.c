@@ -100,6 +100,8 @@ static void free_fmt(sps_fmt *fmt)
 #if SPS_HAVE_CUDA
     sps__dfree(f->dval);
     sps__dfree(f->dmap);
+    sps__dfree(f->ddnum);
+    sps__dfree(f->doff);
 #endif
     sps__free(f);
 }
@@ -142,7 +144,7 @@ static sps_status layout(sps_context *ctx, const sps_csr *A, const struct sps_dc
 #if SPS_HAVE_CUDA
     slot_layout(sg, f->index, f->dnum, f->off);
     return sps__drm_scatter_dev(ctx, dsrc, f->index, f->nslot, f->dnum, f->off,
-                                (double **)&f->dval, &f->dmap);
+                                (double **)&f->dval, &f->dmap, &f->ddnum, &f->doff);
 #else
     return SPS_ERR_INTERNAL;
 #endif

@@ -203,8 +203,16 @@ extern "C" sps_status sps_drm_upload(sps_context *ctx, const sps_fmt *fmt, int s
     const size_t is = sizeof(sps_idx);
     sps_status s = sps_diag_alloc_copy(ctx, (void **)&d->blo, f->blo, ((size_t)f->nblk + 1) * is, &bytes);
     if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->index, f->index, (size_t)f->nslot * is, &bytes);
-    if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->dnum, f->dnum, ((size_t)f->nslot + 1) * is, &bytes);
-    if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->off, f->off, (size_t)ndiag * is, &bytes);
+    if (s == SPS_OK && f->ddnum) { /* built on the device: already there */
+        sps_fmt_drm *w = (sps_fmt_drm *)f;
+        d->dnum = w->ddnum;
+        d->off = w->doff;
+        w->ddnum = w->doff = NULL;
+        bytes += ((size_t)f->nslot + 1 + (size_t)ndiag) * is;
+    } else {
+        if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->dnum, f->dnum, ((size_t)f->nslot + 1) * is, &bytes);
+        if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->off, f->off, (size_t)ndiag * is, &bytes);
+    }
     if (s == SPS_OK && f->dval) {
         s = take_device_values(ctx, (sps_fmt_drm *)f, d, &bytes); /* the upload owns them now */
     } else {

@@ -105,7 +105,7 @@ unsigned blocks_for(long long threads)
 sps_status to_dev(sps_context *ctx, void **d, const void *h, size_t bytes)
 {
     sps_status st = sps__dmalloc(ctx, d, bytes);
-    if (st == SPS_OK && bytes) st = sps__h2d(ctx, *d, h, bytes);
+    if (st == SPS_OK && bytes) st = sps__h2d_pinned(ctx, 1, d, &h, &bytes, NULL, 0);
     return st;
 }
 
@@ -157,10 +157,13 @@ extern "C" sps_status sps__drm_scan_dev(sps_context *ctx, const sps_dcsr *A, sps
 
 extern "C" sps_status sps__drm_scatter_dev(sps_context *ctx, const sps_dcsr *A, const sps_idx *index,
                                            sps_idx nslot, const sps_idx *dnum, const sps_idx *off,
-                                           double **val, sps_idx **map)
+                                           double **val, sps_idx **map, sps_idx **dnum_dev,
+                                           sps_idx **off_dev)
 {
     *val = NULL;
     *map = NULL;
+    *dnum_dev = NULL;
+    *off_dev = NULL;
     const size_t is = sizeof(sps_idx), ndiag = (size_t)dnum[nslot];
     sps_idx *inv = (sps_idx *)sps__malloc(((size_t)nslot + 1) * is);
     if (!inv) return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory");
@@ -181,14 +184,17 @@ extern "C" sps_status sps__drm_scatter_dev(sps_context *ctx, const sps_dcsr *A, 
     }
     if (st == SPS_OK) st = sps__gpu_sync(ctx);
     sps__dfree(dinv);
-    sps__dfree(ddnum);
-    sps__dfree(doff);
     if (st != SPS_OK) {
+        sps__dfree(ddnum);
+        sps__dfree(doff);
         sps__dfree(*val);
         sps__dfree(*map);
         *val = NULL;
         *map = NULL;
+        return st;
     }
+    *dnum_dev = ddnum; /* the device object takes them too */
+    *off_dev = doff;
     return st;
 }
 
