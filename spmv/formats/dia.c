@@ -121,6 +121,7 @@ static sps_status update_host(sps_context *ctx, sps_fmt *fmt, const double *valu
     (void)ctx;
     sps_fmt_dia *f = (sps_fmt_dia *)fmt;
     sps__diag_update(f->map, f->nnz, values, f->val);
+    f->pending = values; /* scattered on the device too (update_dev) */
     return SPS_OK;
 }
 

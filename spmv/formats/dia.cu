@@ -24,6 +24,7 @@ struct dia_dev {
     size_t nval;
     sps_idx *off;
     void *val;
+    sps_idx *map; /* nnz, uploaded at the first value update */
 };
 
 template <typename T, bool BETA>
@@ -70,6 +71,7 @@ extern "C" void sps_dia_free_dev(void *dev)
     if (!d) return;
     sps__dfree(d->off);
     sps__dfree(d->val);
+    sps__dfree(d->map);
     sps__free(d);
 }
 
@@ -109,7 +111,18 @@ extern "C" sps_status sps_dia_apply(sps_context *ctx, void *dev, double alpha, c
                      : apply_t<double>(ctx, d, alpha, x, beta, y);
 }
 
+/* New values: the CSR values go up (nnz, not the padded slots) and are
+ * scattered through the map on the device, which the first update uploads. */
 extern "C" sps_status sps_dia_update_dev(sps_context *ctx, const sps_fmt *fmt, void *dev)
 {
-    return upload_values(ctx, (const sps_fmt_dia *)fmt, (dia_dev *)dev);
+    const sps_fmt_dia *f = (const sps_fmt_dia *)fmt;
+    dia_dev *d = (dia_dev *)dev;
+    if (!f->pending) return upload_values(ctx, f, d);
+    if (!d->map && f->nnz) {
+        size_t bytes = (size_t)f->nnz * sizeof(sps_idx);
+        sps_status s = sps__dmalloc(ctx, (void **)&d->map, bytes);
+        if (s == SPS_OK) s = sps__h2d_pinned(ctx, 1, (void *const *)&d->map, (const void *const *)&f->map, &bytes, NULL, 0);
+        if (s != SPS_OK) return s;
+    }
+    return sps__diag_values_dev(ctx, d->map, f->nnz, f->pending, d->val, d->single);
 }

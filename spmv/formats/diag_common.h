@@ -102,6 +102,7 @@ typedef struct sps_fmt_dia {
     sps_idx *off;     /* ndiag, ascending */
     double *val;      /* ndiag * nrows: val[i * nrows + row] */
     sps_idx *map;     /* nnz */
+    const double *pending; /* the CSR values of an update in progress (update_host -> update_dev) */
 } sps_fmt_dia;
 
 /* ---- DRM ---------------------------------------------------------------- */
@@ -124,8 +125,9 @@ sps_status sps__drm_scan_dev(sps_context *ctx, const struct sps_dcsr *A, sps_dia
 sps_status sps__drm_scatter_dev(sps_context *ctx, const struct sps_dcsr *A, const sps_idx *index,
                                 sps_idx nslot, const sps_idx *dnum, const sps_idx *off,
                                 double **val, sps_idx **map, sps_idx **ddnum, sps_idx **doff);
-/* val[map[p]] = values[p] on the device (values on the host; val float if single). */
-sps_status sps__drm_values_dev(sps_context *ctx, const sps_idx *map, sps_idx nnz,
+/* val[map[p]] = values[p] on the device (values on the host; val float if single):
+ * how drm and dia updates reach the device. */
+sps_status sps__diag_values_dev(sps_context *ctx, const sps_idx *map, sps_idx nnz,
                                const double *values, void *val, int single);
 /* b[i] = (float)a[i] on the device. */
 sps_status sps__narrow_dev(sps_context *ctx, const double *a, size_t n, float *b);

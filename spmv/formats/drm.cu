@@ -241,9 +241,15 @@ extern "C" sps_status sps_drm_update_dev(sps_context *ctx, const sps_fmt *fmt, v
 {
     const sps_fmt_drm *f = (const sps_fmt_drm *)fmt;
     drm_dev *d = (drm_dev *)dev;
-    if (d->map) /* built on the device: scatter the new values there */
-        return sps__drm_values_dev(ctx, d->map, f->nnz, f->pending, d->val, d->single);
-    return upload_values(ctx, f, d);
+    if (!f->pending) return upload_values(ctx, f, d);
+    if (!d->map && f->nnz) { /* built on the host: the map goes up once, at the first update */
+        size_t bytes = (size_t)f->nnz * sizeof(sps_idx);
+        sps_status s = sps__dmalloc(ctx, (void **)&d->map, bytes);
+        if (s == SPS_OK) s = sps__h2d_pinned(ctx, 1, (void *const *)&d->map, (const void *const *)&f->map, &bytes, NULL, 0);
+        if (s != SPS_OK) return s;
+    }
+    /* the CSR values go up (nnz, not the padded slots) and scatter through the map */
+    return sps__diag_values_dev(ctx, d->map, f->nnz, f->pending, d->val, d->single);
 }
 
 extern "C" sps_status sps_drm_fetch(sps_context *ctx, sps_fmt *fmt, const void *dev)

@@ -198,7 +198,7 @@ extern "C" sps_status sps__drm_scatter_dev(sps_context *ctx, const sps_dcsr *A, 
     return st;
 }
 
-extern "C" sps_status sps__drm_values_dev(sps_context *ctx, const sps_idx *map, sps_idx nnz,
+extern "C" sps_status sps__diag_values_dev(sps_context *ctx, const sps_idx *map, sps_idx nnz,
                                           const double *values, void *val, int single)
 {
     if (nnz == 0) return SPS_OK;
