@@ -11,7 +11,7 @@
  * increasing order, the cursor of row j only moves forward. Memory: markers
  * of m + n integers and m cursors. Nothing dense. The format rules (HYB
  * width, DRM slots) live in spmv/rules.c. */
-#include "../spmv/rules.h"
+#include "spmv/rules.h"
 #include "gpu.h"
 #include "internal.h"
 

@@ -23,7 +23,7 @@
  * Integer results use integer atomics (the same result in any order);
  * floating sums never use atomics. The host turns the counts into features
  * with the same code as the host analysis (core/analyze.c). */
-#include "../spmv/rules.h"
+#include "spmv/rules.h"
 #include "cuda_check.cuh"
 
 #include <limits.h>
@@ -411,7 +411,6 @@ void finish(const sps_dcsr *d, int kcap, an_host *H, sps_features *f)
     f->row_std = sps__row_std_exact(d->nrows, d->nnz, (int64_t)R->sum2);
     for (int k = kcap; k > 0; k--) H->ge[k - 1] += H->ge[k];
     /* the rule's kmax (<= kcap, since row_max <= n): ge[] is exact up to kcap */
-    (void)kcap;
     sps__features_hyb(f, H->ge, sps__hyb_kmax(d->nrows, d->nnz, R->row_max));
     f->diagonals = (sps_idx)R->diagonals;
     f->drm_slots = sps__seg_slots((int64_t)R->seg_diags, SPS_DRM_SEG_ROWS);

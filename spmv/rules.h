@@ -8,7 +8,7 @@
 #ifndef SPS_SPMV_RULES_H
 #define SPS_SPMV_RULES_H
 
-#include "../core/internal.h"
+#include "core/internal.h"
 
 #ifdef __cplusplus
 extern "C" {
