@@ -24,7 +24,7 @@ static const struct auto_rule {
                                      conversion measured on the H100 machine: 390 ms for
                                      poisson3d:160's 28.5M nonzeros) */
     double upload_gbps;           /* ... and the rate its arrays upload at (pinned) */
-    double drm_convert_dev_ns;    /* the same with SPS_DRM_CONVERT=device (the conversion runs
+    double drm_convert_dev_ns;    /* the same with SPS_CONVERT=device (the conversion runs
                                      on the device from the matrix's copy; nothing uploaded):
                                      an estimate, two merge passes and a scatter, to be
                                      replaced by the H100 measurement */
@@ -145,7 +145,7 @@ static double drm_bytes(const sps_features *f)
 static void drm_predict(sps_context *ctx, const sps_features *f, double *extra_ms, double *saved_us)
 {
     double bw = copy_gbps(ctx) * 1e3; /* bytes per us */
-    const char *e = getenv("SPS_DRM_CONVERT");
+    const char *e = getenv("SPS_CONVERT");
     if (e && strcmp(e, "device") == 0) {
         *extra_ms = RULE.drm_convert_dev_ns * 1e-6 * (double)f->nnz - ref_build_ms(ctx, f);
     } else {

@@ -100,8 +100,10 @@ typedef struct sps_fmt_dia {
     sps_idx index0;   /* the one slot's segment (0) */
     sps_idx dnum[2];  /* {0, ndiag} */
     sps_idx *off;     /* ndiag, ascending */
-    double *val;      /* ndiag * nrows: val[i * nrows + row] */
-    sps_idx *map;     /* nnz */
+    double *val;      /* ndiag * nrows: val[i * nrows + row]; NULL while on the device only */
+    sps_idx *map;     /* nnz (NULL with val) */
+    void *dval;       /* device conversion: val built on the device, taken by the upload */
+    sps_idx *dmap;    /* device conversion: map on the device, likewise */
     const double *pending; /* the CSR values of an update in progress (update_host -> update_dev) */
 } sps_fmt_dia;
 
@@ -125,6 +127,12 @@ sps_status sps__drm_scan_dev(sps_context *ctx, const struct sps_dcsr *A, sps_dia
 sps_status sps__drm_scatter_dev(sps_context *ctx, const struct sps_dcsr *A, const sps_idx *index,
                                 sps_idx nslot, const sps_idx *dnum, const sps_idx *off,
                                 double **val, sps_idx **map, sps_idx **ddnum, sps_idx **doff);
+/* DIA on the device: the sorted distinct offsets (to the host), then the
+ * values and map into new device arrays. */
+sps_status sps__dia_offsets_dev(sps_context *ctx, const struct sps_dcsr *A, sps_idx **off,
+                                sps_idx *ndiag);
+sps_status sps__dia_scatter_dev(sps_context *ctx, const struct sps_dcsr *A, const sps_idx *off,
+                                sps_idx ndiag, double **val, sps_idx **map);
 /* val[map[p]] = values[p] on the device (values on the host; val float if single):
  * how drm and dia updates reach the device. */
 sps_status sps__diag_values_dev(sps_context *ctx, const sps_idx *map, sps_idx nnz,

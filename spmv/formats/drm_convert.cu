@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/spmv/formats/drm_convert.cu: DRM's conversion on the device, from
+/* spsolve/spmv/formats/drm_convert.cu: DRM's (and DIA's) conversion on the device, from
  * the matrix's device CSR (core/device_matrix.c), bitwise equal to the host
  * conversion (drm.c with diag_common.c's scan and layout).
  *
@@ -12,6 +12,8 @@
  *      diagonals), no pass over the nonzeros.
  *   3. scatter_kernel, one thread per row: each entry's diagonal position by
  *      binary search in its slot's offsets; val[pos] = a_ij, map[p] = pos.
+ * DIA is the one-segment case: a flag per offset, compacted in order, and the
+ * same scatter with one global offset list.
  * Values are copied, never combined, so the result is the host's bit for bit.
  * Later value updates scatter through the same map on the device. */
 #include "diag_common.h"
@@ -81,6 +83,74 @@ __global__ void scatter_kernel(const sps_idx *__restrict__ rp, const sps_idx *__
         val[pos] = v[p];
         map[p] = pos;
     }
+}
+
+/* DIA: flag every offset that holds an entry (plain stores of 1). */
+__global__ void flag_kernel(const sps_idx *__restrict__ rp, const sps_idx *__restrict__ col, int m,
+                            unsigned char *__restrict__ flag)
+{
+    long long r64 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r64 >= m) return;
+    int r = (int)r64;
+    for (sps_idx p = rp[r]; p < rp[r + 1]; p++) flag[(long long)col[p] - r + m - 1] = 1;
+}
+
+/* DIA: position of each entry by binary search in the sorted offsets. */
+__global__ void dia_scatter_kernel(const sps_idx *__restrict__ rp, const sps_idx *__restrict__ col,
+                                   const double *__restrict__ v, int m, const sps_idx *__restrict__ off,
+                                   sps_idx ndiag, double *__restrict__ val, sps_idx *__restrict__ map)
+{
+    long long r64 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r64 >= m) return;
+    int r = (int)r64;
+    for (sps_idx p = rp[r]; p < rp[r + 1]; p++) {
+        sps_idx d = col[p] - r, lo = 0, hi = ndiag;
+        while (lo < hi) {
+            sps_idx mid = lo + ((hi - lo) >> 1);
+            if (off[mid] < d) lo = mid + 1; else hi = mid;
+        }
+        sps_idx pos = (sps_idx)((int64_t)lo * m + r);
+        val[pos] = v[p];
+        map[p] = pos;
+    }
+}
+
+/* Flagged positions per block of THREADS * 32 positions (one thread per 32). */
+__global__ void count_kernel(const unsigned char *__restrict__ flag, long long span,
+                             sps_idx *__restrict__ counts)
+{
+    __shared__ int total;
+    if (threadIdx.x == 0) total = 0;
+    __syncthreads();
+    long long i0 = (long long)blockIdx.x * THREADS * 32 + (long long)threadIdx.x * 32;
+    int c = 0;
+    for (int k = 0; k < 32; k++) c += i0 + k < span && flag[i0 + k];
+    atomicAdd(&total, c);
+    __syncthreads();
+    if (threadIdx.x == 0) counts[blockIdx.x] = total;
+}
+
+/* The offsets of the flagged positions in ascending order (position i is
+ * offset i - (m - 1)); start[b] = the block's first output. */
+__global__ void compact_kernel(const unsigned char *__restrict__ flag, long long span,
+                               const sps_idx *__restrict__ start, int m, sps_idx *__restrict__ out)
+{
+    __shared__ sps_idx cnt[THREADS];
+    long long i0 = (long long)blockIdx.x * THREADS * 32 + (long long)threadIdx.x * 32;
+    int c = 0;
+    for (int k = 0; k < 32; k++) c += i0 + k < span && flag[i0 + k];
+    cnt[threadIdx.x] = c;
+    __syncthreads();
+    if (threadIdx.x == 0) /* exclusive prefix over the block's threads, in order */
+        for (int t = 0, acc = 0; t < THREADS; t++) {
+            int x = cnt[t];
+            cnt[t] = acc;
+            acc += x;
+        }
+    __syncthreads();
+    sps_idx at = start[blockIdx.x] + cnt[threadIdx.x];
+    for (int k = 0; k < 32; k++)
+        if (i0 + k < span && flag[i0 + k]) out[at++] = (sps_idx)(i0 + k - (m - 1));
 }
 
 template <typename T>
@@ -195,6 +265,95 @@ extern "C" sps_status sps__drm_scatter_dev(sps_context *ctx, const sps_dcsr *A, 
     }
     *dnum_dev = ddnum; /* the device object takes them too */
     *off_dev = doff;
+    return st;
+}
+
+/* DIA's distinct offsets, ascending, on the host (*off, *ndiag). */
+extern "C" sps_status sps__dia_offsets_dev(sps_context *ctx, const sps_dcsr *A, sps_idx **off,
+                                           sps_idx *ndiag)
+{
+    *off = NULL;
+    *ndiag = 0;
+    const int m = A->nrows;
+    const long long span = (long long)A->nrows + A->ncols;
+    const long long nblk = (span + THREADS * 32 - 1) / (THREADS * 32);
+    unsigned char *flag = NULL;
+    sps_idx *counts = NULL, *start = NULL, *dout = NULL;
+    sps_idx *hc = (sps_idx *)sps__malloc(((size_t)nblk + 1) * sizeof(sps_idx));
+    cudaStream_t s = sps_stream(ctx);
+    sps_status st = hc ? SPS_OK : sps__err(ctx, SPS_ERR_NO_MEMORY, "dia: out of memory");
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&flag, (size_t)span);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&counts, ((size_t)nblk + 1) * sizeof(sps_idx));
+    if (st == SPS_OK) st = sps__dmemset(ctx, flag, 0, (size_t)span);
+    if (st == SPS_OK && m > 0) {
+        flag_kernel<<<blocks_for(m), THREADS, 0, s>>>(A->row_ptr, A->col_idx, m, flag);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch flag_kernel", __FILE__, __LINE__);
+    }
+    if (st == SPS_OK && nblk > 0) {
+        count_kernel<<<(unsigned)nblk, THREADS, 0, s>>>(flag, span, counts);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch count_kernel", __FILE__, __LINE__);
+    }
+    if (st == SPS_OK) st = sps__d2h(ctx, hc, counts, (size_t)nblk * sizeof(sps_idx));
+    int64_t total = 0;
+    for (long long b = 0; st == SPS_OK && b < nblk; b++) { /* counts -> block starts */
+        sps_idx c = hc[b];
+        hc[b] = (sps_idx)total;
+        total += c;
+    }
+    if (st == SPS_OK) st = to_dev(ctx, (void **)&start, hc, (size_t)nblk * sizeof(sps_idx));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&dout, (size_t)total * sizeof(sps_idx));
+    if (st == SPS_OK && nblk > 0 && total > 0) {
+        compact_kernel<<<(unsigned)nblk, THREADS, 0, s>>>(flag, span, start, m, dout);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch compact_kernel", __FILE__, __LINE__);
+    }
+    if (st == SPS_OK) {
+        *off = (sps_idx *)sps__malloc(((size_t)total + 1) * sizeof(sps_idx));
+        if (!*off) st = sps__err(ctx, SPS_ERR_NO_MEMORY, "dia: out of memory");
+    }
+    if (st == SPS_OK) st = sps__d2h(ctx, *off, dout, (size_t)total * sizeof(sps_idx));
+    if (st == SPS_OK) {
+        *ndiag = (sps_idx)total;
+    } else {
+        sps__free(*off);
+        *off = NULL;
+    }
+    sps__free(hc);
+    sps__dfree(flag);
+    sps__dfree(counts);
+    sps__dfree(start);
+    sps__dfree(dout);
+    return st;
+}
+
+/* DIA's values and map on the device, given its sorted offsets (host). */
+extern "C" sps_status sps__dia_scatter_dev(sps_context *ctx, const sps_dcsr *A, const sps_idx *off,
+                                           sps_idx ndiag, double **val, sps_idx **map)
+{
+    *val = NULL;
+    *map = NULL;
+    const size_t slots = (size_t)ndiag * (size_t)A->nrows;
+    sps_idx *doff = NULL;
+    sps_status st = to_dev(ctx, (void **)&doff, off, (size_t)ndiag * sizeof(sps_idx));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)val, slots * sizeof(double));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)map, (size_t)A->nnz * sizeof(sps_idx));
+    if (st == SPS_OK) st = sps__dmemset(ctx, *val, 0, slots * sizeof(double));
+    if (st == SPS_OK && A->nrows > 0 && A->nnz > 0) {
+        dia_scatter_kernel<<<blocks_for(A->nrows), THREADS, 0, sps_stream(ctx)>>>(
+            A->row_ptr, A->col_idx, A->val, A->nrows, doff, ndiag, *val, *map);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch dia_scatter_kernel", __FILE__, __LINE__);
+    }
+    if (st == SPS_OK) st = sps__gpu_sync(ctx);
+    sps__dfree(doff);
+    if (st != SPS_OK) {
+        sps__dfree(*val);
+        sps__dfree(*map);
+        *val = NULL;
+        *map = NULL;
+    }
     return st;
 }
 

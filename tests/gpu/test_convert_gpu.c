@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* spsolve/tests/gpu/test_convert_gpu.c: DRM's conversion on the device
- * (SPS_DRM_CONVERT=device) against the host conversion, bit for bit (every
+/* spsolve/tests/gpu/test_convert_gpu.c: DRM's and DIA's conversion on the
+ * device (SPS_CONVERT=device) against the host conversion, bit for bit (every
  * array of the format, values and map included), the device operator against
  * the CSR reference, value updates scattered on the device against a fresh
  * build, single precision; edge cases, generated and real matrices; and the
@@ -18,14 +18,14 @@
 
 static sps_operator *build(sps_context *ctx, const sps_matrix *A, int device, int single)
 {
-    if (device) setenv("SPS_DRM_CONVERT", "device", 1);
-    else unsetenv("SPS_DRM_CONVERT");
+    if (device) setenv("SPS_CONVERT", "device", 1);
+    else unsetenv("SPS_CONVERT");
     sps_operator_opts o;
     sps_operator_opts_default(&o);
     o.precision = single ? SPS_SINGLE : SPS_DOUBLE;
     sps_operator *op = NULL;
     sps_status st = sps_operator_create(ctx, A, "drm", &o, &op);
-    unsetenv("SPS_DRM_CONVERT");
+    unsetenv("SPS_CONVERT");
     if (st != SPS_OK) {
         T_FAIL("drm build", "%s: %s", device ? "device" : "host", sps_last_error(ctx));
         return NULL;
@@ -80,6 +80,39 @@ static sps_matrix *revalued(const sps_matrix *A, double **vals)
 
 static void check_update_host_built(sps_context *ctx, const char *name, const sps_matrix *A);
 
+/* DIA built on the device (SPS_CONVERT=device) against the host's: the same
+ * refusal, or every array bitwise equal. */
+static void check_dia(sps_context *ctx, const char *name, const sps_matrix *A)
+{
+    sps_operator *op[2] = {NULL, NULL};
+    sps_status st[2];
+    for (int dev = 0; dev < 2; dev++) {
+        if (dev) setenv("SPS_CONVERT", "device", 1);
+        st[dev] = sps_operator_create(ctx, A, "dia", NULL, &op[dev]);
+        unsetenv("SPS_CONVERT");
+    }
+    T_OK(st[0] == st[1], "%s: dia built or refused alike on host and device (%s / %s)", name,
+         sps_strerror(st[0]), sps_strerror(st[1]));
+    if (st[0] == SPS_OK && st[1] == SPS_OK) {
+        sps_fmt_dia *f[2];
+        for (int k = 0; k < 2; k++) {
+            f[k] = (sps_fmt_dia *)op[k]->fmt;
+            if (op[k]->be->fetch) op[k]->be->fetch(ctx, op[k]->fmt, op[k]->dev);
+        }
+        int64_t slots = (int64_t)f[0]->ndiag * f[0]->nrows;
+        T_OK(f[0]->ndiag == f[1]->ndiag && f[1]->val && f[1]->dval == NULL &&
+                 SAME(f[0]->off, f[1]->off, f[0]->ndiag) && SAME(f[0]->val, f[1]->val, slots) &&
+                 SAME(f[0]->map, f[1]->map, f[0]->nnz),
+             "%s: dia built on the device bitwise equal to the host's (%d diagonals)", name, f[0]->ndiag);
+        double err = 1;
+        int rep = 0;
+        if (T_STATUS(ctx, sps_operator_check(op[1], A, &err, &rep), "%s: dia check", name))
+            T_OK(err < 1e-12 && rep, "%s: device-built dia against the CSR: err %.2e", name, err);
+    }
+    sps_operator_destroy(op[0]);
+    sps_operator_destroy(op[1]);
+}
+
 static void check_matrix(sps_context *ctx, const char *name, const sps_matrix *A)
 {
     sps_operator *h = build(ctx, A, 0, 0), *d = build(ctx, A, 1, 0);
@@ -108,6 +141,7 @@ static void check_matrix(sps_context *ctx, const char *name, const sps_matrix *A
     sps_operator_destroy(h);
     sps_operator_destroy(d);
     check_update_host_built(ctx, name, A);
+    check_dia(ctx, name, A);
     sps_operator *s = build(ctx, A, 1, 1);
     if (s) {
         double err = 1;
