@@ -14,6 +14,7 @@ struct sps_gpu {
     cudaDeviceProp props;
     void *scratch;
     size_t scratch_bytes;
+    void *ring; /* pinned staging ring of core/upload.cu, made on first use */
 };
 
 static const char *base_name(const char *path)
@@ -85,6 +86,7 @@ sps_status sps__gpu_init(sps_context *ctx, int device)
     SPS_CUBLAS(ctx, cublasSetStream(g->cublas, g->stream));
     SPS_CUSPARSE(ctx, cusparseCreate(&g->cusparse));
     SPS_CUSPARSE(ctx, cusparseSetStream(g->cusparse, g->stream));
+    sps__ring_prepare(ctx);
     snprintf(ctx->name, sizeof ctx->name, "%s (sm_%d%d, %d SMs, %.1f GiB)", g->props.name,
              g->props.major, g->props.minor, g->props.multiProcessorCount,
              (double)g->props.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
@@ -96,6 +98,7 @@ void sps__gpu_fini(sps_context *ctx)
     struct sps_gpu *g = ctx->gpu;
     if (!g) return;
     if (g->stream) cudaStreamSynchronize(g->stream);
+    sps__ring_free(ctx);
     if (g->scratch) cudaFree(g->scratch);
     if (g->cusparse) cusparseDestroy(g->cusparse);
     if (g->cublas) cublasDestroy(g->cublas);
@@ -107,6 +110,7 @@ void sps__gpu_fini(sps_context *ctx)
 void *sps__gpu_stream(const sps_context *ctx) { return (void *)ctx->gpu->stream; }
 void *sps__gpu_cublas(const sps_context *ctx) { return (void *)ctx->gpu->cublas; }
 void *sps__gpu_cusparse(const sps_context *ctx) { return (void *)ctx->gpu->cusparse; }
+void **sps__gpu_ring_slot(sps_context *ctx) { return &ctx->gpu->ring; }
 int sps__gpu_sm_count(const sps_context *ctx) { return ctx->gpu->props.multiProcessorCount; }
 int sps__gpu_cc(const sps_context *ctx)
 {

@@ -60,6 +60,54 @@ sps_status sps__gpu_scratch(sps_context *ctx, size_t bytes, void **p);
 /* Device-to-device copy bandwidth over `bytes` (GB/s, read + write). */
 sps_status sps__gpu_copy_bandwidth(sps_context *ctx, size_t bytes, double *gbps);
 
+/* ---- the matrix's CSR on the device (core/device_matrix.c, core/upload.cu) */
+
+/* One device copy of a matrix's CSR, cached on the sps_matrix for the
+ * context it was made on and freed with the matrix. */
+typedef struct sps_dcsr {
+    sps_context *ctx;           /* the context it was uploaded for */
+    const void *h_row_ptr, *h_col_idx, *h_val; /* the host arrays it copies */
+    sps_idx nrows, ncols, nnz;
+    sps_idx *row_ptr, *col_idx; /* device, nrows + 1 and nnz */
+    double *val;                /* device, nnz */
+    size_t bytes;               /* bytes of the three arrays */
+    double upload_ms, gbps;     /* the one upload: wall time (pinning included), rate */
+    char how[16];               /* "register", "ring" or "pageable" (tiny matrices) */
+} sps_dcsr;
+
+/* The device CSR of M on ctx, uploading it now if it is not there (or is on
+ * another context). *uploaded is 1 if this call uploaded it. */
+sps_status sps__matrix_device(sps_context *ctx, const sps_matrix *M, const sps_dcsr **d,
+                              int *uploaded);
+void sps__dcsr_free(sps_dcsr *d);
+/* A's device copy on ctx when A (or a by-value copy of it) still has the
+ * arrays that were uploaded, else NULL: builders copy device to device from
+ * it instead of uploading. */
+const sps_dcsr *sps__csr_device_copy(sps_context *ctx, const sps_csr *A);
+
+/* Host-to-device copy of n arrays (dst[i] <- src[i], bytes[i]) through pinned
+ * memory, synchronous: SPS_UPLOAD=register page-locks the source arrays for
+ * the copy; SPS_UPLOAD=ring (default) streams them through the context's
+ * pinned staging buffers, several host threads each overlapping its memcpy
+ * into one buffer with the DMA out of the other (SPS_UPLOAD_THREADS, default
+ * 4). Below 1 MiB in all, a plain copy. The way used is written to how. */
+sps_status sps__h2d_pinned(sps_context *ctx, int n, void *const *dst, const void *const *src,
+                           const size_t *bytes, char *how, size_t how_len);
+/* The context's slot for its staging ring (owned by core/upload.cu). */
+void **sps__gpu_ring_slot(sps_context *ctx);
+/* Make the context's staging ring now (sps__gpu_init: pinning 32 MiB costs
+ * milliseconds, which belong to the context, not to the first upload);
+ * best effort, silent. */
+void sps__ring_prepare(sps_context *ctx);
+/* Free the context's staging ring (sps__gpu_fini). */
+void sps__ring_free(sps_context *ctx);
+
+/* ---- device analysis (core/analyze_gpu.cu) ------------------------------ */
+
+/* Fill every field of f that sps_matrix_analyze defines (f->rows, cols, nnz
+ * set by the caller) from M's device CSR, uploading it if needed. */
+sps_status sps__analyze_device(sps_context *ctx, const sps_matrix *M, sps_features *f);
+
 #endif /* SPS_HAVE_CUDA */
 
 #ifdef __cplusplus

@@ -31,12 +31,21 @@ typedef struct sps_csr {
     sps_idx *row_ptr; /* nrows + 1 */
     sps_idx *col_idx; /* nnz */
     double *val;      /* nnz */
+    /* The device copy of these arrays (core/gpu.h), or NULL. Owned by the
+     * sps_matrix whose CSR this is (made once by sps__matrix_device, freed
+     * with the matrix); a CSR copied by value (a format borrowing the
+     * matrix's arrays) sees it, so it builds from the device copy instead of
+     * uploading again. Never freed by sps__csr_free. */
+    struct sps_dcsr *dev;
 } sps_csr;
 
 struct sps_matrix {
-    sps_csr A;
+    sps_csr A; /* A.dev: the CSR on a device, uploaded once (core/device_matrix.c) */
     sps_matrix_source src;
 };
+
+/* Release the device copy of M (sps_matrix_destroy; no-op if none). */
+void sps__matrix_drop_device(sps_matrix *M);
 
 /* ---- context ----------------------------------------------------------- */
 
@@ -48,6 +57,7 @@ struct sps_context {
     char name[160];      /* sps_context_device_name */
     char msg[1024];      /* last error message */
     int threads;         /* io parsing threads (sps_context_set_threads); 0: online cores */
+    double copy_gbps;    /* device copy bandwidth, measured once for auto's predictions (0: not yet) */
 };
 
 /* Threads the io readers use on ctx: its setting, or the online cores
@@ -134,7 +144,10 @@ sps_status sps__matrix_wrap(sps_context *ctx, sps_csr *A, const sps_matrix_sourc
 
 sps_status sps__generate(sps_context *ctx, const char *spec, sps_csr *out);
 
-/* ---- analysis helpers (core/analyze.c), shared with the formats -------- */
+/* ---- analysis helpers ---------------------------------------------------- */
+
+/* Format rules the analysis reports, defined with the formats in
+ * spmv/rules.c (spmv/rules.h has the segment height and the rule itself). */
 
 /* Operand slots of DIA restricted to row segments of height seg: for each
  * segment, (distinct diagonals in it) * seg. Rows past nrows in the last
@@ -150,6 +163,17 @@ int64_t sps__segmented_dia_slots(const sps_csr *A, sps_idx seg);
 /* ELL width chosen for HYB from the row-length histogram (spmv/formats/hyb.c uses it
  * too, so auto and the format agree). */
 sps_idx sps__hyb_width(const sps_csr *A);
+
+/* Pieces of the analysis shared by the host and device paths (core/analyze.c). */
+/* Row-length standard deviation from exact sums (m rows, nnz, sum of len^2). */
+double sps__row_std_exact(sps_idx m, int64_t nnz, int64_t sum2);
+/* Exact power-of-two scale for the symmetry sums of squares. */
+double sps__asym_scale(double amax);
+/* hyb_width, ell_fill, hyb_coo from ge[K] = rows of length >= K, K = 0..kmax
+ * (f->rows and f->nnz set). */
+void sps__features_hyb(sps_features *f, const int64_t *ge, sps_idx kmax);
+/* dia_fill, drm_fill and row_mean from the counts already in f. */
+void sps__features_finish(sps_features *f);
 
 /* ---- small string helpers ---------------------------------------------- */
 

@@ -142,6 +142,7 @@ sps_status sps_matrix_generate(sps_context *ctx, const char *spec, sps_matrix **
 void sps_matrix_destroy(sps_matrix *A)
 {
     if (!A) return;
+    sps__matrix_drop_device(A);
     sps__csr_free(&A->A);
     sps__free(A);
 }

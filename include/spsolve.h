@@ -234,11 +234,39 @@ typedef struct sps_features {
     sps_idx negative_diagonal; /**< rows whose diagonal entry is < 0 */
     sps_idx dominant_rows;   /**< rows with |a_ii| >= sum_{j!=i} |a_ij| */
     int diag_dominant;       /**< 1 if every row is (weakly) dominant and one strictly */
-    double analyze_ms;       /**< wall time of the analysis */
+    double analyze_ms;       /**< wall time of the analysis (upload included on a GPU context) */
+    int on_gpu;              /**< 1 if computed on the device (a GPU context), 0 on the host */
+    double upload_ms;        /**< GPU: time this call spent copying the CSR to the device
+                                  (0 when the matrix's device copy already existed) */
+    double upload_gbps;      /**< GPU: effective rate of that upload (bytes of the three
+                                  CSR arrays / upload_ms), pinning included; 0 if none */
+    char upload_how[16];     /**< GPU: "register" or "ring" (see sps_matrix_upload) */
+    double device_ms;        /**< GPU: the analysis kernels and the read-back (event-timed) */
 } sps_features;
 
-/** One pass over A computing every field of sps_features. */
+/** Compute every field of sps_features (defined in doc/features.md). On a
+ *  host context (or ctx = NULL) one pass over the CSR on the host: the
+ *  reference. On a GPU context the CSR is uploaded once (sps_matrix_upload)
+ *  and the features are computed on the device from that copy: integer
+ *  features equal to the host's, floating ones equal to rounding, the same
+ *  bits run after run. SPS_ANALYZE=host in the environment forces the host
+ *  path on a GPU context (for comparisons). */
 sps_status sps_matrix_analyze(sps_context *ctx, const sps_matrix *A, sps_features *f);
+
+/** Copy A's CSR to the device of ctx now, once: the copy is cached on A and
+ *  every later analysis and operator on ctx builds from it (nothing is
+ *  uploaded twice). It is released by sps_matrix_destroy, which must
+ *  therefore come before sps_context_destroy. A host context does nothing.
+ *  The transfer goes through pinned memory: SPS_UPLOAD=ring (the default: a
+ *  double-buffered pinned staging ring, host copies overlapped with the DMA)
+ *  or SPS_UPLOAD=register (the matrix's arrays are page-locked in place for
+ *  the copy, then released). *ms and *gbps (each may be NULL) get the time
+ *  and the effective rate, 0 when the copy already existed.
+ *  The matrix owns its CSR (sps_matrix_create_csr and _coo copy the
+ *  caller's arrays), so the caller's arrays may be freed as soon as the
+ *  matrix is created; the matrix's own arrays stay valid until it is
+ *  destroyed. */
+sps_status sps_matrix_upload(sps_context *ctx, const sps_matrix *A, double *ms, double *gbps);
 
 /* ------------------------------------------------------------------------ */
 /* Vectors (files)                                                           */
@@ -281,7 +309,11 @@ sps_status sps_spmv_backend(int i, const char **name, unsigned *caps,
 
 typedef struct sps_operator_opts {
     sps_precision precision;  /**< SPS_DOUBLE (solvers need it) or SPS_SINGLE (benchmarks) */
-    int64_t expected_spmvs;   /**< for `tune`: how many SpMVs the conversion must pay off within (default 1000) */
+    int64_t expected_spmvs;   /**< for `tune` and `auto`: how many SpMVs the conversion must pay
+                                   off within (default 1000; a solve should pass its expected
+                                   count, e.g. from the iteration limit or a previous solve).
+                                   On a GPU context `auto` keeps a converting format only when
+                                   its predicted break-even is within this count */
     int tune_reps;            /**< for `tune`: timed calls per candidate (default 20) */
     const sps_features *features; /**< for `auto`: A's features from sps_matrix_analyze, if the
                                    caller has them (read during the call only); NULL (default):
@@ -350,6 +382,22 @@ typedef struct sps_operator_info {
     int64_t blocks;          /**< DRM: sub-blocks (thread blocks); HDIA: segments */
     sps_idx ell_width;       /**< HYB: ELL width */
     int64_t coo_entries;     /**< HYB: entries in the COO part */
+    /* auto's payoff arithmetic (GPU contexts; all 0 for named backends, tune
+     * and the host): the built format against the reference csr-vector,
+     * predicted per SpMV from the bytes models and the device's copy
+     * bandwidth (so no second operator is built to measure it). */
+    int64_t expected_spmvs;  /**< SpMVs the choice was weighed against (opts->expected_spmvs) */
+    double ref_us;           /**< reference csr-vector time per SpMV (predicted) */
+    double spmv_us;          /**< the built format's time per SpMV (predicted) */
+    double saved_us;         /**< ref_us - spmv_us */
+    double predicted_ms;     /**< the build cost predicted before building (convert + upload
+                                  over the reference's build), from nnz and fill */
+    double extra_ms;         /**< the same, measured: convert_ms + upload_ms minus the
+                                  reference's build (a device-to-device copy) */
+    double convert_spmvs;    /**< extra_ms in reference SpMVs */
+    double break_even;       /**< sps_break_even_spmvs(extra_ms, saved_us): -1 never */
+    char payoff[192];        /**< one line, e.g. "drm: conversion 1.1 ms = 9 SpMVs, saves 80 us
+                                  per SpMV, pays after 14 (predicted 1.3 ms; 1000 expected)" */
 } sps_operator_info;
 
 sps_status sps_operator_get_info(const sps_operator *op, sps_operator_info *info);

@@ -53,7 +53,10 @@ sps_status sps__no_params(sps_context *ctx, const char *backend, const char *par
 sps_status sps__upload_values(sps_context *ctx, void *dst, const double *src, size_t n,
                               int single)
 {
-    if (!single) return sps__h2d(ctx, dst, src, n * sizeof(double));
+    if (!single) { /* through pinned memory, like the matrix's own upload */
+        size_t bytes = n * sizeof(double);
+        return sps__h2d_pinned(ctx, 1, &dst, (const void *const *)&src, &bytes, NULL, 0);
+    }
     /* sps__h2d waits for the copy, so one bounded staging buffer is reused. */
     size_t chunk = n < ((size_t)1 << 20) ? n : ((size_t)1 << 20);
     float *tmp = sps__malloc(chunk * sizeof *tmp);

@@ -2,8 +2,10 @@
 /* spsolve/spmv/select.c: the two selectors: auto (a rule on the matrix's features) and tune (time every candidate) */
 #include "select.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* auto's thresholds, in one place. The rule, its reasons and the H100
@@ -18,6 +20,14 @@ static const struct auto_rule {
     const char *irregular_large;  /* large and irregular */
     const char *regular;          /* everything else */
     const char *fallback;         /* when the chosen backend refuses or is not compiled */
+    double drm_convert_ns;        /* GPU context: predicted DRM conversion per nonzero (host
+                                     conversion measured on the H100 machine: 390 ms for
+                                     poisson3d:160's 28.5M nonzeros) */
+    double upload_gbps;           /* ... and the rate its arrays upload at (pinned) */
+    double drm_convert_dev_ns;    /* the same with SPS_CONVERT=device (the conversion runs
+                                     on the device from the matrix's copy; nothing uploaded):
+                                     an estimate, two merge passes and a scatter, to be
+                                     replaced by the H100 measurement */
 } RULE = {
     .drm_max_slots_per_nnz = 1.3,
     .merge_min_cv = 1.0,
@@ -28,6 +38,9 @@ static const struct auto_rule {
     .irregular_large = "cusparse:alg2",
     .regular = "csr-vector",
     .fallback = SPS_FALLBACK_SPEC,
+    .drm_convert_ns = 14.0,
+    .upload_gbps = 20.0,
+    .drm_convert_dev_ns = 0.2,
 };
 
 /* Deterministic parameterized variants of backends whose default is not
@@ -67,12 +80,16 @@ static sps_status own_features(sps_context *ctx, const sps_csr *A, sps_features 
 
 /* The features of A auto decides on: the caller's (opts->features, checked
  * against A's shape) or computed here into *buf. */
-static sps_status features_for(sps_context *ctx, const sps_csr *A, const sps_operator_opts *opts,
+static sps_status features_for(sps_context *ctx, const sps_matrix *M, const sps_operator_opts *opts,
                                sps_features *buf, const sps_features **f)
 {
+    const sps_csr *A = &M->A;
     *f = opts->features;
     if (!*f) {
         *f = buf;
+        /* on a GPU context the device analysis is the cheaper way to them
+         * (and it uploads the matrix, which the build needs anyway) */
+        if (ctx->gpu) return sps_matrix_analyze(ctx, M, buf);
         return own_features(ctx, A, buf);
     }
     if ((*f)->rows != A->nrows || (*f)->cols != A->ncols || (*f)->nnz != A->nnz)
@@ -83,9 +100,86 @@ static sps_status features_for(sps_context *ctx, const sps_csr *A, const sps_ope
     return SPS_OK;
 }
 
+/* ---- auto's cost model (GPU contexts) ------------------------------------
+ * Time per SpMV is predicted as the format's bytes model over the device's
+ * copy bandwidth (measured once per context); the build cost as conversion
+ * per nonzero plus the format's bytes over the upload rate, against the
+ * reference csr-vector, which builds by a device-to-device copy of the CSR. */
+
+static double copy_gbps(sps_context *ctx)
+{
+    if (!(ctx->copy_gbps > 0)) {
+        double g = 0;
+        if (sps_copy_bandwidth(ctx, (size_t)64 << 20, &g) != SPS_OK || !(g > 0)) g = 1000.0;
+        ctx->copy_gbps = g;
+    }
+    return ctx->copy_gbps;
+}
+
+static double csr_bytes(const sps_features *f)
+{
+    return 4.0 * (f->rows + 1.0) + 12.0 * (double)f->nnz + 8.0 * f->cols + 8.0 * f->rows;
+}
+
+/* The reference's build: the CSR copied device to device (read + write). */
+static double ref_build_ms(sps_context *ctx, const sps_features *f)
+{
+    return 2.0 * (4.0 * (f->rows + 1.0) + 12.0 * (double)f->nnz) / (copy_gbps(ctx) * 1e6);
+}
+
+/* DRM's bytes per SpMV from the features (its model in drm.c, with one
+ * sub-block per segment). */
+static double drm_bytes(const sps_features *f)
+{
+    double segs = ceil((double)f->rows / SPS_DRM_SEG_ROWS), diags = (double)f->drm_slots / SPS_DRM_SEG_ROWS;
+    return 8.0 * (double)f->drm_slots + 8.0 * f->cols + 8.0 * f->rows + 4.0 * (3.0 * segs + 2 + diags);
+}
+
+/* Predicted extra build cost (ms) and saving per SpMV (us) of drm. */
+static void drm_predict(sps_context *ctx, const sps_features *f, double *extra_ms, double *saved_us)
+{
+    double bw = copy_gbps(ctx) * 1e3; /* bytes per us */
+    const char *e = getenv("SPS_CONVERT");
+    if (e && strcmp(e, "device") == 0) {
+        *extra_ms = RULE.drm_convert_dev_ns * 1e-6 * (double)f->nnz - ref_build_ms(ctx, f);
+    } else {
+        double up = (8.0 + 4.0 / SPS_DRM_SEG_ROWS) * (double)f->drm_slots;
+        *extra_ms = RULE.drm_convert_ns * 1e-6 * (double)f->nnz + up / (RULE.upload_gbps * 1e6) -
+                    ref_build_ms(ctx, f);
+    }
+    *saved_us = (csr_bytes(f) - drm_bytes(f)) / bw;
+}
+
+/* The payoff figures of the built operator (GPU contexts). */
+static void fill_payoff(sps_context *ctx, const sps_features *f, const sps_operator_opts *opts,
+                        double predicted_ms, sps_operator_info *in)
+{
+    double bw = copy_gbps(ctx) * 1e3;
+    in->expected_spmvs = opts->expected_spmvs;
+    in->ref_us = csr_bytes(f) / bw;
+    in->spmv_us = in->bytes_per_spmv / bw;
+    in->saved_us = in->ref_us - in->spmv_us;
+    in->predicted_ms = predicted_ms;
+    in->extra_ms = in->convert_ms + in->upload_ms - ref_build_ms(ctx, f);
+    in->convert_spmvs = in->ref_us > 0 ? in->extra_ms * 1e3 / in->ref_us : 0.0;
+    in->break_even = sps_break_even_spmvs(in->extra_ms, in->saved_us);
+    if (!(in->caps & SPS_CAP_NEEDS_CONVERT)) {
+        snprintf(in->payoff, sizeof in->payoff, "%s: no conversion (a device copy of the CSR), "
+                 "%.1f us per SpMV predicted", in->backend, in->spmv_us);
+        return;
+    }
+    char pays[48];
+    if (in->break_even < 0) snprintf(pays, sizeof pays, "never pays");
+    else snprintf(pays, sizeof pays, "pays after %.0f", in->break_even);
+    snprintf(in->payoff, sizeof in->payoff,
+             "%s: conversion %.1f ms = %.0f SpMVs, saves %.1f us per SpMV, %s (predicted %.1f ms; "
+             "%lld expected)", in->backend, in->extra_ms, in->convert_spmvs, in->saved_us, pays,
+             predicted_ms, (long long)opts->expected_spmvs);
+}
+
 /* The auto rule on the features: returns the backend spec and writes the
- * deciding features. */
-static const char *decide(const sps_features *f, char *why, size_t len)
+ * deciding features. allow_drm = 0: the rule as if DRM did not pay. */
+static const char *decide(const sps_features *f, int allow_drm, char *why, size_t len)
 {
     if (f->nnz == 0) {
         snprintf(why, len, "auto: %s: the matrix has no entries", RULE.regular);
@@ -95,7 +189,7 @@ static const char *decide(const sps_features *f, char *why, size_t len)
     int64_t slots = f->drm_slots;
     double per_nnz = (double)slots / f->nnz;
     int64_t segs = ((int64_t)f->rows + seg - 1) / seg;
-    if (per_nnz <= RULE.drm_max_slots_per_nnz) {
+    if (allow_drm && per_nnz <= RULE.drm_max_slots_per_nnz) {
         snprintf(why, len,
                  "auto: drm: %.1f diagonals per %d-row segment on average, DRM stores %.2f slots "
                  "per nonzero (<= %.2f)",
@@ -130,16 +224,32 @@ static const char *decide(const sps_features *f, char *why, size_t len)
     return RULE.regular;
 }
 
-static sps_status auto_select(sps_context *ctx, const sps_csr *A, const sps_operator_opts *opts,
+static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_operator_opts *opts,
                               sps_operator **op)
 {
     double t0 = sps__now_ms();
     sps_features buf;
     const sps_features *f;
-    sps_status st = features_for(ctx, A, opts, &buf, &f);
+    const sps_csr *A = &M->A;
+    sps_status st = features_for(ctx, M, opts, &buf, &f);
     if (st != SPS_OK) return st;
     char why[512];
-    const char *spec = decide(f, why, sizeof why);
+    const char *spec = decide(f, 1, why, sizeof why);
+    double predicted = 0.0;
+    if (ctx->gpu && strcmp(spec, "drm") == 0) { /* does the conversion pay within the solve? */
+        double saved;
+        drm_predict(ctx, f, &predicted, &saved);
+        double be = sps_break_even_spmvs(predicted, saved);
+        if (be < 0 || be > (double)opts->expected_spmvs) {
+            char no[256];
+            snprintf(no, sizeof no, "; drm would save %.1f us per SpMV, but its conversion "
+                     "(predicted %.1f ms) pays only after %.0f SpMVs, more than the %lld expected",
+                     saved, predicted, be < 0 ? INFINITY : be, (long long)opts->expected_spmvs);
+            spec = decide(f, 0, why, sizeof why);
+            appendf(why, sizeof why, "%s", no);
+            predicted = 0.0;
+        }
+    }
     st = sps__operator_build_spec(ctx, A, spec, opts, op);
     if (st == SPS_OK && !((*op)->info.caps & SPS_CAP_DETERMINISTIC)) { /* never by design */
         sps_operator_destroy(*op);
@@ -155,6 +265,7 @@ static sps_status auto_select(sps_context *ctx, const sps_csr *A, const sps_oper
     if (st != SPS_OK) return st;
     sps_operator_info *in = &(*op)->info;
     sps__strlcpy(in->reason, why, sizeof in->reason);
+    if (ctx->gpu) fill_payoff(ctx, f, opts, predicted, in);
     /* choosing: the features, the rule and any refused build; the final
      * build is reported as convert_ms and upload_ms */
     in->select_ms = sps__now_ms() - t0 - in->convert_ms - in->upload_ms;
@@ -240,5 +351,5 @@ sps_status sps__select(sps_context *ctx, const sps_matrix *A, int tune,
                        const sps_operator_opts *opts, sps_operator **op)
 {
     *op = NULL;
-    return tune ? tune_select(ctx, &A->A, opts, op) : auto_select(ctx, &A->A, opts, op);
+    return tune ? tune_select(ctx, &A->A, opts, op) : auto_select(ctx, A, opts, op);
 }

@@ -113,12 +113,20 @@ sps_status sps__csr_dev_upload(sps_context *ctx, const sps_csr *A, int single, s
     size_t rp = ((size_t)A->nrows + 1) * sizeof(sps_idx);
     size_t ci = (size_t)A->nnz * sizeof(sps_idx);
     size_t va = (size_t)A->nnz * (single ? sizeof(float) : sizeof(double));
+    /* the matrix's device copy, when there is one: nothing crosses the bus again */
+    const sps_dcsr *dc = single ? NULL : sps__csr_device_copy(ctx, A);
     sps_status st = sps__dmalloc(ctx, (void **)&d->row_ptr, rp);
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&d->col_idx, ci);
     if (st == SPS_OK) st = sps__dmalloc(ctx, &d->val, va);
-    if (st == SPS_OK) st = sps__h2d(ctx, d->row_ptr, A->row_ptr, rp);
-    if (st == SPS_OK) st = sps__h2d(ctx, d->col_idx, A->col_idx, ci);
-    if (st == SPS_OK) st = sps__upload_values(ctx, d->val, A->val, (size_t)A->nnz, single);
+    if (st == SPS_OK && dc) {
+        st = sps__d2d(ctx, d->row_ptr, dc->row_ptr, rp);
+        if (st == SPS_OK) st = sps__d2d(ctx, d->col_idx, dc->col_idx, ci);
+        if (st == SPS_OK) st = sps__d2d(ctx, d->val, dc->val, va);
+    } else if (st == SPS_OK) {
+        st = sps__h2d(ctx, d->row_ptr, A->row_ptr, rp);
+        if (st == SPS_OK) st = sps__h2d(ctx, d->col_idx, A->col_idx, ci);
+        if (st == SPS_OK) st = sps__upload_values(ctx, d->val, A->val, (size_t)A->nnz, single);
+    }
     if (st != SPS_OK) {
         sps__csr_dev_free(d);
         return st;

@@ -10,11 +10,19 @@
 #include "diag_common.h"
 #include "kernels.h"
 
+#if SPS_HAVE_CUDA
+#include "core/gpu.h"
+#endif
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 SPS_DECLARE_GPU_BACKEND(sps_dia)
+#if SPS_HAVE_CUDA
+/* A device-built val and map, brought to the host for apply_host (dia.cu). */
+sps_status sps_dia_fetch(sps_context *ctx, sps_fmt *f, const void *dev);
+#endif
 
 static sps_status parse_one(sps_context *ctx, void *user, const char *key, const char *value)
 {
@@ -40,7 +48,70 @@ static void free_fmt(sps_fmt *fmt)
     sps__free(f->off);
     sps__free(f->val);
     sps__free(f->map);
+#if SPS_HAVE_CUDA
+    sps__dfree(f->dval);
+    sps__dfree(f->dmap);
+#endif
     sps__free(f);
+}
+
+/* The device CSR to convert from (SPS_CONVERT=device, a GPU context, the
+ * matrix's device copy), or NULL for the host conversion. */
+static const struct sps_dcsr *device_source(sps_context *ctx, const sps_csr *A)
+{
+#if SPS_HAVE_CUDA
+    const char *e = getenv("SPS_CONVERT");
+    if (!ctx || !ctx->gpu || !e || strcmp(e, "device") != 0) return NULL;
+    return sps__csr_device_copy(ctx, A);
+#else
+    (void)ctx;
+    (void)A;
+    return NULL;
+#endif
+}
+
+/* The distinct offsets, ascending: a one-segment scan on the host, or the
+ * device's flags. *off is owned by the caller. */
+static sps_status offsets(sps_context *ctx, const sps_csr *A, const struct sps_dcsr *dsrc,
+                          sps_idx **off, sps_idx *ndiag)
+{
+#if SPS_HAVE_CUDA
+    if (dsrc) return sps__dia_offsets_dev(ctx, dsrc, off, ndiag);
+#else
+    (void)dsrc;
+#endif
+    sps_diag_segs sg;
+    sps_status s = sps__diag_scan(ctx, A, A->nrows > 0 ? A->nrows : 1, &sg);
+    if (s != SPS_OK) return s;
+    *ndiag = sg.nseg ? sg.dnum[sg.nseg] : 0;
+    *off = sg.off; /* one segment: its offsets are the matrix's */
+    sg.off = NULL;
+    sps__diag_segs_free(&sg);
+    return SPS_OK;
+}
+
+/* Values and map: on the host (sps__diag_layout with one segment) or on the
+ * device. f->off holds the offsets. */
+static sps_status layout(sps_context *ctx, const sps_csr *A, const struct sps_dcsr *dsrc,
+                         sps_fmt_dia *f)
+{
+#if SPS_HAVE_CUDA
+    if (dsrc) return sps__dia_scatter_dev(ctx, dsrc, f->off, f->ndiag, (double **)&f->dval, &f->dmap);
+#else
+    (void)dsrc;
+#endif
+    sps_idx dn[2] = {0, f->ndiag};
+    sps_diag_segs sg = {A->nrows > 0 ? A->nrows : 1, A->nrows > 0 ? 1 : 0, dn, f->off};
+    f->val = sps__calloc((size_t)f->ndiag * (size_t)f->nrows, sizeof *f->val);
+    f->map = sps__malloc(sps__mul_size((size_t)A->nnz, sizeof *f->map));
+    if (!f->val || !f->map)
+        return sps__err(ctx, SPS_ERR_NO_MEMORY, "dia: out of memory for %lld slots",
+                        (long long)f->ndiag * f->nrows);
+    sps_idx *off2 = sps__malloc(((size_t)f->ndiag + 1) * sizeof *off2);
+    if (!off2) return sps__err(ctx, SPS_ERR_NO_MEMORY, "dia: out of memory");
+    sps_status s = sps__diag_layout(ctx, A, &sg, &f->index0, f->dnum, off2, f->map, f->val);
+    sps__free(off2); /* the same offsets again, in the one slot's order */
+    return s;
 }
 
 static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params, sps_fmt **out,
@@ -51,16 +122,16 @@ static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params
     sps_status s = sps__parse_params(ctx, params, parse_one, &maxfill);
     if (s != SPS_OK) return s;
 
-    sps_diag_segs sg;
-    s = sps__diag_scan(ctx, A, A->nrows > 0 ? A->nrows : 1, &sg);
+    const struct sps_dcsr *dsrc = device_source(ctx, A);
+    sps_idx *off = NULL, ndiag = 0;
+    s = offsets(ctx, A, dsrc, &off, &ndiag);
     if (s != SPS_OK) return s;
-    const sps_idx ndiag = sg.nseg ? sg.dnum[sg.nseg] : 0;
     const int64_t slots = (int64_t)ndiag * A->nrows;
     const double fill = slots ? (double)(slots - A->nnz) / (double)slots : 0.0;
     if (slots > SPS_IDX_MAX || fill > maxfill) {
         char b[32];
         sps__diag_count_str(slots, b, sizeof b);
-        sps__diag_segs_free(&sg);
+        sps__free(off);
         if (slots > SPS_IDX_MAX)
             return sps__err(ctx, SPS_ERR_UNSUPPORTED,
                             "dia: %d diagonals would store %s slots for %d nonzeros (more than "
@@ -71,25 +142,20 @@ static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params
     }
 
     sps_fmt_dia *f = sps__calloc(1, sizeof *f);
-    if (f) {
-        f->off = sps__malloc(sps__mul_size((size_t)ndiag, sizeof *f->off));
-        f->val = sps__calloc((size_t)slots, sizeof *f->val);
-        f->map = sps__malloc(sps__mul_size((size_t)A->nnz, sizeof *f->map));
+    if (!f) {
+        sps__free(off);
+        return sps__err(ctx, SPS_ERR_NO_MEMORY, "dia: out of memory");
     }
-    if (!f || !f->off || !f->val || !f->map) {
-        s = sps__err(ctx, SPS_ERR_NO_MEMORY, "dia: out of memory for %lld slots", (long long)slots);
-        goto fail;
-    }
+    f->off = off;
     f->nrows = A->nrows;
     f->ncols = A->ncols;
     f->nnz = A->nnz;
     f->ndiag = ndiag;
     f->index0 = 0;
-    s = sps__diag_layout(ctx, A, &sg, &f->index0, f->dnum, f->off, f->map, f->val);
+    s = layout(ctx, A, dsrc, f);
     if (s != SPS_OK) goto fail;
     f->dnum[0] = 0;
     f->dnum[1] = ndiag;
-    sps__diag_segs_free(&sg);
 
     st->slots = slots;
     st->fill = fill;
@@ -103,7 +169,6 @@ static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params
     *out = (sps_fmt *)f;
     return SPS_OK;
 fail:
-    sps__diag_segs_free(&sg);
     free_fmt((sps_fmt *)f);
     return s;
 }
@@ -120,7 +185,8 @@ static sps_status update_host(sps_context *ctx, sps_fmt *fmt, const double *valu
 {
     (void)ctx;
     sps_fmt_dia *f = (sps_fmt_dia *)fmt;
-    sps__diag_update(f->map, f->nnz, values, f->val);
+    if (f->map) sps__diag_update(f->map, f->nnz, values, f->val);
+    f->pending = values; /* scattered on the device too (update_dev) */
     return SPS_OK;
 }
 
@@ -134,4 +200,7 @@ const sps_backend sps_backend_dia = {
     .update_host = update_host,
     .free_fmt = free_fmt,
     SPS_GPU_ENTRIES(sps_dia),
+#if SPS_HAVE_CUDA
+    .fetch = sps_dia_fetch,
+#endif
 };

@@ -83,8 +83,15 @@ typedef struct sps_fmt_drm {
     sps_idx *index;   /* nslot: segment of each slot (merged order) */
     sps_idx *dnum;    /* nslot + 1 */
     sps_idx *off;     /* dnum[nslot] */
-    double *val;      /* dnum[nslot] * seg */
-    sps_idx *map;     /* nnz: CSR entry -> position in val */
+    double *val;      /* dnum[nslot] * seg; NULL while it lives on the device only
+                         (built there, see dval), until fetched for apply_host */
+    sps_idx *map;     /* nnz: CSR entry -> position in val (NULL with val) */
+    void *dval;       /* device conversion: val built on the device (double), handed to
+                         the device object by the upload */
+    sps_idx *dmap;    /* device conversion: map on the device, likewise */
+    sps_idx *ddnum, *doff; /* device conversion: dnum and off already on the device */
+    const double *pending; /* device conversion: the CSR values of an update in progress
+                              (update_host -> update_dev) */
 } sps_fmt_drm;
 
 typedef struct sps_fmt_dia {
@@ -93,8 +100,11 @@ typedef struct sps_fmt_dia {
     sps_idx index0;   /* the one slot's segment (0) */
     sps_idx dnum[2];  /* {0, ndiag} */
     sps_idx *off;     /* ndiag, ascending */
-    double *val;      /* ndiag * nrows: val[i * nrows + row] */
-    sps_idx *map;     /* nnz */
+    double *val;      /* ndiag * nrows: val[i * nrows + row]; NULL while on the device only */
+    sps_idx *map;     /* nnz (NULL with val) */
+    void *dval;       /* device conversion: val built on the device, taken by the upload */
+    sps_idx *dmap;    /* device conversion: map on the device, likewise */
+    const double *pending; /* the CSR values of an update in progress (update_host -> update_dev) */
 } sps_fmt_dia;
 
 /* ---- DRM ---------------------------------------------------------------- */
@@ -106,6 +116,30 @@ typedef struct sps_fmt_dia {
  * sps_fmt_drm. */
 sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int group, int rows,
                           int order_rows, sps_fmt **out, sps_spmv_stats *st);
+
+#if SPS_HAVE_CUDA
+struct sps_dcsr;
+/* DRM's conversion on the device (drm_convert.cu), seg = 32 only: the scan
+ * (as sps__diag_scan), and the value layout (as sps__diag_layout's values and
+ * map) into new device arrays *val (dnum[nslot] * 32 doubles) and *map (nnz),
+ * given the slot order index, dnum and off on the host. */
+sps_status sps__drm_scan_dev(sps_context *ctx, const struct sps_dcsr *A, sps_diag_segs *out);
+sps_status sps__drm_scatter_dev(sps_context *ctx, const struct sps_dcsr *A, const sps_idx *index,
+                                sps_idx nslot, const sps_idx *dnum, const sps_idx *off,
+                                double **val, sps_idx **map, sps_idx **ddnum, sps_idx **doff);
+/* DIA on the device: the sorted distinct offsets (to the host), then the
+ * values and map into new device arrays. */
+sps_status sps__dia_offsets_dev(sps_context *ctx, const struct sps_dcsr *A, sps_idx **off,
+                                sps_idx *ndiag);
+sps_status sps__dia_scatter_dev(sps_context *ctx, const struct sps_dcsr *A, const sps_idx *off,
+                                sps_idx ndiag, double **val, sps_idx **map);
+/* val[map[p]] = values[p] on the device (values on the host; val float if single):
+ * how drm and dia updates reach the device. */
+sps_status sps__diag_values_dev(sps_context *ctx, const sps_idx *map, sps_idx nnz,
+                               const double *values, void *val, int single);
+/* b[i] = (float)a[i] on the device. */
+sps_status sps__narrow_dev(sps_context *ctx, const double *a, size_t n, float *b);
+#endif
 
 /* ---- DRM: the iterative grouping of segments into sub-blocks (Algorithm 1) ----
  * (the paper calls it merging; spsolve says grouping, so that it is not taken

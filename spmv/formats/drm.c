@@ -16,11 +16,19 @@
 #include "diag_common.h"
 #include "kernels.h"
 
+#if SPS_HAVE_CUDA
+#include "core/gpu.h"
+#endif
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 SPS_DECLARE_GPU_BACKEND(sps_drm)
+#if SPS_HAVE_CUDA
+/* A device-built val and map, brought to the host for apply_host (drm.cu). */
+sps_status sps_drm_fetch(sps_context *ctx, sps_fmt *f, const void *dev);
+#endif
 
 typedef struct drm_params {
     sps_idx seg;
@@ -89,7 +97,57 @@ static void free_fmt(sps_fmt *fmt)
     sps__free(f->off);
     sps__free(f->val);
     sps__free(f->map);
+#if SPS_HAVE_CUDA
+    sps__dfree(f->dval);
+    sps__dfree(f->dmap);
+    sps__dfree(f->ddnum);
+    sps__dfree(f->doff);
+#endif
     sps__free(f);
+}
+
+/* The device CSR to convert from on the device, or NULL for the host
+ * conversion: SPS_CONVERT=device (opt-in until measured on the H100),
+ * a GPU context, the matrix's device copy, 32-row segments. */
+static const struct sps_dcsr *device_source(sps_context *ctx, const sps_csr *A, sps_idx seg)
+{
+#if SPS_HAVE_CUDA
+    const char *e = getenv("SPS_CONVERT");
+    if (seg != 32 || !ctx || !ctx->gpu || !e || strcmp(e, "device") != 0) return NULL;
+    return sps__csr_device_copy(ctx, A);
+#else
+    (void)ctx;
+    (void)A;
+    (void)seg;
+    return NULL;
+#endif
+}
+
+#if SPS_HAVE_CUDA
+/* The slots' diagonals in slot order (the offsets part of sps__diag_layout). */
+static void slot_layout(const sps_diag_segs *s, const sps_idx *index, sps_idx *dnum, sps_idx *off)
+{
+    dnum[0] = 0;
+    for (sps_idx sl = 0; sl < s->nseg; sl++) {
+        const sps_idx h = index[sl], dig = s->dnum[h + 1] - s->dnum[h];
+        memcpy(off + dnum[sl], s->off + s->dnum[h], (size_t)dig * sizeof *off);
+        dnum[sl + 1] = dnum[sl] + dig;
+    }
+}
+#endif
+
+/* Values and map: on the host (sps__diag_layout) or on the device. */
+static sps_status layout(sps_context *ctx, const sps_csr *A, const struct sps_dcsr *dsrc,
+                         const sps_diag_segs *sg, sps_fmt_drm *f)
+{
+    if (!dsrc) return sps__diag_layout(ctx, A, sg, f->index, f->dnum, f->off, f->map, f->val);
+#if SPS_HAVE_CUDA
+    slot_layout(sg, f->index, f->dnum, f->off);
+    return sps__drm_scatter_dev(ctx, dsrc, f->index, f->nslot, f->dnum, f->off,
+                                (double **)&f->dval, &f->dmap, &f->ddnum, &f->doff);
+#else
+    return SPS_ERR_INTERNAL;
+#endif
 }
 
 /* hdia_as: NULL for Algorithm 1's sub-blocks, else the name HDIA was asked
@@ -171,7 +229,12 @@ static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx seg, const c
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "drm: segment height %d is not a power of 2 "
                         "in [1, 1024]", seg);
     sps_diag_segs sg;
+    const struct sps_dcsr *dsrc = device_source(ctx, A, seg);
+#if SPS_HAVE_CUDA
+    sps_status s = dsrc ? sps__drm_scan_dev(ctx, dsrc, &sg) : sps__diag_scan(ctx, A, seg, &sg);
+#else
     sps_status s = sps__diag_scan(ctx, A, seg, &sg);
+#endif
     if (s != SPS_OK) return s;
     const sps_idx S = sg.nseg, ndiag = sg.dnum[S];
     const int64_t slots = (int64_t)ndiag * seg;
@@ -190,10 +253,13 @@ static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx seg, const c
         f->index = sps__malloc(sps__mul_size((size_t)S, sizeof *f->index));
         f->dnum = sps__malloc(((size_t)S + 1) * sizeof *f->dnum);
         f->off = sps__malloc(sps__mul_size((size_t)ndiag, sizeof *f->off));
-        f->val = sps__calloc((size_t)slots, sizeof *f->val);
-        f->map = sps__malloc(sps__mul_size((size_t)A->nnz, sizeof *f->map));
+        if (!dsrc) { /* the device conversion keeps them on the device */
+            f->val = sps__calloc((size_t)slots, sizeof *f->val);
+            f->map = sps__malloc(sps__mul_size((size_t)A->nnz, sizeof *f->map));
+        }
     }
-    if (!f || !ope || !f->blo || !f->index || !f->dnum || !f->off || !f->val || !f->map) {
+    if (!f || !ope || !f->blo || !f->index || !f->dnum || !f->off ||
+        (!dsrc && (!f->val || !f->map))) {
         s = sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory for %lld slots",
                      (long long)slots);
         goto fail;
@@ -209,7 +275,7 @@ static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx seg, const c
     s = sps__drm_plan(ctx, ope, S, hdia_as == NULL, 1024 / seg, f->index, f->blo, &f->nblk);
     if (s != SPS_OK) goto fail;
     if (order_rows && (s = order_by_rows(ctx, f->index, f->blo, f->nblk, S)) != SPS_OK) goto fail;
-    s = sps__diag_layout(ctx, A, &sg, f->index, f->dnum, f->off, f->map, f->val);
+    s = layout(ctx, A, dsrc, &sg, f);
     if (s != SPS_OK) goto fail;
     f->maxmem = 0;
     for (sps_idx b = 0; b < f->nblk; b++)
@@ -259,7 +325,8 @@ static sps_status update_host(sps_context *ctx, sps_fmt *fmt, const double *valu
 {
     (void)ctx;
     sps_fmt_drm *f = (sps_fmt_drm *)fmt;
-    sps__diag_update(f->map, f->nnz, values, f->val);
+    if (f->map) sps__diag_update(f->map, f->nnz, values, f->val);
+    f->pending = values; /* a device-built val is updated on the device (update_dev) */
     return SPS_OK;
 }
 
@@ -273,4 +340,7 @@ const sps_backend sps_backend_drm = {
     .update_host = update_host,
     .free_fmt = free_fmt,
     SPS_GPU_ENTRIES(sps_drm),
+#if SPS_HAVE_CUDA
+    .fetch = sps_drm_fetch,
+#endif
 };

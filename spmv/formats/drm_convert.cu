@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/spmv/formats/drm_convert.cu: DRM's (and DIA's) conversion on the device, from
+ * the matrix's device CSR (core/device_matrix.c), bitwise equal to the host
+ * conversion (drm.c with diag_common.c's scan and layout).
+ *
+ *   1. seg_offsets_kernel, one warp per 32-row segment, one lane per row: the
+ *      lanes merge their rows' sorted offsets, so the segment's distinct
+ *      offsets come out in ascending order, as sps__diag_scan sorts them.
+ *      Run twice: counts, then (after a prefix sum on the host) the offsets.
+ *   2. The host groups the segments (Algorithm 1 works on per-segment counts)
+ *      and lays the slots out (dnum, off in slot order): O(segments +
+ *      diagonals), no pass over the nonzeros.
+ *   3. scatter_kernel, one thread per row: each entry's diagonal position by
+ *      binary search in its slot's offsets; val[pos] = a_ij, map[p] = pos.
+ * DIA is the one-segment case: a flag per offset, compacted in order, and the
+ * same scatter with one global offset list.
+ * Values are copied, never combined, so the result is the host's bit for bit.
+ * Later value updates scatter through the same map on the device. */
+#include "diag_common.h"
+#include "core/cuda_check.cuh"
+
+#include <limits.h>
+#include <string.h>
+
+namespace {
+
+constexpr int NOFF = INT_MAX; /* no pending offset: above every real one */
+constexpr int THREADS = 256;
+
+__device__ int warp_min(int v)
+{
+    for (int o = 16; o > 0; o >>= 1) v = min(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+/* counts != nullptr: dig[h] = distinct offsets of segment h; else write them
+ * to off[start[h] ...] in ascending order. */
+__global__ void seg_offsets_kernel(const sps_idx *__restrict__ rp, const sps_idx *__restrict__ col,
+                                   int m, long long nseg, const sps_idx *__restrict__ start,
+                                   sps_idx *__restrict__ counts, sps_idx *__restrict__ off)
+{
+    long long h = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (h >= nseg) return; /* whole warps: blockDim is a multiple of 32 */
+    int lane = threadIdx.x & 31;
+    long long r64 = h * 32 + lane;
+    int r = (int)(r64 < m ? r64 : m);
+    int p = 0, pe = 0;
+    if (r < m) {
+        p = rp[r];
+        pe = rp[r + 1];
+    }
+    int cur = p < pe ? col[p] - r : NOFF;
+    sps_idx k = 0;
+    for (;;) {
+        int mn = warp_min(cur);
+        if (mn == NOFF) break;
+        if (off && lane == 0) off[start[h] + k] = mn;
+        k++;
+        if (cur == mn) {
+            p++;
+            cur = p < pe ? col[p] - r : NOFF;
+        }
+    }
+    if (counts && lane == 0) counts[h] = k;
+}
+
+__global__ void scatter_kernel(const sps_idx *__restrict__ rp, const sps_idx *__restrict__ col,
+                               const double *__restrict__ v, int m, const sps_idx *__restrict__ inv,
+                               const sps_idx *__restrict__ dnum, const sps_idx *__restrict__ off,
+                               double *__restrict__ val, sps_idx *__restrict__ map)
+{
+    long long r64 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r64 >= m) return;
+    int r = (int)r64;
+    sps_idx sl = inv[r >> 5], base = dnum[sl], n = dnum[sl + 1] - base;
+    for (sps_idx p = rp[r]; p < rp[r + 1]; p++) {
+        sps_idx d = col[p] - r, lo = 0, hi = n; /* first j with off[base + j] >= d */
+        while (lo < hi) {
+            sps_idx mid = lo + ((hi - lo) >> 1);
+            if (off[base + mid] < d) lo = mid + 1; else hi = mid;
+        }
+        sps_idx pos = (base + lo) * 32 + (r & 31);
+        val[pos] = v[p];
+        map[p] = pos;
+    }
+}
+
+/* DIA: flag every offset that holds an entry (plain stores of 1). */
+__global__ void flag_kernel(const sps_idx *__restrict__ rp, const sps_idx *__restrict__ col, int m,
+                            unsigned char *__restrict__ flag)
+{
+    long long r64 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r64 >= m) return;
+    int r = (int)r64;
+    for (sps_idx p = rp[r]; p < rp[r + 1]; p++) flag[(long long)col[p] - r + m - 1] = 1;
+}
+
+/* DIA: position of each entry by binary search in the sorted offsets. */
+__global__ void dia_scatter_kernel(const sps_idx *__restrict__ rp, const sps_idx *__restrict__ col,
+                                   const double *__restrict__ v, int m, const sps_idx *__restrict__ off,
+                                   sps_idx ndiag, double *__restrict__ val, sps_idx *__restrict__ map)
+{
+    long long r64 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r64 >= m) return;
+    int r = (int)r64;
+    for (sps_idx p = rp[r]; p < rp[r + 1]; p++) {
+        sps_idx d = col[p] - r, lo = 0, hi = ndiag;
+        while (lo < hi) {
+            sps_idx mid = lo + ((hi - lo) >> 1);
+            if (off[mid] < d) lo = mid + 1; else hi = mid;
+        }
+        sps_idx pos = (sps_idx)((int64_t)lo * m + r);
+        val[pos] = v[p];
+        map[p] = pos;
+    }
+}
+
+/* Flagged positions per block of THREADS * 32 positions (one thread per 32). */
+__global__ void count_kernel(const unsigned char *__restrict__ flag, long long span,
+                             sps_idx *__restrict__ counts)
+{
+    __shared__ int total;
+    if (threadIdx.x == 0) total = 0;
+    __syncthreads();
+    long long i0 = (long long)blockIdx.x * THREADS * 32 + (long long)threadIdx.x * 32;
+    int c = 0;
+    for (int k = 0; k < 32; k++) c += i0 + k < span && flag[i0 + k];
+    atomicAdd(&total, c);
+    __syncthreads();
+    if (threadIdx.x == 0) counts[blockIdx.x] = total;
+}
+
+/* The offsets of the flagged positions in ascending order (position i is
+ * offset i - (m - 1)); start[b] = the block's first output. */
+__global__ void compact_kernel(const unsigned char *__restrict__ flag, long long span,
+                               const sps_idx *__restrict__ start, int m, sps_idx *__restrict__ out)
+{
+    __shared__ sps_idx cnt[THREADS];
+    long long i0 = (long long)blockIdx.x * THREADS * 32 + (long long)threadIdx.x * 32;
+    int c = 0;
+    for (int k = 0; k < 32; k++) c += i0 + k < span && flag[i0 + k];
+    cnt[threadIdx.x] = c;
+    __syncthreads();
+    if (threadIdx.x == 0) /* exclusive prefix over the block's threads, in order */
+        for (int t = 0, acc = 0; t < THREADS; t++) {
+            int x = cnt[t];
+            cnt[t] = acc;
+            acc += x;
+        }
+    __syncthreads();
+    sps_idx at = start[blockIdx.x] + cnt[threadIdx.x];
+    for (int k = 0; k < 32; k++)
+        if (i0 + k < span && flag[i0 + k]) out[at++] = (sps_idx)(i0 + k - (m - 1));
+}
+
+template <typename T>
+__global__ void values_kernel(const sps_idx *__restrict__ map, const double *__restrict__ v,
+                              long long n, T *__restrict__ val)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) val[map[i]] = (T)v[i];
+}
+
+__global__ void narrow_kernel(const double *__restrict__ a, long long n, float *__restrict__ b)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) b[i] = (float)a[i];
+}
+
+unsigned blocks_for(long long threads)
+{
+    return (unsigned)((threads + THREADS - 1) / THREADS);
+}
+
+sps_status to_dev(sps_context *ctx, void **d, const void *h, size_t bytes)
+{
+    sps_status st = sps__dmalloc(ctx, d, bytes);
+    if (st == SPS_OK && bytes) st = sps__h2d_pinned(ctx, 1, d, &h, &bytes, NULL, 0);
+    return st;
+}
+
+} // namespace
+
+extern "C" sps_status sps__drm_scan_dev(sps_context *ctx, const sps_dcsr *A, sps_diag_segs *out)
+{
+    memset(out, 0, sizeof *out);
+    const int m = A->nrows;
+    const long long nseg = ((long long)m + 31) / 32;
+    out->seg = 32;
+    out->nseg = (sps_idx)nseg;
+    out->dnum = (sps_idx *)sps__malloc(((size_t)nseg + 1) * sizeof(sps_idx));
+    if (!out->dnum) return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory");
+    sps_idx *dcount = NULL, *dstart = NULL, *doff = NULL;
+    sps_status st = sps__dmalloc(ctx, (void **)&dcount, (size_t)nseg * sizeof(sps_idx));
+    cudaStream_t s = sps_stream(ctx);
+    if (st == SPS_OK && nseg > 0) {
+        seg_offsets_kernel<<<blocks_for(nseg * 32), THREADS, 0, s>>>(A->row_ptr, A->col_idx, m, nseg,
+                                                                     NULL, dcount, NULL);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch seg_offsets_kernel", __FILE__, __LINE__);
+    }
+    if (st == SPS_OK) st = sps__d2h(ctx, out->dnum + 1, dcount, (size_t)nseg * sizeof(sps_idx));
+    int64_t total = 0;
+    out->dnum[0] = 0;
+    for (long long h = 0; st == SPS_OK && h < nseg; h++) {
+        total += out->dnum[h + 1];
+        if (total > SPS_IDX_MAX) st = sps__err(ctx, SPS_ERR_UNSUPPORTED, "drm: too many diagonal pieces");
+        else out->dnum[h + 1] = (sps_idx)total;
+    }
+    out->off = (sps_idx *)sps__malloc((size_t)(total ? total : 1) * sizeof(sps_idx));
+    if (st == SPS_OK && !out->off) st = sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory");
+    if (st == SPS_OK) st = to_dev(ctx, (void **)&dstart, out->dnum, (size_t)nseg * sizeof(sps_idx));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&doff, (size_t)total * sizeof(sps_idx));
+    if (st == SPS_OK && nseg > 0) {
+        seg_offsets_kernel<<<blocks_for(nseg * 32), THREADS, 0, s>>>(A->row_ptr, A->col_idx, m, nseg,
+                                                                     dstart, NULL, doff);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch seg_offsets_kernel", __FILE__, __LINE__);
+    }
+    if (st == SPS_OK) st = sps__d2h(ctx, out->off, doff, (size_t)total * sizeof(sps_idx));
+    sps__dfree(dcount);
+    sps__dfree(dstart);
+    sps__dfree(doff);
+    if (st != SPS_OK) sps__diag_segs_free(out);
+    return st;
+}
+
+extern "C" sps_status sps__drm_scatter_dev(sps_context *ctx, const sps_dcsr *A, const sps_idx *index,
+                                           sps_idx nslot, const sps_idx *dnum, const sps_idx *off,
+                                           double **val, sps_idx **map, sps_idx **dnum_dev,
+                                           sps_idx **off_dev)
+{
+    *val = NULL;
+    *map = NULL;
+    *dnum_dev = NULL;
+    *off_dev = NULL;
+    const size_t is = sizeof(sps_idx), ndiag = (size_t)dnum[nslot];
+    sps_idx *inv = (sps_idx *)sps__malloc(((size_t)nslot + 1) * is);
+    if (!inv) return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory");
+    for (sps_idx sl = 0; sl < nslot; sl++) inv[index[sl]] = sl;
+    sps_idx *dinv = NULL, *ddnum = NULL, *doff = NULL;
+    sps_status st = to_dev(ctx, (void **)&dinv, inv, (size_t)nslot * is);
+    sps__free(inv);
+    if (st == SPS_OK) st = to_dev(ctx, (void **)&ddnum, dnum, ((size_t)nslot + 1) * is);
+    if (st == SPS_OK) st = to_dev(ctx, (void **)&doff, off, ndiag * is);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)val, ndiag * 32 * sizeof(double));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)map, (size_t)A->nnz * is);
+    if (st == SPS_OK) st = sps__dmemset(ctx, *val, 0, ndiag * 32 * sizeof(double));
+    if (st == SPS_OK && A->nrows > 0) {
+        scatter_kernel<<<blocks_for(A->nrows), THREADS, 0, sps_stream(ctx)>>>(
+            A->row_ptr, A->col_idx, A->val, A->nrows, dinv, ddnum, doff, *val, *map);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch scatter_kernel", __FILE__, __LINE__);
+    }
+    if (st == SPS_OK) st = sps__gpu_sync(ctx);
+    sps__dfree(dinv);
+    if (st != SPS_OK) {
+        sps__dfree(ddnum);
+        sps__dfree(doff);
+        sps__dfree(*val);
+        sps__dfree(*map);
+        *val = NULL;
+        *map = NULL;
+        return st;
+    }
+    *dnum_dev = ddnum; /* the device object takes them too */
+    *off_dev = doff;
+    return st;
+}
+
+/* DIA's distinct offsets, ascending, on the host (*off, *ndiag). */
+extern "C" sps_status sps__dia_offsets_dev(sps_context *ctx, const sps_dcsr *A, sps_idx **off,
+                                           sps_idx *ndiag)
+{
+    *off = NULL;
+    *ndiag = 0;
+    const int m = A->nrows;
+    const long long span = (long long)A->nrows + A->ncols;
+    const long long nblk = (span + THREADS * 32 - 1) / (THREADS * 32);
+    unsigned char *flag = NULL;
+    sps_idx *counts = NULL, *start = NULL, *dout = NULL;
+    sps_idx *hc = (sps_idx *)sps__malloc(((size_t)nblk + 1) * sizeof(sps_idx));
+    cudaStream_t s = sps_stream(ctx);
+    sps_status st = hc ? SPS_OK : sps__err(ctx, SPS_ERR_NO_MEMORY, "dia: out of memory");
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&flag, (size_t)span);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&counts, ((size_t)nblk + 1) * sizeof(sps_idx));
+    if (st == SPS_OK) st = sps__dmemset(ctx, flag, 0, (size_t)span);
+    if (st == SPS_OK && m > 0) {
+        flag_kernel<<<blocks_for(m), THREADS, 0, s>>>(A->row_ptr, A->col_idx, m, flag);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch flag_kernel", __FILE__, __LINE__);
+    }
+    if (st == SPS_OK && nblk > 0) {
+        count_kernel<<<(unsigned)nblk, THREADS, 0, s>>>(flag, span, counts);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch count_kernel", __FILE__, __LINE__);
+    }
+    if (st == SPS_OK) st = sps__d2h(ctx, hc, counts, (size_t)nblk * sizeof(sps_idx));
+    int64_t total = 0;
+    for (long long b = 0; st == SPS_OK && b < nblk; b++) { /* counts -> block starts */
+        sps_idx c = hc[b];
+        hc[b] = (sps_idx)total;
+        total += c;
+    }
+    if (st == SPS_OK) st = to_dev(ctx, (void **)&start, hc, (size_t)nblk * sizeof(sps_idx));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&dout, (size_t)total * sizeof(sps_idx));
+    if (st == SPS_OK && nblk > 0 && total > 0) {
+        compact_kernel<<<(unsigned)nblk, THREADS, 0, s>>>(flag, span, start, m, dout);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch compact_kernel", __FILE__, __LINE__);
+    }
+    if (st == SPS_OK) {
+        *off = (sps_idx *)sps__malloc(((size_t)total + 1) * sizeof(sps_idx));
+        if (!*off) st = sps__err(ctx, SPS_ERR_NO_MEMORY, "dia: out of memory");
+    }
+    if (st == SPS_OK) st = sps__d2h(ctx, *off, dout, (size_t)total * sizeof(sps_idx));
+    if (st == SPS_OK) {
+        *ndiag = (sps_idx)total;
+    } else {
+        sps__free(*off);
+        *off = NULL;
+    }
+    sps__free(hc);
+    sps__dfree(flag);
+    sps__dfree(counts);
+    sps__dfree(start);
+    sps__dfree(dout);
+    return st;
+}
+
+/* DIA's values and map on the device, given its sorted offsets (host). */
+extern "C" sps_status sps__dia_scatter_dev(sps_context *ctx, const sps_dcsr *A, const sps_idx *off,
+                                           sps_idx ndiag, double **val, sps_idx **map)
+{
+    *val = NULL;
+    *map = NULL;
+    const size_t slots = (size_t)ndiag * (size_t)A->nrows;
+    sps_idx *doff = NULL;
+    sps_status st = to_dev(ctx, (void **)&doff, off, (size_t)ndiag * sizeof(sps_idx));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)val, slots * sizeof(double));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)map, (size_t)A->nnz * sizeof(sps_idx));
+    if (st == SPS_OK) st = sps__dmemset(ctx, *val, 0, slots * sizeof(double));
+    if (st == SPS_OK && A->nrows > 0 && A->nnz > 0) {
+        dia_scatter_kernel<<<blocks_for(A->nrows), THREADS, 0, sps_stream(ctx)>>>(
+            A->row_ptr, A->col_idx, A->val, A->nrows, doff, ndiag, *val, *map);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch dia_scatter_kernel", __FILE__, __LINE__);
+    }
+    if (st == SPS_OK) st = sps__gpu_sync(ctx);
+    sps__dfree(doff);
+    if (st != SPS_OK) {
+        sps__dfree(*val);
+        sps__dfree(*map);
+        *val = NULL;
+        *map = NULL;
+    }
+    return st;
+}
+
+extern "C" sps_status sps__diag_values_dev(sps_context *ctx, const sps_idx *map, sps_idx nnz,
+                                          const double *values, void *val, int single)
+{
+    if (nnz == 0) return SPS_OK;
+    double *tmp = NULL;
+    sps_status st = sps__dmalloc(ctx, (void **)&tmp, (size_t)nnz * sizeof(double));
+    if (st == SPS_OK) st = sps__upload_values(ctx, tmp, values, (size_t)nnz, 0);
+    if (st == SPS_OK) {
+        if (single)
+            values_kernel<float><<<blocks_for(nnz), THREADS, 0, sps_stream(ctx)>>>(map, tmp, nnz, (float *)val);
+        else
+            values_kernel<double><<<blocks_for(nnz), THREADS, 0, sps_stream(ctx)>>>(map, tmp, nnz, (double *)val);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch values_kernel", __FILE__, __LINE__);
+    }
+    if (st == SPS_OK) st = sps__gpu_sync(ctx);
+    sps__dfree(tmp);
+    return st;
+}
+
+extern "C" sps_status sps__narrow_dev(sps_context *ctx, const double *a, size_t n, float *b)
+{
+    if (n == 0) return SPS_OK;
+    narrow_kernel<<<blocks_for((long long)n), THREADS, 0, sps_stream(ctx)>>>(a, (long long)n, b);
+    SPS_LAUNCH_CHECK(ctx, "narrow_kernel");
+    return sps__gpu_sync(ctx);
+}
