@@ -84,6 +84,7 @@ typedef struct opts {
     double rtol, atol, dtol;
     long long maxit;
     int restart, check_every;
+    int threads;            /* --threads: io threads (0: the online cores) */
     int info, json, monitor, verify, quiet;
 } opts;
 
@@ -213,7 +214,7 @@ static int takes_value(const char *a)
     static const char *const names[] = {"-A", "--gen", "-b", "--x0", "-o", "--history",
                                          "--save-matrix", "--method", "--spmv", "--precond",
                                          "--device", "--rtol", "--atol", "--dtol", "--maxit",
-                                         "--restart", "--check-every"};
+                                         "--restart", "--check-every", "--threads"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strcmp(a, names[i])) return 1;
     return 0;
@@ -239,6 +240,7 @@ static void value_option(opts *o, const char *a, const char *v)
     else if (!strcmp(a, "--maxit")) o->maxit = parse_int(a, v, 0, 1000000000LL);
     else if (!strcmp(a, "--restart")) o->restart = (int)parse_int(a, v, 1, 100000);
     else if (!strcmp(a, "--check-every")) o->check_every = (int)parse_int(a, v, 1, 100000);
+    else if (!strcmp(a, "--threads")) o->threads = (int)parse_int(a, v, 0, 4096);
 }
 
 /* One flag; 0 if a is not one. */
@@ -253,6 +255,17 @@ static int flag_option(opts *o, const char *a)
     return 1;
 }
 
+/* The method named by spec, "NAME" or "NAME:key=value,...". */
+static sps_status method_base(const char *spec, sps_method *m)
+{
+    char name[32];
+    size_t len = strcspn(spec, ":");
+    if (len >= sizeof name) return SPS_ERR_INVALID_ARG;
+    memcpy(name, spec, len);
+    name[len] = 0;
+    return sps_method_from_name(name, m);
+}
+
 /* Checks that need no matrix. The tolerances are the library's to judge
  * (configure_solver passes them on and reports its refusal). */
 static void validate_args(opts *o)
@@ -260,10 +273,12 @@ static void validate_args(opts *o)
     if (!o->A_path == !o->gen) die_usage("give exactly one of -A FILE and --gen SPEC");
     if (strcmp(o->device, "gpu") && strcmp(o->device, "cpu") && strcmp(o->device, "auto"))
         die_usage("--device: '%s' is not gpu, cpu or auto", o->device);
+    const char *rs = o->method ? strstr(o->method, "restart=") : NULL;
+    if (rs && strtol(rs + 8, NULL, 10) >= 1) o->restart = (int)strtol(rs + 8, NULL, 10); /* shown */
     if (o->method) {
         sps_method m;
-        if (sps_method_from_name(o->method, &m) != SPS_OK)
-            die_usage("--method: '%s' is not cg, bicgstab or gmres", o->method);
+        if (method_base(o->method, &m) != SPS_OK)
+            die_usage("--method: '%s' is not cg, bicgstab or gmres (NAME or NAME:key=value)", o->method);
     }
     if (!precond_known(o->precond))
         die_usage("--precond: '%s' is not %s", o->precond, precond_list());
@@ -357,6 +372,13 @@ static void features_json(FILE *f, const sps_matrix_source *src, const sps_featu
     json_num(f, "read_mb_per_s",
              src->read_ms > 0 ? (double)src->bytes / 1e6 / (src->read_ms / 1e3) : 0, first);
     json_num(f, "analyze_ms", ft->analyze_ms, first);
+    json_str(f, "analyzed_on", ft->on_gpu ? "gpu" : "host", first);
+    if (ft->on_gpu) {
+        json_num(f, "analyze_device_ms", ft->device_ms, first);
+        json_num(f, "matrix_upload_ms", ft->upload_ms, first);
+        json_num(f, "matrix_upload_gbps", ft->upload_gbps, first);
+        json_str(f, "matrix_upload_how", ft->upload_how, first);
+    }
 }
 
 static void features_text(FILE *f, const sps_matrix_source *src, const sps_features *ft)
@@ -385,17 +407,15 @@ static void features_text(FILE *f, const sps_matrix_source *src, const sps_featu
                 (double)src->bytes / 1e6, src->gzip ? " after gunzip" : "", mbs);
     else
         fprintf(f, "generated         %.1f ms\n", src->read_ms);
-    fprintf(f, "analyze           %.1f ms\n", ft->analyze_ms);
+    if (ft->on_gpu)
+        fprintf(f, "analyze           %.1f ms on the GPU (kernels %.1f ms; the CSR's one upload %.1f ms, "
+                   "%.1f GB/s, %s)\n", ft->analyze_ms, ft->device_ms, ft->upload_ms, ft->upload_gbps,
+                ft->upload_how);
+    else
+        fprintf(f, "analyze           %.1f ms on the host\n", ft->analyze_ms);
 }
 
 /* ---- the run: what each phase fills in ---------------------------------- */
-
-/* Payoff of the chosen backend against plain csr-vector (the DRM paper's
- * argument): measured SpMV times and the reference's build cost. */
-typedef struct payoff {
-    int have;
-    double t_chosen, t_ref, conv_ref; /* us per SpMV, us per SpMV, ms */
-} payoff;
 
 typedef struct run {
     opts o;
@@ -413,8 +433,7 @@ typedef struct run {
     char method_why[200];
     sps_operator *op;
     sps_operator_info oi;
-    char fallback[700];
-    payoff pay;
+    int have_payoff;        /* oi's payoff figures are filled (predicted by auto, or measured) */
     sps_precond *pc;
     double bnorm;
     sps_solve_info info;
@@ -518,6 +537,8 @@ static int open_context(run *r)
         sps_context_create(&r->ctx, SPS_DEVICE_HOST);
     }
     if (!r->ctx) return fail(r, EXIT_RUNTIME, "cannot create a context: %s", sps_last_error(NULL));
+    if (r->o.threads && sps_context_set_threads(r->ctx, r->o.threads) != SPS_OK)
+        return fail(r, EXIT_USAGE, "--threads: %s", sps_last_error(r->ctx));
     if (device_note[0] && !r->o.quiet) fprintf(r->o.json ? stderr : r->rep, "note: %s\n", device_note);
     return -1;
 }
@@ -646,7 +667,7 @@ static void method_warnings(run *r)
 static void choose_method(run *r)
 {
     if (r->o.method) {
-        sps_method_from_name(r->o.method, &r->method);
+        method_base(r->o.method, &r->method);
         snprintf(r->method_why, sizeof r->method_why, "as asked");
     } else {
         char why[160];
@@ -678,64 +699,43 @@ static void warn_inconsistent(run *r)
          r->bnorm > 0 ? fabs(r->b[first]) / r->bnorm : 0.0);
 }
 
-/* The operator for --spmv; a backend that refuses the matrix (or is not
- * compiled) falls back to csr-vector, said in note. (Its place is the
- * library's `auto`: it moves there.) */
-static sps_status create_operator_with_fallback(sps_context *ctx, const sps_matrix *A, const char *spmv,
-                                                char *note, size_t len, sps_operator **op)
+/* SpMVs the operator is expected to serve: the iterations a solve of this
+ * size typically needs (capped by --maxit) times the method's SpMVs per
+ * iteration. It weighs auto's conversion cost. */
+static int64_t expected_spmvs(const run *r)
 {
-    note[0] = 0;
-    sps_status st = sps_operator_create(ctx, A, spmv, NULL, op);
-    if (st == SPS_ERR_UNSUPPORTED || st == SPS_ERR_NOT_COMPILED) {
-        snprintf(note, len, "%s refused (%s); fell back to csr-vector", spmv, sps_last_error(ctx));
-        st = sps_operator_create(ctx, A, "csr-vector", NULL, op);
-    }
-    return st;
+    double its = 10.0 * sqrt((double)(r->n > 0 ? r->n : 1));
+    if (its > (double)r->o.maxit) its = (double)r->o.maxit;
+    if (its < 10) its = 10;
+    return (int64_t)its * (r->method == SPS_CG ? 1 : 2);
 }
 
-/* The payoff figures: time the chosen operator and a csr-vector one built
- * for comparison. (The operator's info will carry them: this moves into the
- * library.) */
-static void measure_payoff(sps_context *ctx, const sps_matrix *A, sps_operator *op,
-                           const sps_operator_info *oi, payoff *p)
-{
-    sps_timing tm;
-    int reps = sps_matrix_rows(A) > 1000000 ? 30 : 100;
-    memset(p, 0, sizeof *p);
-    if (sps_operator_time(op, reps, 2, &tm) != SPS_OK) return;
-    p->t_chosen = tm.median_us;
-    if (!strcmp(oi->backend, "csr-vector")) {
-        p->t_ref = p->t_chosen;
-        p->conv_ref = oi->convert_ms + oi->upload_ms;
-        p->have = 1;
-        return;
-    }
-    sps_operator *ref = NULL;
-    if (sps_operator_create(ctx, A, "csr-vector", NULL, &ref) != SPS_OK) return;
-    sps_operator_info ri;
-    sps_operator_get_info(ref, &ri);
-    p->conv_ref = ri.convert_ms + ri.upload_ms;
-    if (sps_operator_time(ref, reps, 2, &tm) == SPS_OK) {
-        p->t_ref = tm.median_us;
-        p->have = 1;
-    }
-    sps_operator_destroy(ref);
-}
-
+/* The operator for --spmv. The library decides: auto weighs the formats, and
+ * a named backend that refuses the matrix falls back to csr-vector (the
+ * info's reason says so). The payoff figures are auto's predictions, or
+ * measured by the library when it has none (a named backend, the host). */
 static int build_operator(run *r)
 {
-    sps_status st = create_operator_with_fallback(r->ctx, r->A, r->o.spmv, r->fallback,
-                                                  sizeof r->fallback, &r->op);
-    if (r->fallback[0]) warn(r, "%s", r->fallback);
+    sps_operator_opts oo;
+    sps_operator_opts_default(&oo);
+    oo.fallback = 1;
+    oo.features = &r->ft;
+    oo.expected_spmvs = expected_spmvs(r);
+    sps_status st = sps_operator_create(r->ctx, r->A, r->o.spmv, &oo, &r->op);
     if (st != SPS_OK) return fail_status(r, st, "cannot build the SpMV operator");
     sps_operator_get_info(r->op, &r->oi);
-    measure_payoff(r->ctx, r->A, r->op, &r->oi, &r->pay);
+    if (strcmp(r->o.spmv, "auto") && strcmp(r->o.spmv, "tune") && r->oi.reason[0] &&
+        strstr(r->oi.reason, "fell back"))
+        warn(r, "%s", r->oi.reason);
+    r->have_payoff = r->oi.payoff[0] != 0;
+    if (!r->have_payoff && sps_operator_measure_payoff(r->op, r->A, &r->oi) == SPS_OK)
+        r->have_payoff = 1;
     return -1;
 }
 
 static int build_precond(run *r)
 {
-    sps_status st = sps_precond_create(r->ctx, r->A, r->o.precond, &r->pc);
+    sps_status st = sps_precond_create_ex(r->ctx, r->A, r->op, r->o.precond, &r->pc);
     if (st == SPS_OK) return -1;
     if (st != SPS_ERR_ZERO_PIVOT && st != SPS_ERR_UNSUPPORTED)
         return fail_status(r, st, "preconditioner setup failed");
@@ -803,7 +803,10 @@ static void check_solution(run *r)
 
 static int solve(run *r)
 {
-    sps_solver_set_method(r->solver, r->method);
+    sps_status ms = r->o.method && strchr(r->o.method, ':')
+                        ? sps_solver_set_method_name(r->solver, r->o.method)
+                        : sps_solver_set_method(r->solver, r->method);
+    if (ms != SPS_OK) return fail(r, EXIT_USAGE, "--method: %s", sps_last_error(r->ctx));
     if (r->o.monitor && !r->o.json) sps_solver_set_monitor(r->solver, monitor_cb, r);
     if (r->text) print_header(r);
     sps_status st = sps_solve(r->solver, r->op, r->pc, r->b, r->x, &r->info);
@@ -850,7 +853,6 @@ static int write_outputs(run *r, int rc)
 /* Times and payoff figures derived from the phases. */
 typedef struct derived {
     double precond_ms, total_ms, setup_ms, solve_ms;
-    double conv_ms, saved_us, conv_in_spmvs, breakeven;
 } derived;
 
 static derived derive(const run *r)
@@ -865,11 +867,6 @@ static derived derive(const run *r)
                  in->setup_ms;
     d.solve_ms = d.setup_ms + in->iterate_ms + in->finish_ms;
     d.total_ms = r->src.read_ms + d.solve_ms;
-    d.conv_ms = oi->convert_ms + oi->upload_ms;
-    d.saved_us = r->pay.t_ref - r->pay.t_chosen;
-    d.conv_in_spmvs = r->pay.t_ref > 0 ? d.conv_ms * 1e3 / r->pay.t_ref : 0;
-    /* -1: never pays off (not faster than csr-vector); 0: cheaper to build and faster */
-    d.breakeven = sps_break_even_spmvs(d.conv_ms - r->pay.conv_ref, d.saved_us);
     return d;
 }
 
@@ -937,39 +934,29 @@ static void report_json(const run *r, const derived *d, int rc)
     json_str(f, "precond", r->o.precond, &first);
     json_str(f, "spmv", r->oi.backend, &first);
     json_str(f, "spmv_reason", r->oi.reason, &first);
-    json_str(f, "spmv_fallback", r->fallback, &first);
+    json_str(f, "spmv_fallback", strstr(r->oi.reason, "fell back") ? r->oi.reason : "", &first);
     json_num(f, "rtol", r->o.rtol, &first);
     json_num(f, "atol", r->o.atol, &first);
     json_int(f, "maxit", r->o.maxit, &first);
     report_json_result(r, d, &first);
-    if (r->pay.have) {
-        json_num(f, "spmv_us", r->pay.t_chosen, &first);
-        json_num(f, "csr_vector_spmv_us", r->pay.t_ref, &first);
-        json_num(f, "conversion_in_csr_vector_spmvs", d->conv_in_spmvs, &first);
-        json_num(f, "saved_us_per_spmv", d->saved_us, &first);
-        json_num(f, "break_even_spmvs", d->breakeven, &first);
+    if (r->have_payoff) {
+        const sps_operator_info *oi = &r->oi;
+        json_num(f, "spmv_us", oi->spmv_us, &first);
+        json_num(f, "csr_vector_spmv_us", oi->ref_us, &first);
+        json_num(f, "conversion_in_csr_vector_spmvs", oi->convert_spmvs, &first);
+        json_num(f, "saved_us_per_spmv", oi->saved_us, &first);
+        json_num(f, "break_even_spmvs", oi->break_even, &first);
+        json_int(f, "expected_spmvs", (long long)oi->expected_spmvs, &first);
+        json_str(f, "payoff", oi->payoff, &first);
     }
     report_json_end(r, rc, &first);
 }
 
-static void report_payoff(const run *r, const derived *d)
+static void report_payoff(const run *r)
 {
-    FILE *f = r->rep;
-    const payoff *p = &r->pay;
-    long long spmvs = (long long)r->info.spmvs;
-    if (!p->have) return;
-    if (!strcmp(r->oi.backend, "csr-vector"))
-        fprintf(f, "payoff    csr-vector %.2f us per SpMV is the reference; conversion %.2f ms "
-                   "= %.1f SpMVs; this solve used %lld SpMVs\n",
-                p->t_ref, d->conv_ms, d->conv_in_spmvs, spmvs);
-    else if (d->breakeven >= 0)
-        fprintf(f, "payoff    conversion %.2f ms = %.1f csr-vector SpMVs; saves %.2f us per "
-                   "SpMV (%.2f vs %.2f); break-even after %.0f SpMVs; this solve used %lld\n",
-                d->conv_ms, d->conv_in_spmvs, d->saved_us, p->t_chosen, p->t_ref, d->breakeven, spmvs);
-    else
-        fprintf(f, "payoff    conversion %.2f ms = %.1f csr-vector SpMVs; %s is %.2f us per SpMV "
-                   "vs csr-vector %.2f: it never pays off here; this solve used %lld SpMVs\n",
-                d->conv_ms, d->conv_in_spmvs, r->oi.backend, p->t_chosen, p->t_ref, spmvs);
+    if (!r->have_payoff) return;
+    fprintf(r->rep, "payoff    %s; this solve used %lld SpMVs\n", r->oi.payoff,
+            (long long)r->info.spmvs);
 }
 
 static void report_text(const run *r, const derived *d)
@@ -991,9 +978,9 @@ static void report_text(const run *r, const derived *d)
         else
             fprintf(f, "verify    %s\n", r->verify_note ? r->verify_note : "failed");
     }
-    fprintf(f, "time      read %.1f | analyze %.1f | select %.1f | convert %.1f | upload %.1f | "
+    fprintf(f, "time      read %.1f | analyze %.1f (%s) | select %.1f | convert %.1f | upload %.1f | "
                "precond %.1f | setup %.1f | iterate %.1f | finish %.1f | total %.1f ms\n",
-            r->src.read_ms, r->ft.analyze_ms, r->oi.select_ms, r->oi.convert_ms, r->oi.upload_ms,
+            r->src.read_ms, r->ft.analyze_ms, r->ft.on_gpu ? "gpu" : "host", r->oi.select_ms, r->oi.convert_ms, r->oi.upload_ms,
             d->precond_ms, in->setup_ms, in->iterate_ms, in->finish_ms, d->total_ms);
     fprintf(f, "          %.4f ms per iteration\n", in->per_iter_ms);
     fprintf(f, "          time to solution %.1f ms = setup %.1f (analyze to the solve's setup) + "
@@ -1002,7 +989,7 @@ static void report_text(const run *r, const derived *d)
     fprintf(f, "syncs     %lld host synchronizations in %lld iterations (%.3f per iteration)\n",
             (long long)in->host_syncs, (long long)in->iterations,
             in->iterations ? (double)in->host_syncs / (double)in->iterations : 0.0);
-    report_payoff(r, d);
+    report_payoff(r);
 }
 
 /* A longer GMRES restart worth suggesting: 1000, or twice a long one; at most n. */

@@ -430,6 +430,15 @@ sps_status sps_copy_bandwidth(sps_context *ctx, size_t bytes, double *gbps);
  *  faster; -1 when it is not faster (never pays off). */
 double sps_break_even_spmvs(double extra_ms, double saved_us);
 
+/** The payoff figures measured rather than predicted: times op and a
+ *  csr-vector reference built from A for the purpose (then destroyed), and
+ *  fills *info as sps_operator_get_info does, with ref_us, spmv_us, saved_us,
+ *  extra_ms, convert_spmvs, break_even and the payoff line from those
+ *  measurements. Costs one more build and a few hundred SpMVs: for reports
+ *  and benchmarks, not for a solve's critical path. */
+sps_status sps_operator_measure_payoff(sps_operator *op, const sps_matrix *A,
+                                       sps_operator_info *info);
+
 /** Check the operator against the host CSR reference of A (from which it was
  *  built) on random x and y for alpha = 1.5, beta in {0 with y full of NaN,
  *  -0.5}: *max_err is the largest |y - y_ref|_i / (|alpha| (|A||x|)_i +
