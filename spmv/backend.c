@@ -3,6 +3,7 @@
  * spmv/backend.h): parameter parsing, the CSR bytes model, value upload */
 #include "backend.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #if SPS_HAVE_CUDA
@@ -72,3 +73,9 @@ sps_status sps__upload_values(sps_context *ctx, void *dst, const double *src, si
 }
 
 #endif /* SPS_HAVE_CUDA */
+
+int sps__convert_on_device(const sps_context *ctx)
+{
+    const char *e = getenv("SPS_CONVERT");
+    return ctx && ctx->gpu && !(e && strcmp(e, "host") == 0);
+}

@@ -112,6 +112,10 @@ double sps__csr_bytes_model(const sps_csr *A, int beta_nonzero);
  * one given. */
 sps_status sps__no_params(sps_context *ctx, const char *backend, const char *params);
 
+/* Do formats that can (drm, dia) convert on the device? On a GPU context,
+ * unless SPS_CONVERT=host asks for the host conversion (the reference). */
+int sps__convert_on_device(const sps_context *ctx);
+
 #if SPS_HAVE_CUDA
 /* Upload n doubles to dst as double, or as float when single (converted on
  * the host in bounded chunks). */

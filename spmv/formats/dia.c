@@ -55,13 +55,12 @@ static void free_fmt(sps_fmt *fmt)
     sps__free(f);
 }
 
-/* The device CSR to convert from (SPS_CONVERT=device, a GPU context, the
+/* The device CSR to convert from (a GPU context unless SPS_CONVERT=host, the
  * matrix's device copy), or NULL for the host conversion. */
 static const struct sps_dcsr *device_source(sps_context *ctx, const sps_csr *A)
 {
 #if SPS_HAVE_CUDA
-    const char *e = getenv("SPS_CONVERT");
-    if (!ctx || !ctx->gpu || !e || strcmp(e, "device") != 0) return NULL;
+    if (!sps__convert_on_device(ctx)) return NULL;
     return sps__csr_device_copy(ctx, A);
 #else
     (void)ctx;

@@ -107,13 +107,12 @@ static void free_fmt(sps_fmt *fmt)
 }
 
 /* The device CSR to convert from on the device, or NULL for the host
- * conversion: SPS_CONVERT=device (opt-in until measured on the H100),
- * a GPU context, the matrix's device copy, 32-row segments. */
+ * conversion: a GPU context (unless SPS_CONVERT=host), the matrix's device
+ * copy, 32-row segments. */
 static const struct sps_dcsr *device_source(sps_context *ctx, const sps_csr *A, sps_idx seg)
 {
 #if SPS_HAVE_CUDA
-    const char *e = getenv("SPS_CONVERT");
-    if (seg != 32 || !ctx || !ctx->gpu || !e || strcmp(e, "device") != 0) return NULL;
+    if (seg != 32 || !sps__convert_on_device(ctx)) return NULL;
     return sps__csr_device_copy(ctx, A);
 #else
     (void)ctx;
