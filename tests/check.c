@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static int n_pass, n_fail, n_skip;
 
@@ -26,22 +27,37 @@ static void vline(const char *tag, const char *file, int line, const char *name,
     fflush(stdout);
 }
 
-int t_check_at(const char *file, int line, int cond, const char *fmt, ...)
+/* Count one check and print its line: "ok - NAME", or "FAIL - NAME (file:line)"
+ * followed by ": detail" when the printf-style detail fmt is not NULL. */
+static int outcome(int ok, const char *file, int line, const char *name, const char *fmt, ...)
 {
-    char name[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
-    va_end(ap);
-    if (cond) {
+    if (ok) {
         n_pass++;
         printf("ok - %s\n", name);
-    } else {
-        n_fail++;
-        printf("FAIL - %s (%s:%d)\n", name, file, line);
+        fflush(stdout);
+        return 1;
     }
-    fflush(stdout);
-    return cond;
+    va_list ap;
+    va_start(ap, fmt);
+    n_fail++;
+    vline("FAIL", file, line, name, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+#define FORMAT_NAME(name, fmt)                \
+    char name[512];                           \
+    do {                                      \
+        va_list ap_;                          \
+        va_start(ap_, fmt);                   \
+        vsnprintf(name, sizeof name, fmt, ap_); \
+        va_end(ap_);                          \
+    } while (0)
+
+int t_check_at(const char *file, int line, int cond, const char *fmt, ...)
+{
+    FORMAT_NAME(name, fmt);
+    return outcome(cond, file, line, name, NULL);
 }
 
 void t_fail_at(const char *file, int line, const char *name, const char *fmt, ...)
@@ -56,43 +72,17 @@ void t_fail_at(const char *file, int line, const char *name, const char *fmt, ..
 int t_status_at(const char *file, int line, sps_context *ctx, sps_status st,
                 const char *fmt, ...)
 {
-    char name[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
-    va_end(ap);
-    if (st == SPS_OK) {
-        n_pass++;
-        printf("ok - %s\n", name);
-    } else {
-        n_fail++;
-        printf("FAIL - %s (%s:%d): %s: %s\n", name, file, line, sps_strerror(st),
-               sps_last_error(ctx));
-    }
-    fflush(stdout);
-    return st == SPS_OK;
+    FORMAT_NAME(name, fmt);
+    return outcome(st == SPS_OK, file, line, name, "%s: %s", sps_strerror(st), sps_last_error(ctx));
 }
 
 int t_near_at(const char *file, int line, double a, double b, double tol,
               const char *fmt, ...)
 {
-    char name[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
-    va_end(ap);
+    FORMAT_NAME(name, fmt);
     double scale = fabs(b) > 1.0 ? fabs(b) : 1.0;
     int ok = fabs(a - b) <= tol * scale; /* NaN fails */
-    if (ok) {
-        n_pass++;
-        printf("ok - %s\n", name);
-    } else {
-        n_fail++;
-        printf("FAIL - %s (%s:%d): got %.17g, want %.17g (tol %g)\n", name, file, line,
-               a, b, tol);
-    }
-    fflush(stdout);
-    return ok;
+    return outcome(ok, file, line, name, "got %.17g, want %.17g (tol %g)", a, b, tol);
 }
 
 void t_skip(const char *name, const char *fmt, ...)
@@ -109,6 +99,22 @@ int t_done(void)
     if (n_fail) return 1;
     if (n_pass == 0 && n_skip > 0) return 77;
     return 0;
+}
+
+sps_context *t_host_context(void)
+{
+    sps_context *c = NULL;
+    if (sps_context_create(&c, SPS_DEVICE_HOST) != SPS_OK) T_FAIL("host context", "%s", sps_last_error(NULL));
+    return c;
+}
+
+int t_run_host(sps_context **ctx, const t_test_fn *tests)
+{
+    if (!(*ctx = t_host_context())) return t_done();
+    for (; *tests; tests++) (*tests)();
+    sps_context_destroy(*ctx);
+    *ctx = NULL;
+    return t_done();
 }
 
 static int is_dir(const char *p)
@@ -346,6 +352,41 @@ const char *t_tmpdir(void)
     }
     return tmpdir_buf;
 }
+
+const char *t_tmp_path(const char *name)
+{
+    static char buf[8][600];
+    static int k;
+    char *p = buf[k++ & 7];
+    snprintf(p, sizeof buf[0], "%s/%s", t_tmpdir(), name);
+    return p;
+}
+
+const char *t_write_file(const char *name, const void *data, size_t len, int gz_level)
+{
+    const char *path = name[0] == '/' ? name : t_tmp_path(name);
+    remove(path); /* a new file each time: rewriting one in place makes ext4 flush it */
+    int ok;
+    if (gz_level > 0) {
+        char mode[4] = {'w', 'b', (char)('0' + gz_level), 0};
+        gzFile g = gzopen(path, mode);
+        ok = g && gzwrite(g, data, (unsigned)len) == (int)len;
+        ok = g && gzclose(g) == Z_OK && ok;
+    } else {
+        FILE *f = fopen(path, "wb");
+        ok = f && fwrite(data, 1, len, f) == len;
+        ok = f && fclose(f) == 0 && ok;
+    }
+    if (!ok) {
+        fprintf(stderr, "t_write_file: cannot write %s\n", path);
+        exit(1);
+    }
+    return path;
+}
+
+const char *t_put_str(const char *name, const char *s) { return t_write_file(name, s, strlen(s), 0); }
+
+const char *t_put_gz_str(const char *name, const char *s) { return t_write_file(name, s, strlen(s), 6); }
 
 double t_rand(uint64_t *s)
 {

@@ -15,6 +15,7 @@
 #ifndef SPS_TEST_CHECK_H
 #define SPS_TEST_CHECK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "spsolve.h"
@@ -46,6 +47,26 @@ void t_skip(const char *name, const char *fmt, ...) T_PRINTF(2, 3);
 
 /* Exit code for main: 0 if no failure (77 if nothing ran but skips), else 1. */
 int t_done(void);
+
+/* A host context, or NULL after a FAIL line "host context" with the reason. */
+sps_context *t_host_context(void);
+
+/* One test of a table run by t_run_host. */
+typedef void (*t_test_fn)(void);
+
+/* Makes a host context into *ctx (t_host_context), runs the NULL-terminated
+ * table of tests in order, destroys the context and returns t_done(): the whole
+ * of a test program's main. When the context cannot be made no test runs. */
+int t_run_host(sps_context **ctx, const t_test_fn *tests);
+
+/* main() of a test program whose tests use the file's host context `ctx`:
+ * T_MAIN_HOST(ctx, test_a, test_b, ...). */
+#define T_MAIN_HOST(ctx, ...)                                  \
+    int main(void)                                             \
+    {                                                          \
+        static const t_test_fn t_tests_[] = {__VA_ARGS__, NULL}; \
+        return t_run_host(&(ctx), t_tests_);                   \
+    }
 
 /* Path of a bundled test file: tests/data/NAME (found from the working
  * directory or SPS_TEST_DATA). Returns a static buffer. */
@@ -86,6 +107,19 @@ sps_matrix *t_trip_matrix(sps_context *ctx, sps_idx m, sps_idx n, t_triplets *t)
 
 /* A scratch directory for this test program (created, removed at exit). */
 const char *t_tmpdir(void);
+
+/* t_tmpdir()/NAME in one of 8 static buffers used in turn. */
+const char *t_tmp_path(const char *name);
+
+/* Writes len bytes of data to the file t_tmp_path(name) (name itself when it
+ * starts with '/'), as a new file (any old
+ * one removed first), gzip-compressed at gz_level 1..9 or plain with 0; exits
+ * after a message if it cannot (a test harness failure). Returns the path. */
+const char *t_write_file(const char *name, const void *data, size_t len, int gz_level);
+
+/* t_write_file of the string s, plain and gzip-compressed (default level). */
+const char *t_put_str(const char *name, const char *s);
+const char *t_put_gz_str(const char *name, const char *s);
 
 /* Deterministic pseudo-random doubles in [-1, 1). */
 double t_rand(uint64_t *state);

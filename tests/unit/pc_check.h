@@ -12,14 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A host context, or NULL after recording the failure. */
-static inline sps_context *pc_host_context(void)
-{
-    sps_context *c = NULL;
-    if (sps_context_create(&c, SPS_DEVICE_HOST) != SPS_OK) T_FAIL("host context", "%s", sps_last_error(NULL));
-    return c;
-}
-
 /* Build `spec` on A, apply it once to r. */
 static inline sps_status pc_apply(sps_context *ctx, const sps_matrix *A, const char *spec,
                                   const double *r, double *z)

@@ -186,14 +186,4 @@ static void test_errors(void)
     }
 }
 
-int main(void)
-{
-    if (!(ctx = pc_host_context())) return t_done();
-    test_reference();
-    test_supervariables();
-    test_exact();
-    test_convergence();
-    test_errors();
-    sps_context_destroy(ctx);
-    return t_done();
-}
+T_MAIN_HOST(ctx, test_reference, test_supervariables, test_exact, test_convergence, test_errors)

@@ -310,15 +310,4 @@ static void test_small(void)
     }
 }
 
-int main(void)
-{
-    if (!(ctx = pc_host_context())) return t_done();
-    test_naive();
-    test_bounds();
-    test_spd();
-    test_convergence();
-    test_errors();
-    test_small();
-    sps_context_destroy(ctx);
-    return t_done();
-}
+T_MAIN_HOST(ctx, test_naive, test_bounds, test_spd, test_convergence, test_errors, test_small)

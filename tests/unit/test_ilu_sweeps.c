@@ -159,14 +159,4 @@ static void test_errors(void)
     sps_matrix_destroy(A);
 }
 
-int main(void)
-{
-    if (!(ctx = pc_host_context())) return t_done();
-    test_hand();
-    test_depth();
-    test_ic_spd();
-    test_convergence();
-    test_errors();
-    sps_context_destroy(ctx);
-    return t_done();
-}
+T_MAIN_HOST(ctx, test_hand, test_depth, test_ic_spd, test_convergence, test_errors)

@@ -15,15 +15,6 @@ static sps_context *ctx;
 static const int threads[] = {1, 2, 3, 8};
 static t_triplets *record; /* make_text's entries go here too when set */
 
-static const char *tmp_path(const char *name)
-{
-    static char buf[8][600];
-    static int k;
-    char *p = buf[k++ & 7];
-    snprintf(p, 600, "%s/%s", t_tmpdir(), name);
-    return p;
-}
-
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next(void)
 {
@@ -77,20 +68,6 @@ static char *make_text(const char *kind, int n, int64_t entries, int64_t bad_at,
     return s;
 }
 
-static const char *write_file(const char *name, const char *s, size_t len, int gz)
-{
-    const char *path = tmp_path(name);
-    remove(path); /* a new file each time: rewriting one in place makes ext4 flush it */
-    if (gz) {
-        gzFile g = gzopen(path, "wb1");
-        if (!g || gzwrite(g, s, (unsigned)len) != (int)len || gzclose(g) != Z_OK) exit(1);
-    } else {
-        FILE *f = fopen(path, "wb");
-        if (!f || fwrite(s, 1, len, f) != len || fclose(f) != 0) exit(1);
-    }
-    return path;
-}
-
 static int same(const sps_matrix *A, const sps_matrix *B)
 {
     const sps_idx *ra, *ca, *rb, *cb;
@@ -116,7 +93,7 @@ static void test_bitwise(void)
         char *s = make_text(kinds[kk], 3000, entries, 0, NULL, 0, &len, &line);
         record = NULL;
         for (int gz = 0; gz < 2; gz++) {
-            const char *path = write_file(gz ? "big.mtx.gz" : "big.mtx", s, len, gz);
+            const char *path = t_write_file(gz ? "big.mtx.gz" : "big.mtx", s, len, gz);
             sps_matrix *ref = NULL;
             sps_context_set_threads(ctx, 1);
             if (sps_matrix_read(ctx, path, &ref) != SPS_OK) {
@@ -163,7 +140,7 @@ static void test_bad_lines(void)
         int64_t line;
         char *s = make_text("real general", 3000, 180000, cases[c].at, cases[c].bad, 0, &len, &line);
         for (int gz = 0; gz < 1 + (c % 2); gz++) {
-            const char *path = write_file(gz ? "bad.mtx.gz" : "bad.mtx", s, len, gz);
+            const char *path = t_write_file(gz ? "bad.mtx.gz" : "bad.mtx", s, len, gz);
             char prefix[700];
             snprintf(prefix, sizeof prefix, "%s:%lld: ", path, (long long)line);
             int wrong = 0;
@@ -188,7 +165,7 @@ static void test_bad_lines(void)
     size_t len;
     int64_t line;
     char *s = make_text("real general", 3000, 160000, 0, NULL, 3, &len, &line);
-    const char *path = write_file("extra.mtx", s, len, 0);
+    const char *path = t_write_file("extra.mtx", s, len, 0);
     char prefix[700];
     snprintf(prefix, sizeof prefix, "%s:%lld: more entries than the 160000", path, (long long)line);
     int wrong = 0;
@@ -214,15 +191,4 @@ static void test_threads_setting(void)
     T_OK(st == SPS_OK && n >= 1, "threads 0: the online cores (%d)", n);
 }
 
-int main(void)
-{
-    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) {
-        T_FAIL("host context", "%s", sps_last_error(NULL));
-        return t_done();
-    }
-    test_threads_setting();
-    test_bitwise();
-    test_bad_lines();
-    sps_context_destroy(ctx);
-    return t_done();
-}
+T_MAIN_HOST(ctx, test_threads_setting, test_bitwise, test_bad_lines)

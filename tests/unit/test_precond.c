@@ -398,16 +398,5 @@ static void test_registry(void)
     }
 }
 
-int main(void)
-{
-    if (!(ctx = pc_host_context())) return t_done();
-    test_hand();
-    test_exact_tridiagonal();
-    test_errors();
-    test_generated();
-    test_alloc_failure();
-    test_registry();
-    test_real();
-    sps_context_destroy(ctx);
-    return t_done();
-}
+T_MAIN_HOST(ctx,
+            test_hand, test_exact_tridiagonal, test_errors, test_generated, test_alloc_failure, test_registry, test_real)
