@@ -398,6 +398,28 @@ double t_rand(uint64_t *s)
     return (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
 }
 
+uint64_t t_xorshift(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
+}
+
+int t_matrix_same(const sps_matrix *A, const sps_matrix *B)
+{
+    const sps_idx *ra, *ca, *rb, *cb;
+    const double *va, *vb;
+    sps_idx n = sps_matrix_rows(A);
+    int64_t nnz = sps_matrix_nnz(A);
+    if (n != sps_matrix_rows(B) || sps_matrix_cols(A) != sps_matrix_cols(B) || nnz != sps_matrix_nnz(B)) return 0;
+    sps_matrix_csr(A, &ra, &ca, &va);
+    sps_matrix_csr(B, &rb, &cb, &vb);
+    return memcmp(ra, rb, ((size_t)n + 1) * sizeof *ra) == 0 && memcmp(ca, cb, (size_t)nnz * sizeof *ca) == 0 &&
+           memcmp(va, vb, (size_t)nnz * sizeof *va) == 0;
+}
+
 sps_context *t_gpu_context_or_skip(const char *what)
 {
     sps_context *ctx = NULL;

@@ -124,6 +124,12 @@ const char *t_put_gz_str(const char *name, const char *s);
 /* Deterministic pseudo-random doubles in [-1, 1). */
 double t_rand(uint64_t *state);
 
+/* The next value of Marsaglia's xorshift64 (13, 7, 17) generator; *state != 0. */
+uint64_t t_xorshift(uint64_t *state);
+
+/* 1 when A and B have the same dimensions and bitwise the same CSR arrays. */
+int t_matrix_same(const sps_matrix *A, const sps_matrix *B);
+
 /* A GPU context, or NULL after printing one SKIP line with the reason (no
  * device, or built without CUDA). */
 sps_context *t_gpu_context_or_skip(const char *what);

@@ -58,7 +58,7 @@ static void reject(const char *what, const char *s, long line, const char *needl
         snprintf(name, sizeof name, "bad%d.mtx.gz", k);
         char w[300];
         snprintf(w, sizeof w, "%s (gzip)", what);
-        expect_fail(w, t_write_file(name, s, strlen(s), 6), SPS_ERR_PARSE, line, needle);
+        expect_fail(w, t_put_gz_str(name, s), SPS_ERR_PARSE, line, needle);
     }
 }
 
@@ -244,14 +244,14 @@ static void test_valid(void)
          "CRLF and comments: source (stored %lld, bytes %lld)", (long long)src.nnz_stored, (long long)src.bytes);
     sps_matrix_destroy(A);
 
-    A = read_ok("gzip copy", t_write_file("crlf.mtx.gz", crlf, strlen(crlf), 6));
+    A = read_ok("gzip copy", t_put_gz_str("crlf.mtx.gz", crlf));
     T_OK(csr_is(A, 2, 3, d1, 3), "gzip copy: same matrix");
     sps_matrix_get_source(A, &src);
     T_OK(src.gzip == 1 && src.bytes == (int64_t)strlen(crlf), "gzip copy: gzip flag and uncompressed bytes");
     sps_matrix_destroy(A);
 
     /* gzip is detected by content, not by name */
-    A = read_ok("gzip named .mtx", t_write_file("plain-name.mtx", crlf, strlen(crlf), 6));
+    A = read_ok("gzip named .mtx", t_put_gz_str("plain-name.mtx", crlf));
     T_OK(csr_is(A, 2, 3, d1, 3), "gzip under a plain name");
     sps_matrix_destroy(A);
 
@@ -327,19 +327,6 @@ static int manifest_find(const char *name, manifest_row *out)
     return found;
 }
 
-static int same_csr(const sps_matrix *A, const sps_matrix *B)
-{
-    const sps_idx *ra, *ca, *rb, *cb;
-    const double *va, *vb;
-    sps_idx n = sps_matrix_rows(A);
-    int64_t nnz = sps_matrix_nnz(A);
-    if (n != sps_matrix_rows(B) || sps_matrix_cols(A) != sps_matrix_cols(B) || nnz != sps_matrix_nnz(B)) return 0;
-    sps_matrix_csr(A, &ra, &ca, &va);
-    sps_matrix_csr(B, &rb, &cb, &vb);
-    return memcmp(ra, rb, ((size_t)n + 1) * sizeof *ra) == 0 && memcmp(ca, cb, (size_t)nnz * sizeof *ca) == 0 &&
-           memcmp(va, vb, (size_t)nnz * sizeof *va) == 0;
-}
-
 static void test_real(void)
 {
     const char *const *names = t_real_matrices();
@@ -378,7 +365,7 @@ static void test_real(void)
         /* round trip through sps_matrix_write */
         const char *out = t_tmp_path("roundtrip.mtx");
         sps_matrix *B = NULL;
-        if (sps_matrix_write(ctx, A, out) != SPS_OK || sps_matrix_read(ctx, out, &B) != SPS_OK || !same_csr(A, B)) {
+        if (sps_matrix_write(ctx, A, out) != SPS_OK || sps_matrix_read(ctx, out, &B) != SPS_OK || !t_matrix_same(A, B)) {
             if (!bad_trip++) snprintf(detail, sizeof detail, "%s: round trip: %s", names[i], sps_last_error(ctx));
         }
         remove(out);
@@ -397,7 +384,7 @@ static void test_real(void)
 static void test_alloc_failures(void)
 {
     const char *s = "%%MatrixMarket matrix coordinate real symmetric\n4 4 5\n1 1 1\n2 1 2\n3 3 3\n4 2 4\n4 4 5\n";
-    const char *paths[2] = {t_put_str("alloc.mtx", s), t_write_file("alloc.mtx.gz", s, strlen(s), 6)};
+    const char *paths[2] = {t_put_str("alloc.mtx", s), t_put_gz_str("alloc.mtx.gz", s)};
     for (int f = 0; f < 2; f++) {
         int bad = 0, ok_at = 0;
         for (long k = 1; k < 200 && ok_at == 0; k++) {

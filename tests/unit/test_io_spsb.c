@@ -26,19 +26,6 @@ static unsigned char *slurp(const char *path, size_t *len)
     return b;
 }
 
-static int same(const sps_matrix *A, const sps_matrix *B)
-{
-    const sps_idx *ra, *ca, *rb, *cb;
-    const double *va, *vb;
-    sps_matrix_csr(A, &ra, &ca, &va);
-    sps_matrix_csr(B, &rb, &cb, &vb);
-    sps_idx n = sps_matrix_rows(A);
-    int64_t nz = sps_matrix_nnz(A);
-    return n == sps_matrix_rows(B) && sps_matrix_cols(A) == sps_matrix_cols(B) && nz == sps_matrix_nnz(B) &&
-           !memcmp(ra, rb, ((size_t)n + 1) * sizeof *ra) && !memcmp(ca, cb, (size_t)nz * sizeof *ca) &&
-           !memcmp(va, vb, (size_t)nz * sizeof *va);
-}
-
 /* A read of path must fail with SPS_ERR_PARSE, A = NULL and "PATH: ...needle...". */
 static int rejects(const char *path, const char *needle, char *msg, size_t n)
 {
@@ -80,7 +67,7 @@ static void test_round_trip(void)
         int64_t want = 64 + 4 * ((int64_t)sps_matrix_rows(A) + 1) + 12 * sps_matrix_nnz(A);
         sps_matrix_source src;
         if (B) sps_matrix_get_source(B, &src);
-        T_OK(w == SPS_OK && r == SPS_OK && same(A, B) && stat(path, &sb) == 0 && sb.st_size == want &&
+        T_OK(w == SPS_OK && r == SPS_OK && t_matrix_same(A, B) && stat(path, &sb) == 0 && sb.st_size == want &&
                  src.bytes == want && src.nnz_stored == sps_matrix_nnz(A) && !src.gzip,
              "%s: .spsb write then read gives the same CSR bit for bit, %lld bytes (%s)",
              specs[i] ? specs[i] : "7 x 5 with an empty row, -0, subnormal", (long long)want,
@@ -90,7 +77,7 @@ static void test_round_trip(void)
             const char *other = t_tmp_path("rt.bin");
             rename(path, other);
             sps_matrix *C = NULL;
-            T_OK(sps_matrix_read(ctx, other, &C) == SPS_OK && same(A, C), "a .spsb file named .bin is read by its signature");
+            T_OK(sps_matrix_read(ctx, other, &C) == SPS_OK && t_matrix_same(A, C), "a .spsb file named .bin is read by its signature");
             sps_matrix_destroy(C);
             remove(other);
         }
@@ -101,7 +88,7 @@ static void test_round_trip(void)
     sps_matrix *Z = NULL, *Y = NULL;
     sps_matrix_create_coo(ctx, 0, 0, 0, NULL, NULL, NULL, &Z);
     const char *path = t_tmp_path("z.spsb");
-    T_OK(Z && sps_matrix_write(ctx, Z, path) == SPS_OK && sps_matrix_read(ctx, path, &Y) == SPS_OK && same(Z, Y),
+    T_OK(Z && sps_matrix_write(ctx, Z, path) == SPS_OK && sps_matrix_read(ctx, path, &Y) == SPS_OK && t_matrix_same(Z, Y),
          "0 x 0: .spsb round trip");
     sps_matrix_destroy(Z);
     sps_matrix_destroy(Y);
