@@ -420,6 +420,42 @@ int t_matrix_same(const sps_matrix *A, const sps_matrix *B)
            memcmp(va, vb, (size_t)nnz * sizeof *va) == 0;
 }
 
+int t_each_generated(sps_context *ctx, sps_context *mctx, const char *test, const char *const *specs,
+                     size_t n, t_matrix_fn fn)
+{
+    int ran = 0;
+    for (size_t g = 0; g < n; g++) {
+        sps_matrix *A = NULL;
+        if (sps_matrix_generate(mctx, specs[g], &A) != SPS_OK) {
+            T_FAIL(test, "generate %s: %s", specs[g], sps_last_error(mctx));
+            continue;
+        }
+        fn(ctx, A, specs[g]);
+        sps_matrix_destroy(A);
+        ran++;
+    }
+    return ran;
+}
+
+int t_each_real(sps_context *ctx, sps_context *mctx, const char *test, t_matrix_fn fn)
+{
+    const char *const *names = t_real_matrices();
+    int ran = 0;
+    if (!names[0]) t_skip(test, "no real matrices found");
+    for (const char *const *nm = names; *nm; nm++) {
+        const char *path = t_real_matrix_path(*nm);
+        sps_matrix *A = NULL;
+        if (!path || sps_matrix_read(mctx, path, &A) != SPS_OK) {
+            T_FAIL("read real matrix", "%s: %s", *nm, path ? sps_last_error(mctx) : "not found");
+            continue;
+        }
+        fn(ctx, A, *nm);
+        sps_matrix_destroy(A);
+        ran++;
+    }
+    return ran;
+}
+
 sps_context *t_gpu_context_or_skip(const char *what)
 {
     sps_context *ctx = NULL;
@@ -429,4 +465,14 @@ sps_context *t_gpu_context_or_skip(const char *what)
         return NULL;
     }
     return ctx;
+}
+
+int t_run_gpu(const char *what, void (*body)(sps_context *ctx))
+{
+    sps_context *ctx = t_gpu_context_or_skip(what);
+    if (!ctx) return t_done();
+    printf("# device: %s\n", sps_context_device_name(ctx));
+    body(ctx);
+    sps_context_destroy(ctx);
+    return t_done();
 }

@@ -130,8 +130,34 @@ uint64_t t_xorshift(uint64_t *state);
 /* 1 when A and B have the same dimensions and bitwise the same CSR arrays. */
 int t_matrix_same(const sps_matrix *A, const sps_matrix *B);
 
+/* What t_each_generated and t_each_real call for each matrix. */
+typedef void (*t_matrix_fn)(sps_context *ctx, const sps_matrix *A, const char *name);
+
+/* fn(ctx, A, spec) for each matrix A generated from specs[0..n), made on mctx
+ * (NULL: a host matrix without a context); a spec that cannot be generated gives
+ * a FAIL line named `test` and is passed over. Returns how many fn calls ran. */
+int t_each_generated(sps_context *ctx, sps_context *mctx, const char *test, const char *const *specs,
+                     size_t n, t_matrix_fn fn);
+
+/* fn(ctx, A, name) for each real matrix of t_real_matrices(), read on mctx; one
+ * that cannot be read gives a FAIL line, none at all a SKIP line named `test`.
+ * Returns how many fn calls ran. */
+int t_each_real(sps_context *ctx, sps_context *mctx, const char *test, t_matrix_fn fn);
+
 /* A GPU context, or NULL after printing one SKIP line with the reason (no
  * device, or built without CUDA). */
 sps_context *t_gpu_context_or_skip(const char *what);
+
+/* The whole of a GPU test program's main: t_gpu_context_or_skip(what), a line
+ * "# device: NAME", body(ctx), the context destroyed; returns t_done(). */
+int t_run_gpu(const char *what, void (*body)(sps_context *ctx));
+
+/* main() of a GPU test program in a build without CUDA: one SKIP line. */
+#define T_MAIN_NO_CUDA(what)                      \
+    int main(void)                                \
+    {                                             \
+        t_skip((what), "built without CUDA");     \
+        return t_done();                          \
+    }
 
 #endif

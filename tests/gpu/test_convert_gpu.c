@@ -112,7 +112,7 @@ static void check_dia(sps_context *ctx, const char *name, const sps_matrix *A)
     sps_operator_destroy(op[1]);
 }
 
-static void check_matrix(sps_context *ctx, const char *name, const sps_matrix *A)
+static void check_matrix(sps_context *ctx, const sps_matrix *A, const char *name)
 {
     sps_operator *h = build(ctx, A, 0, 0), *d = build(ctx, A, 1, 0);
     if (h && d) {
@@ -226,7 +226,7 @@ static void test_edges(sps_context *ctx)
             char name[64];
             snprintf(name, sizeof name, "n = %d%s%s", n, v & 1 ? ", empty row" : "",
                      v & 2 ? ", long row" : "");
-            check_matrix(ctx, name, A);
+            check_matrix(ctx, A, name);
             sps_matrix_destroy(A);
         }
 }
@@ -257,39 +257,20 @@ static void timing(sps_context *ctx, const char *spec)
     sps_matrix_destroy(A);
 }
 
-int main(void)
+static void run(sps_context *ctx)
 {
-    sps_context *ctx = t_gpu_context_or_skip("drm conversion on the GPU");
-    if (!ctx) return t_done();
-    printf("# %s\n", sps_context_device_name(ctx));
     test_edges(ctx);
     const char *gens[] = {"poisson3d:40", "poisson2d:300", "banded:200000,9,0.01,1", "powerlaw:50000,8,3"};
-    for (int k = 0; k < 4; k++) {
-        sps_matrix *A = NULL;
-        if (!T_STATUS(NULL, sps_matrix_generate(NULL, gens[k], &A), "%s", gens[k])) continue;
-        check_matrix(ctx, gens[k], A);
-        sps_matrix_destroy(A);
-    }
-    const char *const *names = t_real_matrices();
-    for (int k = 0; names[k]; k++) {
-        const char *path = t_real_matrix_path(names[k]);
-        sps_matrix *A = NULL;
-        if (!path || sps_matrix_read(NULL, path, &A) != SPS_OK) continue;
-        check_matrix(ctx, names[k], A);
-        sps_matrix_destroy(A);
-    }
+    t_each_generated(ctx, NULL, "generated matrices", gens, 4, check_matrix);
+    t_each_real(ctx, NULL, "real matrices", check_matrix);
     timing(ctx, "poisson3d:160");
     timing(ctx, "banded:2000000,9,0.01,1");
-    sps_context_destroy(ctx);
-    return t_done();
 }
+
+int main(void) { return t_run_gpu("drm conversion on the GPU", run); }
 
 #else
 
-int main(void)
-{
-    t_skip("drm conversion on the GPU", "built without CUDA");
-    return t_done();
-}
+T_MAIN_NO_CUDA("drm conversion on the GPU")
 
 #endif

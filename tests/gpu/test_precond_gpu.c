@@ -16,10 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static sps_context *gctx;
-
 #if SPS_HAVE_CUDA
-static sps_context *hctx;
+static sps_context *gctx, *hctx;
 
 /* The host apply of `type` built on A with every value perturbed by a
  * relative 2^-50 (a few rounding errors): how far rounding alone moves z for
@@ -302,24 +300,17 @@ static void test_solve(void)
     sps_matrix_destroy(A);
 }
 
-#endif /* SPS_HAVE_CUDA */
-
-int main(void)
+static void run(sps_context *ctx)
 {
-    gctx = t_gpu_context_or_skip("preconditioners on the GPU");
-    if (!gctx) return t_done();
-#if SPS_HAVE_CUDA
-    if (sps_context_create(&hctx, SPS_DEVICE_HOST) != SPS_OK) {
-        T_FAIL("host context", "%s", sps_last_error(NULL));
-    } else {
-        test_generated();
-        test_pivots();
-        test_real();
-        test_operator();
-        test_solve();
-    }
-    sps_context_destroy(hctx);
-#endif
-    sps_context_destroy(gctx);
-    return t_done();
+    static const t_test_fn tests[] = {test_generated, test_pivots, test_real, test_operator, test_solve, NULL};
+    gctx = ctx;
+    t_run_host(&hctx, tests);
 }
+
+int main(void) { return t_run_gpu("preconditioners on the GPU", run); }
+
+#else
+
+T_MAIN_NO_CUDA("preconditioners on the GPU")
+
+#endif /* SPS_HAVE_CUDA */
