@@ -9,8 +9,29 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A matrix built from poisson2d:N on ctx: add(t, i, j, v) for each of its
+ * entries appends the new matrix's entries; m x m. NULL if it cannot be made. */
+typedef void (*pc_entry_fn)(t_triplets *t, sps_idx i, sps_idx j, double v);
+
+static inline sps_matrix *pc_from_poisson2d(sps_context *ctx, int N, sps_idx m, pc_entry_fn add)
+{
+    sps_matrix *P = NULL;
+    char spec[32];
+    snprintf(spec, sizeof spec, "poisson2d:%d", N);
+    if (sps_matrix_generate(ctx, spec, &P) != SPS_OK) return NULL;
+    const sps_idx *rp, *ci;
+    const double *v;
+    sps_matrix_csr(P, &rp, &ci, &v);
+    t_triplets t = {0};
+    for (sps_idx i = 0; i < N * N; i++)
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) add(&t, i, ci[p], v[p]);
+    sps_matrix_destroy(P);
+    return t_trip_matrix(ctx, m, m, &t);
+}
 
 /* Build `spec` on A, apply it once to r. */
 static inline sps_status pc_apply(sps_context *ctx, const sps_matrix *A, const char *spec,

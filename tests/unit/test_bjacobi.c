@@ -33,25 +33,14 @@ static double block_resid(const sps_matrix *A, int K, const double *z, const dou
 }
 
 /* kron(poisson2d:N, B) + shift: 3 unknowns per node with the same pattern */
-static sps_matrix *kron3(int N)
+static void kron3_add(t_triplets *t, sps_idx i, sps_idx j, double v)
 {
-    sps_matrix *P = NULL;
-    char spec[32];
-    snprintf(spec, sizeof spec, "poisson2d:%d", N);
-    if (sps_matrix_generate(ctx, spec, &P) != SPS_OK) return NULL;
     const double B[9] = {4, 1.5, 0.5, 1.5, 3, 1, 0.5, 1, 2};
-    const sps_idx *rp, *ci;
-    const double *v;
-    sps_matrix_csr(P, &rp, &ci, &v);
-    t_triplets t = {0};
-    for (int i = 0; i < N * N; i++)
-        for (sps_idx p = rp[i]; p < rp[i + 1]; p++)
-            for (int a = 0; a < 3; a++)
-                for (int b = 0; b < 3; b++)
-                    t_trip_add(&t, 3 * i + a, 3 * ci[p] + b, v[p] * B[a * 3 + b] * (ci[p] == i ? 1.0 : 0.3));
-    sps_matrix_destroy(P);
-    return t_trip_matrix(ctx, 3 * N * N, 3 * N * N, &t);
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) t_trip_add(t, 3 * i + a, 3 * j + b, v * B[a * 3 + b] * (j == i ? 1.0 : 0.3));
 }
+
+static sps_matrix *kron3(int N) { return pc_from_poisson2d(ctx, N, 3 * N * N, kron3_add); }
 
 static void test_reference(void)
 {
