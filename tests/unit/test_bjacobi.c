@@ -157,22 +157,13 @@ static void test_errors(void)
         sps_matrix_destroy(A);
     }
     if (sps_matrix_generate(ctx, "poisson2d:3", &A) == SPS_OK) {
-        const char *bad[] = {"bjacobi:block=0", "bjacobi:block=33", "bjacobi:size=2", "bjacobi:block"};
-        for (int k = 0; k < 4; k++) {
-            sps_precond *pc = NULL;
-            T_OK(sps_precond_create(ctx, A, bad[k], &pc) == SPS_ERR_INVALID_ARG && !pc,
-                 "'%s' refused: %s", bad[k], sps_last_error(ctx));
-        }
+        static const pc_bad bad[] = {{"bjacobi:block=0", "bjacobi"}, {"bjacobi:block=33", "bjacobi"},
+                                     {"bjacobi:size=2", "bjacobi"}, {"bjacobi:block", "bjacobi"}};
+        pc_check_refused(ctx, A, bad, 4);
         sps_matrix_destroy(A);
     }
-    sps_idx r0[] = {0};
-    if (sps_matrix_create_csr(ctx, 0, 0, r0, NULL, NULL, &A) == SPS_OK) {
-        sps_precond *pc = NULL;
-        T_OK(sps_precond_create(ctx, A, "bjacobi", &pc) == SPS_OK && sps_precond_apply(pc, NULL, NULL) == SPS_OK,
-             "bjacobi on 0x0");
-        sps_precond_destroy(pc);
-        sps_matrix_destroy(A);
-    }
+    const char *empty[] = {"bjacobi"};
+    pc_check_empty(ctx, ctx, empty, 1, "");
 }
 
 T_MAIN_HOST(ctx, test_reference, test_supervariables, test_exact, test_convergence, test_errors)

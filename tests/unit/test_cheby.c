@@ -202,9 +202,7 @@ static void test_errors(void)
 {
     sps_matrix *A = NULL;
     if (sps_matrix_generate(ctx, "poisson2d:5", &A) != SPS_OK) return;
-    static const struct {
-        const char *spec, *msg;
-    } bad[] = {
+    static const pc_bad bad[] = {
         {"cheby:deg=3", "cheby: unknown parameter 'deg' (known: degree, lanczos, ratio)"},
         {"cheby:degree=-1", "cheby: degree='-1' is not an integer in [0, 64]"},
         {"cheby:degree=65", "is not an integer in [0, 64]"},
@@ -217,12 +215,7 @@ static void test_errors(void)
         {"ilu0:exact=1", "exact takes no value"},
         {"chebyshev", "unknown preconditioner 'chebyshev' (known: none, jacobi, l1jacobi, ilu0, ic0, cheby"},
     };
-    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
-        sps_precond *pc = (sps_precond *)&pc;
-        sps_status st = sps_precond_create(ctx, A, bad[k].spec, &pc);
-        T_OK(st == SPS_ERR_INVALID_ARG && pc == NULL && strstr(sps_last_error(ctx), bad[k].msg),
-             "'%s' refused: %s", bad[k].spec, sps_last_error(ctx));
-    }
+    pc_check_refused(ctx, A, bad, sizeof bad / sizeof *bad);
     /* -A: D^-1 is negative, the first Lanczos step sees it */
     const sps_idx *rp, *ci;
     const double *v;
