@@ -108,6 +108,15 @@ sps_context *t_host_context(void)
     return c;
 }
 
+int t_run_host_ctx(const t_ctx_test_fn *tests)
+{
+    sps_context *ctx = t_host_context();
+    if (!ctx) return t_done();
+    for (; *tests; tests++) (*tests)(ctx);
+    sps_context_destroy(ctx);
+    return t_done();
+}
+
 int t_run_host(sps_context **ctx, const t_test_fn *tests)
 {
     if (!(*ctx = t_host_context())) return t_done();

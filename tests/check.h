@@ -59,6 +59,21 @@ typedef void (*t_test_fn)(void);
  * of a test program's main. When the context cannot be made no test runs. */
 int t_run_host(sps_context **ctx, const t_test_fn *tests);
 
+/* A test that takes the program's host context. */
+typedef void (*t_ctx_test_fn)(sps_context *ctx);
+
+/* t_run_host for tests that take the context as their argument. */
+int t_run_host_ctx(const t_ctx_test_fn *tests);
+
+/* main() of a test program whose tests take a host context:
+ * T_MAIN_HOST_CTX(test_a, test_b, ...). */
+#define T_MAIN_HOST_CTX(...)                                          \
+    int main(void)                                                    \
+    {                                                                 \
+        static const t_ctx_test_fn t_tests_[] = {__VA_ARGS__, NULL}; \
+        return t_run_host_ctx(t_tests_);                              \
+    }
+
 /* main() of a test program whose tests use the file's host context `ctx`:
  * T_MAIN_HOST(ctx, test_a, test_b, ...). */
 #define T_MAIN_HOST(ctx, ...)                                  \

@@ -162,16 +162,11 @@ static void check_or_refuse(sps_context *ctx, const sps_matrix *A, const char *n
     sps_operator_destroy(op);
 }
 
-int main(void)
+static void test_matrices(sps_context *ctx)
 {
-    sps_context *ctx = NULL;
-    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) return 1;
-    test_layout(ctx);
-    test_refusal(ctx);
-    test_apply(ctx);
     const char *gens[] = {"poisson3d:20", "banded:20000,9,0.01,1"};
     dc_each_gen(ctx, "dia on generated matrices", gens, 2, check_or_refuse);
     dc_each_real(ctx, "dia on real matrices", check_or_refuse);
-    sps_context_destroy(ctx);
-    return t_done();
 }
+
+T_MAIN_HOST_CTX(test_layout, test_refusal, test_apply, test_matrices)

@@ -159,15 +159,11 @@ static void test_misc(sps_context *ctx)
     sps_matrix_destroy(B);
 }
 
-int main(void)
+static void test_matrices(sps_context *ctx)
 {
-    sps_context *ctx = NULL;
-    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) return 1;
-    test_shapes(ctx);
-    test_misc(ctx);
     const char *gens[] = {"powerlaw:30000,8,3", "poisson2d:200"};
     dc_each_gen(ctx, "merge on generated matrices", gens, 2, check_matrix);
     dc_each_real(ctx, "merge on real matrices", check_matrix);
-    sps_context_destroy(ctx);
-    return t_done();
 }
+
+T_MAIN_HOST_CTX(test_shapes, test_misc, test_matrices)
