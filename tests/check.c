@@ -272,6 +272,25 @@ sps_matrix *t_matrix_from_dense(sps_context *ctx, sps_idx m, sps_idx n, const do
     return A;
 }
 
+sps_matrix *t_revalued(sps_context *ctx, const sps_matrix *A, double a, double b, double c, double **vals)
+{
+    const sps_idx *rp, *ci;
+    const double *v;
+    sps_matrix_csr(A, &rp, &ci, &v);
+    int64_t nnz = sps_matrix_nnz(A);
+    double *nv = malloc(((size_t)nnz + 1) * sizeof *nv);
+    if (!nv) {
+        fprintf(stderr, "t_revalued: out of memory\n");
+        abort();
+    }
+    for (int64_t p = 0; p < nnz; p++) nv[p] = a * v[p] + b * (double)p + c;
+    *vals = nv;
+    sps_matrix *B = NULL;
+    if (sps_matrix_create_csr(ctx, sps_matrix_rows(A), sps_matrix_cols(A), rp, ci, nv, &B) != SPS_OK)
+        T_FAIL("revalued matrix", "%s", sps_last_error(ctx));
+    return B;
+}
+
 void t_trip_add(t_triplets *t, sps_idx i, sps_idx j, double v)
 {
     if (t->n == t->cap) {

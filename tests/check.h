@@ -102,6 +102,11 @@ const char *t_real_matrix_path(const char *name);
  * stored), made on ctx (may be NULL), or NULL after a FAIL line. */
 sps_matrix *t_matrix_from_dense(sps_context *ctx, sps_idx m, sps_idx n, const double *a);
 
+/* A's pattern with the values a v_p + b p + c (v_p A's value at CSR position
+ * p), made on ctx; *vals gets those values (malloc'd, the caller frees them).
+ * NULL after a FAIL line if the matrix cannot be made. */
+sps_matrix *t_revalued(sps_context *ctx, const sps_matrix *A, double a, double b, double c, double **vals);
+
 /* The `kind` column (spd, nonsym, sym-indefinite, unknown) of the MANIFEST.tsv
  * that t_real_matrices() read, for matrix NAME; NULL if not listed. Static buffer. */
 const char *t_manifest_kind(const char *name);

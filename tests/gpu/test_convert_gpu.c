@@ -63,20 +63,6 @@ static int same_fmt(const sps_fmt_drm *a, const sps_fmt_drm *b)
 }
 
 /* A with every value v -> 1.5 v + 1 (same pattern). */
-static sps_matrix *revalued(const sps_matrix *A, double **vals)
-{
-    const sps_idx *rp, *ci;
-    const double *v;
-    sps_matrix_csr(A, &rp, &ci, &v);
-    int64_t nnz = sps_matrix_nnz(A);
-    *vals = malloc(((size_t)nnz + 1) * sizeof **vals);
-    for (int64_t p = 0; p < nnz; p++) (*vals)[p] = 1.5 * v[p] + 1.0;
-    sps_matrix *B = NULL;
-    if (sps_matrix_create_csr(NULL, sps_matrix_rows(A), sps_matrix_cols(A), rp, ci, *vals, &B) != SPS_OK)
-        T_FAIL("revalued matrix", "%s", sps_last_error(NULL));
-    return B;
-}
-
 static void check_update_host_built(sps_context *ctx, const char *name, const sps_matrix *A);
 
 /* DIA built on the device (the default) against the host's: the same
@@ -127,7 +113,7 @@ static void check_matrix(sps_context *ctx, const sps_matrix *A, const char *name
                  name, err, rep);
         /* values updated on the device == a fresh build with those values */
         double *nv = NULL;
-        sps_matrix *B = revalued(A, &nv);
+        sps_matrix *B = t_revalued(NULL, A, 1.5, 0.0, 1.0, &nv);
         sps_operator *hb = B ? build(ctx, B, 0, 0) : NULL;
         if (hb && T_STATUS(ctx, sps_operator_update_values(d, nv), "%s: update", name)) {
             const sps_fmt_drm *fu = host_fmt(ctx, d, 1), *fb = host_fmt(ctx, hb, 0);
@@ -177,7 +163,7 @@ static void check_update_host_built(sps_context *ctx, const char *name, const sp
     sps_idx nr = sps_matrix_rows(A), nc = sps_matrix_cols(A);
     double *x = malloc(((size_t)nc + 1) * sizeof *x), *nv = NULL;
     for (sps_idx i = 0; i < nc; i++) x[i] = 1.0 + (double)(i % 17) / 16.0;
-    sps_matrix *B = revalued(A, &nv);
+    sps_matrix *B = t_revalued(NULL, A, 1.5, 0.0, 1.0, &nv);
     for (int k = 0; k < 2 && B; k++) {
         sps_operator *u = NULL, *fresh = NULL;
         if (sps_operator_create(ctx, A, specs[k], NULL, &u) != SPS_OK) continue; /* dia may refuse */

@@ -185,14 +185,8 @@ static void test_update(sps_context *ctx)
 {
     const sps_idx ofs[] = {-70, -3, -1, 1, 2, 40};
     sps_matrix *A = dc_banded(ctx, 5000, ofs, 6, 0.6, 20, 25, 3);
-    const sps_idx *rp, *ci;
-    const double *v;
-    sps_matrix_csr(A, &rp, &ci, &v);
-    const sps_idx nnz = (sps_idx)sps_matrix_nnz(A);
-    double *nv = malloc((size_t)nnz * sizeof *nv);
-    for (sps_idx p = 0; p < nnz; p++) nv[p] = 3.0 * v[p] - 0.5;
-    sps_matrix *B = NULL;
-    sps_matrix_create_csr(ctx, 5000, 5000, rp, ci, nv, &B);
+    double *nv = NULL;
+    sps_matrix *B = t_revalued(ctx, A, 3.0, 0.0, -0.5, &nv);
     const char *sp[] = {"drm", "dia", "merge"};
     for (int k = 0; k < 3; k++) {
         sps_operator *op = NULL;

@@ -128,14 +128,8 @@ static void test_apply(sps_context *ctx)
     /* update_values */
     A = dc_banded(ctx, 500, ofs, 6, 0.9, 200, 0, 5);
     op = make(ctx, A, "dia", &st);
-    const sps_idx *rpa, *ci;
-    const double *v;
-    sps_matrix_csr(A, &rpa, &ci, &v);
-    const sps_idx nnz = (sps_idx)sps_matrix_nnz(A);
-    double *nv = malloc((size_t)nnz * sizeof *nv);
-    for (sps_idx p = 0; p < nnz; p++) nv[p] = -v[p] + 0.01 * p;
-    sps_matrix *B = NULL;
-    sps_matrix_create_csr(ctx, 500, 500, rpa, ci, nv, &B);
+    double *nv = NULL;
+    sps_matrix *B = t_revalued(ctx, A, -1.0, 0.01, 0.0, &nv);
     T_OK(op && sps_operator_update_values(op, nv) == SPS_OK && dc_host_err(op, B, 1, 0, 2) < 1e-15,
          "dia after update_values = CSR of the new values");
     free(nv);

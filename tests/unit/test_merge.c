@@ -143,14 +143,8 @@ static void test_misc(sps_context *ctx)
     T_OK(sps_operator_create(ctx, A, "merge:tile=5", NULL, &op) == SPS_ERR_INVALID_ARG && !op,
          "merge:tile=5 rejected: %s", sps_last_error(ctx));
     sps_operator_create(ctx, A, "merge", NULL, &op);
-    const sps_idx *rp, *ci;
-    const double *v;
-    sps_matrix_csr(A, &rp, &ci, &v);
-    const sps_idx nnz = (sps_idx)sps_matrix_nnz(A);
-    double *nv = malloc((size_t)nnz * sizeof *nv);
-    for (sps_idx p = 0; p < nnz; p++) nv[p] = 2.0 * v[p] + 1.0;
-    sps_matrix *B = NULL;
-    sps_matrix_create_csr(ctx, 700, 700, rp, ci, nv, &B);
+    double *nv = NULL;
+    sps_matrix *B = t_revalued(ctx, A, 2.0, 0.0, 1.0, &nv);
     T_OK(op && sps_operator_update_values(op, nv) == SPS_OK && dc_host_err(op, B, 1, 0, 1) < 1e-13,
          "merge after update_values = CSR of the new values");
     free(nv);
