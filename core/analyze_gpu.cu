@@ -229,10 +229,10 @@ __device__ int find_col(const int *col, int b, int e, int key)
     return -1;
 }
 
-/* Fixed-order block sum of two doubles into out[2 * blockIdx.x + {0, 1}]. */
-__device__ void block_sum2(double a, double b, double *out)
+/* Fixed-order tree sums of the block's a and b (blockDim.x a power of two, sa
+ * and sb shared arrays of blockDim.x) into out[0] and out[1]. */
+__device__ void tree_sum2(double a, double b, double *sa, double *sb, double *out)
 {
-    __shared__ double sa[SYM_THREADS], sb[SYM_THREADS];
     sa[threadIdx.x] = a;
     sb[threadIdx.x] = b;
     __syncthreads();
@@ -244,9 +244,16 @@ __device__ void block_sum2(double a, double b, double *out)
         __syncthreads();
     }
     if (threadIdx.x == 0) {
-        out[2 * blockIdx.x] = sa[0];
-        out[2 * blockIdx.x + 1] = sb[0];
+        out[0] = sa[0];
+        out[1] = sb[0];
     }
+}
+
+/* Fixed-order block sum of two doubles into out[2 * blockIdx.x + {0, 1}]. */
+__device__ void block_sum2(double a, double b, double *out)
+{
+    __shared__ double sa[SYM_THREADS], sb[SYM_THREADS];
+    tree_sum2(a, b, sa, sb, out + 2 * blockIdx.x);
 }
 
 /* g lanes per row (g a power of two <= 32). */
@@ -296,20 +303,7 @@ __global__ void sum_kernel(const double *__restrict__ partial, long long nblocks
         a += partial[2 * i];
         b += partial[2 * i + 1];
     }
-    sa[threadIdx.x] = a;
-    sb[threadIdx.x] = b;
-    __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if ((int)threadIdx.x < s) {
-            sa[threadIdx.x] += sa[threadIdx.x + s];
-            sb[threadIdx.x] += sb[threadIdx.x + s];
-        }
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-        out[0] = sa[0];
-        out[1] = sb[0];
-    }
+    tree_sum2(a, b, sa, sb, out);
 }
 
 /* Lanes per row for the symmetry pass, from the mean row length. */

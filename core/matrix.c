@@ -48,6 +48,25 @@ sps_status sps__matrix_wrap(sps_context *ctx, sps_csr *A, const sps_matrix_sourc
     return SPS_OK;
 }
 
+/* *A from general triplets (duplicates summed), its source named `name`; errors
+ * prefixed with the API function `fn`. */
+static sps_status from_triplets(sps_context *ctx, const char *fn, const char *name, sps_idx nrows, sps_idx ncols,
+                                int64_t nnz, const sps_idx *rows, const sps_idx *cols, const double *values,
+                                sps_matrix **A)
+{
+    sps_csr C;
+    sps_status st = sps__csr_from_triplets(ctx, nrows, ncols, nnz, rows, cols, values, SPS_GENERAL, &C);
+    if (st != SPS_OK) {
+        sps__err_prefix(ctx, fn);
+        return st;
+    }
+    sps_matrix_source src;
+    memset(&src, 0, sizeof src);
+    sps__strlcpy(src.name, name, sizeof src.name);
+    src.nnz_stored = nnz;
+    return sps__matrix_wrap(ctx, &C, &src, A);
+}
+
 sps_status sps_matrix_create_csr(sps_context *ctx, sps_idx nrows, sps_idx ncols,
                                  const sps_idx *row_ptr, const sps_idx *col_idx,
                                  const double *values, sps_matrix **A)
@@ -78,19 +97,10 @@ sps_status sps_matrix_create_csr(sps_context *ctx, sps_idx nrows, sps_idx ncols,
     if (!ri) return sps__err(ctx, SPS_ERR_NO_MEMORY, "sps_matrix_create_csr: out of memory");
     for (sps_idx r = 0; r < nrows; r++)
         for (sps_idx p = row_ptr[r]; p < row_ptr[r + 1]; p++) ri[p] = r;
-    sps_csr C;
-    sps_status st = sps__csr_from_triplets(ctx, nrows, ncols, nnz, ri, col_idx, values,
-                                           SPS_GENERAL, &C);
+    sps_status st = from_triplets(ctx, "sps_matrix_create_csr", "(csr arrays)", nrows, ncols, nnz, ri, col_idx,
+                                  values, A);
     sps__free(ri);
-    if (st != SPS_OK) {
-        sps__err_prefix(ctx, "sps_matrix_create_csr");
-        return st;
-    }
-    sps_matrix_source src;
-    memset(&src, 0, sizeof src);
-    sps__strlcpy(src.name, "(csr arrays)", sizeof src.name);
-    src.nnz_stored = nnz;
-    return sps__matrix_wrap(ctx, &C, &src, A);
+    return st;
 }
 
 sps_status sps_matrix_create_coo(sps_context *ctx, sps_idx nrows, sps_idx ncols, int64_t nnz,
@@ -109,18 +119,7 @@ sps_status sps_matrix_create_coo(sps_context *ctx, sps_idx nrows, sps_idx ncols,
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_matrix_create_coo: %s", why);
     sps_status st = check_finite(ctx, "sps_matrix_create_coo", nnz, rows, cols, values);
     if (st != SPS_OK) return st;
-    sps_csr C;
-    st = sps__csr_from_triplets(ctx, nrows, ncols, nnz, rows, cols, values,
-                                           SPS_GENERAL, &C);
-    if (st != SPS_OK) {
-        sps__err_prefix(ctx, "sps_matrix_create_coo");
-        return st;
-    }
-    sps_matrix_source src;
-    memset(&src, 0, sizeof src);
-    sps__strlcpy(src.name, "(coo arrays)", sizeof src.name);
-    src.nnz_stored = nnz;
-    return sps__matrix_wrap(ctx, &C, &src, A);
+    return from_triplets(ctx, "sps_matrix_create_coo", "(coo arrays)", nrows, ncols, nnz, rows, cols, values, A);
 }
 
 sps_status sps_matrix_generate(sps_context *ctx, const char *spec, sps_matrix **A)

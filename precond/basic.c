@@ -118,9 +118,6 @@ static sps_status none_setup_dev(sps_precond *pc, const sps_pc_input *in, void *
     (void)in; (void)host;
     return sps__pc_gpu_none(pc);
 }
-#define NONE_DEV none_setup_dev
-#else
-#define NONE_DEV NULL
 #endif
 
 const sps_pc_type sps_pc_none = {
@@ -129,7 +126,7 @@ const sps_pc_type sps_pc_none = {
     .caps = SPS_PCT_IDENTITY | SPS_PCT_SYMMETRIC,
     .keys = "",
     .setup_host = none_setup,
-    .setup_dev = NONE_DEV,
+    .setup_dev = SPS_PC_DEV(none_setup_dev),
 };
 
 /* ---- jacobi, l1jacobi: M^-1 = diag(d) -------------------------------------- */
@@ -189,9 +186,6 @@ static sps_status diag_setup_dev(sps_precond *pc, const sps_pc_input *in, void *
     (void)in;
     return sps__pc_gpu_diag(pc, host);
 }
-#define DIAG_DEV diag_setup_dev
-#else
-#define DIAG_DEV NULL
 #endif
 
 const sps_pc_type sps_pc_jacobi = {
@@ -200,7 +194,7 @@ const sps_pc_type sps_pc_jacobi = {
     .caps = SPS_PCT_SYMMETRIC,
     .keys = "",
     .setup_host = jacobi_setup,
-    .setup_dev = DIAG_DEV,
+    .setup_dev = SPS_PC_DEV(diag_setup_dev),
 };
 
 const sps_pc_type sps_pc_l1jacobi = {
@@ -209,5 +203,5 @@ const sps_pc_type sps_pc_l1jacobi = {
     .caps = SPS_PCT_SYMMETRIC,
     .keys = "",
     .setup_host = l1jacobi_setup,
-    .setup_dev = DIAG_DEV,
+    .setup_dev = SPS_PC_DEV(diag_setup_dev),
 };

@@ -381,11 +381,6 @@ static sps_status ic0_setup_dev(sps_precond *pc, const sps_pc_input *in, void *h
     sps_ilu_pattern t = {h->dpos, h->T.row_ptr, h->T.col_idx, h->tdpos, h->tperm};
     return sps__pc_gpu_ic0(pc, &h->F, &t, prm->sweeps);
 }
-#define ILU0_DEV ilu0_setup_dev
-#define IC0_DEV ic0_setup_dev
-#else
-#define ILU0_DEV NULL
-#define IC0_DEV NULL
 #endif
 
 const sps_pc_type sps_pc_ilu0 = {
@@ -397,7 +392,7 @@ const sps_pc_type sps_pc_ilu0 = {
     .prm_default = ilu_default,
     .prm_set = ilu_set,
     .setup_host = ilu0_setup,
-    .setup_dev = ILU0_DEV,
+    .setup_dev = SPS_PC_DEV(ilu0_setup_dev),
 };
 
 const sps_pc_type sps_pc_ic0 = {
@@ -410,5 +405,5 @@ const sps_pc_type sps_pc_ic0 = {
     .prm_default = ilu_default,
     .prm_set = ilu_set,
     .setup_host = ic0_setup,
-    .setup_dev = IC0_DEV,
+    .setup_dev = SPS_PC_DEV(ic0_setup_dev),
 };

@@ -96,6 +96,13 @@ typedef struct sps_ilu_pattern {
     const sps_idx *dpos, *trp, *tci, *tdpos, *perm;
 } sps_ilu_pattern;
 
+/* A type's .setup_dev: fn in a CUDA build (fn defined under SPS_HAVE_CUDA), else NULL. */
+#if SPS_HAVE_CUDA
+#define SPS_PC_DEV(fn) fn
+#else
+#define SPS_PC_DEV(fn) NULL
+#endif
+
 #if SPS_HAVE_CUDA
 /* Device setups of the basic types (precond/precond_gpu.cu). */
 sps_status sps__pc_gpu_none(sps_precond *pc);

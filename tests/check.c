@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static int n_pass, n_fail, n_skip;
 
@@ -26,22 +27,37 @@ static void vline(const char *tag, const char *file, int line, const char *name,
     fflush(stdout);
 }
 
-int t_check_at(const char *file, int line, int cond, const char *fmt, ...)
+/* Count one check and print its line: "ok - NAME", or "FAIL - NAME (file:line)"
+ * followed by ": detail" when the printf-style detail fmt is not NULL. */
+static int outcome(int ok, const char *file, int line, const char *name, const char *fmt, ...)
 {
-    char name[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
-    va_end(ap);
-    if (cond) {
+    if (ok) {
         n_pass++;
         printf("ok - %s\n", name);
-    } else {
-        n_fail++;
-        printf("FAIL - %s (%s:%d)\n", name, file, line);
+        fflush(stdout);
+        return 1;
     }
-    fflush(stdout);
-    return cond;
+    va_list ap;
+    va_start(ap, fmt);
+    n_fail++;
+    vline("FAIL", file, line, name, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+#define FORMAT_NAME(name, fmt)                \
+    char name[512];                           \
+    do {                                      \
+        va_list ap_;                          \
+        va_start(ap_, fmt);                   \
+        vsnprintf(name, sizeof name, fmt, ap_); \
+        va_end(ap_);                          \
+    } while (0)
+
+int t_check_at(const char *file, int line, int cond, const char *fmt, ...)
+{
+    FORMAT_NAME(name, fmt);
+    return outcome(cond, file, line, name, NULL);
 }
 
 void t_fail_at(const char *file, int line, const char *name, const char *fmt, ...)
@@ -56,43 +72,17 @@ void t_fail_at(const char *file, int line, const char *name, const char *fmt, ..
 int t_status_at(const char *file, int line, sps_context *ctx, sps_status st,
                 const char *fmt, ...)
 {
-    char name[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
-    va_end(ap);
-    if (st == SPS_OK) {
-        n_pass++;
-        printf("ok - %s\n", name);
-    } else {
-        n_fail++;
-        printf("FAIL - %s (%s:%d): %s: %s\n", name, file, line, sps_strerror(st),
-               sps_last_error(ctx));
-    }
-    fflush(stdout);
-    return st == SPS_OK;
+    FORMAT_NAME(name, fmt);
+    return outcome(st == SPS_OK, file, line, name, "%s: %s", sps_strerror(st), sps_last_error(ctx));
 }
 
 int t_near_at(const char *file, int line, double a, double b, double tol,
               const char *fmt, ...)
 {
-    char name[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
-    va_end(ap);
+    FORMAT_NAME(name, fmt);
     double scale = fabs(b) > 1.0 ? fabs(b) : 1.0;
     int ok = fabs(a - b) <= tol * scale; /* NaN fails */
-    if (ok) {
-        n_pass++;
-        printf("ok - %s\n", name);
-    } else {
-        n_fail++;
-        printf("FAIL - %s (%s:%d): got %.17g, want %.17g (tol %g)\n", name, file, line,
-               a, b, tol);
-    }
-    fflush(stdout);
-    return ok;
+    return outcome(ok, file, line, name, "got %.17g, want %.17g (tol %g)", a, b, tol);
 }
 
 void t_skip(const char *name, const char *fmt, ...)
@@ -109,6 +99,31 @@ int t_done(void)
     if (n_fail) return 1;
     if (n_pass == 0 && n_skip > 0) return 77;
     return 0;
+}
+
+sps_context *t_host_context(void)
+{
+    sps_context *c = NULL;
+    if (sps_context_create(&c, SPS_DEVICE_HOST) != SPS_OK) T_FAIL("host context", "%s", sps_last_error(NULL));
+    return c;
+}
+
+int t_run_host_ctx(const t_ctx_test_fn *tests)
+{
+    sps_context *ctx = t_host_context();
+    if (!ctx) return t_done();
+    for (; *tests; tests++) (*tests)(ctx);
+    sps_context_destroy(ctx);
+    return t_done();
+}
+
+int t_run_host(sps_context **ctx, const t_test_fn *tests)
+{
+    if (!(*ctx = t_host_context())) return t_done();
+    for (; *tests; tests++) (*tests)();
+    sps_context_destroy(*ctx);
+    *ctx = NULL;
+    return t_done();
 }
 
 static int is_dir(const char *p)
@@ -257,6 +272,25 @@ sps_matrix *t_matrix_from_dense(sps_context *ctx, sps_idx m, sps_idx n, const do
     return A;
 }
 
+sps_matrix *t_revalued(sps_context *ctx, const sps_matrix *A, double a, double b, double c, double **vals)
+{
+    const sps_idx *rp, *ci;
+    const double *v;
+    sps_matrix_csr(A, &rp, &ci, &v);
+    int64_t nnz = sps_matrix_nnz(A);
+    double *nv = malloc(((size_t)nnz + 1) * sizeof *nv);
+    if (!nv) {
+        fprintf(stderr, "t_revalued: out of memory\n");
+        abort();
+    }
+    for (int64_t p = 0; p < nnz; p++) nv[p] = a * v[p] + b * (double)p + c;
+    *vals = nv;
+    sps_matrix *B = NULL;
+    if (sps_matrix_create_csr(ctx, sps_matrix_rows(A), sps_matrix_cols(A), rp, ci, nv, &B) != SPS_OK)
+        T_FAIL("revalued matrix", "%s", sps_last_error(ctx));
+    return B;
+}
+
 void t_trip_add(t_triplets *t, sps_idx i, sps_idx j, double v)
 {
     if (t->n == t->cap) {
@@ -347,6 +381,41 @@ const char *t_tmpdir(void)
     return tmpdir_buf;
 }
 
+const char *t_tmp_path(const char *name)
+{
+    static char buf[8][600];
+    static int k;
+    char *p = buf[k++ & 7];
+    snprintf(p, sizeof buf[0], "%s/%s", t_tmpdir(), name);
+    return p;
+}
+
+const char *t_write_file(const char *name, const void *data, size_t len, int gz_level)
+{
+    const char *path = name[0] == '/' ? name : t_tmp_path(name);
+    remove(path); /* a new file each time: rewriting one in place makes ext4 flush it */
+    int ok;
+    if (gz_level > 0) {
+        char mode[4] = {'w', 'b', (char)('0' + gz_level), 0};
+        gzFile g = gzopen(path, mode);
+        ok = g && gzwrite(g, data, (unsigned)len) == (int)len;
+        ok = g && gzclose(g) == Z_OK && ok;
+    } else {
+        FILE *f = fopen(path, "wb");
+        ok = f && fwrite(data, 1, len, f) == len;
+        ok = f && fclose(f) == 0 && ok;
+    }
+    if (!ok) {
+        fprintf(stderr, "t_write_file: cannot write %s\n", path);
+        exit(1);
+    }
+    return path;
+}
+
+const char *t_put_str(const char *name, const char *s) { return t_write_file(name, s, strlen(s), 0); }
+
+const char *t_put_gz_str(const char *name, const char *s) { return t_write_file(name, s, strlen(s), 6); }
+
 double t_rand(uint64_t *s)
 {
     /* splitmix64 */
@@ -355,6 +424,64 @@ double t_rand(uint64_t *s)
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     z ^= z >> 31;
     return (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+uint64_t t_xorshift(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
+}
+
+int t_matrix_same(const sps_matrix *A, const sps_matrix *B)
+{
+    const sps_idx *ra, *ca, *rb, *cb;
+    const double *va, *vb;
+    sps_idx n = sps_matrix_rows(A);
+    int64_t nnz = sps_matrix_nnz(A);
+    if (n != sps_matrix_rows(B) || sps_matrix_cols(A) != sps_matrix_cols(B) || nnz != sps_matrix_nnz(B)) return 0;
+    sps_matrix_csr(A, &ra, &ca, &va);
+    sps_matrix_csr(B, &rb, &cb, &vb);
+    return memcmp(ra, rb, ((size_t)n + 1) * sizeof *ra) == 0 && memcmp(ca, cb, (size_t)nnz * sizeof *ca) == 0 &&
+           memcmp(va, vb, (size_t)nnz * sizeof *va) == 0;
+}
+
+int t_each_generated(sps_context *ctx, sps_context *mctx, const char *test, const char *const *specs,
+                     size_t n, t_matrix_fn fn)
+{
+    int ran = 0;
+    for (size_t g = 0; g < n; g++) {
+        sps_matrix *A = NULL;
+        if (sps_matrix_generate(mctx, specs[g], &A) != SPS_OK) {
+            T_FAIL(test, "generate %s: %s", specs[g], sps_last_error(mctx));
+            continue;
+        }
+        fn(ctx, A, specs[g]);
+        sps_matrix_destroy(A);
+        ran++;
+    }
+    return ran;
+}
+
+int t_each_real(sps_context *ctx, sps_context *mctx, const char *test, t_matrix_fn fn)
+{
+    const char *const *names = t_real_matrices();
+    int ran = 0;
+    if (!names[0]) t_skip(test, "no real matrices found");
+    for (const char *const *nm = names; *nm; nm++) {
+        const char *path = t_real_matrix_path(*nm);
+        sps_matrix *A = NULL;
+        if (!path || sps_matrix_read(mctx, path, &A) != SPS_OK) {
+            T_FAIL("read real matrix", "%s: %s", *nm, path ? sps_last_error(mctx) : "not found");
+            continue;
+        }
+        fn(ctx, A, *nm);
+        sps_matrix_destroy(A);
+        ran++;
+    }
+    return ran;
 }
 
 sps_context *t_gpu_context_or_skip(const char *what)
@@ -366,4 +493,14 @@ sps_context *t_gpu_context_or_skip(const char *what)
         return NULL;
     }
     return ctx;
+}
+
+int t_run_gpu(const char *what, void (*body)(sps_context *ctx))
+{
+    sps_context *ctx = t_gpu_context_or_skip(what);
+    if (!ctx) return t_done();
+    printf("# device: %s\n", sps_context_device_name(ctx));
+    body(ctx);
+    sps_context_destroy(ctx);
+    return t_done();
 }

@@ -15,6 +15,7 @@
 #ifndef SPS_TEST_CHECK_H
 #define SPS_TEST_CHECK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "spsolve.h"
@@ -47,6 +48,41 @@ void t_skip(const char *name, const char *fmt, ...) T_PRINTF(2, 3);
 /* Exit code for main: 0 if no failure (77 if nothing ran but skips), else 1. */
 int t_done(void);
 
+/* A host context, or NULL after a FAIL line "host context" with the reason. */
+sps_context *t_host_context(void);
+
+/* One test of a table run by t_run_host. */
+typedef void (*t_test_fn)(void);
+
+/* Makes a host context into *ctx (t_host_context), runs the NULL-terminated
+ * table of tests in order, destroys the context and returns t_done(): the whole
+ * of a test program's main. When the context cannot be made no test runs. */
+int t_run_host(sps_context **ctx, const t_test_fn *tests);
+
+/* A test that takes the program's host context. */
+typedef void (*t_ctx_test_fn)(sps_context *ctx);
+
+/* t_run_host for tests that take the context as their argument. */
+int t_run_host_ctx(const t_ctx_test_fn *tests);
+
+/* main() of a test program whose tests take a host context:
+ * T_MAIN_HOST_CTX(test_a, test_b, ...). */
+#define T_MAIN_HOST_CTX(...)                                          \
+    int main(void)                                                    \
+    {                                                                 \
+        static const t_ctx_test_fn t_tests_[] = {__VA_ARGS__, NULL}; \
+        return t_run_host_ctx(t_tests_);                              \
+    }
+
+/* main() of a test program whose tests use the file's host context `ctx`:
+ * T_MAIN_HOST(ctx, test_a, test_b, ...). */
+#define T_MAIN_HOST(ctx, ...)                                  \
+    int main(void)                                             \
+    {                                                          \
+        static const t_test_fn t_tests_[] = {__VA_ARGS__, NULL}; \
+        return t_run_host(&(ctx), t_tests_);                   \
+    }
+
 /* Path of a bundled test file: tests/data/NAME (found from the working
  * directory or SPS_TEST_DATA). Returns a static buffer. */
 const char *t_data(const char *name);
@@ -65,6 +101,11 @@ const char *t_real_matrix_path(const char *name);
 /* A matrix from a dense row-major m x n array (entries equal to 0.0 are not
  * stored), made on ctx (may be NULL), or NULL after a FAIL line. */
 sps_matrix *t_matrix_from_dense(sps_context *ctx, sps_idx m, sps_idx n, const double *a);
+
+/* A's pattern with the values a v_p + b p + c (v_p A's value at CSR position
+ * p), made on ctx; *vals gets those values (malloc'd, the caller frees them).
+ * NULL after a FAIL line if the matrix cannot be made. */
+sps_matrix *t_revalued(sps_context *ctx, const sps_matrix *A, double a, double b, double c, double **vals);
 
 /* The `kind` column (spd, nonsym, sym-indefinite, unknown) of the MANIFEST.tsv
  * that t_real_matrices() read, for matrix NAME; NULL if not listed. Static buffer. */
@@ -87,11 +128,56 @@ sps_matrix *t_trip_matrix(sps_context *ctx, sps_idx m, sps_idx n, t_triplets *t)
 /* A scratch directory for this test program (created, removed at exit). */
 const char *t_tmpdir(void);
 
+/* t_tmpdir()/NAME in one of 8 static buffers used in turn. */
+const char *t_tmp_path(const char *name);
+
+/* Writes len bytes of data to the file t_tmp_path(name) (name itself when it
+ * starts with '/'), as a new file (any old
+ * one removed first), gzip-compressed at gz_level 1..9 or plain with 0; exits
+ * after a message if it cannot (a test harness failure). Returns the path. */
+const char *t_write_file(const char *name, const void *data, size_t len, int gz_level);
+
+/* t_write_file of the string s, plain and gzip-compressed (default level). */
+const char *t_put_str(const char *name, const char *s);
+const char *t_put_gz_str(const char *name, const char *s);
+
 /* Deterministic pseudo-random doubles in [-1, 1). */
 double t_rand(uint64_t *state);
+
+/* The next value of Marsaglia's xorshift64 (13, 7, 17) generator; *state != 0. */
+uint64_t t_xorshift(uint64_t *state);
+
+/* 1 when A and B have the same dimensions and bitwise the same CSR arrays. */
+int t_matrix_same(const sps_matrix *A, const sps_matrix *B);
+
+/* What t_each_generated and t_each_real call for each matrix. */
+typedef void (*t_matrix_fn)(sps_context *ctx, const sps_matrix *A, const char *name);
+
+/* fn(ctx, A, spec) for each matrix A generated from specs[0..n), made on mctx
+ * (NULL: a host matrix without a context); a spec that cannot be generated gives
+ * a FAIL line named `test` and is passed over. Returns how many fn calls ran. */
+int t_each_generated(sps_context *ctx, sps_context *mctx, const char *test, const char *const *specs,
+                     size_t n, t_matrix_fn fn);
+
+/* fn(ctx, A, name) for each real matrix of t_real_matrices(), read on mctx; one
+ * that cannot be read gives a FAIL line, none at all a SKIP line named `test`.
+ * Returns how many fn calls ran. */
+int t_each_real(sps_context *ctx, sps_context *mctx, const char *test, t_matrix_fn fn);
 
 /* A GPU context, or NULL after printing one SKIP line with the reason (no
  * device, or built without CUDA). */
 sps_context *t_gpu_context_or_skip(const char *what);
+
+/* The whole of a GPU test program's main: t_gpu_context_or_skip(what), a line
+ * "# device: NAME", body(ctx), the context destroyed; returns t_done(). */
+int t_run_gpu(const char *what, void (*body)(sps_context *ctx));
+
+/* main() of a GPU test program in a build without CUDA: one SKIP line. */
+#define T_MAIN_NO_CUDA(what)                      \
+    int main(void)                                \
+    {                                             \
+        t_skip((what), "built without CUDA");     \
+        return t_done();                          \
+    }
 
 #endif

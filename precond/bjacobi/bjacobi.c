@@ -161,9 +161,6 @@ static sps_status bjacobi_setup_dev(sps_precond *pc, const sps_pc_input *in, voi
     (void)in;
     return sps__bjacobi_gpu(pc, host);
 }
-#define BJACOBI_DEV bjacobi_setup_dev
-#else
-#define BJACOBI_DEV NULL
 #endif
 
 static sps_status bjacobi_set(sps_context *ctx, void *p, const char *key, const char *value)
@@ -181,5 +178,5 @@ const sps_pc_type sps_pc_bjacobi = {
     .prm_size = sizeof(sps_bjacobi_prm),
     .prm_set = bjacobi_set,
     .setup_host = bjacobi_setup,
-    .setup_dev = BJACOBI_DEV,
+    .setup_dev = SPS_PC_DEV(bjacobi_setup_dev),
 };

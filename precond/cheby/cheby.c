@@ -241,9 +241,6 @@ static sps_status cheby_setup_dev(sps_precond *pc, const sps_pc_input *in, void 
     }
     return sps__cheby_gpu(pc, host, op, !in->op);
 }
-#define CHEBY_DEV cheby_setup_dev
-#else
-#define CHEBY_DEV NULL
 #endif
 
 /* ---- parameters and table ------------------------------------------------ */
@@ -281,5 +278,5 @@ const sps_pc_type sps_pc_cheby = {
     .prm_default = cheby_default,
     .prm_set = cheby_set,
     .setup_host = cheby_setup,
-    .setup_dev = CHEBY_DEV,
+    .setup_dev = SPS_PC_DEV(cheby_setup_dev),
 };

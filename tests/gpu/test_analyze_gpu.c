@@ -57,7 +57,7 @@ static void compare(const char *name, const sps_features *h, const sps_features 
 }
 
 /* Host and device analyses of A, the device one twice (bitwise equal). */
-static void check_matrix(sps_context *ctx, const char *name, const sps_matrix *A)
+static void check_matrix(sps_context *ctx, const sps_matrix *A, const char *name)
 {
     sps_features h, d, d2;
     if (!T_STATUS(NULL, sps_matrix_analyze(NULL, A, &h), "%s: host analysis", name)) return;
@@ -69,14 +69,6 @@ static void check_matrix(sps_context *ctx, const char *name, const sps_matrix *A
     d2.upload_ms = d.upload_ms;
     d2.upload_gbps = d.upload_gbps;
     T_OK(memcmp(&d, &d2, sizeof d) == 0, "%s: two device analyses bitwise equal", name);
-}
-
-static void check_spec(sps_context *ctx, const char *spec)
-{
-    sps_matrix *A = NULL;
-    if (!T_STATUS(NULL, sps_matrix_generate(NULL, spec, &A), "generate %s", spec)) return;
-    check_matrix(ctx, spec, A);
-    sps_matrix_destroy(A);
 }
 
 /* The device copy holds exactly the host arrays. */
@@ -161,7 +153,7 @@ static void test_edges(sps_context *ctx)
             char name[64];
             snprintf(name, sizeof name, "n = %d%s%s%s", n, v & 1 ? ", empty row" : "",
                      v & 2 ? ", long row" : "", v == 3 ? ", nonsymmetric" : "");
-            check_matrix(ctx, name, A);
+            check_matrix(ctx, A, name);
             sps_matrix_destroy(A);
         }
     }
@@ -169,39 +161,35 @@ static void test_edges(sps_context *ctx)
     double a[15] = {1, 0, 0, 0, 2, 0, 3, 0, 0, 0, 0, 0, 0, -1, 1};
     sps_matrix *R = t_matrix_from_dense(NULL, 3, 5, a);
     if (R) {
-        check_matrix(ctx, "3 x 5", R);
+        check_matrix(ctx, R, "3 x 5");
         sps_matrix_destroy(R);
     }
     R = t_matrix_from_dense(NULL, 5, 3, a);
     if (R) {
-        check_matrix(ctx, "5 x 3", R);
+        check_matrix(ctx, R, "5 x 3");
         sps_matrix_destroy(R);
     }
     sps_idx rp0[4] = {0, 0, 0, 0};
     sps_matrix *Z = NULL;
     if (sps_matrix_create_csr(NULL, 0, 0, rp0, NULL, NULL, &Z) == SPS_OK) {
-        check_matrix(ctx, "0 x 0", Z);
+        check_matrix(ctx, Z, "0 x 0");
         sps_matrix_destroy(Z);
     }
     if (sps_matrix_create_csr(NULL, 3, 3, rp0, NULL, NULL, &Z) == SPS_OK) {
-        check_matrix(ctx, "3 x 3 without entries", Z);
+        check_matrix(ctx, Z, "3 x 3 without entries");
         sps_matrix_destroy(Z);
     }
 }
 
+static void check_real(sps_context *ctx, const sps_matrix *A, const char *name)
+{
+    check_matrix(ctx, A, name);
+    check_copy(ctx, name, A);
+}
+
 static void test_real(sps_context *ctx)
 {
-    const char *const *names = t_real_matrices();
-    int n = 0;
-    for (int k = 0; names[k]; k++) {
-        const char *path = t_real_matrix_path(names[k]);
-        sps_matrix *A = NULL;
-        if (!path || sps_matrix_read(NULL, path, &A) != SPS_OK) continue;
-        check_matrix(ctx, names[k], A);
-        check_copy(ctx, names[k], A);
-        sps_matrix_destroy(A);
-        n++;
-    }
+    int n = t_each_real(ctx, NULL, "real matrices", check_real);
     T_OK(n > 0, "real matrices compared: %d", n);
 }
 
@@ -273,31 +261,24 @@ out:
     sps_matrix_destroy(A);
 }
 
-int main(void)
+static void run(sps_context *ctx)
 {
-    sps_context *ctx = t_gpu_context_or_skip("device analysis and upload");
-    if (!ctx) return t_done();
-    printf("# %s\n", sps_context_device_name(ctx));
     test_upload(ctx);
     test_edges(ctx);
     const char *gens[] = {"poisson2d:63", "poisson3d:40", "poisson3d27:20", "convdiff2d:300,50",
                           "banded:200000,9,0.01,1", "powerlaw:100000,16,1", "powerlaw:2000,500,2"};
-    for (size_t k = 0; k < sizeof gens / sizeof *gens; k++) check_spec(ctx, gens[k]);
+    t_each_generated(ctx, NULL, "generated matrices", gens, sizeof gens / sizeof *gens, check_matrix);
     test_real(ctx);
     test_payoff(ctx);
     test_timing(ctx, "poisson3d:160");
     test_timing(ctx, "banded:2000000,9,0.01,1");
     test_timing(ctx, "powerlaw:1000000,16,1");
-    sps_context_destroy(ctx);
-    return t_done();
 }
+
+int main(void) { return t_run_gpu("device analysis and upload", run); }
 
 #else
 
-int main(void)
-{
-    t_skip("device analysis and upload", "built without CUDA");
-    return t_done();
-}
+T_MAIN_NO_CUDA("device analysis and upload")
 
 #endif

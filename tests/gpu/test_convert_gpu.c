@@ -63,20 +63,6 @@ static int same_fmt(const sps_fmt_drm *a, const sps_fmt_drm *b)
 }
 
 /* A with every value v -> 1.5 v + 1 (same pattern). */
-static sps_matrix *revalued(const sps_matrix *A, double **vals)
-{
-    const sps_idx *rp, *ci;
-    const double *v;
-    sps_matrix_csr(A, &rp, &ci, &v);
-    int64_t nnz = sps_matrix_nnz(A);
-    *vals = malloc(((size_t)nnz + 1) * sizeof **vals);
-    for (int64_t p = 0; p < nnz; p++) (*vals)[p] = 1.5 * v[p] + 1.0;
-    sps_matrix *B = NULL;
-    if (sps_matrix_create_csr(NULL, sps_matrix_rows(A), sps_matrix_cols(A), rp, ci, *vals, &B) != SPS_OK)
-        T_FAIL("revalued matrix", "%s", sps_last_error(NULL));
-    return B;
-}
-
 static void check_update_host_built(sps_context *ctx, const char *name, const sps_matrix *A);
 
 /* DIA built on the device (the default) against the host's: the same
@@ -112,7 +98,7 @@ static void check_dia(sps_context *ctx, const char *name, const sps_matrix *A)
     sps_operator_destroy(op[1]);
 }
 
-static void check_matrix(sps_context *ctx, const char *name, const sps_matrix *A)
+static void check_matrix(sps_context *ctx, const sps_matrix *A, const char *name)
 {
     sps_operator *h = build(ctx, A, 0, 0), *d = build(ctx, A, 1, 0);
     if (h && d) {
@@ -127,7 +113,7 @@ static void check_matrix(sps_context *ctx, const char *name, const sps_matrix *A
                  name, err, rep);
         /* values updated on the device == a fresh build with those values */
         double *nv = NULL;
-        sps_matrix *B = revalued(A, &nv);
+        sps_matrix *B = t_revalued(NULL, A, 1.5, 0.0, 1.0, &nv);
         sps_operator *hb = B ? build(ctx, B, 0, 0) : NULL;
         if (hb && T_STATUS(ctx, sps_operator_update_values(d, nv), "%s: update", name)) {
             const sps_fmt_drm *fu = host_fmt(ctx, d, 1), *fb = host_fmt(ctx, hb, 0);
@@ -177,7 +163,7 @@ static void check_update_host_built(sps_context *ctx, const char *name, const sp
     sps_idx nr = sps_matrix_rows(A), nc = sps_matrix_cols(A);
     double *x = malloc(((size_t)nc + 1) * sizeof *x), *nv = NULL;
     for (sps_idx i = 0; i < nc; i++) x[i] = 1.0 + (double)(i % 17) / 16.0;
-    sps_matrix *B = revalued(A, &nv);
+    sps_matrix *B = t_revalued(NULL, A, 1.5, 0.0, 1.0, &nv);
     for (int k = 0; k < 2 && B; k++) {
         sps_operator *u = NULL, *fresh = NULL;
         if (sps_operator_create(ctx, A, specs[k], NULL, &u) != SPS_OK) continue; /* dia may refuse */
@@ -226,7 +212,7 @@ static void test_edges(sps_context *ctx)
             char name[64];
             snprintf(name, sizeof name, "n = %d%s%s", n, v & 1 ? ", empty row" : "",
                      v & 2 ? ", long row" : "");
-            check_matrix(ctx, name, A);
+            check_matrix(ctx, A, name);
             sps_matrix_destroy(A);
         }
 }
@@ -257,39 +243,20 @@ static void timing(sps_context *ctx, const char *spec)
     sps_matrix_destroy(A);
 }
 
-int main(void)
+static void run(sps_context *ctx)
 {
-    sps_context *ctx = t_gpu_context_or_skip("drm conversion on the GPU");
-    if (!ctx) return t_done();
-    printf("# %s\n", sps_context_device_name(ctx));
     test_edges(ctx);
     const char *gens[] = {"poisson3d:40", "poisson2d:300", "banded:200000,9,0.01,1", "powerlaw:50000,8,3"};
-    for (int k = 0; k < 4; k++) {
-        sps_matrix *A = NULL;
-        if (!T_STATUS(NULL, sps_matrix_generate(NULL, gens[k], &A), "%s", gens[k])) continue;
-        check_matrix(ctx, gens[k], A);
-        sps_matrix_destroy(A);
-    }
-    const char *const *names = t_real_matrices();
-    for (int k = 0; names[k]; k++) {
-        const char *path = t_real_matrix_path(names[k]);
-        sps_matrix *A = NULL;
-        if (!path || sps_matrix_read(NULL, path, &A) != SPS_OK) continue;
-        check_matrix(ctx, names[k], A);
-        sps_matrix_destroy(A);
-    }
+    t_each_generated(ctx, NULL, "generated matrices", gens, 4, check_matrix);
+    t_each_real(ctx, NULL, "real matrices", check_matrix);
     timing(ctx, "poisson3d:160");
     timing(ctx, "banded:2000000,9,0.01,1");
-    sps_context_destroy(ctx);
-    return t_done();
 }
+
+int main(void) { return t_run_gpu("drm conversion on the GPU", run); }
 
 #else
 
-int main(void)
-{
-    t_skip("drm conversion on the GPU", "built without CUDA");
-    return t_done();
-}
+T_MAIN_NO_CUDA("drm conversion on the GPU")
 
 #endif

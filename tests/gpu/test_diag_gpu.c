@@ -185,14 +185,8 @@ static void test_update(sps_context *ctx)
 {
     const sps_idx ofs[] = {-70, -3, -1, 1, 2, 40};
     sps_matrix *A = dc_banded(ctx, 5000, ofs, 6, 0.6, 20, 25, 3);
-    const sps_idx *rp, *ci;
-    const double *v;
-    sps_matrix_csr(A, &rp, &ci, &v);
-    const sps_idx nnz = (sps_idx)sps_matrix_nnz(A);
-    double *nv = malloc((size_t)nnz * sizeof *nv);
-    for (sps_idx p = 0; p < nnz; p++) nv[p] = 3.0 * v[p] - 0.5;
-    sps_matrix *B = NULL;
-    sps_matrix_create_csr(ctx, 5000, 5000, rp, ci, nv, &B);
+    double *nv = NULL;
+    sps_matrix *B = t_revalued(ctx, A, 3.0, 0.0, -0.5, &nv);
     const char *sp[] = {"drm", "dia", "merge"};
     for (int k = 0; k < 3; k++) {
         sps_operator *op = NULL;
@@ -231,13 +225,11 @@ static void test_update(sps_context *ctx)
     sps_matrix_destroy(B);
 }
 
-static void test_timing(sps_context *ctx)
+static void timing(sps_context *ctx, const sps_matrix *A, const char *spec)
 {
-    sps_matrix *A = dc_gen(ctx, "poisson3d:64", "timing on poisson3d:64");
-    if (!A) return;
     double bw = 0.0;
     if (sps_copy_bandwidth(ctx, 0, &bw) != SPS_OK) bw = 0.0;
-    printf("# poisson3d:64 (%d rows, %lld nonzeros), device copy bandwidth %.0f GB/s\n",
+    printf("# %s (%d rows, %lld nonzeros), device copy bandwidth %.0f GB/s\n", spec,
            sps_matrix_rows(A), (long long)sps_matrix_nnz(A), bw);
     const char *tspecs[] = {"drm", "drm:rows=0", "drm:nomerge", "drm:seg=64", "dia", "merge"};
     for (size_t s = 0; s < sizeof tspecs / sizeof *tspecs; s++) {
@@ -263,31 +255,24 @@ static void test_timing(sps_context *ctx)
             sps_operator_destroy(op);
         }
     }
-    sps_matrix_destroy(A);
 }
 
-int main(void)
+static void run(sps_context *ctx)
 {
-    sps_context *ctx = t_gpu_context_or_skip("drm, dia, merge on the GPU");
-    if (!ctx) return t_done();
-    printf("# %s\n", sps_context_device_name(ctx));
     test_edges(ctx);
     test_update(ctx);
     const char *gens[] = {"poisson3d:40", "banded:200000,9,0.01,1", "poisson2d:300",
                           "powerlaw:50000,8,3"};
     dc_each_gen(ctx, "diag GPU backends on generated matrices", gens, 4, check_all);
     dc_each_real(ctx, "diag GPU backends on real matrices", check_all);
-    test_timing(ctx);
-    sps_context_destroy(ctx);
-    return t_done();
+    const char *timed[] = {"poisson3d:64"};
+    dc_each_gen(ctx, "timing", timed, 1, timing);
 }
+
+int main(void) { return t_run_gpu("drm, dia, merge on the GPU", run); }
 
 #else
 
-int main(void)
-{
-    t_skip("drm, dia, merge on the GPU", "built without CUDA");
-    return t_done();
-}
+T_MAIN_NO_CUDA("drm, dia, merge on the GPU")
 
 #endif

@@ -10,16 +10,15 @@
 #include "core/gpu.h"
 #include "internal.h"
 #include "precond/precond.h"
+#include "unit/pc_check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static sps_context *gctx;
-
 #if SPS_HAVE_CUDA
-static sps_context *hctx;
+static sps_context *gctx, *hctx;
 
 /* The host apply of `type` built on A with every value perturbed by a
  * relative 2^-50 (a few rounding errors): how far rounding alone moves z for
@@ -186,18 +185,9 @@ static void test_pivots(void)
         compare("missing-diagonal 4x4", A, "bjacobi:block=2");
         sps_matrix_destroy(A);
     }
-    sps_idx r0[] = {0};
-    if (sps_matrix_create_csr(hctx, 0, 0, r0, NULL, NULL, &A) == SPS_OK) {
-        const char *types[] = {"none", "jacobi", "ilu0", "ic0", "l1jacobi", "cheby", "bjacobi",
-                               "ilu0:solve=jacobi", "ic0:solve=jacobi"};
-        for (int t = 0; t < 9; t++) {
-            sps_precond *pc = NULL;
-            sps_status st = sps_precond_create(gctx, A, types[t], &pc);
-            T_OK(st == SPS_OK && sps_precond_apply(pc, NULL, NULL) == SPS_OK, "GPU %s on 0x0", types[t]);
-            sps_precond_destroy(pc);
-        }
-        sps_matrix_destroy(A);
-    }
+    const char *types[] = {"none", "jacobi", "ilu0", "ic0", "l1jacobi", "cheby", "bjacobi",
+                           "ilu0:solve=jacobi", "ic0:solve=jacobi"};
+    pc_check_empty(hctx, gctx, types, 9, "GPU ");
 }
 
 static void test_real(void)
@@ -302,24 +292,17 @@ static void test_solve(void)
     sps_matrix_destroy(A);
 }
 
-#endif /* SPS_HAVE_CUDA */
-
-int main(void)
+static void run(sps_context *ctx)
 {
-    gctx = t_gpu_context_or_skip("preconditioners on the GPU");
-    if (!gctx) return t_done();
-#if SPS_HAVE_CUDA
-    if (sps_context_create(&hctx, SPS_DEVICE_HOST) != SPS_OK) {
-        T_FAIL("host context", "%s", sps_last_error(NULL));
-    } else {
-        test_generated();
-        test_pivots();
-        test_real();
-        test_operator();
-        test_solve();
-    }
-    sps_context_destroy(hctx);
-#endif
-    sps_context_destroy(gctx);
-    return t_done();
+    static const t_test_fn tests[] = {test_generated, test_pivots, test_real, test_operator, test_solve, NULL};
+    gctx = ctx;
+    t_run_host(&hctx, tests);
 }
+
+int main(void) { return t_run_gpu("preconditioners on the GPU", run); }
+
+#else
+
+T_MAIN_NO_CUDA("preconditioners on the GPU")
+
+#endif /* SPS_HAVE_CUDA */

@@ -189,17 +189,14 @@ static void test_selectors(sps_context *ctx)
     sps_matrix_destroy(A);
 }
 
-int main(void)
+static void run(sps_context *ctx)
 {
-    sps_context *ctx = t_gpu_context_or_skip("spmv on the GPU");
-    if (!ctx) return t_done();
-    printf("# device: %s\n", sps_context_device_name(ctx));
     test_every_backend(ctx);
     test_timing(ctx);
     test_selectors(ctx);
-    sps_context_destroy(ctx);
-    return t_done();
 }
+
+int main(void) { return t_run_gpu("spmv on the GPU", run); }
 
 #else
 

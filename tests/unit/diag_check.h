@@ -109,49 +109,19 @@ static inline sps_matrix *dc_matrix_b(sps_context *ctx)
     return dc_finish(ctx, &m);
 }
 
-/* A generated matrix, or NULL after a FAIL line. */
-static inline sps_matrix *dc_gen(sps_context *ctx, const char *spec, const char *test)
-{
-    sps_matrix *A = NULL;
-    sps_status st = sps_matrix_generate(ctx, spec, &A);
-    if (st != SPS_OK) T_FAIL(test, "generate %s: %s", spec, sps_last_error(ctx));
-    return st == SPS_OK ? A : NULL;
-}
-
-static inline sps_matrix *dc_real(sps_context *ctx, const char *name)
-{
-    const char *path = t_real_matrix_path(name);
-    sps_matrix *A = NULL;
-    if (!path || sps_matrix_read(ctx, path, &A) != SPS_OK)
-        T_FAIL("read real matrix", "%s: %s", name, path ? sps_last_error(ctx) : "not found");
-    return A;
-}
-
-/* Call fn on each matrix: the generated specs[0..n) (stopping at the first
- * failure), or the real matrices. */
-typedef void (*dc_matrix_fn)(sps_context *ctx, const sps_matrix *A, const char *name);
+/* Call fn on each matrix, made on ctx: the generated specs[0..n), or the real
+ * matrices (t_each_generated, t_each_real). */
+typedef t_matrix_fn dc_matrix_fn;
 
 static inline void dc_each_gen(sps_context *ctx, const char *test, const char *const *specs,
                                size_t n, dc_matrix_fn fn)
 {
-    for (size_t g = 0; g < n; g++) {
-        sps_matrix *A = dc_gen(ctx, specs[g], test);
-        if (!A) return;
-        fn(ctx, A, specs[g]);
-        sps_matrix_destroy(A);
-    }
+    t_each_generated(ctx, ctx, test, specs, n, fn);
 }
 
 static inline void dc_each_real(sps_context *ctx, const char *test, dc_matrix_fn fn)
 {
-    const char *const *names = t_real_matrices();
-    if (!names[0]) t_skip(test, "no real matrices found");
-    for (const char *const *nm = names; *nm; nm++) {
-        sps_matrix *A = dc_real(ctx, *nm);
-        if (!A) continue;
-        fn(ctx, A, *nm);
-        sps_matrix_destroy(A);
-    }
+    t_each_real(ctx, ctx, test, fn);
 }
 
 /* ---- checking against the CSR reference ------------------------------------ */

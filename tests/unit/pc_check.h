@@ -9,15 +9,61 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A host context, or NULL after recording the failure. */
-static inline sps_context *pc_host_context(void)
+/* A matrix built from poisson2d:N on ctx: add(t, i, j, v) for each of its
+ * entries appends the new matrix's entries; m x m. NULL if it cannot be made. */
+typedef void (*pc_entry_fn)(t_triplets *t, sps_idx i, sps_idx j, double v);
+
+static inline sps_matrix *pc_from_poisson2d(sps_context *ctx, int N, sps_idx m, pc_entry_fn add)
 {
-    sps_context *c = NULL;
-    if (sps_context_create(&c, SPS_DEVICE_HOST) != SPS_OK) T_FAIL("host context", "%s", sps_last_error(NULL));
-    return c;
+    sps_matrix *P = NULL;
+    char spec[32];
+    snprintf(spec, sizeof spec, "poisson2d:%d", N);
+    if (sps_matrix_generate(ctx, spec, &P) != SPS_OK) return NULL;
+    const sps_idx *rp, *ci;
+    const double *v;
+    sps_matrix_csr(P, &rp, &ci, &v);
+    t_triplets t = {0};
+    for (sps_idx i = 0; i < N * N; i++)
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) add(&t, i, ci[p], v[p]);
+    sps_matrix_destroy(P);
+    return t_trip_matrix(ctx, m, m, &t);
+}
+
+/* A spec that sps_precond_create must refuse with SPS_ERR_INVALID_ARG, and a
+ * part of the error message it must give. */
+typedef struct pc_bad {
+    const char *spec, *msg;
+} pc_bad;
+
+static inline void pc_check_refused(sps_context *ctx, const sps_matrix *A, const pc_bad *bad, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        sps_precond *pc = (sps_precond *)&pc;
+        sps_status st = sps_precond_create(ctx, A, bad[k].spec, &pc);
+        T_OK(st == SPS_ERR_INVALID_ARG && pc == NULL && strstr(sps_last_error(ctx), bad[k].msg),
+             "'%s' refused: %s", bad[k].spec, sps_last_error(ctx));
+    }
+}
+
+/* Each of types[0..n), built on ctx for a 0 x 0 matrix made on mctx, applies
+ * to NULL vectors: checks named "PREFIXTYPE on 0x0". */
+static inline void pc_check_empty(sps_context *mctx, sps_context *ctx, const char *const *types, int n,
+                                  const char *prefix)
+{
+    sps_idx r0[] = {0};
+    sps_matrix *A = NULL;
+    if (sps_matrix_create_csr(mctx, 0, 0, r0, NULL, NULL, &A) != SPS_OK) return;
+    for (int t = 0; t < n; t++) {
+        sps_precond *pc = NULL;
+        sps_status st = sps_precond_create(ctx, A, types[t], &pc);
+        T_OK(st == SPS_OK && sps_precond_apply(pc, NULL, NULL) == SPS_OK, "%s%s on 0x0", prefix, types[t]);
+        sps_precond_destroy(pc);
+    }
+    sps_matrix_destroy(A);
 }
 
 /* Build `spec` on A, apply it once to r. */

@@ -33,25 +33,14 @@ static double block_resid(const sps_matrix *A, int K, const double *z, const dou
 }
 
 /* kron(poisson2d:N, B) + shift: 3 unknowns per node with the same pattern */
-static sps_matrix *kron3(int N)
+static void kron3_add(t_triplets *t, sps_idx i, sps_idx j, double v)
 {
-    sps_matrix *P = NULL;
-    char spec[32];
-    snprintf(spec, sizeof spec, "poisson2d:%d", N);
-    if (sps_matrix_generate(ctx, spec, &P) != SPS_OK) return NULL;
     const double B[9] = {4, 1.5, 0.5, 1.5, 3, 1, 0.5, 1, 2};
-    const sps_idx *rp, *ci;
-    const double *v;
-    sps_matrix_csr(P, &rp, &ci, &v);
-    t_triplets t = {0};
-    for (int i = 0; i < N * N; i++)
-        for (sps_idx p = rp[i]; p < rp[i + 1]; p++)
-            for (int a = 0; a < 3; a++)
-                for (int b = 0; b < 3; b++)
-                    t_trip_add(&t, 3 * i + a, 3 * ci[p] + b, v[p] * B[a * 3 + b] * (ci[p] == i ? 1.0 : 0.3));
-    sps_matrix_destroy(P);
-    return t_trip_matrix(ctx, 3 * N * N, 3 * N * N, &t);
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) t_trip_add(t, 3 * i + a, 3 * j + b, v * B[a * 3 + b] * (j == i ? 1.0 : 0.3));
 }
+
+static sps_matrix *kron3(int N) { return pc_from_poisson2d(ctx, N, 3 * N * N, kron3_add); }
 
 static void test_reference(void)
 {
@@ -168,32 +157,13 @@ static void test_errors(void)
         sps_matrix_destroy(A);
     }
     if (sps_matrix_generate(ctx, "poisson2d:3", &A) == SPS_OK) {
-        const char *bad[] = {"bjacobi:block=0", "bjacobi:block=33", "bjacobi:size=2", "bjacobi:block"};
-        for (int k = 0; k < 4; k++) {
-            sps_precond *pc = NULL;
-            T_OK(sps_precond_create(ctx, A, bad[k], &pc) == SPS_ERR_INVALID_ARG && !pc,
-                 "'%s' refused: %s", bad[k], sps_last_error(ctx));
-        }
+        static const pc_bad bad[] = {{"bjacobi:block=0", "bjacobi"}, {"bjacobi:block=33", "bjacobi"},
+                                     {"bjacobi:size=2", "bjacobi"}, {"bjacobi:block", "bjacobi"}};
+        pc_check_refused(ctx, A, bad, 4);
         sps_matrix_destroy(A);
     }
-    sps_idx r0[] = {0};
-    if (sps_matrix_create_csr(ctx, 0, 0, r0, NULL, NULL, &A) == SPS_OK) {
-        sps_precond *pc = NULL;
-        T_OK(sps_precond_create(ctx, A, "bjacobi", &pc) == SPS_OK && sps_precond_apply(pc, NULL, NULL) == SPS_OK,
-             "bjacobi on 0x0");
-        sps_precond_destroy(pc);
-        sps_matrix_destroy(A);
-    }
+    const char *empty[] = {"bjacobi"};
+    pc_check_empty(ctx, ctx, empty, 1, "");
 }
 
-int main(void)
-{
-    if (!(ctx = pc_host_context())) return t_done();
-    test_reference();
-    test_supervariables();
-    test_exact();
-    test_convergence();
-    test_errors();
-    sps_context_destroy(ctx);
-    return t_done();
-}
+T_MAIN_HOST(ctx, test_reference, test_supervariables, test_exact, test_convergence, test_errors)

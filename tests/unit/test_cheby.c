@@ -76,22 +76,12 @@ static double naive_error(const sps_matrix *M, const sps_precond *pc, const doub
 }
 
 /* D L D with D = 1 + (i mod 5): SPD with a varying diagonal. */
-static sps_matrix *scaled_laplace(int N)
+static void scaled_add(t_triplets *t, sps_idx i, sps_idx j, double v)
 {
-    sps_matrix *L = NULL;
-    char spec[32];
-    snprintf(spec, sizeof spec, "poisson2d:%d", N);
-    if (sps_matrix_generate(ctx, spec, &L) != SPS_OK) return NULL;
-    const sps_idx *rp, *ci;
-    const double *v;
-    sps_matrix_csr(L, &rp, &ci, &v);
-    t_triplets t = {0};
-    for (int i = 0; i < N * N; i++)
-        for (sps_idx k = rp[i]; k < rp[i + 1]; k++)
-            t_trip_add(&t, i, ci[k], (1 + i % 5) * v[k] * (1 + ci[k] % 5));
-    sps_matrix_destroy(L);
-    return t_trip_matrix(ctx, N * N, N * N, &t);
+    t_trip_add(t, i, j, (1 + i % 5) * v * (1 + j % 5));
 }
+
+static sps_matrix *scaled_laplace(int N) { return pc_from_poisson2d(ctx, N, N * N, scaled_add); }
 
 static void test_naive(void)
 {
@@ -212,9 +202,7 @@ static void test_errors(void)
 {
     sps_matrix *A = NULL;
     if (sps_matrix_generate(ctx, "poisson2d:5", &A) != SPS_OK) return;
-    static const struct {
-        const char *spec, *msg;
-    } bad[] = {
+    static const pc_bad bad[] = {
         {"cheby:deg=3", "cheby: unknown parameter 'deg' (known: degree, lanczos, ratio)"},
         {"cheby:degree=-1", "cheby: degree='-1' is not an integer in [0, 64]"},
         {"cheby:degree=65", "is not an integer in [0, 64]"},
@@ -227,12 +215,7 @@ static void test_errors(void)
         {"ilu0:exact=1", "exact takes no value"},
         {"chebyshev", "unknown preconditioner 'chebyshev' (known: none, jacobi, l1jacobi, ilu0, ic0, cheby"},
     };
-    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
-        sps_precond *pc = (sps_precond *)&pc;
-        sps_status st = sps_precond_create(ctx, A, bad[k].spec, &pc);
-        T_OK(st == SPS_ERR_INVALID_ARG && pc == NULL && strstr(sps_last_error(ctx), bad[k].msg),
-             "'%s' refused: %s", bad[k].spec, sps_last_error(ctx));
-    }
+    pc_check_refused(ctx, A, bad, sizeof bad / sizeof *bad);
     /* -A: D^-1 is negative, the first Lanczos step sees it */
     const sps_idx *rp, *ci;
     const double *v;
@@ -310,15 +293,4 @@ static void test_small(void)
     }
 }
 
-int main(void)
-{
-    if (!(ctx = pc_host_context())) return t_done();
-    test_naive();
-    test_bounds();
-    test_spd();
-    test_convergence();
-    test_errors();
-    test_small();
-    sps_context_destroy(ctx);
-    return t_done();
-}
+T_MAIN_HOST(ctx, test_naive, test_bounds, test_spd, test_convergence, test_errors, test_small)

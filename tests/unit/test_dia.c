@@ -128,14 +128,8 @@ static void test_apply(sps_context *ctx)
     /* update_values */
     A = dc_banded(ctx, 500, ofs, 6, 0.9, 200, 0, 5);
     op = make(ctx, A, "dia", &st);
-    const sps_idx *rpa, *ci;
-    const double *v;
-    sps_matrix_csr(A, &rpa, &ci, &v);
-    const sps_idx nnz = (sps_idx)sps_matrix_nnz(A);
-    double *nv = malloc((size_t)nnz * sizeof *nv);
-    for (sps_idx p = 0; p < nnz; p++) nv[p] = -v[p] + 0.01 * p;
-    sps_matrix *B = NULL;
-    sps_matrix_create_csr(ctx, 500, 500, rpa, ci, nv, &B);
+    double *nv = NULL;
+    sps_matrix *B = t_revalued(ctx, A, -1.0, 0.01, 0.0, &nv);
     T_OK(op && sps_operator_update_values(op, nv) == SPS_OK && dc_host_err(op, B, 1, 0, 2) < 1e-15,
          "dia after update_values = CSR of the new values");
     free(nv);
@@ -162,16 +156,11 @@ static void check_or_refuse(sps_context *ctx, const sps_matrix *A, const char *n
     sps_operator_destroy(op);
 }
 
-int main(void)
+static void test_matrices(sps_context *ctx)
 {
-    sps_context *ctx = NULL;
-    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) return 1;
-    test_layout(ctx);
-    test_refusal(ctx);
-    test_apply(ctx);
     const char *gens[] = {"poisson3d:20", "banded:20000,9,0.01,1"};
     dc_each_gen(ctx, "dia on generated matrices", gens, 2, check_or_refuse);
     dc_each_real(ctx, "dia on real matrices", check_or_refuse);
-    sps_context_destroy(ctx);
-    return t_done();
 }
+
+T_MAIN_HOST_CTX(test_layout, test_refusal, test_apply, test_matrices)

@@ -129,21 +129,14 @@ static void test_errors(void)
 {
     sps_matrix *A = NULL;
     if (sps_matrix_generate(ctx, "poisson2d:4", &A) != SPS_OK) return;
-    static const struct {
-        const char *spec, *msg;
-    } bad[] = {
+    static const pc_bad bad[] = {
         {"ilu0:sweeps=2", "ilu0: sweeps=K needs solve=jacobi"},
         {"ic0:exact,sweeps=1", "ic0: sweeps=K needs solve=jacobi"},
         {"ilu0:solve=gauss", "solve='gauss' is not exact or jacobi"},
         {"ilu0:solve=jacobi,sweeps=101", "sweeps='101' is not an integer in [0, 100]"},
         {"ic0:level=1", "ic0: unknown parameter 'level' (known: exact, solve, sweeps)"},
     };
-    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
-        sps_precond *pc = (sps_precond *)&pc;
-        T_OK(sps_precond_create(ctx, A, bad[k].spec, &pc) == SPS_ERR_INVALID_ARG && !pc &&
-                 strstr(sps_last_error(ctx), bad[k].msg),
-             "'%s' refused: %s", bad[k].spec, sps_last_error(ctx));
-    }
+    pc_check_refused(ctx, A, bad, sizeof bad / sizeof *bad);
     /* pivots are the factorization's: the same errors as the exact variant */
     double z3[9] = {1, 1, 0, 1, 1, 1, 0, 1, 1}, r[3] = {1, 1, 1}, z[3];
     sps_matrix *Z = t_matrix_from_dense(ctx, 3, 3, z3);
@@ -159,14 +152,4 @@ static void test_errors(void)
     sps_matrix_destroy(A);
 }
 
-int main(void)
-{
-    if (!(ctx = pc_host_context())) return t_done();
-    test_hand();
-    test_depth();
-    test_ic_spd();
-    test_convergence();
-    test_errors();
-    sps_context_destroy(ctx);
-    return t_done();
-}
+T_MAIN_HOST(ctx, test_hand, test_depth, test_ic_spd, test_convergence, test_errors)

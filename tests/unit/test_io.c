@@ -14,39 +14,6 @@
 
 static sps_context *ctx;
 
-static const char *tmp_path(const char *name)
-{
-    static char buf[8][600];
-    static int k;
-    char *p = buf[k++ & 7];
-    snprintf(p, 600, "%s/%s", t_tmpdir(), name);
-    return p;
-}
-
-static const char *put(const char *name, const char *data, size_t len)
-{
-    const char *path = tmp_path(name);
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0) {
-        perror(path);
-        exit(1);
-    }
-    return path;
-}
-
-static const char *put_str(const char *name, const char *s) { return put(name, s, strlen(s)); }
-
-static const char *put_gz(const char *name, const char *data, size_t len)
-{
-    const char *path = tmp_path(name);
-    gzFile g = gzopen(path, "wb");
-    if (!g || gzwrite(g, data, (unsigned)len) != (int)len || gzclose(g) != Z_OK) {
-        fprintf(stderr, "gzwrite %s failed\n", path);
-        exit(1);
-    }
-    return path;
-}
-
 /* Read `path`; expect status `want`, *A == NULL and a message that starts with
  * "PATH:LINE: " (line > 0) or "PATH: " (line == 0; line < 0: any line number)
  * and contains `needle`. */
@@ -86,12 +53,12 @@ static void reject(const char *what, const char *s, long line, const char *needl
     static int k;
     char name[64];
     snprintf(name, sizeof name, "bad%d.mtx", k);
-    expect_fail(what, put_str(name, s), SPS_ERR_PARSE, line, needle);
+    expect_fail(what, t_put_str(name, s), SPS_ERR_PARSE, line, needle);
     if (k++ % 4 == 0) { /* a few gzipped as well */
         snprintf(name, sizeof name, "bad%d.mtx.gz", k);
         char w[300];
         snprintf(w, sizeof w, "%s (gzip)", what);
-        expect_fail(w, put_gz(name, s, strlen(s)), SPS_ERR_PARSE, line, needle);
+        expect_fail(w, t_put_gz_str(name, s), SPS_ERR_PARSE, line, needle);
     }
 }
 
@@ -174,9 +141,9 @@ static void test_rejects_entries(void)
            "more values than the 2");
     {
         static const char bin[] = BANNER "3 3 1\n1 1 \x01\x02\x00\xff\n";
-        expect_fail("binary data in an entry", put("bin1.mtx", bin, sizeof bin - 1), SPS_ERR_PARSE, 3, "binary data");
+        expect_fail("binary data in an entry", t_write_file("bin1.mtx", bin, sizeof bin - 1, 0), SPS_ERR_PARSE, 3, "binary data");
         static const char nul[] = BANNER "3 3 1\n1 1 1\0\n";
-        expect_fail("NUL after a value", put("bin2.mtx", nul, sizeof nul - 1), SPS_ERR_PARSE, 3, "binary data");
+        expect_fail("NUL after a value", t_write_file("bin2.mtx", nul, sizeof nul - 1, 0), SPS_ERR_PARSE, 3, "binary data");
     }
     {
         /* a binary file that is not gzip */
@@ -184,27 +151,27 @@ static void test_rejects_entries(void)
         uint64_t s = 7;
         for (size_t i = 0; i < sizeof junk; i++) junk[i] = (unsigned char)(t_rand(&s) * 127 + 128);
         junk[0] = 0x7f, junk[1] = 'E';
-        expect_fail("binary file", put("bin3.mtx", (const char *)junk, sizeof junk), SPS_ERR_PARSE, 1, "binary data");
+        expect_fail("binary file", t_write_file("bin3.mtx", (const char *)junk, sizeof junk, 0), SPS_ERR_PARSE, 1, "binary data");
     }
 }
 
 static void test_rejects_files(void)
 {
-    expect_fail("missing file", tmp_path("no-such-file.mtx"), SPS_ERR_IO, 0, "No such file or directory");
+    expect_fail("missing file", t_tmp_path("no-such-file.mtx"), SPS_ERR_IO, 0, "No such file or directory");
     expect_fail("directory", t_tmpdir(), SPS_ERR_IO, 0, "Is a directory");
     /* gzip: corrupt in the middle, and cut short */
     size_t n = 0;
     char *big = malloc(400000);
     n += (size_t)sprintf(big, "%s1000 1000 10000\n", BANNER);
     for (int i = 0; i < 10000; i++) n += (size_t)sprintf(big + n, "%d %d %.17g\n", i % 1000 + 1, i / 10 + 1, 1.0 / (i + 1));
-    const char *gz = put_gz("good.mtx.gz", big, n);
+    const char *gz = t_write_file("good.mtx.gz", big, n, 6);
     FILE *f = fopen(gz, "rb");
     char *z = malloc(400000);
     size_t zn = fread(z, 1, 400000, f);
     fclose(f);
-    expect_fail("truncated gzip", put("cut.mtx.gz", z, zn / 2), SPS_ERR_PARSE, -1, "gzip data: unexpected end of file");
+    expect_fail("truncated gzip", t_write_file("cut.mtx.gz", z, zn / 2, 0), SPS_ERR_PARSE, -1, "gzip data: unexpected end of file");
     for (size_t i = zn / 3; i < zn / 3 + 64; i++) z[i] = (char)(z[i] ^ 0x5a);
-    expect_fail("corrupt gzip", put("corrupt.mtx.gz", z, zn), SPS_ERR_PARSE, -1, "gzip data: ");
+    expect_fail("corrupt gzip", t_write_file("corrupt.mtx.gz", z, zn, 0), SPS_ERR_PARSE, -1, "gzip data: ");
     free(z);
     free(big);
 }
@@ -216,22 +183,22 @@ static void test_long_lines(void)
     char *s = malloc(n + 1);
     memset(s, '1', n);
     s[n] = 0;
-    const char *p = put("long1.mtx", s, n);
+    const char *p = t_write_file("long1.mtx", s, n, 0);
     expect_fail("10 MB single line", p, SPS_ERR_PARSE, 1, "line longer than 1048576 bytes");
     /* the same as line 3 of a valid header, gzipped */
     memcpy(s, BANNER "9 9 1\n", strlen(BANNER "9 9 1\n"));
-    expect_fail("10 MB line 3 (gzip)", put_gz("long2.mtx.gz", s, n), SPS_ERR_PARSE, 3, "line longer than 1048576 bytes");
+    expect_fail("10 MB line 3 (gzip)", t_write_file("long2.mtx.gz", s, n, 6), SPS_ERR_PARSE, 3, "line longer than 1048576 bytes");
     /* a complete 1.5 MB line that would otherwise parse */
     size_t h = strlen(BANNER "9 9 1\n"), m = h + (3u << 19);
     memset(s + h, ' ', m - h);
     memcpy(s + m, "1 1 1\n", 7);
-    expect_fail("1.5 MB line of blanks and an entry", put("long3.mtx", s, m + 6), SPS_ERR_PARSE, 3,
+    expect_fail("1.5 MB line of blanks and an entry", t_write_file("long3.mtx", s, m + 6, 0), SPS_ERR_PARSE, 3,
                 "line longer than 1048576 bytes");
     /* a comment line of 2 MB */
     memcpy(s + h, "%", 1);
     memset(s + h + 1, 'c', (2u << 20));
     memcpy(s + h + 1 + (2u << 20), "\n1 1 1\n", 8);
-    expect_fail("2 MB comment", put("long4.mtx", s, h + 8 + (2u << 20)), SPS_ERR_PARSE, 3, "line longer");
+    expect_fail("2 MB comment", t_write_file("long4.mtx", s, h + 8 + (2u << 20), 0), SPS_ERR_PARSE, 3, "line longer");
     free(s);
 }
 
@@ -268,61 +235,61 @@ static void test_valid(void)
      * case-insensitive banner, a duplicate, no final newline */
     const char *crlf = "%%matrixmarket MATRIX Coordinate REAL General\r\n% comment\r\n\r\n  \t\r\n"
                        " 2\t3   4 \r\n% between\r\n1 1 1.5\r\n\t2 3 -2e-1  \r\n\r\n%x\r\n1 1 .5\r\n 2 1 +3.";
-    A = read_ok("CRLF and comments", put_str("crlf.mtx", crlf));
+    A = read_ok("CRLF and comments", t_put_str("crlf.mtx", crlf));
     double d1[] = {2.0, 0, 0, 3.0, 0, -0.2};
     T_OK(csr_is(A, 2, 3, d1, 3), "CRLF and comments: values, duplicate summed, last line without newline");
     sps_matrix_get_source(A, &src);
     T_OK(src.nnz_stored == 4 && src.symmetry == SPS_GENERAL && !src.pattern && !src.integer && !src.gzip &&
-             src.bytes == (int64_t)strlen(crlf) && strcmp(src.name, tmp_path("crlf.mtx")) == 0 && src.read_ms >= 0,
+             src.bytes == (int64_t)strlen(crlf) && strcmp(src.name, t_tmp_path("crlf.mtx")) == 0 && src.read_ms >= 0,
          "CRLF and comments: source (stored %lld, bytes %lld)", (long long)src.nnz_stored, (long long)src.bytes);
     sps_matrix_destroy(A);
 
-    A = read_ok("gzip copy", put_gz("crlf.mtx.gz", crlf, strlen(crlf)));
+    A = read_ok("gzip copy", t_put_gz_str("crlf.mtx.gz", crlf));
     T_OK(csr_is(A, 2, 3, d1, 3), "gzip copy: same matrix");
     sps_matrix_get_source(A, &src);
     T_OK(src.gzip == 1 && src.bytes == (int64_t)strlen(crlf), "gzip copy: gzip flag and uncompressed bytes");
     sps_matrix_destroy(A);
 
     /* gzip is detected by content, not by name */
-    A = read_ok("gzip named .mtx", put_gz("plain-name.mtx", crlf, strlen(crlf)));
+    A = read_ok("gzip named .mtx", t_put_gz_str("plain-name.mtx", crlf));
     T_OK(csr_is(A, 2, 3, d1, 3), "gzip under a plain name");
     sps_matrix_destroy(A);
 
-    A = read_ok("pattern", put_str("pat.mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3\n1 1\n3 1\n2 2\n"));
+    A = read_ok("pattern", t_put_str("pat.mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3\n1 1\n3 1\n2 2\n"));
     double d2[] = {1, 0, 1, 0, 1, 0, 1, 0, 0};
     T_OK(csr_is(A, 3, 3, d2, 4), "pattern symmetric: ones, mirrored");
     sps_matrix_get_source(A, &src);
     T_OK(src.pattern == 1 && src.symmetry == SPS_SYMMETRIC && src.nnz_stored == 3, "pattern: source flags");
     sps_matrix_destroy(A);
 
-    A = read_ok("integer", put_str("int.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 2 -7\n2 1 +12\n"));
+    A = read_ok("integer", t_put_str("int.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 2 -7\n2 1 +12\n"));
     double d3[] = {0, -7, 12, 0};
     T_OK(csr_is(A, 2, 2, d3, 2), "integer: values");
     sps_matrix_get_source(A, &src);
     T_OK(src.integer == 1 && !src.pattern, "integer: source flag");
     sps_matrix_destroy(A);
 
-    A = read_ok("skew", put_str("skew.mtx", "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 4\n3 2 -1\n"));
+    A = read_ok("skew", t_put_str("skew.mtx", "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 4\n3 2 -1\n"));
     double d4[] = {0, -4, 0, 4, 0, 1, 0, -1, 0};
     T_OK(csr_is(A, 3, 3, d4, 4), "skew-symmetric: mirrored negated");
     sps_matrix_destroy(A);
 
-    A = read_ok("empty", put_str("empty.mtx", BANNER "0 0 0\n"));
+    A = read_ok("empty", t_put_str("empty.mtx", BANNER "0 0 0\n"));
     T_OK(A && sps_matrix_rows(A) == 0 && sps_matrix_nnz(A) == 0, "0 x 0 matrix");
     sps_matrix_destroy(A);
-    A = read_ok("no entries", put_str("noent.mtx", BANNER "5 4 0\n% nothing\n"));
+    A = read_ok("no entries", t_put_str("noent.mtx", BANNER "5 4 0\n% nothing\n"));
     T_OK(A && sps_matrix_rows(A) == 5 && sps_matrix_cols(A) == 4 && sps_matrix_nnz(A) == 0, "5 x 4 with no entries");
     sps_matrix_destroy(A);
 
-    A = read_ok("array general", put_str("arr.mtx", "%%MatrixMarket matrix array real general\n2 3\n1\n2\n3\n0\n5\n6\n"));
+    A = read_ok("array general", t_put_str("arr.mtx", "%%MatrixMarket matrix array real general\n2 3\n1\n2\n3\n0\n5\n6\n"));
     double d5[] = {1, 3, 5, 2, 0, 6};
     T_OK(csr_is(A, 2, 3, d5, 6), "array general: column-major, dense CSR keeps the zero");
     sps_matrix_destroy(A);
-    A = read_ok("array symmetric", put_str("arrs.mtx", "%%MatrixMarket matrix array real symmetric\n2 2\n1\n2\n3\n"));
+    A = read_ok("array symmetric", t_put_str("arrs.mtx", "%%MatrixMarket matrix array real symmetric\n2 2\n1\n2\n3\n"));
     double d6[] = {1, 2, 2, 3};
     T_OK(csr_is(A, 2, 2, d6, 4), "array symmetric: lower triangle mirrored");
     sps_matrix_destroy(A);
-    A = read_ok("array skew", put_str("arrk.mtx", "%%MatrixMarket matrix array real skew-symmetric\n3 3\n1\n2\n3\n"));
+    A = read_ok("array skew", t_put_str("arrk.mtx", "%%MatrixMarket matrix array real skew-symmetric\n3 3\n1\n2\n3\n"));
     double d7[] = {0, -1, -2, 1, 0, -3, 2, 3, 0};
     T_OK(csr_is(A, 3, 3, d7, 6), "array skew-symmetric: strict lower triangle mirrored negated");
     sps_matrix_destroy(A);
@@ -358,19 +325,6 @@ static int manifest_find(const char *name, manifest_row *out)
     }
     fclose(f);
     return found;
-}
-
-static int same_csr(const sps_matrix *A, const sps_matrix *B)
-{
-    const sps_idx *ra, *ca, *rb, *cb;
-    const double *va, *vb;
-    sps_idx n = sps_matrix_rows(A);
-    int64_t nnz = sps_matrix_nnz(A);
-    if (n != sps_matrix_rows(B) || sps_matrix_cols(A) != sps_matrix_cols(B) || nnz != sps_matrix_nnz(B)) return 0;
-    sps_matrix_csr(A, &ra, &ca, &va);
-    sps_matrix_csr(B, &rb, &cb, &vb);
-    return memcmp(ra, rb, ((size_t)n + 1) * sizeof *ra) == 0 && memcmp(ca, cb, (size_t)nnz * sizeof *ca) == 0 &&
-           memcmp(va, vb, (size_t)nnz * sizeof *va) == 0;
 }
 
 static void test_real(void)
@@ -409,9 +363,9 @@ static void test_real(void)
             if (sps_matrix_nnz(A) != 2 * src.nnz_stored - diag) bad_sym++;
         }
         /* round trip through sps_matrix_write */
-        const char *out = tmp_path("roundtrip.mtx");
+        const char *out = t_tmp_path("roundtrip.mtx");
         sps_matrix *B = NULL;
-        if (sps_matrix_write(ctx, A, out) != SPS_OK || sps_matrix_read(ctx, out, &B) != SPS_OK || !same_csr(A, B)) {
+        if (sps_matrix_write(ctx, A, out) != SPS_OK || sps_matrix_read(ctx, out, &B) != SPS_OK || !t_matrix_same(A, B)) {
             if (!bad_trip++) snprintf(detail, sizeof detail, "%s: round trip: %s", names[i], sps_last_error(ctx));
         }
         remove(out);
@@ -430,7 +384,7 @@ static void test_real(void)
 static void test_alloc_failures(void)
 {
     const char *s = "%%MatrixMarket matrix coordinate real symmetric\n4 4 5\n1 1 1\n2 1 2\n3 3 3\n4 2 4\n4 4 5\n";
-    const char *paths[2] = {put_str("alloc.mtx", s), put_gz("alloc.mtx.gz", s, strlen(s))};
+    const char *paths[2] = {t_put_str("alloc.mtx", s), t_put_gz_str("alloc.mtx.gz", s)};
     for (int f = 0; f < 2; f++) {
         int bad = 0, ok_at = 0;
         for (long k = 1; k < 200 && ok_at == 0; k++) {
@@ -453,10 +407,7 @@ static void test_alloc_failures(void)
 
 int main(void)
 {
-    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) {
-        T_FAIL("host context", "%s", sps_last_error(NULL));
-        return t_done();
-    }
+    if (!(ctx = t_host_context())) return t_done();
     /* every rejection gives the same FILE:LINE whatever the thread count */
     static const int threads[] = {1, 2, 3, 7};
     for (int i = 0; i < 4; i++) {

@@ -13,20 +13,6 @@
 
 static sps_context *ctx;
 
-static const char *put_str(const char *name, const char *s)
-{
-    static char buf[8][600];
-    static int k;
-    char *p = buf[k++ & 7];
-    snprintf(p, 600, "%s/%s", t_tmpdir(), name);
-    FILE *f = fopen(p, "wb");
-    if (!f || fputs(s, f) < 0 || fclose(f) != 0) {
-        perror(p);
-        exit(1);
-    }
-    return p;
-}
-
 /* A read that must fail at once with "PATH:LINE: ...needle...". */
 static void fails_fast(const char *what, const char *path, long line, const char *needle)
 {
@@ -47,28 +33,28 @@ static void fails_fast(const char *what, const char *path, long line, const char
 static void test_header_bound(void)
 {
     fails_fast("2^31-1 square, 0 entries (70 bytes)",
-               put_str("huge0.mtx", "%%MatrixMarket matrix coordinate real general\n2147483647 2147483647 0\n"), 2,
+               t_put_str("huge0.mtx", "%%MatrixMarket matrix coordinate real general\n2147483647 2147483647 0\n"), 2,
                "2147483647 rows but only 0 entries: at least 2147483647 empty rows; the matrix is singular");
     fails_fast("5e8 rows, 1 entry (62 bytes)",
-               put_str("huge1.mtx", "%%MatrixMarket matrix coordinate real general\n% c\n500000000 500000000 1\n1 1 1\n"),
+               t_put_str("huge1.mtx", "%%MatrixMarket matrix coordinate real general\n% c\n500000000 500000000 1\n1 1 1\n"),
                3, "500000000 rows but only 1 entries: at least 499999999 empty rows; the matrix is singular");
     fails_fast("symmetric: mirrored entries counted",
-               put_str("huge2.mtx", "%%MatrixMarket matrix coordinate real symmetric\n100000 100000 40000\n"), 2,
+               t_put_str("huge2.mtx", "%%MatrixMarket matrix coordinate real symmetric\n100000 100000 40000\n"), 2,
                "100000 rows but only 40000 entries (80000 with the mirrored triangle): at least 20000 empty rows");
     fails_fast("rectangular: empty rows, not called singular",
-               put_str("huge3.mtx", "%%MatrixMarket matrix coordinate pattern general\n300000000 2 5\n"), 2,
+               t_put_str("huge3.mtx", "%%MatrixMarket matrix coordinate pattern general\n300000000 2 5\n"), 2,
                "300000000 rows but only 5 entries: at least 299999995 empty rows");
     T_OK(!strstr(sps_last_error(ctx), "singular"), "rectangular: no claim of singularity: %s", sps_last_error(ctx));
 
     /* small matrices keep reading: their row storage costs nothing */
     sps_matrix *A = NULL;
-    sps_status st = sps_matrix_read(ctx, put_str("small.mtx", "%%MatrixMarket matrix coordinate real general\n"
+    sps_status st = sps_matrix_read(ctx, t_put_str("small.mtx", "%%MatrixMarket matrix coordinate real general\n"
                                                               "65536 65536 1\n1 1 2\n"), &A);
     T_OK(st == SPS_OK && sps_matrix_rows(A) == 65536 && sps_matrix_nnz(A) == 1,
          "65536 rows with one entry still read (status %d: %s)", (int)st, st ? sps_last_error(ctx) : "");
     sps_matrix_destroy(A);
     A = NULL;
-    st = sps_matrix_read(ctx, put_str("enough.mtx", "%%MatrixMarket matrix coordinate real symmetric\n"
+    st = sps_matrix_read(ctx, t_put_str("enough.mtx", "%%MatrixMarket matrix coordinate real symmetric\n"
                                                     "70000 70000 35000\n1 1 1\n"), &A);
     T_OK(st == SPS_ERR_PARSE && strstr(sps_last_error(ctx), ":3: the file ends after 1 of the 35000 entries"),
          "70000 rows, 35000 symmetric entries pass the bound and fail at the end: %s", sps_last_error(ctx));
@@ -208,16 +194,4 @@ static void test_read_memory(void)
     remove(path);
 }
 
-int main(void)
-{
-    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) {
-        T_FAIL("host context", "%s", sps_last_error(NULL));
-        return t_done();
-    }
-    test_header_bound();
-    test_coo_bound();
-    test_nonfinite();
-    test_read_memory();
-    sps_context_destroy(ctx);
-    return t_done();
-}
+T_MAIN_HOST(ctx, test_header_bound, test_coo_bound, test_nonfinite, test_read_memory)

@@ -32,19 +32,11 @@ static void one(const char *str)
 }
 
 static uint64_t rng = 0x1234567u;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
 static double rnd_double(void)
 {
     /* any finite bit pattern, subnormals included */
     for (;;) {
-        uint64_t b = rnd();
+        uint64_t b = t_xorshift(&rng);
         double d;
         memcpy(&d, &b, sizeof d);
         if (isfinite(d)) return d;
@@ -81,7 +73,7 @@ static void test_printed(long n)
     char s[400];
     for (long i = 0; i < n; i++) {
         double d = rnd_double();
-        if (i & 1) d = ldexp((double)(rnd() >> 11), (int)(rnd() % 120) - 80); /* typical magnitudes */
+        if (i & 1) d = ldexp((double)(t_xorshift(&rng) >> 11), (int)(t_xorshift(&rng) % 120) - 80); /* typical magnitudes */
         snprintf(s, sizeof s, fmts[i % 8], d);
         one(s);
     }
@@ -93,22 +85,22 @@ static void test_random_digits(long n)
 {
     char s[128];
     for (long i = 0; i < n; i++) {
-        int k = 0, nd = 1 + (int)(rnd() % 24), point = (int)(rnd() % (nd + 2)) - 1;
-        uint64_t r = rnd();
+        int k = 0, nd = 1 + (int)(t_xorshift(&rng) % 24), point = (int)(t_xorshift(&rng) % (nd + 2)) - 1;
+        uint64_t r = t_xorshift(&rng);
         if (r & 1) s[k++] = (r & 2) ? '-' : '+';
         if ((r >> 2) % 5 == 0) s[k++] = '0', s[k++] = '0';
         for (int j = 0; j < nd; j++) {
             if (j == point) s[k++] = '.';
-            s[k++] = (char)('0' + rnd() % 10);
+            s[k++] = (char)('0' + t_xorshift(&rng) % 10);
         }
         if (point == nd) s[k++] = '.';
         if ((r >> 5) % 4) {
             int ex;
             switch ((r >> 8) % 4) {
-            case 0: ex = (int)(rnd() % 61) - 30; break;     /* Clinger's edges (+-22) */
-            case 1: ex = (int)(rnd() % 700) - 350; break;   /* the whole table */
-            case 2: ex = (int)(rnd() % 50) + 290; break;    /* overflow edge */
-            default: ex = -(int)(rnd() % 60) - 300; break;  /* subnormal edge */
+            case 0: ex = (int)(t_xorshift(&rng) % 61) - 30; break;     /* Clinger's edges (+-22) */
+            case 1: ex = (int)(t_xorshift(&rng) % 700) - 350; break;   /* the whole table */
+            case 2: ex = (int)(t_xorshift(&rng) % 50) + 290; break;    /* overflow edge */
+            default: ex = -(int)(t_xorshift(&rng) % 60) - 300; break;  /* subnormal edge */
             }
             k += snprintf(s + k, sizeof s - (size_t)k, "%c%s%d", (r >> 12) & 1 ? 'e' : 'E',
                           ex >= 0 && ((r >> 13) & 1) ? "+" : "", ex);
@@ -127,7 +119,7 @@ static void test_near_ties(long n)
     char s[128];
     for (long i = 0; i < n; i++) {
         double d = fabs(rnd_double());
-        if (i & 1) d = ldexp(1.0 + (double)(rnd() >> 12) / 4503599627370496.0, (int)(rnd() % 200) - 100);
+        if (i & 1) d = ldexp(1.0 + (double)(t_xorshift(&rng) >> 12) / 4503599627370496.0, (int)(t_xorshift(&rng) % 200) - 100);
         if (!isfinite(nextafter(d, INFINITY))) continue;
         long double mid = ((long double)d + (long double)nextafter(d, INFINITY)) / 2;
         int digits = 16 + (int)(i % 6);

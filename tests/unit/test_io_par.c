@@ -15,24 +15,7 @@ static sps_context *ctx;
 static const int threads[] = {1, 2, 3, 8};
 static t_triplets *record; /* make_text's entries go here too when set */
 
-static const char *tmp_path(const char *name)
-{
-    static char buf[8][600];
-    static int k;
-    char *p = buf[k++ & 7];
-    snprintf(p, 600, "%s/%s", t_tmpdir(), name);
-    return p;
-}
-
 static uint64_t rng = 88172645463325252ull;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
 /* A text of about `mb` MB: banner, comments scattered through, CRLF and
  * blank lines, duplicates (summed in file order), rows in random order.
  * bad_at > 0: that entry line is replaced by `bad`; extra > 0: that many
@@ -51,8 +34,8 @@ static char *make_text(const char *kind, int n, int64_t entries, int64_t bad_at,
     ln = 4;
     *line = 0;
     for (int64_t e = 1; e <= entries + extra; e++, ln++) {
-        if (next() % 97 == 0) {
-            k += (size_t)sprintf(s + k, next() % 2 ? "%% comment %lld\n" : "  \r\n", (long long)e);
+        if (t_xorshift(&rng) % 97 == 0) {
+            k += (size_t)sprintf(s + k, t_xorshift(&rng) % 2 ? "%% comment %lld\n" : "  \r\n", (long long)e);
             ln++;
         }
         if (e == bad_at || (extra && e == entries + 1)) *line = ln;
@@ -60,14 +43,14 @@ static char *make_text(const char *kind, int n, int64_t entries, int64_t bad_at,
             k += (size_t)sprintf(s + k, "%s\n", bad);
             continue;
         }
-        int i = (int)(next() % (uint64_t)n) + 1, j = (int)(next() % (uint64_t)n) + 1;
+        int i = (int)(t_xorshift(&rng) % (uint64_t)n) + 1, j = (int)(t_xorshift(&rng) % (uint64_t)n) + 1;
         if (sym && j > i) {
             int t = i;
             i = j;
             j = t;
         }
         if (skew && i == j) i = i < n ? i + 1 : (j = n - 1, n);
-        double v = (double)(int64_t)(next() % 2000001 - 1000000);
+        double v = (double)(int64_t)(t_xorshift(&rng) % 2000001 - 1000000);
         if (pattern) k += (size_t)sprintf(s + k, "%d %d\n", i, j);
         else if (integer) k += (size_t)sprintf(s + k, "%d %d %.0f\n", i, j, v);
         else k += (size_t)sprintf(s + k, "%d %d %.17g%s\n", i, j, v / 7.0, e % 5 == 0 ? "\r" : "");
@@ -75,32 +58,6 @@ static char *make_text(const char *kind, int n, int64_t entries, int64_t bad_at,
     }
     *len = k;
     return s;
-}
-
-static const char *write_file(const char *name, const char *s, size_t len, int gz)
-{
-    const char *path = tmp_path(name);
-    remove(path); /* a new file each time: rewriting one in place makes ext4 flush it */
-    if (gz) {
-        gzFile g = gzopen(path, "wb1");
-        if (!g || gzwrite(g, s, (unsigned)len) != (int)len || gzclose(g) != Z_OK) exit(1);
-    } else {
-        FILE *f = fopen(path, "wb");
-        if (!f || fwrite(s, 1, len, f) != len || fclose(f) != 0) exit(1);
-    }
-    return path;
-}
-
-static int same(const sps_matrix *A, const sps_matrix *B)
-{
-    const sps_idx *ra, *ca, *rb, *cb;
-    const double *va, *vb;
-    sps_matrix_csr(A, &ra, &ca, &va);
-    sps_matrix_csr(B, &rb, &cb, &vb);
-    sps_idx n = sps_matrix_rows(A);
-    int64_t nz = sps_matrix_nnz(A);
-    return n == sps_matrix_rows(B) && nz == sps_matrix_nnz(B) && !memcmp(ra, rb, ((size_t)n + 1) * sizeof *ra) &&
-           !memcmp(ca, cb, (size_t)nz * sizeof *ca) && !memcmp(va, vb, (size_t)nz * sizeof *va);
 }
 
 /* Files over several 4 MB buffers: every thread count gives the bits of one thread. */
@@ -116,7 +73,7 @@ static void test_bitwise(void)
         char *s = make_text(kinds[kk], 3000, entries, 0, NULL, 0, &len, &line);
         record = NULL;
         for (int gz = 0; gz < 2; gz++) {
-            const char *path = write_file(gz ? "big.mtx.gz" : "big.mtx", s, len, gz);
+            const char *path = t_write_file(gz ? "big.mtx.gz" : "big.mtx", s, len, gz);
             sps_matrix *ref = NULL;
             sps_context_set_threads(ctx, 1);
             if (sps_matrix_read(ctx, path, &ref) != SPS_OK) {
@@ -125,7 +82,7 @@ static void test_bitwise(void)
             }
             if (kk == 0 && gz == 0) { /* the in-place assembly against the generic builder */
                 sps_matrix *C = t_trip_matrix(ctx, 3000, 3000, &trip);
-                T_OK(C && same(C, ref), "real general: the CSR read equals sps_matrix_create_coo's from the same "
+                T_OK(C && t_matrix_same(C, ref), "real general: the CSR read equals sps_matrix_create_coo's from the same "
                                         "triplets, bit for bit (duplicates summed in file order)");
                 sps_matrix_destroy(C);
             }
@@ -133,7 +90,7 @@ static void test_bitwise(void)
             for (int t = 1; t < 4; t++) {
                 sps_matrix *A = NULL;
                 sps_context_set_threads(ctx, threads[t]);
-                if (sps_matrix_read(ctx, path, &A) != SPS_OK || !same(A, ref)) bad = threads[t];
+                if (sps_matrix_read(ctx, path, &A) != SPS_OK || !t_matrix_same(A, ref)) bad = threads[t];
                 sps_matrix_destroy(A);
             }
             T_OK(!bad && len > (5u << 20), "%s%s (%.1f MB, %lld entries): 2, 3 and 8 threads give the "
@@ -163,7 +120,7 @@ static void test_bad_lines(void)
         int64_t line;
         char *s = make_text("real general", 3000, 180000, cases[c].at, cases[c].bad, 0, &len, &line);
         for (int gz = 0; gz < 1 + (c % 2); gz++) {
-            const char *path = write_file(gz ? "bad.mtx.gz" : "bad.mtx", s, len, gz);
+            const char *path = t_write_file(gz ? "bad.mtx.gz" : "bad.mtx", s, len, gz);
             char prefix[700];
             snprintf(prefix, sizeof prefix, "%s:%lld: ", path, (long long)line);
             int wrong = 0;
@@ -188,7 +145,7 @@ static void test_bad_lines(void)
     size_t len;
     int64_t line;
     char *s = make_text("real general", 3000, 160000, 0, NULL, 3, &len, &line);
-    const char *path = write_file("extra.mtx", s, len, 0);
+    const char *path = t_write_file("extra.mtx", s, len, 0);
     char prefix[700];
     snprintf(prefix, sizeof prefix, "%s:%lld: more entries than the 160000", path, (long long)line);
     int wrong = 0;
@@ -214,15 +171,4 @@ static void test_threads_setting(void)
     T_OK(st == SPS_OK && n >= 1, "threads 0: the online cores (%d)", n);
 }
 
-int main(void)
-{
-    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) {
-        T_FAIL("host context", "%s", sps_last_error(NULL));
-        return t_done();
-    }
-    test_threads_setting();
-    test_bitwise();
-    test_bad_lines();
-    sps_context_destroy(ctx);
-    return t_done();
-}
+T_MAIN_HOST(ctx, test_threads_setting, test_bitwise, test_bad_lines)

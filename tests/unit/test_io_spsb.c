@@ -13,25 +13,6 @@
 
 static sps_context *ctx;
 
-static const char *tmp_path(const char *name)
-{
-    static char buf[8][600];
-    static int k;
-    char *p = buf[k++ & 7];
-    snprintf(p, 600, "%s/%s", t_tmpdir(), name);
-    return p;
-}
-
-static void put(const char *path, const void *data, size_t len)
-{
-    remove(path); /* a new file each time: rewriting one in place makes ext4 flush it */
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0) {
-        perror(path);
-        exit(1);
-    }
-}
-
 static unsigned char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -43,19 +24,6 @@ static unsigned char *slurp(const char *path, size_t *len)
     *len = fread(b, 1, (size_t)n, f);
     fclose(f);
     return b;
-}
-
-static int same(const sps_matrix *A, const sps_matrix *B)
-{
-    const sps_idx *ra, *ca, *rb, *cb;
-    const double *va, *vb;
-    sps_matrix_csr(A, &ra, &ca, &va);
-    sps_matrix_csr(B, &rb, &cb, &vb);
-    sps_idx n = sps_matrix_rows(A);
-    int64_t nz = sps_matrix_nnz(A);
-    return n == sps_matrix_rows(B) && sps_matrix_cols(A) == sps_matrix_cols(B) && nz == sps_matrix_nnz(B) &&
-           !memcmp(ra, rb, ((size_t)n + 1) * sizeof *ra) && !memcmp(ca, cb, (size_t)nz * sizeof *ca) &&
-           !memcmp(va, vb, (size_t)nz * sizeof *va);
 }
 
 /* A read of path must fail with SPS_ERR_PARSE, A = NULL and "PATH: ...needle...". */
@@ -92,24 +60,24 @@ static void test_round_trip(void)
             T_FAIL("round trip matrix", "%s", sps_last_error(ctx));
             continue;
         }
-        const char *path = tmp_path("rt.spsb");
+        const char *path = t_tmp_path("rt.spsb");
         sps_matrix *B = NULL;
         sps_status w = sps_matrix_write(ctx, A, path), r = w ? w : sps_matrix_read(ctx, path, &B);
         struct stat sb;
         int64_t want = 64 + 4 * ((int64_t)sps_matrix_rows(A) + 1) + 12 * sps_matrix_nnz(A);
         sps_matrix_source src;
         if (B) sps_matrix_get_source(B, &src);
-        T_OK(w == SPS_OK && r == SPS_OK && same(A, B) && stat(path, &sb) == 0 && sb.st_size == want &&
+        T_OK(w == SPS_OK && r == SPS_OK && t_matrix_same(A, B) && stat(path, &sb) == 0 && sb.st_size == want &&
                  src.bytes == want && src.nnz_stored == sps_matrix_nnz(A) && !src.gzip,
              "%s: .spsb write then read gives the same CSR bit for bit, %lld bytes (%s)",
              specs[i] ? specs[i] : "7 x 5 with an empty row, -0, subnormal", (long long)want,
              w || r ? sps_last_error(ctx) : "ok");
         /* found by its signature under another name too */
         if (B) {
-            const char *other = tmp_path("rt.bin");
+            const char *other = t_tmp_path("rt.bin");
             rename(path, other);
             sps_matrix *C = NULL;
-            T_OK(sps_matrix_read(ctx, other, &C) == SPS_OK && same(A, C), "a .spsb file named .bin is read by its signature");
+            T_OK(sps_matrix_read(ctx, other, &C) == SPS_OK && t_matrix_same(A, C), "a .spsb file named .bin is read by its signature");
             sps_matrix_destroy(C);
             remove(other);
         }
@@ -119,8 +87,8 @@ static void test_round_trip(void)
     /* empty matrices */
     sps_matrix *Z = NULL, *Y = NULL;
     sps_matrix_create_coo(ctx, 0, 0, 0, NULL, NULL, NULL, &Z);
-    const char *path = tmp_path("z.spsb");
-    T_OK(Z && sps_matrix_write(ctx, Z, path) == SPS_OK && sps_matrix_read(ctx, path, &Y) == SPS_OK && same(Z, Y),
+    const char *path = t_tmp_path("z.spsb");
+    T_OK(Z && sps_matrix_write(ctx, Z, path) == SPS_OK && sps_matrix_read(ctx, path, &Y) == SPS_OK && t_matrix_same(Z, Y),
          "0 x 0: .spsb round trip");
     sps_matrix_destroy(Z);
     sps_matrix_destroy(Y);
@@ -136,7 +104,7 @@ static void test_round_trip(void)
 static void test_damage(void)
 {
     sps_matrix *A = small_matrix();
-    const char *good = tmp_path("good.spsb");
+    const char *good = t_tmp_path("good.spsb");
     if (!A || sps_matrix_write(ctx, A, good) != SPS_OK) {
         T_FAIL("damage: a .spsb file", "%s", sps_last_error(ctx));
         sps_matrix_destroy(A);
@@ -150,12 +118,12 @@ static void test_damage(void)
         free(b);
         return;
     }
-    const char *bad = tmp_path("bad.spsb");
+    const char *bad = t_tmp_path("bad.spsb");
     char msg[1024], first[1024] = "";
     /* every truncation */
     int wrong = 0;
     for (size_t n = 0; n < len; n++) {
-        put(bad, b, n);
+        t_write_file(bad, b, n, 0);
         if (!rejects(bad, "truncated", msg, sizeof msg) && !wrong++) snprintf(first, sizeof first, "%zu: %.900s", n, msg);
     }
     T_OK(!wrong, "every truncation of a %zu-byte file rejected as truncated (%d not: %s)", len, wrong, first);
@@ -163,28 +131,28 @@ static void test_damage(void)
     unsigned char *c = malloc(len + 1);
     memcpy(c, b, len);
     c[len] = 0;
-    put(bad, c, len + 1);
+    t_write_file(bad, c, len + 1, 0);
     T_OK(rejects(bad, "trailing data", msg, sizeof msg), "one byte too many rejected: %s", msg);
     /* every single bit flip */
     wrong = 0;
     for (size_t k = 0; k < 8 * len; k++) {
         memcpy(c, b, len);
         c[k / 8] ^= (unsigned char)(1u << (k % 8));
-        put(bad, c, len);
+        t_write_file(bad, c, len, 0);
         if (!rejects(bad, NULL, msg, sizeof msg) && !wrong++) snprintf(first, sizeof first, "bit %zu: %.900s", k, msg);
     }
     T_OK(!wrong, "each of the %zu single bit flips rejected (%d not: %s)", 8 * len, wrong, first);
     memcpy(c, b, len);
     c[len - 3] ^= 0x10;
-    put(bad, c, len);
+    t_write_file(bad, c, len, 0);
     T_OK(rejects(bad, "checksum mismatch: the data is corrupt", msg, sizeof msg), "a flip in the values: %s", msg);
     memcpy(c, b, len);
     c[20] ^= 0x01;
-    put(bad, c, len);
+    t_write_file(bad, c, len, 0);
     T_OK(rejects(bad, "header checksum mismatch", msg, sizeof msg), "a flip in the row count: %s", msg);
     memcpy(c, b, len);
     c[8] = 2;
-    put(bad, c, len);
+    t_write_file(bad, c, len, 0);
     T_OK(rejects(bad, ".spsb version 2 is not supported", msg, sizeof msg), "a newer version: %s", msg);
     /* random damage: runs of random bytes anywhere */
     uint64_t r = 12345;
@@ -198,7 +166,7 @@ static void test_damage(void)
             c[i] = (unsigned char)(r >> 56);
         }
         if (!memcmp(c, b, len)) continue;
-        put(bad, c, len);
+        t_write_file(bad, c, len, 0);
         if (!rejects(bad, NULL, msg, sizeof msg) && !wrong++) snprintf(first, sizeof first, "try %d: %.900s", t, msg);
     }
     T_OK(!wrong, "2000 random damages rejected (%d not: %s)", wrong, first);
@@ -209,25 +177,25 @@ static void test_damage(void)
 static void test_foreign(void)
 {
     char msg[1024];
-    const char *p = tmp_path("text.spsb");
+    const char *p = t_tmp_path("text.spsb");
     const char *mm = "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1\n";
-    put(p, mm, strlen(mm));
+    t_write_file(p, mm, strlen(mm), 0);
     T_OK(rejects(p, "not a .spsb file (no SPSB signature; it is Matrix Market text: name it .mtx)", msg, sizeof msg),
          "Matrix Market text named .spsb: %s", msg);
-    p = tmp_path("gz.spsb");
+    p = t_tmp_path("gz.spsb");
     gzFile g = gzopen(p, "wb");
     gzwrite(g, mm, (unsigned)strlen(mm));
     gzclose(g);
     T_OK(rejects(p, "it is gzip data", msg, sizeof msg), "gzip named .spsb: %s", msg);
-    p = tmp_path("empty.spsb");
-    put(p, "", 0);
+    p = t_tmp_path("empty.spsb");
+    t_write_file(p, "", 0, 0);
     T_OK(rejects(p, "truncated: 0 bytes, the .spsb header alone is 64", msg, sizeof msg), "empty .spsb: %s", msg);
-    p = tmp_path("zeros.spsb");
+    p = t_tmp_path("zeros.spsb");
     char zeros[200] = {0};
-    put(p, zeros, sizeof zeros);
+    t_write_file(p, zeros, sizeof zeros, 0);
     T_OK(rejects(p, "no SPSB signature", msg, sizeof msg), "zeros: %s", msg);
     sps_matrix *A = (sps_matrix *)&A;
-    T_OK(sps_matrix_read(ctx, tmp_path("missing.spsb"), &A) == SPS_ERR_IO && A == NULL, "missing .spsb: SPS_ERR_IO");
+    T_OK(sps_matrix_read(ctx, t_tmp_path("missing.spsb"), &A) == SPS_ERR_IO && A == NULL, "missing .spsb: SPS_ERR_IO");
 }
 
 /* A file with valid checksums but a CSR that breaks the rules. */
@@ -250,7 +218,7 @@ static void test_invalid_csr(void)
         for (int k = 0; k < 4; k++) C.val[k] = k + 1;
         sps_matrix *A = NULL;
         sps__matrix_wrap(ctx, &C, NULL, &A);
-        const char *path = tmp_path("invalid.spsb");
+        const char *path = t_tmp_path("invalid.spsb");
         char msg[1024];
         sps_status w = sps_matrix_write(ctx, A, path);
         T_OK(w == SPS_OK && rejects(path, "invalid CSR", msg, sizeof msg) && strstr(msg, cases[i].needle),
@@ -259,16 +227,4 @@ static void test_invalid_csr(void)
     }
 }
 
-int main(void)
-{
-    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) {
-        T_FAIL("host context", "%s", sps_last_error(NULL));
-        return t_done();
-    }
-    test_round_trip();
-    test_damage();
-    test_foreign();
-    test_invalid_csr();
-    sps_context_destroy(ctx);
-    return t_done();
-}
+T_MAIN_HOST(ctx, test_round_trip, test_damage, test_foreign, test_invalid_csr)

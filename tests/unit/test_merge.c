@@ -143,14 +143,8 @@ static void test_misc(sps_context *ctx)
     T_OK(sps_operator_create(ctx, A, "merge:tile=5", NULL, &op) == SPS_ERR_INVALID_ARG && !op,
          "merge:tile=5 rejected: %s", sps_last_error(ctx));
     sps_operator_create(ctx, A, "merge", NULL, &op);
-    const sps_idx *rp, *ci;
-    const double *v;
-    sps_matrix_csr(A, &rp, &ci, &v);
-    const sps_idx nnz = (sps_idx)sps_matrix_nnz(A);
-    double *nv = malloc((size_t)nnz * sizeof *nv);
-    for (sps_idx p = 0; p < nnz; p++) nv[p] = 2.0 * v[p] + 1.0;
-    sps_matrix *B = NULL;
-    sps_matrix_create_csr(ctx, 700, 700, rp, ci, nv, &B);
+    double *nv = NULL;
+    sps_matrix *B = t_revalued(ctx, A, 2.0, 0.0, 1.0, &nv);
     T_OK(op && sps_operator_update_values(op, nv) == SPS_OK && dc_host_err(op, B, 1, 0, 1) < 1e-13,
          "merge after update_values = CSR of the new values");
     free(nv);
@@ -159,15 +153,11 @@ static void test_misc(sps_context *ctx)
     sps_matrix_destroy(B);
 }
 
-int main(void)
+static void test_matrices(sps_context *ctx)
 {
-    sps_context *ctx = NULL;
-    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) return 1;
-    test_shapes(ctx);
-    test_misc(ctx);
     const char *gens[] = {"powerlaw:30000,8,3", "poisson2d:200"};
     dc_each_gen(ctx, "merge on generated matrices", gens, 2, check_matrix);
     dc_each_real(ctx, "merge on real matrices", check_matrix);
-    sps_context_destroy(ctx);
-    return t_done();
 }
+
+T_MAIN_HOST_CTX(test_shapes, test_misc, test_matrices)

@@ -471,22 +471,6 @@ static void test_check_every_backend(sps_context *ctx)
     }
 }
 
-int main(void)
-{
-    sps_context *ctx = NULL;
-    if (!T_STATUS(NULL, sps_context_create(&ctx, SPS_DEVICE_HOST), "host context")) return t_done();
-    test_every_backend(ctx);
-    test_update(ctx);
-    test_names(ctx);
-    test_hyb_stats(ctx);
-    test_alloc_failures(ctx);
-    test_selectors(ctx);
-    test_bad_opts(ctx);
-    test_auto_features(ctx);
-    test_fallback(ctx);
-    test_measure(ctx);
-    test_check_every_backend(ctx);
-    sps_context_destroy(ctx);
-    return t_done();
-}
+T_MAIN_HOST_CTX(test_every_backend, test_update, test_names, test_hyb_stats, test_alloc_failures, test_selectors,
+                test_bad_opts, test_auto_features, test_fallback, test_measure, test_check_every_backend)
 
