@@ -13,7 +13,7 @@
  * preconditioner: its apply, plus r'z (2n) on its own.
  * Launches per iteration on the GPU: SpMV, 2 reductions (partials + finish
  * each), 1 update: 6, and no host synchronization. */
-#include "../krylov.h"
+#include "../engine.h"
 #include "cg.h"
 
 /* r p q [z] */
@@ -86,8 +86,32 @@ static sps_status cg_iterate(sps_krylov *k, int64_t j)
     return co->direction(w, p, z);
 }
 
+/* The traffic model (the header's table without the SpMV's own bytes, which
+ * include p read and q written): 11n without a preconditioner, 13n with
+ * Jacobi fused, 13n plus the preconditioner's own traffic (not modelled)
+ * with another. */
+static double cg_traffic(const sps_krylov *k, double *spmvs)
+{
+    *spmvs = 1.0;
+    double v = k->pcmode == SPS_PCM_NONE ? 11.0 : 13.0;
+    return v * 8.0 * (double)k->w.n;
+}
+
+/* The whole iteration phase in one launch (engine.h): no or Jacobi
+ * preconditioning, n within the engine's threshold. */
+static sps_status cg_onekernel(sps_krylov *k, const void *csr)
+{
+    const sps_cg_ops *co = k->mops;
+    if (!co->onekernel || !csr || k->pcmode == SPS_PCM_APPLY || k->w.n > sps__engine_onek_max())
+        return SPS_ERR_UNSUPPORTED;
+    int step = k->pcmode == SPS_PCM_NONE ? SPS_CG_RES_PLAIN : SPS_CG_RES_FUSED;
+    return co->onekernel(&k->w, csr, k->x, k->vec[R], k->vec[P], k->vec[Q], sps__kr_diag(k), cg_z(k),
+                         step);
+}
+
 const sps_method_impl sps__method_cg = {
     .name = "cg", .id = SPS_CG, .caps = SPS_KM_SPD,
     .summary = "preconditioned conjugate gradients (A and M symmetric positive definite)",
     .work = cg_work, .start = cg_start, .iterate = cg_iterate,
+    .replay = 1, .traffic = cg_traffic, .onekernel = cg_onekernel,
 };

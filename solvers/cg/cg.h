@@ -20,6 +20,11 @@ typedef struct sps_cg_ops {
                          const double *dinv, double *z, int step);
     /* p = z + beta p */
     sps_status (*direction)(sps_kws *w, double *p, const double *z);
+    /* The one-kernel engine (CUDA only; NULL on the host): iterations
+     * (SpMV with the device CSR csr, alpha, update with `step`, direction)
+     * until the state says stop, in one thread block of one launch. */
+    sps_status (*onekernel)(sps_kws *w, const void *csr, double *x, double *r, double *p,
+                            double *q, const double *dinv, double *z, int step);
 } sps_cg_ops;
 
 extern const sps_cg_ops sps__cg_ops_host;
