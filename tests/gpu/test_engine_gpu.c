@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/tests/gpu/test_engine_gpu.c: the iteration engines on the GPU
+ * (solvers/engine.h, doc/solvers.md "Iteration engine").
+ *
+ * 1. onekernel (CG, one thread block): against the host driver (same reason,
+ *    iterations within 5%, x within 1e-6, true relative residual <= 1e-9),
+ *    without and with Jacobi, on every CSR-family backend, for n = 31, 32,
+ *    33, 1023, 1024, 1025 (a shifted 1-D Laplacian, and an arrow matrix with
+ *    one row of n entries), poisson2d:63 and real SPD matrices; two runs
+ *    bitwise equal; info->engine says "onekernel"; a non-CSR backend, a
+ *    system above SPS_ONEKERNEL_MAX and BiCGSTAB fall back to classic,
+ *    bitwise equal to it.
+ * 2. graph (CG): bitwise equal to classic (x, iterations, history), with no,
+ *    Jacobi and ic0 preconditioning, on poisson2d:63 and a 256 x 256 grid
+ *    (batches up to 64); two runs bitwise equal; BiCGSTAB and GMRES fall back
+ *    to classic, bitwise equal to it.
+ * 3. The traffic model on the device: bytes, floor and fraction reported;
+ *    the per-iteration time of each engine printed (a '#' line).
+ * Without a device (or without CUDA) it prints one SKIP line. */
+#include "check.h"
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if SPS_HAVE_CUDA
+
+static sps_context *gctx, *hctx;
+
+typedef struct result {
+    sps_solve_info in;
+    double *x, *hist;
+    sps_status st;
+    char engine[16];
+} result;
+
+typedef struct job {
+    const char *spmv;   /* backend */
+    const char *method; /* method spec */
+    const char *pc;     /* preconditioner type or NULL */
+    const char *engine; /* engine or NULL (classic by default) */
+} job;
+
+/* Solve A x = b on ctx (x0 = 0, rtol 1e-10, history on). */
+static result solve_on(sps_context *ctx, const sps_matrix *A, const job *j, const double *b)
+{
+    result r;
+    memset(&r, 0, sizeof r);
+    int n = sps_matrix_rows(A);
+    r.x = calloc((size_t)n, sizeof *r.x);
+    sps_operator *op = NULL;
+    sps_solver *s = NULL;
+    sps_precond *pc = NULL;
+    r.st = sps_operator_create(ctx, A, j->spmv, NULL, &op);
+    if (r.st == SPS_OK) r.st = sps_solver_create(ctx, &s);
+    if (r.st == SPS_OK) r.st = sps_solver_set_method_name(s, j->method);
+    if (r.st == SPS_OK) r.st = sps_solver_set_engine(s, j->engine);
+    if (r.st == SPS_OK && j->pc) r.st = sps_precond_create(ctx, A, j->pc, &pc);
+    if (r.st == SPS_OK) {
+        sps_solver_set_rtol(s, 1e-10);
+        sps_solver_set_history(s, 1);
+        r.st = sps_solve(s, op, pc, b, r.x, &r.in);
+    }
+    if (r.st == SPS_OK && r.in.history_len > 0) {
+        r.hist = calloc((size_t)r.in.history_len, sizeof *r.hist);
+        memcpy(r.hist, r.in.history, (size_t)r.in.history_len * sizeof *r.hist);
+    }
+    if (r.st == SPS_OK && r.in.engine) snprintf(r.engine, sizeof r.engine, "%s", r.in.engine);
+    sps_precond_destroy(pc);
+    sps_solver_destroy(s);
+    sps_operator_destroy(op);
+    return r;
+}
+
+static void result_free(result *r) { free(r->x), free(r->hist); }
+
+static double rel(const double *x, const double *y, int n)
+{
+    double d = 0, s = 0;
+    for (int i = 0; i < n; i++) d += (x[i] - y[i]) * (x[i] - y[i]), s += y[i] * y[i];
+    return sqrt(d / (s > 0 ? s : 1));
+}
+
+static int same(const result *a, const result *b, int n)
+{
+    return a->st == SPS_OK && b->st == SPS_OK && a->in.reason == b->in.reason &&
+           a->in.iterations == b->in.iterations && memcmp(a->x, b->x, (size_t)n * sizeof *a->x) == 0 &&
+           a->hist && b->hist && a->in.history_len == b->in.history_len &&
+           memcmp(a->hist, b->hist, (size_t)a->in.history_len * sizeof *a->hist) == 0;
+}
+
+static double *rhs(int n)
+{
+    double *b = malloc((size_t)(n ? n : 1) * sizeof *b);
+    uint64_t seed = 11;
+    for (int i = 0; i < n; i++) b[i] = t_rand(&seed);
+    return b;
+}
+
+/* tridiag(-1, d, -1) of size n; with arrow, row and column 0 full (2/n). */
+static sps_matrix *tridiag(int n, double d, int arrow)
+{
+    t_triplets t = {0};
+    for (int i = 0; i < n; i++) {
+        t_trip_add(&t, i, i, d);
+        if (i > 0) t_trip_add(&t, i, i - 1, -1.0);
+        if (i < n - 1) t_trip_add(&t, i, i + 1, -1.0);
+        if (arrow && i > 1) t_trip_add(&t, 0, i, 2.0 / n), t_trip_add(&t, i, 0, 2.0 / n);
+    }
+    return t_trip_matrix(hctx, n, n, &t);
+}
+
+/* ---- 1. onekernel against the host ---------------------------------------- */
+
+static void onek_case(const char *name, const sps_matrix *A, const char *pcname)
+{
+    int n = sps_matrix_rows(A);
+    double *b = rhs(n);
+    job hj = {"csr-scalar", "cg", pcname, NULL};
+    result ref = solve_on(hctx, A, &hj, b);
+    if (!T_STATUS(hctx, ref.st, "%s host", name)) goto out;
+    const char *csr[] = {"csr-vector", "csr-scalar", "merge", "cusparse:alg2"};
+    for (int k = 0; k < 4; k++) {
+        char what[200];
+        snprintf(what, sizeof what, "onekernel %s cg%s%s %s", name, pcname ? "+" : "", pcname ? pcname : "",
+                 csr[k]);
+        job gj = {csr[k], "cg", pcname, "onekernel"};
+        result g = solve_on(gctx, A, &gj, b);
+        if (!T_STATUS(gctx, g.st, "%s: solve", what)) {
+            result_free(&g);
+            continue;
+        }
+        int64_t di = g.in.iterations - ref.in.iterations;
+        int64_t tol = ref.in.iterations / 20 > 2 ? ref.in.iterations / 20 : 2;
+        T_OK(strcmp(g.engine, "onekernel") == 0, "%s: engine %s", what, g.engine);
+        T_OK(g.in.reason == ref.in.reason, "%s: reason %s (host %s)", what, sps_reason_str(g.in.reason),
+             sps_reason_str(ref.in.reason));
+        T_OK(llabs((long long)di) <= tol, "%s: %lld iterations, host %lld (within 5%%)", what,
+             (long long)g.in.iterations, (long long)ref.in.iterations);
+        if (ref.in.reason > 0) {
+            double e = rel(g.x, ref.x, n);
+            T_OK(e <= 1e-6 && g.in.true_rel_rnorm <= 1e-9, "%s: x within %.1e of the host's, true relres %.1e",
+                 what, e, g.in.true_rel_rnorm);
+        }
+        T_OK(g.hist && g.in.history_len == g.in.iterations + 1 && g.hist[0] == g.in.r0norm &&
+                 g.hist[g.in.iterations] == g.in.rnorm,
+             "%s: history consistent", what);
+        T_OK(g.in.spmvs >= g.in.iterations + 2 && g.in.spmvs <= g.in.iterations + 3 + 2 * g.in.replacements,
+             "%s: %lld SpMVs for %lld iterations", what, (long long)g.in.spmvs, (long long)g.in.iterations);
+        result g2 = solve_on(gctx, A, &gj, b);
+        T_OK(same(&g, &g2, n), "%s: two runs bitwise equal", what);
+        result_free(&g2);
+        result_free(&g);
+    }
+    result_free(&ref);
+out:
+    free(b);
+}
+
+/* The engine asked for does not apply: classic runs, bitwise classic's. */
+static void fallback_case(const char *what, const sps_matrix *A, const job *j, const char *engine)
+{
+    int n = sps_matrix_rows(A);
+    double *b = rhs(n);
+    job cj = *j, ej = *j;
+    cj.engine = "classic";
+    ej.engine = engine;
+    result c = solve_on(gctx, A, &cj, b), e = solve_on(gctx, A, &ej, b);
+    if (c.st == SPS_ERR_UNSUPPORTED) t_skip(what, "%s", sps_last_error(gctx));
+    else
+        T_OK(same(&c, &e, n) && strcmp(e.engine, "classic") == 0,
+             "%s: falls back to classic (%s), bitwise equal to it", what, e.engine);
+    result_free(&c), result_free(&e);
+    free(b);
+}
+
+static sps_matrix *read_real(const char *name)
+{
+    const char *path = t_real_matrix_path(name);
+    sps_matrix *A = NULL;
+    if (!path || sps_matrix_read(hctx, path, &A) != SPS_OK) {
+        t_skip(name, "cannot read");
+        return NULL;
+    }
+    return A;
+}
+
+static void test_onekernel(void)
+{
+    int sizes[] = {31, 32, 33, 1023, 1024, 1025};
+    for (int i = 0; i < 6; i++) {
+        char name[64];
+        sps_matrix *T = tridiag(sizes[i], 2.1, 0), *W = tridiag(sizes[i], 4.0, 1);
+        snprintf(name, sizeof name, "tridiag n=%d", sizes[i]);
+        onek_case(name, T, NULL);
+        onek_case(name, T, "jacobi");
+        snprintf(name, sizeof name, "arrow n=%d (one row of n entries)", sizes[i]);
+        onek_case(name, W, NULL);
+        sps_matrix_destroy(T);
+        sps_matrix_destroy(W);
+    }
+    sps_matrix *P = NULL;
+    if (T_STATUS(hctx, sps_matrix_generate(hctx, "poisson2d:63", &P), "poisson2d:63")) {
+        onek_case("poisson2d:63", P, NULL);
+        onek_case("poisson2d:63", P, "jacobi");
+        job d = {"dia", "cg", NULL, NULL};
+        fallback_case("onekernel poisson2d:63 cg dia (not a CSR)", P, &d, "onekernel");
+        job bi = {"csr-vector", "bicgstab", NULL, NULL};
+        fallback_case("onekernel poisson2d:63 bicgstab", P, &bi, "onekernel");
+        job ic = {"csr-vector", "cg", "ic0", NULL};
+        fallback_case("onekernel poisson2d:63 cg+ic0", P, &ic, "onekernel");
+        setenv("SPS_ONEKERNEL_MAX", "1000", 1);
+        job c = {"csr-vector", "cg", NULL, NULL};
+        fallback_case("onekernel poisson2d:63 cg, SPS_ONEKERNEL_MAX=1000", P, &c, "onekernel");
+        unsetenv("SPS_ONEKERNEL_MAX");
+        sps_matrix_destroy(P);
+    }
+    const char *real[] = {"nos6", "bcsstk09", "gr_30_30"};
+    for (int i = 0; i < 3; i++) {
+        sps_matrix *A = read_real(real[i]);
+        if (!A) continue;
+        onek_case(real[i], A, NULL);
+        onek_case(real[i], A, "jacobi");
+        sps_matrix_destroy(A);
+    }
+}
+
+/* ---- 2. graph against classic --------------------------------------------- */
+
+/* expect_graph: 1 the graph engine must run, 0 classic must (the method is
+ * not replayable), -1 either (a preconditioner whose apply may not capture). */
+static void graph_case(const char *name, const sps_matrix *A, const job *j, int expect_graph)
+{
+    int n = sps_matrix_rows(A);
+    double *b = rhs(n);
+    job cj = *j, gj = *j;
+    cj.engine = "classic";
+    gj.engine = "graph";
+    char what[200];
+    snprintf(what, sizeof what, "graph %s %s%s%s %s", name, j->method, j->pc ? "+" : "", j->pc ? j->pc : "",
+             j->spmv);
+    result c = solve_on(gctx, A, &cj, b), g = solve_on(gctx, A, &gj, b), g2 = solve_on(gctx, A, &gj, b);
+    if (T_STATUS(gctx, c.st, "%s: classic", what) && T_STATUS(gctx, g.st, "%s: graph", what)) {
+        T_OK(c.in.reason > 0, "%s: converged (%s, %lld iterations)", what, sps_reason_str(c.in.reason),
+             (long long)c.in.iterations);
+        T_OK(same(&c, &g, n), "%s: bitwise equal to classic (x, iterations %lld/%lld, history)", what,
+             (long long)g.in.iterations, (long long)c.in.iterations);
+        T_OK(same(&g, &g2, n), "%s: two runs bitwise equal", what);
+        if (expect_graph > 0)
+            T_OK(strcmp(g.engine, "graph") == 0, "%s: the graph engine ran (%s)", what, g.engine);
+        else if (expect_graph == 0)
+            T_OK(strcmp(g.engine, "classic") == 0, "%s: not replayable, classic ran (%s)", what, g.engine);
+        printf("# %s: classic %.4f ms/it, graph %.4f ms/it, %lld syncs / %lld iterations\n", what,
+               c.in.per_iter_ms, g.in.per_iter_ms, (long long)g.in.host_syncs, (long long)g.in.iterations);
+    }
+    result_free(&c), result_free(&g), result_free(&g2);
+    free(b);
+}
+
+static void test_graph(void)
+{
+    const char *grids[] = {"poisson2d:63", "poisson2d:256"};
+    for (int i = 0; i < 2; i++) {
+        sps_matrix *P = NULL;
+        if (!T_STATUS(hctx, sps_matrix_generate(hctx, grids[i], &P), "%s", grids[i])) continue;
+        job js[] = {{"csr-vector", "cg", NULL, NULL},       {"csr-vector", "cg", "jacobi", NULL},
+                    {"cusparse:alg2", "cg", NULL, NULL},    {"drm", "cg", NULL, NULL},
+                    {"csr-vector", "cg", "ic0", NULL}};
+        for (int k = 0; k < 5; k++) graph_case(grids[i], P, &js[k], k == 4 ? -1 : 1);
+        job bi = {"csr-vector", "bicgstab", NULL, NULL}, gm = {"csr-vector", "gmres:restart=30", NULL, NULL};
+        graph_case(grids[i], P, &bi, 0);
+        if (i == 0) graph_case(grids[i], P, &gm, 0);
+        sps_matrix_destroy(P);
+    }
+}
+
+/* ---- 3. the traffic model, and each engine's time ------------------------- */
+
+static void test_floor(void)
+{
+    const char *gens[] = {"poisson2d:63", "poisson3d:160"};
+    const char *engines[] = {"classic", "graph", "onekernel"};
+    for (int i = 0; i < 2; i++) {
+        sps_matrix *P = NULL;
+        if (!T_STATUS(hctx, sps_matrix_generate(hctx, gens[i], &P), "%s", gens[i])) continue;
+        int n = sps_matrix_rows(P);
+        double *b = rhs(n);
+        for (int e = 0; e < 3; e++) {
+            job j = {"csr-vector", "cg", NULL, engines[e]};
+            result r = solve_on(gctx, P, &j, b);
+            if (T_STATUS(gctx, r.st, "%s cg %s", gens[i], engines[e])) {
+                T_OK(r.in.bytes_per_iter > 88.0 * n && r.in.copy_gbps > 0 && r.in.floor_per_iter_ms > 0 &&
+                         r.in.floor_fraction > 0.5,
+                     "%s cg %s: %.0f bytes per iteration, floor %.2f us at %.0f GB/s, %.2f x the floor",
+                     gens[i], engines[e], r.in.bytes_per_iter, r.in.floor_per_iter_ms * 1e3, r.in.copy_gbps,
+                     r.in.floor_fraction);
+                printf("# %s cg engine %s ran %s: %.2f us per iteration (%lld iterations), floor %.2f us, "
+                       "%.2f x the floor, %lld syncs\n",
+                       gens[i], engines[e], r.engine, r.in.per_iter_ms * 1e3, (long long)r.in.iterations,
+                       r.in.floor_per_iter_ms * 1e3, r.in.floor_fraction, (long long)r.in.host_syncs);
+            }
+            result_free(&r);
+        }
+        free(b);
+        sps_matrix_destroy(P);
+    }
+}
+
+int main(void)
+{
+    gctx = t_gpu_context_or_skip("the iteration engines on the GPU");
+    if (!gctx) return t_done();
+    sps_context_create(&hctx, SPS_DEVICE_HOST);
+    unsetenv("SPS_ENGINE");
+    test_onekernel();
+    test_graph();
+    test_floor();
+    sps_context_destroy(hctx);
+    sps_context_destroy(gctx);
+    return t_done();
+}
+
+#else
+
+int main(void)
+{
+    t_gpu_context_or_skip("the iteration engines on the GPU");
+    return t_done();
+}
+
+#endif
