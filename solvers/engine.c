@@ -46,7 +46,8 @@ sps_idx sps__engine_onek_max(void)
 const void *sps__engine_csr(const sps_operator *op)
 {
 #if SPS_HAVE_CUDA
-    if (op && op->dev && !op->single && op->be->fetch == sps__csr_fmt_fetch) return op->dev;
+    if (op && op->dev && op->info.on_gpu && !op->single && op->be->fetch == sps__csr_fmt_fetch)
+        return op->dev;
 #else
     (void)op;
 #endif
