@@ -549,7 +549,9 @@ sps_status sps_solver_set_monitor(sps_solver *s, sps_monitor_fn fn, void *user);
  *  replayed; CG and BiCGSTAB with no or Jacobi preconditioning, else classic),
  *  "onekernel" (CG with no or Jacobi preconditioning on a CSR-family double
  *  operator with n <= SPS_ONEKERNEL_MAX, default 16384: the whole iteration
- *  phase in one thread block of one launch; else classic), or NULL / ""
+ *  phase in one thread block of one launch; else classic), "fused" (classic
+ *  enqueueing; CG's SpMV gives p'q in the same pass where the operator's
+ *  backend offers it: csr-vector; else classic), or NULL / ""
  *  for the environment variable SPS_ENGINE (classic when unset). An engine
  *  that does not apply falls back to classic; info->engine says which ran.
  *  Host contexts always run classic. */

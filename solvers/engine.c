@@ -10,7 +10,7 @@
 #include "spmv/formats/csr_fmt.h"
 #endif
 
-static const char *const names[] = {"classic", "graph", "onekernel"};
+static const char *const names[] = {"classic", "graph", "onekernel", "fused"};
 
 int sps__engine_parse(const char *name)
 {
@@ -52,6 +52,13 @@ const void *sps__engine_csr(const sps_operator *op)
     (void)op;
 #endif
     return NULL;
+}
+
+int sps__engine_fused(const sps_krylov *k)
+{
+    const sps_operator *op = k->op;
+    return k->engine == SPS_ENGINE_FUSED && k->ops->device && op && op->be->apply_dot && op->dev &&
+           op->info.on_gpu && !op->single;
 }
 
 int64_t sps__engine_pow2(int64_t batch)

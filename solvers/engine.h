@@ -11,6 +11,8 @@
  *   onekernel  the method's onekernel hook runs the whole iteration phase in
  *              one launch (CG: one thread block, CSR read directly, vectors in
  *              global memory); SPS_ERR_UNSUPPORTED from the hook: classic.
+ *   fused      classic enqueueing, with the SpMV giving x'Ax in the same pass
+ *              where the operator's backend offers apply_dot (CG: p'q).
  * The default is classic; sps_solver_set_engine or SPS_ENGINE choose another. */
 #ifndef SPS_ENGINE_H
 #define SPS_ENGINE_H
@@ -21,9 +23,9 @@
 extern "C" {
 #endif
 
-enum { SPS_ENGINE_CLASSIC = 0, SPS_ENGINE_GRAPH = 1, SPS_ENGINE_ONEKERNEL = 2 };
+enum { SPS_ENGINE_CLASSIC = 0, SPS_ENGINE_GRAPH = 1, SPS_ENGINE_ONEKERNEL = 2, SPS_ENGINE_FUSED = 3 };
 
-/* "classic", "graph", "onekernel" -> SPS_ENGINE_*, or -1. */
+/* "classic", "graph", "onekernel", "fused" -> SPS_ENGINE_*, or -1. */
 int sps__engine_parse(const char *name);
 const char *sps__engine_name(int e);
 /* The engine of a solver: its own, else SPS_ENGINE from the environment
@@ -44,6 +46,10 @@ sps_status sps__engine_graph_batch(sps_krylov *k, const sps_method_impl *mi, int
 int64_t sps__engine_pow2(int64_t batch);
 /* Free k's graphs. */
 void sps__engine_release(sps_krylov *k);
+
+/* The fused engine applies to k: asked for, on a GPU, and the operator's
+ * backend offers apply_dot in double. */
+int sps__engine_fused(const sps_krylov *k);
 
 /* The traffic model: bytes per iteration = spmvs * the format's bytes + the
  * method's vector bytes; 0 when the method has no model. */

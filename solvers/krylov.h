@@ -153,6 +153,9 @@ void sps__solver_free_block(sps_solver *s);
 
 /* y = A x (counted). */
 sps_status sps__kr_spmv(sps_krylov *k, const double *x, double *y);
+/* y = A x with the partial sums of x'y in k->w.red[0..*nparts-1] (counted):
+ * the backend's apply_dot (sps__engine_fused(k) must hold). */
+sps_status sps__kr_spmv_dot(sps_krylov *k, const double *x, double *y, int *nparts);
 /* r = b - A x (counted). */
 sps_status sps__kr_resid(sps_krylov *k, double *r);
 /* z = M^-1 r (counted): Jacobi as z = D^-1 .* r, others through pc->apply. */

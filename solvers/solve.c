@@ -27,6 +27,18 @@ sps_status sps__kr_spmv(sps_krylov *k, const double *x, double *y)
     return sps_operator_apply(k->op, 1.0, x, 0.0, y);
 }
 
+sps_status sps__kr_spmv_dot(sps_krylov *k, const double *x, double *y, int *nparts)
+{
+    sps_operator *op = k->op;
+    int maxparts = (int)(k->ops->red_len(k->w.n) / SPS_K_NSUM);
+    k->spmvs++;
+    sps_status e = op->be->apply_dot(op->ctx, op->dev, x, y, k->w.red, maxparts, nparts);
+    if (e == SPS_ERR_UNSUPPORTED)
+        return sps__err(k->w.ctx, SPS_ERR_INTERNAL, "sps_solve: %s refused its apply_dot (%s:%d)",
+                        op->be->name, __FILE__, __LINE__);
+    return e;
+}
+
 sps_status sps__kr_resid(sps_krylov *k, double *r)
 {
     sps_status st = k->ops->copy(&k->w, r, k->b);

@@ -66,12 +66,20 @@ static sps_status cg_iterate(sps_krylov *k, int64_t j)
                : k->pcmode == SPS_PCM_JACOBI ? SPS_CG_RES_FUSED
                                              : SPS_CG_RES_DEFERRED;
     sps_status st;
-    /* q <- A p */
-    if ((st = sps__kr_spmv(k, p, q)) != SPS_OK) return st;
-    /* alpha <- rho / p'q   (p'q <= 0: INDEFINITE) */
-    sps_kfin fa = cg_fin(k, SPS_CG_ALPHA);
-    const double *a[1] = {p}, *b[1] = {q};
-    if ((st = o->dot(w, 1, a, b, &fa)) != SPS_OK) return st;
+    if (sps__engine_fused(k)) {
+        /* q <- A p with p'q in the same pass;  alpha <- rho / p'q */
+        int parts = 0;
+        if ((st = sps__kr_spmv_dot(k, p, q, &parts)) != SPS_OK) return st;
+        if ((st = co->finish_parts(w, parts, SPS_CG_ALPHA)) != SPS_OK) return st;
+        k->ran = "fused";
+    } else {
+        /* q <- A p */
+        if ((st = sps__kr_spmv(k, p, q)) != SPS_OK) return st;
+        /* alpha <- rho / p'q   (p'q <= 0: INDEFINITE) */
+        sps_kfin fa = cg_fin(k, SPS_CG_ALPHA);
+        const double *a[1] = {p}, *b[1] = {q};
+        if ((st = o->dot(w, 1, a, b, &fa)) != SPS_OK) return st;
+    }
     /* x <- x + alpha p;  r <- r - alpha q;  [z <- D^-1 r];  ||r||, [rho' <- r'z, beta] */
     if ((st = co->update(w, k->x, r, p, q, sps__kr_diag(k), z, step)) != SPS_OK) return st;
     if (step == SPS_CG_RES_FUSED) k->pc_applies++;
@@ -89,11 +97,12 @@ static sps_status cg_iterate(sps_krylov *k, int64_t j)
 /* The traffic model (the header's table without the SpMV's own bytes, which
  * include p read and q written): 11n without a preconditioner, 13n with
  * Jacobi fused, 13n plus the preconditioner's own traffic (not modelled)
- * with another. */
+ * with another; 2n less with the fused engine (p'q in the SpMV's pass). */
 static double cg_traffic(const sps_krylov *k, double *spmvs)
 {
     *spmvs = 1.0;
     double v = k->pcmode == SPS_PCM_NONE ? 11.0 : 13.0;
+    if (sps__engine_fused(k)) v -= 2.0; /* p'q comes with the SpMV */
     return v * 8.0 * (double)k->w.n;
 }
 

@@ -20,6 +20,9 @@ typedef struct sps_cg_ops {
                          const double *dinv, double *z, int step);
     /* p = z + beta p */
     sps_status (*direction)(sps_kws *w, double *p, const double *z);
+    /* The finish `step` on s0 = the sum of w->red[0..nparts-1] in order (the
+     * partials of a fused SpMV plus dot). */
+    sps_status (*finish_parts)(sps_kws *w, int nparts, int step);
     /* The one-kernel engine (CUDA only; NULL on the host): iterations
      * (SpMV with the device CSR csr, alpha, update with `step`, direction)
      * until the state says stop, in one thread block of one launch. */

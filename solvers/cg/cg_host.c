@@ -35,6 +35,17 @@ static sps_status h_cg_update(sps_kws *w, double *x, double *r, const double *p,
     return h_cg_finish(w, &f);
 }
 
+static sps_status h_cg_finish_parts(sps_kws *w, int nparts, int step)
+{
+    if (w->st->stop) return SPS_OK;
+    double s = 0.0;
+    for (int b = 0; b < nparts; b++) s += w->red[b];
+    w->red[0] = s;
+    w->nsum = 1;
+    sps_kfin f = sps__kfin(h_cg_finish, NULL, step, 1, 0);
+    return h_cg_finish(w, &f);
+}
+
 static sps_status h_cg_direction(sps_kws *w, double *p, const double *z)
 {
     sps_kstate *st = w->st;
@@ -48,4 +59,5 @@ const sps_cg_ops sps__cg_ops_host = {
     .finish = h_cg_finish,
     .update = h_cg_update,
     .direction = h_cg_direction,
+    .finish_parts = h_cg_finish_parts,
 };

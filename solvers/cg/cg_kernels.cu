@@ -168,6 +168,15 @@ static sps_status c_cg_update(sps_kws *w, double *x, double *r, const double *p,
     return c_cg_finish(w, &f);
 }
 
+static sps_status c_cg_finish_parts(sps_kws *w, int nparts, int step)
+{
+    thread0_fin<sps_cg_state> fn = {step, w->st, (sps_cg_state *)w->ms, w->hist};
+    k_reduce_finish<<<1, TPB, 0, sps_stream(w->ctx)>>>(w->st, 1, w->red, nparts, 1, fn);
+    SPS_LAUNCH_CHECK(w->ctx, "k_reduce_finish");
+    w->nsum = 1;
+    return SPS_OK;
+}
+
 static sps_status c_cg_direction(sps_kws *w, double *p, const double *z)
 {
     LAUNCH(w, k_cg_direction, w->n, p, z, w->st, (const sps_cg_state *)w->ms);
@@ -178,5 +187,6 @@ extern "C" const sps_cg_ops sps__cg_ops_cuda = {
     .finish = c_cg_finish,
     .update = c_cg_update,
     .direction = c_cg_direction,
+    .finish_parts = c_cg_finish_parts,
     .onekernel = c_cg_onekernel,
 };

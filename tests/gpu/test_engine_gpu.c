@@ -14,11 +14,18 @@
  *    Jacobi and ic0 preconditioning, on poisson2d:63 and a 256 x 256 grid
  *    (batches up to 64); two runs bitwise equal; BiCGSTAB and GMRES fall back
  *    to classic, bitwise equal to it.
- * 3. The traffic model on the device: bytes, floor and fraction reported;
+ * 3. fused: csr-vector's apply_dot against the host (y bitwise the plain
+ *    apply's, the partials' sum x'Ax), for n = 31, 32, 33, 1023, 1024, 1025,
+ *    empty rows, one long row, few and many blocks, run twice bitwise; CG
+ *    with the fused engine against the host driver; a backend without
+ *    apply_dot falls back to classic, bitwise.
+ * 4. The traffic model on the device: bytes, floor and fraction reported;
  *    the per-iteration time of each engine printed (a '#' line).
  * Without a device (or without CUDA) it prints one SKIP line. */
 #include "check.h"
 #include "internal.h"
+#include "core/gpu.h"
+#include "spmv/backend.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -276,18 +283,135 @@ static void test_graph(void)
     }
 }
 
-/* ---- 3. the traffic model, and each engine's time ------------------------- */
+/* ---- 3. fused SpMV plus dot ------------------------------------------------ */
+
+/* n x n: row i has (i % 5) entries (row 3, 8, ... : none when i % 5 == 0),
+ * row 1 has n entries (one long row). */
+static sps_matrix *ragged(int n)
+{
+    t_triplets t = {0};
+    uint64_t seed = 3;
+    for (int i = 0; i < n; i++) {
+        int len = i == 1 ? n : i % 5;
+        for (int q = 0; q < len; q++) t_trip_add(&t, i, i == 1 ? q : (i * 7 + q * 13) % n, t_rand(&seed));
+    }
+    return t_trip_matrix(hctx, n, n, &t);
+}
+
+static void apply_dot_case(int n)
+{
+    sps_matrix *A = ragged(n);
+    sps_operator *op = NULL;
+    char what[96];
+    snprintf(what, sizeof what, "apply_dot csr-vector ragged n=%d", n);
+    if (!A || !T_STATUS(gctx, sps_operator_create(gctx, A, "csr-vector", NULL, &op), "%s", what)) {
+        sps_matrix_destroy(A);
+        return;
+    }
+    double *x = rhs(n), *yh = calloc((size_t)n, sizeof *yh), *y1 = calloc((size_t)n, sizeof *y1),
+           *y2 = calloc((size_t)n, sizeof *y2);
+    sps_operator_apply_host(op, 1.0, x, 0.0, yh);
+    double ref = 0, mag = 0;
+    for (int i = 0; i < n; i++) ref += x[i] * yh[i], mag += fabs(x[i] * yh[i]);
+    void *dx = NULL, *dy = NULL, *dy2 = NULL, *dp = NULL;
+    sps__dmalloc(gctx, &dx, (size_t)n * 8), sps__dmalloc(gctx, &dy, (size_t)n * 8);
+    sps__dmalloc(gctx, &dy2, (size_t)n * 8), sps__dmalloc(gctx, &dp, 1024 * 8);
+    sps__h2d(gctx, dx, x, (size_t)n * 8);
+    T_OK(op->be->apply_dot != NULL, "%s: csr-vector offers apply_dot", what);
+    int maxp[] = {1, 3, 1024};
+    for (int m = 0; m < 3 && op->be->apply_dot; m++) {
+        int np = 0, np2 = 0;
+        double p1[1024], p2[1024];
+        sps_status st = op->be->apply_dot(gctx, op->dev, dx, dy, dp, maxp[m], &np);
+        if (st == SPS_OK) st = sps__gpu_sync(gctx);
+        sps__d2h(gctx, y1, dy, (size_t)n * 8);
+        sps__d2h(gctx, p1, dp, (size_t)(np > 0 ? np : 1) * 8);
+        st = st == SPS_OK ? op->be->apply_dot(gctx, op->dev, dx, dy, dp, maxp[m], &np2) : st;
+        sps__d2h(gctx, p2, dp, (size_t)(np2 > 0 ? np2 : 1) * 8);
+        sps_operator_apply(op, 1.0, dx, 0.0, dy2);
+        sps__d2h(gctx, y2, dy2, (size_t)n * 8);
+        if (!T_STATUS(gctx, st, "%s maxparts %d", what, maxp[m])) continue;
+        double sum = 0, e = 0, ymax = 1e-300;
+        for (int b = 0; b < np; b++) sum += p1[b];
+        for (int i = 0; i < n; i++) e = fmax(e, fabs(y1[i] - yh[i])), ymax = fmax(ymax, fabs(yh[i]));
+        e /= ymax; /* normwise: row 1's n terms may cancel */
+        T_OK(np >= 1 && np <= maxp[m] && np == np2, "%s maxparts %d: %d blocks", what, maxp[m], np);
+        T_OK(memcmp(y1, y2, (size_t)n * 8) == 0, "%s maxparts %d: y bitwise the plain apply's", what, maxp[m]);
+        T_OK(e <= 1e-12, "%s maxparts %d: y within %.1e of the host's", what, maxp[m], e);
+        T_OK(fabs(sum - ref) <= 8.0 * n * 2.2e-16 * mag + 1e-300, "%s maxparts %d: x'Ax %.17g, host %.17g", what, maxp[m], sum,
+             ref);
+        T_OK(memcmp(p1, p2, (size_t)np * 8) == 0, "%s maxparts %d: partials bitwise equal run to run", what,
+             maxp[m]);
+    }
+    sps__dfree(dx), sps__dfree(dy), sps__dfree(dy2), sps__dfree(dp);
+    free(x), free(yh), free(y1), free(y2);
+    sps_operator_destroy(op);
+    sps_matrix_destroy(A);
+}
+
+static void fused_case(const char *name, const sps_matrix *A, const char *pcname)
+{
+    int n = sps_matrix_rows(A);
+    double *b = rhs(n);
+    job hj = {"csr-scalar", "cg", pcname, NULL}, fj = {"csr-vector", "cg", pcname, "fused"};
+    char what[160];
+    snprintf(what, sizeof what, "fused %s cg%s%s csr-vector", name, pcname ? "+" : "", pcname ? pcname : "");
+    result h = solve_on(hctx, A, &hj, b), f = solve_on(gctx, A, &fj, b), f2 = solve_on(gctx, A, &fj, b);
+    if (T_STATUS(hctx, h.st, "%s: host", what) && T_STATUS(gctx, f.st, "%s: solve", what)) {
+        int64_t di = f.in.iterations - h.in.iterations;
+        int64_t tol = h.in.iterations / 20 > 2 ? h.in.iterations / 20 : 2;
+        T_OK(strcmp(f.engine, "fused") == 0, "%s: engine %s", what, f.engine);
+        T_OK(f.in.reason == h.in.reason && llabs((long long)di) <= tol,
+             "%s: %s after %lld iterations (host %s, %lld)", what, sps_reason_str(f.in.reason),
+             (long long)f.in.iterations, sps_reason_str(h.in.reason), (long long)h.in.iterations);
+        if (h.in.reason > 0)
+            T_OK(rel(f.x, h.x, n) <= 1e-6 && f.in.true_rel_rnorm <= 1e-9, "%s: x within %.1e of the host's",
+                 what, rel(f.x, h.x, n));
+        T_OK(same(&f, &f2, n), "%s: two runs bitwise equal", what);
+    }
+    result_free(&h), result_free(&f), result_free(&f2);
+    free(b);
+}
+
+static void test_fused(void)
+{
+    int sizes[] = {31, 32, 33, 1023, 1024, 1025, 100000};
+    for (int i = 0; i < 7; i++) apply_dot_case(sizes[i]);
+    const char *gens[] = {"poisson2d:63", "poisson2d:256"};
+    for (int i = 0; i < 2; i++) {
+        sps_matrix *P = NULL;
+        if (!T_STATUS(hctx, sps_matrix_generate(hctx, gens[i], &P), "%s", gens[i])) continue;
+        fused_case(gens[i], P, NULL);
+        fused_case(gens[i], P, "jacobi");
+        if (i == 0) {
+            job c = {"cusparse:alg2", "cg", NULL, NULL};
+            fallback_case("fused poisson2d:63 cg cusparse:alg2 (no apply_dot)", P, &c, "fused");
+            job bi = {"csr-vector", "bicgstab", NULL, NULL};
+            fallback_case("fused poisson2d:63 bicgstab", P, &bi, "fused");
+        }
+        sps_matrix_destroy(P);
+    }
+    const char *real[] = {"nos6", "bcsstk09"};
+    for (int i = 0; i < 2; i++) {
+        sps_matrix *A = read_real(real[i]);
+        if (!A) continue;
+        fused_case(real[i], A, NULL);
+        sps_matrix_destroy(A);
+    }
+}
+
+/* ---- 4. the traffic model, and each engine's time ------------------------- */
 
 static void test_floor(void)
 {
     const char *gens[] = {"poisson2d:63", "poisson3d:160"};
-    const char *engines[] = {"classic", "graph", "onekernel"};
+    const char *engines[] = {"classic", "graph", "onekernel", "fused"};
     for (int i = 0; i < 2; i++) {
         sps_matrix *P = NULL;
         if (!T_STATUS(hctx, sps_matrix_generate(hctx, gens[i], &P), "%s", gens[i])) continue;
         int n = sps_matrix_rows(P);
         double *b = rhs(n);
-        for (int e = 0; e < 3; e++) {
+        for (int e = 0; e < 4; e++) {
             job j = {"csr-vector", "cg", NULL, engines[e]};
             result r = solve_on(gctx, P, &j, b);
             if (T_STATUS(gctx, r.st, "%s cg %s", gens[i], engines[e])) {
@@ -316,6 +440,7 @@ int main(void)
     unsetenv("SPS_ENGINE");
     test_onekernel();
     test_graph();
+    test_fused();
     test_floor();
     sps_context_destroy(hctx);
     sps_context_destroy(gctx);

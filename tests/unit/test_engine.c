@@ -17,7 +17,7 @@ static sps_context *ctx;
 static void test_names(void)
 {
     T_OK(sps__engine_parse("classic") == SPS_ENGINE_CLASSIC && sps__engine_parse("graph") == SPS_ENGINE_GRAPH &&
-             sps__engine_parse("onekernel") == SPS_ENGINE_ONEKERNEL,
+             sps__engine_parse("onekernel") == SPS_ENGINE_ONEKERNEL && sps__engine_parse("fused") == SPS_ENGINE_FUSED,
          "engine names parse");
     T_OK(sps__engine_parse("fast") == -1 && sps__engine_parse(NULL) == -1 && sps__engine_parse("") == -1,
          "unknown engine names do not parse");
