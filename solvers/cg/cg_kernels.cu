@@ -32,6 +32,45 @@ __global__ void __launch_bounds__(TPB) k_cg_update(int n, double *x, double *r, 
     put_partials<2>(v, part, gridDim.x);
 }
 
+/* The fused engine's r update (x comes later, with p: k_cg_xp). */
+template <bool JAC>
+__global__ void __launch_bounds__(TPB) k_cg_resid(int n, double *r, const double *q,
+                                                  const double *dinv, double *z,
+                                                  const sps_kstate *st, const sps_cg_state *cs,
+                                                  double *part)
+{
+    if (st->stop) return;
+    const double al = cs->alpha;
+    double v[2] = {0.0, 0.0};
+    GRID_STRIDE(i, n)
+    {
+        double ri = r[i] - al * q[i];
+        r[i] = ri;
+        v[0] += ri * ri;
+        if constexpr (JAC) {
+            double zi = dinv[i] * ri;
+            z[i] = zi;
+            v[1] += ri * zi;
+        }
+    }
+    put_partials<2>(v, part, gridDim.x);
+}
+
+/* x += alpha p (unless x is up to date); p = z + beta p (unless stopped). */
+__global__ void __launch_bounds__(TPB) k_cg_xp(int n, double *x, double *p, const double *z,
+                                               const sps_kstate *st, const sps_cg_xstate *xs)
+{
+    if (xs->xiter == (double)st->iter) return;
+    const double al = xs->cg.alpha, be = xs->cg.beta;
+    const bool dir = !st->stop;
+    GRID_STRIDE(i, n)
+    {
+        double pi = p[i];
+        x[i] += al * pi;
+        if (dir) p[i] = z[i] + be * pi;
+    }
+}
+
 __global__ void __launch_bounds__(TPB) k_cg_direction(int n, double *p, const double *z,
                                                       const sps_kstate *st,
                                                       const sps_cg_state *cs)
@@ -168,12 +207,29 @@ static sps_status c_cg_update(sps_kws *w, double *x, double *r, const double *p,
     return c_cg_finish(w, &f);
 }
 
-static sps_status c_cg_finish_parts(sps_kws *w, int nparts, int step)
+static sps_status c_cg_finish_parts(sps_kws *w, int nparts, int step, int gated)
 {
     thread0_fin<sps_cg_state> fn = {step, w->st, (sps_cg_state *)w->ms, w->hist};
-    k_reduce_finish<<<1, TPB, 0, sps_stream(w->ctx)>>>(w->st, 1, w->red, nparts, 1, fn);
+    k_reduce_finish<<<1, TPB, 0, sps_stream(w->ctx)>>>(w->st, gated, w->red, nparts, 1, fn);
     SPS_LAUNCH_CHECK(w->ctx, "k_reduce_finish");
     w->nsum = 1;
+    return SPS_OK;
+}
+
+static sps_status c_cg_resid(sps_kws *w, double *r, const double *q, const double *dinv, double *z,
+                             int step)
+{
+    const sps_cg_state *cs = (const sps_cg_state *)w->ms;
+    if (dinv) LAUNCH(w, k_cg_resid<true>, w->n, r, q, dinv, z, w->st, cs, w->red);
+    else LAUNCH(w, k_cg_resid<false>, w->n, r, q, dinv, z, w->st, cs, w->red);
+    w->nsum = 2;
+    sps_kfin f = sps__kfin(c_cg_finish, NULL, step, 1, 0);
+    return c_cg_finish(w, &f);
+}
+
+static sps_status c_cg_xp(sps_kws *w, double *x, double *p, const double *z)
+{
+    LAUNCH(w, k_cg_xp, w->n, x, p, z, w->st, (const sps_cg_xstate *)w->ms);
     return SPS_OK;
 }
 
@@ -188,5 +244,7 @@ extern "C" const sps_cg_ops sps__cg_ops_cuda = {
     .update = c_cg_update,
     .direction = c_cg_direction,
     .finish_parts = c_cg_finish_parts,
+    .resid = c_cg_resid,
+    .xp = c_cg_xp,
     .onekernel = c_cg_onekernel,
 };

@@ -275,7 +275,8 @@ static void test_graph(void)
         job js[] = {{"csr-vector", "cg", NULL, NULL},       {"csr-vector", "cg", "jacobi", NULL},
                     {"cusparse:alg2", "cg", NULL, NULL},    {"drm", "cg", NULL, NULL},
                     {"csr-vector", "cg", "ic0", NULL}};
-        for (int k = 0; k < 5; k++) graph_case(grids[i], P, &js[k], k == 4 ? -1 : 1);
+        /* cuSPARSE's SpMV and ic0's triangular solves may or may not capture */
+        for (int k = 0; k < 5; k++) graph_case(grids[i], P, &js[k], k == 2 || k == 4 ? -1 : 1);
         job bi = {"csr-vector", "bicgstab", NULL, NULL}, gm = {"csr-vector", "gmres:restart=30", NULL, NULL};
         graph_case(grids[i], P, &bi, 0);
         if (i == 0) graph_case(grids[i], P, &gm, 0);
