@@ -547,7 +547,7 @@ sps_status sps_solver_set_monitor(sps_solver *s, sps_monitor_fn fn, void *user);
  *  engine"): "classic" (each iteration's kernels enqueued by the host, the
  *  default), "graph" (a batch of iterations captured once as a CUDA graph and
  *  replayed; CG and BiCGSTAB with no or Jacobi preconditioning, else classic),
- *  "onekernel" (CG with no or Jacobi preconditioning on a CSR-family double
+ *  "onekernel" (CG or BiCGSTAB with no or Jacobi preconditioning on a CSR-family double
  *  operator with n <= SPS_ONEKERNEL_MAX, default 16384: the whole iteration
  *  phase in one thread block of one launch; else classic), "fused" (classic
  *  enqueueing; CG's SpMV gives p'q in the same pass where the operator's

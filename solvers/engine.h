@@ -9,8 +9,8 @@
  *              enqueued work does not depend on the iteration number only
  *              (sps_method_impl.replay: CG); a failed capture falls back to classic.
  *   onekernel  the method's onekernel hook runs the whole iteration phase in
- *              one launch (CG: one thread block, CSR read directly, vectors in
- *              global memory); SPS_ERR_UNSUPPORTED from the hook: classic.
+ *              one launch (CG, BiCGSTAB: one thread block, CSR read directly,
+ *              vectors in global memory); SPS_ERR_UNSUPPORTED from the hook: classic.
  *   fused      classic enqueueing, with the SpMV giving x'Ax in the same pass
  *              where the operator's backend offers apply_dot (CG: p'q).
  * The default is classic; sps_solver_set_engine or SPS_ENGINE choose another. */

@@ -284,6 +284,21 @@ static sps_status onekernel(sps_krylov *k, const sps_method_impl *mi, int *ran)
     return SPS_OK;
 }
 
+/* The one-kernel launch's SpMVs and Jacobi scalings, from the iterations it
+ * ran: the method's SpMVs per iteration (its traffic model) each, and one
+ * iteration more when a breakdown stopped it before the iteration counted. */
+static void onekernel_counts(sps_krylov *k, const sps_method_impl *mi, const sps_kstate *st,
+                             int64_t it0)
+{
+    double per = 1.0;
+    if (mi->traffic) (void)mi->traffic(k, &per);
+    int64_t d = st->iter - it0 + (st->reason == SPS_DIVERGED_INDEFINITE ||
+                                  st->reason == SPS_DIVERGED_BREAKDOWN);
+    int64_t c = (int64_t)((double)d * per + 0.5);
+    k->spmvs += c;
+    if (k->pcmode == SPS_PCM_JACOBI) k->pc_applies += c;
+}
+
 /* One batch of iterations with the solve's engine. */
 static sps_status run_batch(sps_krylov *k, const sps_method_impl *mi, int64_t it0, int64_t batch)
 {
@@ -312,13 +327,7 @@ static sps_status loop(sps_solver *s, sps_krylov *k, sps_kstate *st, int64_t *sy
         if (!one && k->engine == SPS_ENGINE_GRAPH && dev) batch = sps__engine_pow2(batch);
         if (!one && (e = run_batch(k, mi, it0, batch)) != SPS_OK) return e;
         if ((e = check(k, st, syncs)) != SPS_OK) return e;
-        if (one) {
-            /* The launch's SpMVs and Jacobi scalings: one per iteration, and
-             * one more when p'Ap stopped it before the iteration counted. */
-            int64_t d = st->iter - it0 + (st->reason == SPS_DIVERGED_INDEFINITE);
-            k->spmvs += d;
-            if (k->pcmode == SPS_PCM_JACOBI) k->pc_applies += d;
-        }
+        if (one) onekernel_counts(k, mi, st, it0);
         monitor(s, k, st);
         if (mi->checked && (e = mi->checked(k, st)) != SPS_OK) return e;
         if (dev && s->check == 0) kk = next_k(kk, st, it0, rn0);

@@ -87,31 +87,6 @@ __global__ void __launch_bounds__(TPB) k_cg_direction(int n, double *p, const do
  * until the state says stop. Row i is always thread i % OKT's, and the block
  * sums are in a fixed order: bitwise repeatable. __syncthreads orders the
  * global-memory writes of one phase before the reads of the next. */
-constexpr int OKT = 1024;
-
-template <int NS>
-__device__ __forceinline__ void onek_sum(double (&v)[NS])
-{
-    __shared__ double sh[NS][OKT / 32];
-    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
-#pragma unroll
-    for (int q = 0; q < NS; q++)
-        for (int off = 16; off > 0; off >>= 1) v[q] += __shfl_down_sync(0xffffffffu, v[q], off);
-    __syncthreads();
-    if (lane == 0)
-#pragma unroll
-        for (int q = 0; q < NS; q++) sh[q][wid] = v[q];
-    __syncthreads();
-    if (wid == 0) {
-#pragma unroll
-        for (int q = 0; q < NS; q++) {
-            double t = sh[q][lane];
-            for (int off = 16; off > 0; off >>= 1) t += __shfl_down_sync(0xffffffffu, t, off);
-            v[q] = t;
-        }
-    }
-}
-
 /* Thread 0 runs the finish step on v, then the block learns the stop flag. */
 __device__ __forceinline__ int onek_finish(int step, sps_kstate *st, sps_cg_state *cs,
                                            const double *v, double *hist, int *stop)
