@@ -580,7 +580,7 @@ typedef struct sps_solve_info {
     const double *history;   /**< residual norms, history[0] = ||r0||; owned by the solver */
     int64_t history_len;     /**< entries in history (0 if history is off) */
     /* The traffic model (doc/solvers.md, "Iteration engine"). */
-    const char *engine;      /**< the engine that ran the iterations: "classic", "graph", "onekernel" */
+    const char *engine;      /**< the engine that ran the iterations: "classic", "graph", "onekernel", "fused" */
     double bytes_per_iter;   /**< modelled bytes per iteration: SpMVs (the format's bytes) + the method's vectors */
     double copy_gbps;        /**< the copy bandwidth the floor divides by (measured once per context) */
     double floor_per_iter_ms; /**< bytes_per_iter / copy_gbps: the time an iteration cannot beat */
