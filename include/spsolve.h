@@ -543,6 +543,19 @@ sps_status sps_solver_set_check_interval(sps_solver *s, int k);
  *  norm (GPU: every k iterations; host: every iteration). CLI: `--monitor`. */
 typedef void (*sps_monitor_fn)(void *user, int64_t iteration, double rnorm);
 sps_status sps_solver_set_monitor(sps_solver *s, sps_monitor_fn fn, void *user);
+/** The iteration engine on a GPU context (doc/solvers.md, "Iteration
+ *  engine"): "classic" (each iteration's kernels enqueued by the host, the
+ *  default), "graph" (a batch of iterations captured once as a CUDA graph and
+ *  replayed; CG and BiCGSTAB with no or Jacobi preconditioning, else classic),
+ *  "onekernel" (CG or BiCGSTAB with no or Jacobi preconditioning on a CSR-family double
+ *  operator with n <= SPS_ONEKERNEL_MAX, default 16384: the whole iteration
+ *  phase in one thread block of one launch; else classic), "fused" (classic
+ *  enqueueing; CG's SpMV gives p'q in the same pass where the operator's
+ *  backend offers it: csr-vector; else classic), or NULL / ""
+ *  for the environment variable SPS_ENGINE (classic when unset). An engine
+ *  that does not apply falls back to classic; info->engine says which ran.
+ *  Host contexts always run classic. */
+sps_status sps_solver_set_engine(sps_solver *s, const char *engine);
 
 typedef struct sps_solve_info {
     sps_reason reason;
@@ -566,6 +579,12 @@ typedef struct sps_solve_info {
                                   went on from x (each costs one extra SpMV) */
     const double *history;   /**< residual norms, history[0] = ||r0||; owned by the solver */
     int64_t history_len;     /**< entries in history (0 if history is off) */
+    /* The traffic model (doc/solvers.md, "Iteration engine"). */
+    const char *engine;      /**< the engine that ran the iterations: "classic", "graph", "onekernel", "fused" */
+    double bytes_per_iter;   /**< modelled bytes per iteration: SpMVs (the format's bytes) + the method's vectors */
+    double copy_gbps;        /**< the copy bandwidth the floor divides by (measured once per context) */
+    double floor_per_iter_ms; /**< bytes_per_iter / copy_gbps: the time an iteration cannot beat */
+    double floor_fraction;   /**< per_iter_ms / floor_per_iter_ms (1: at the floor; 0 when no iteration ran) */
 } sps_solve_info;
 
 /** Solve A x = b with the operator (double precision) and an optional

@@ -85,6 +85,43 @@ __global__ void __launch_bounds__(TPB) k_reduce_finish(const sps_kstate *st, int
     f(v);
 }
 
+/* The one-kernel engine (engine.h): one block of OKT threads; the block's
+ * sums in a fixed order (warp shuffles, then the OKT/32 warp sums), totals in
+ * thread 0. Every thread of the block must call it. */
+constexpr int OKT = 1024;
+
+template <int NS>
+__device__ __forceinline__ void onek_sum(double (&v)[NS])
+{
+    __shared__ double sh[NS][OKT / 32];
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+#pragma unroll
+    for (int q = 0; q < NS; q++)
+        for (int off = 16; off > 0; off >>= 1) v[q] += __shfl_down_sync(0xffffffffu, v[q], off);
+    __syncthreads();
+    if (lane == 0)
+#pragma unroll
+        for (int q = 0; q < NS; q++) sh[q][wid] = v[q];
+    __syncthreads();
+    if (wid == 0) {
+#pragma unroll
+        for (int q = 0; q < NS; q++) {
+            double t = sh[q][lane];
+            for (int off = 16; off > 0; off >>= 1) t += __shfl_down_sync(0xffffffffu, t, off);
+            v[q] = t;
+        }
+    }
+}
+
+/* Row i of a CSR times x, the row's entries in order. */
+__device__ __forceinline__ double onek_row(const sps_idx *rp, const sps_idx *ci, const double *val,
+                                           const double *x, int i)
+{
+    double s = 0.0;
+    for (sps_idx j = rp[i]; j < rp[i + 1]; j++) s += val[j] * x[ci[j]];
+    return s;
+}
+
 } /* namespace */
 
 #define LAUNCH(w, kernel, ...)                                                              \

@@ -23,6 +23,7 @@ enum { SPS_PCM_NONE = 0, SPS_PCM_JACOBI = 1, SPS_PCM_APPLY = 2 };
 #define SPS_KR_MAXPIECE 8 /* further arrays */
 #define SPS_KR_MSTATE 256 /* most bytes of a method's scalar state */
 #define SPS_KR_NOPT 4     /* method-defined numeric options */
+#define SPS_KR_NGRAPH 7   /* graph engine: batches of 1, 2, 4, ..., 64 iterations */
 
 /* The solver's settings a method may read (and its parameters may set). */
 typedef struct sps_kcfg {
@@ -63,6 +64,11 @@ typedef struct sps_krylov {
     const double *b_in;   /* b before any rescaling */
     double *bs;           /* 2^sexp b when the solve rescaled (allocated then) */
     int64_t sexp;         /* b and x0 were scaled by 2^sexp (0: not rescaled) */
+    int engine;           /* SPS_ENGINE_* asked for (engine.h) */
+    const char *ran;      /* the engine that ran the last batch */
+    void *graph[SPS_KR_NGRAPH];    /* graph engine: batches of 2^i iterations (per solve) */
+    int64_t gspmv[SPS_KR_NGRAPH], gpc[SPS_KR_NGRAPH]; /* their SpMVs and pc applies */
+    int graph_failed;     /* a capture failed: classic from then on */
     sps_kstate init;      /* the state a solve starts from */
     double minit[SPS_KR_MSTATE / sizeof(double)]; /* the method's initial state */
 } sps_krylov;
@@ -93,6 +99,19 @@ typedef struct sps_method_impl {
     int64_t (*room)(const sps_krylov *k);
     /* After each host check (NULL: nothing). */
     sps_status (*checked)(sps_krylov *k, const sps_kstate *st);
+    /* The traffic model (doc/solvers.md, "Iteration engine"): bytes of vector
+     * traffic per iteration as implemented, besides the SpMVs' own bytes
+     * (which include their input and output vectors); *spmvs gets the SpMVs
+     * per iteration. NULL: unknown (no floor is reported). */
+    double (*traffic)(const sps_krylov *k, double *spmvs);
+    /* The enqueued work of an iteration does not depend on j, so that a
+     * captured batch may be replayed (the graph engine, engine.h). */
+    int replay;
+    /* The one-kernel engine (engine.h): run iterations until the state says
+     * stop, in one launch, with the operator's device CSR (an sps_csr_dev in
+     * double). SPS_ERR_UNSUPPORTED, without an error message: this solve
+     * cannot (the loop enqueues classic batches). NULL: never. */
+    sps_status (*onekernel)(sps_krylov *k, const void *csr);
 } sps_method_impl;
 
 /* The registry (registry.c): a method with its host and CUDA ops tables. */
@@ -125,6 +144,8 @@ struct sps_solver {
     const void *warm_method;
     int warm_pcmode;
     const void *warm_op, *warm_pc;
+    int engine;        /* SPS_ENGINE_* (engine.h); -1: SPS_ENGINE from the environment */
+    double copy_gbps;  /* host contexts: the floor's copy bandwidth, measured once */
 };
 
 /* Free the kept workspace. */
@@ -132,6 +153,9 @@ void sps__solver_free_block(sps_solver *s);
 
 /* y = A x (counted). */
 sps_status sps__kr_spmv(sps_krylov *k, const double *x, double *y);
+/* y = A x with the partial sums of x'y in k->w.red[0..*nparts-1] (counted):
+ * the backend's apply_dot (sps__engine_fused(k) must hold). */
+sps_status sps__kr_spmv_dot(sps_krylov *k, const double *x, double *y, int *nparts);
 /* r = b - A x (counted). */
 sps_status sps__kr_resid(sps_krylov *k, double *r);
 /* z = M^-1 r (counted): Jacobi as z = D^-1 .* r, others through pc->apply. */

@@ -11,7 +11,7 @@
  * doubles up to 64, but never past the number of iterations the last batch's
  * convergence rate says are still needed, so few iterations are wasted at the
  * end. On the host, reading the state costs nothing: k = 1. */
-#include "krylov.h"
+#include "engine.h"
 
 #include <math.h>
 #include <string.h>
@@ -25,6 +25,18 @@ sps_status sps__kr_spmv(sps_krylov *k, const double *x, double *y)
 {
     k->spmvs++;
     return sps_operator_apply(k->op, 1.0, x, 0.0, y);
+}
+
+sps_status sps__kr_spmv_dot(sps_krylov *k, const double *x, double *y, int *nparts)
+{
+    sps_operator *op = k->op;
+    int maxparts = (int)(k->ops->red_len(k->w.n) / SPS_K_NSUM);
+    k->spmvs++;
+    sps_status e = op->be->apply_dot(op->ctx, op->dev, x, y, k->w.red, maxparts, nparts);
+    if (e == SPS_ERR_UNSUPPORTED)
+        return sps__err(k->w.ctx, SPS_ERR_INTERNAL, "sps_solve: %s refused its apply_dot (%s:%d)",
+                        op->be->name, __FILE__, __LINE__);
+    return e;
 }
 
 sps_status sps__kr_resid(sps_krylov *k, double *r)
@@ -256,6 +268,50 @@ static int64_t batch_len(const sps_method_impl *mi, const sps_krylov *k, const s
     return batch;
 }
 
+/* The one-kernel engine (engine.h): the method runs every remaining
+ * iteration in one launch. *ran = 0 when it cannot (the loop goes classic). */
+static sps_status onekernel(sps_krylov *k, const sps_method_impl *mi, int *ran)
+{
+    *ran = 0;
+    const void *csr = sps__engine_csr(k->op);
+    if (k->engine != SPS_ENGINE_ONEKERNEL || !k->ops->device || !mi->onekernel || !csr)
+        return SPS_OK;
+    sps_status e = mi->onekernel(k, csr);
+    if (e == SPS_ERR_UNSUPPORTED) return SPS_OK;
+    if (e != SPS_OK) return e;
+    *ran = 1;
+    k->ran = "onekernel";
+    return SPS_OK;
+}
+
+/* The one-kernel launch's SpMVs and Jacobi scalings, from the iterations it
+ * ran: the method's SpMVs per iteration (its traffic model) each, and one
+ * iteration more when a breakdown stopped it before the iteration counted. */
+static void onekernel_counts(sps_krylov *k, const sps_method_impl *mi, const sps_kstate *st,
+                             int64_t it0)
+{
+    double per = 1.0;
+    if (mi->traffic) (void)mi->traffic(k, &per);
+    int64_t d = st->iter - it0 + (st->reason == SPS_DIVERGED_INDEFINITE ||
+                                  st->reason == SPS_DIVERGED_BREAKDOWN);
+    int64_t c = (int64_t)((double)d * per + 0.5);
+    k->spmvs += c;
+    if (k->pcmode == SPS_PCM_JACOBI) k->pc_applies += c;
+}
+
+/* One batch of iterations with the solve's engine. */
+static sps_status run_batch(sps_krylov *k, const sps_method_impl *mi, int64_t it0, int64_t batch)
+{
+    if (k->engine == SPS_ENGINE_GRAPH && k->ops->device)
+        return sps__engine_graph_batch(k, mi, it0, batch);
+    k->ran = "classic";
+    for (int64_t i = 1; i <= batch; i++) {
+        sps_status e = mi->iterate(k, it0 + i);
+        if (e != SPS_OK) return e;
+    }
+    return SPS_OK;
+}
+
 /* Batches of iterations between host checks, until the state says stop. */
 static sps_status loop(sps_solver *s, sps_krylov *k, sps_kstate *st, int64_t *syncs)
 {
@@ -266,9 +322,12 @@ static sps_status loop(sps_solver *s, sps_krylov *k, sps_kstate *st, int64_t *sy
     while (!st->stop) {
         int64_t batch = batch_len(mi, k, st, kk), it0 = st->iter;
         double rn0 = st->rnorm;
-        for (int64_t i = 1; i <= batch; i++)
-            if ((e = mi->iterate(k, it0 + i)) != SPS_OK) return e;
+        int one = 0;
+        if ((e = onekernel(k, mi, &one)) != SPS_OK) return e;
+        if (!one && k->engine == SPS_ENGINE_GRAPH && dev) batch = sps__engine_pow2(batch);
+        if (!one && (e = run_batch(k, mi, it0, batch)) != SPS_OK) return e;
         if ((e = check(k, st, syncs)) != SPS_OK) return e;
+        if (one) onekernel_counts(k, mi, st, it0);
         monitor(s, k, st);
         if (mi->checked && (e = mi->checked(k, st)) != SPS_OK) return e;
         if (dev && s->check == 0) kk = next_k(kk, st, it0, rn0);
@@ -390,6 +449,8 @@ static sps_status setup(sps_solver *s, sps_krylov *k, sps_operator *op, sps_prec
     k->op = op;
     k->pc = pcmode == SPS_PCM_NONE ? NULL : pc;
     k->pcmode = pcmode;
+    k->engine = k->ops->device ? sps__engine_of(s) : SPS_ENGINE_CLASSIC;
+    k->ran = "classic";
     k->w.ctx = s->ctx;
     k->w.ops = k->ops;
     k->w.n = op->nrows;
@@ -438,6 +499,7 @@ static sps_status warm_up(sps_solver *s, sps_krylov *k, double *wx, sps_operator
     if (e == SPS_OK) e = k->ops->put_state(&k->w, &ws, k->minit, k->work.state_bytes);
     if (e == SPS_OK) e = iterate(s, k, &ws, &wsyncs);
     s->mon = mon;
+    sps__engine_release(k); /* its graphs write wx */
     k->x = xreal;
     k->b = k->b_in;
     k->sexp = 0;
@@ -479,6 +541,37 @@ static void report(const sps_solver *s, const sps_krylov *k, const sps_kstate *s
     info->history_len = s->history ? iters + 1 : 0;
 }
 
+/* The copy bandwidth the floor divides by: the context's (measured once, as
+ * auto's predictions do) on a GPU; on the host a smaller copy, once per
+ * solver. 0 when it cannot be measured. */
+static double floor_gbps(sps_solver *s)
+{
+    sps_context *ctx = s->ctx;
+    if (ctx->gpu) {
+        double g = 0;
+        if (!(ctx->copy_gbps > 0) && sps_copy_bandwidth(ctx, (size_t)64 << 20, &g) == SPS_OK && g > 0)
+            ctx->copy_gbps = g;
+        return ctx->copy_gbps > 0 ? ctx->copy_gbps : 0.0;
+    }
+    if (!(s->copy_gbps > 0)) {
+        double g = 0;
+        if (sps_copy_bandwidth(ctx, (size_t)4 << 20, &g) == SPS_OK && g > 0) s->copy_gbps = g;
+    }
+    return s->copy_gbps > 0 ? s->copy_gbps : 0.0;
+}
+
+/* The traffic model's floor, and how far the iterations were above it. */
+static void report_floor(sps_solver *s, const sps_krylov *k, sps_solve_info *info)
+{
+    info->engine = k->ran ? k->ran : "classic";
+    info->bytes_per_iter = sps__engine_bytes(k, s->method->impl);
+    if (!(info->bytes_per_iter > 0)) return;
+    info->copy_gbps = floor_gbps(s);
+    if (!(info->copy_gbps > 0)) return;
+    info->floor_per_iter_ms = info->bytes_per_iter / (info->copy_gbps * 1e6);
+    if (info->iterations > 0) info->floor_fraction = info->per_iter_ms / info->floor_per_iter_ms;
+}
+
 static sps_status solve(sps_solver *s, sps_krylov *k, sps_operator *op, sps_precond *pc,
                         const double *b, double *x, sps_solve_info *info)
 {
@@ -515,6 +608,7 @@ static sps_status solve(sps_solver *s, sps_krylov *k, sps_operator *op, sps_prec
         return e;
     t[3] = sps__now_ms();
     report(s, k, &st, t, syncs, info);
+    report_floor(s, k, info);
     return SPS_OK;
 }
 
@@ -527,6 +621,7 @@ sps_status sps_solve(sps_solver *s, sps_operator *op, sps_precond *pc, const dou
     sps_krylov k;
     memset(&k, 0, sizeof k);
     sps_status e = solve(s, &k, op, pc, b, x, info);
+    sps__engine_release(&k);
     if (k.bs) k.ops->free(k.bs);
     return e;
 }

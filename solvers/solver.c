@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/solvers/solver.c: the solver object, its settings, and the method
  * names (through the registry, registry.c). */
-#include "krylov.h"
+#include "engine.h"
 
 #include <math.h>
 #include <string.h>
@@ -46,6 +46,7 @@ sps_status sps_solver_create(sps_context *ctx, sps_solver **s)
     v->cfg.dtol = 1e5;
     v->cfg.maxit = 10000;
     v->cfg.restart = 30;
+    v->engine = -1;
     return SPS_OK;
 }
 
@@ -173,5 +174,14 @@ sps_status sps_solver_set_monitor(sps_solver *s, sps_monitor_fn fn, void *user)
     if (!s) return sps__err(NULL, SPS_ERR_INVALID_ARG, "solver is NULL");
     s->mon = fn;
     s->mon_user = user;
+    return SPS_OK;
+}
+
+sps_status sps_solver_set_engine(sps_solver *s, const char *engine)
+{
+    int e = engine && *engine ? sps__engine_parse(engine) : -1;
+    SETTER_CHECK(s, e >= 0 || !engine || !*engine,
+                 "unknown engine '%s' (classic, graph, onekernel, fused)", engine);
+    s->engine = e;
     return SPS_OK;
 }

@@ -85,6 +85,15 @@ typedef struct sps_backend {
      * later) and returns at once if the host arrays are there. */
     void (*detach)(sps_fmt *f);
     sps_status (*fetch)(sps_context *ctx, sps_fmt *f, const void *dev);
+
+    /* Optional (GPU, double precision, square matrices): the solvers' fused
+     * "SpMV plus dot" (doc/solvers.md, "Iteration engine"): y = A x, and with
+     * G <= maxparts thread blocks (G a function of the matrix and maxparts
+     * only), part[b] = block b's sum of x_i y_i over its rows in a fixed
+     * order; *nparts = G. Deterministic. SPS_ERR_UNSUPPORTED for a single or
+     * non-square operator. NULL: not offered. */
+    sps_status (*apply_dot)(sps_context *ctx, void *dev, const double *x, double *y, double *part,
+                            int maxparts, int *nparts);
 } sps_backend;
 
 /* Registry (spmv/registry.c): the one line a new format adds is there. */

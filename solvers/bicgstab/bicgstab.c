@@ -16,7 +16,7 @@
  * Without a preconditioner phat is p and shat is s (22n + 2A). Launches per
  * iteration on the GPU: 2 SpMVs, 4 reductions' partials and finishes, 1
  * update: 11, and no host synchronization. */
-#include "../krylov.h"
+#include "../engine.h"
 #include "bicgstab.h"
 
 /* r r0hat p v s t [phat shat] */
@@ -88,8 +88,35 @@ static sps_status bicg_iterate(sps_krylov *k, int64_t j)
     return bo->x(w, j, k->x, r, ph, sh, s, t, r0);
 }
 
+/* The traffic model (the header's table without the SpMVs' own bytes, which
+ * include their input and output): 18n without a preconditioner, 23n with
+ * Jacobi fused, 18n plus the preconditioner's own traffic (not modelled)
+ * with another. */
+static double bicg_traffic(const sps_krylov *k, double *spmvs)
+{
+    *spmvs = 2.0;
+    double v = k->pcmode == SPS_PCM_JACOBI ? 23.0 : 18.0;
+    return v * 8.0 * (double)k->w.n;
+}
+
+/* The whole iteration phase in one launch (engine.h): no or Jacobi
+ * preconditioning, n within the engine's threshold. */
+static sps_status bicg_onekernel(sps_krylov *k, const void *csr)
+{
+    const sps_bicg_ops *bo = k->mops;
+    if (!bo->onekernel || !csr || k->pcmode == SPS_PCM_APPLY || k->w.n > sps__engine_onek_max())
+        return SPS_ERR_UNSUPPORTED;
+    int none = k->pcmode == SPS_PCM_NONE;
+    double *const vec[9] = {k->x,        k->vec[R], k->vec[R0],
+                            k->vec[P],   k->vec[V], k->vec[S],
+                            k->vec[T],   none ? k->vec[P] : k->vec[PH],
+                            none ? k->vec[S] : k->vec[SH]};
+    return bo->onekernel(&k->w, csr, vec, sps__kr_diag(k));
+}
+
 const sps_method_impl sps__method_bicgstab = {
     .name = "bicgstab", .id = SPS_BICGSTAB, .caps = 0,
     .summary = "right-preconditioned BiCGSTAB (general A)",
     .work = bicg_work, .start = bicg_start, .iterate = bicg_iterate,
+    .traffic = bicg_traffic, .onekernel = bicg_onekernel,
 };

@@ -29,6 +29,11 @@ typedef struct sps_bicg_ops {
      * this very iteration (half and st->iter == j): x += alpha phat only. */
     sps_status (*x)(sps_kws *w, int64_t j, double *x, double *r, const double *phat,
                     const double *shat, const double *s, const double *t, const double *r0hat);
+    /* The one-kernel engine (CUDA only; NULL on the host): the iterations
+     * above (SpMVs with the device CSR csr, an sps_csr_dev in double) until
+     * the state says stop, in one thread block of one launch. vec: x r r0hat
+     * p v s t phat shat (phat = p and shat = s without a preconditioner). */
+    sps_status (*onekernel)(sps_kws *w, const void *csr, double *const vec[9], const double *dinv);
 } sps_bicg_ops;
 
 extern const sps_bicg_ops sps__bicg_ops_host;

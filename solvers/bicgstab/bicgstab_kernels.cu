@@ -5,6 +5,7 @@
  * sums in the same pass. */
 #include "../kernels.cuh"
 #include "bicgstab.h"
+#include "spmv/formats/csr_fmt.h"
 
 namespace {
 
@@ -74,7 +75,122 @@ __global__ void __launch_bounds__(TPB) k_bicg_x(int n, int64_t j, double *x, dou
     put_partials<3>(v, part, gridDim.x);
 }
 
+/* ---- the one-kernel engine ------------------------------------------------
+ * One block of OKT threads runs whole iterations, the same operations and
+ * finish steps as the kernels above in the same order: p [phat]; v = A phat
+ * with r0hat'v, ALPHA; s [shat] with s's, S; t = A shat with t's and t't,
+ * OMEGA; x and r with r'r, r0hat'r and the non-finite count, R. Stopped at
+ * this iteration's half step (or after it): x += alpha phat, as k_bicg_x
+ * does. Row i is thread i % OKT's; the block sums are in a fixed order. */
+struct onek_bicg {
+    int n;
+    const sps_idx *rp, *ci;
+    const double *val;
+    double *x, *r, *r0, *p, *v, *s, *t, *ph, *sh;
+    const double *dinv;
+    sps_kstate *st;
+    sps_bicg_state *bs;
+    double *hist;
+};
+
+/* Thread 0 runs the finish step on v, then the block learns the stop flag. */
+__device__ __forceinline__ int onek_bicg_finish(const onek_bicg &a, int step, const double *v,
+                                                int *stop)
+{
+    if (threadIdx.x == 0) {
+        sps__bicg_finish(step, a.st, a.bs, v, a.hist);
+        *stop = (int)a.st->stop;
+    }
+    __syncthreads();
+    return *stop;
+}
+
+/* Stopped in iteration j: x += alpha phat if it stopped at its half step. */
+__device__ __forceinline__ void onek_bicg_half(const onek_bicg &a, int64_t j)
+{
+    if (!(a.bs->half && a.st->iter == j)) return;
+    const double al = a.bs->alpha;
+    for (int i = threadIdx.x; i < a.n; i += OKT) {
+        double xi = a.x[i] + al * a.ph[i];
+        if (xi - xi == 0.0) a.x[i] = xi;
+    }
+}
+
+template <bool JAC>
+__global__ void __launch_bounds__(OKT) k_bicg_onekernel(onek_bicg a)
+{
+    __shared__ int stop;
+    __shared__ int64_t j;
+    if (threadIdx.x == 0) stop = (int)a.st->stop;
+    __syncthreads();
+    if (stop) return;
+    for (;;) {
+        if (threadIdx.x == 0) j = a.st->iter + 1;
+        const double be = a.bs->beta, om0 = a.bs->omega;
+        for (int i = threadIdx.x; i < a.n; i += OKT) {
+            double pi = a.r[i] + be * (a.p[i] - om0 * a.v[i]);
+            a.p[i] = pi;
+            if constexpr (JAC) a.ph[i] = a.dinv[i] * pi;
+        }
+        __syncthreads(); /* phat complete (and j set) before the SpMV */
+        double v1[1] = {0.0};
+        for (int i = threadIdx.x; i < a.n; i += OKT) {
+            double vi = onek_row(a.rp, a.ci, a.val, a.ph, i);
+            a.v[i] = vi;
+            v1[0] += a.r0[i] * vi;
+        }
+        onek_sum<1>(v1);
+        if (onek_bicg_finish(a, SPS_BICG_ALPHA, v1, &stop)) return onek_bicg_half(a, j);
+        const double al = a.bs->alpha;
+        double s1[1] = {0.0};
+        for (int i = threadIdx.x; i < a.n; i += OKT) {
+            double si = a.r[i] - al * a.v[i];
+            a.s[i] = si;
+            s1[0] += si * si;
+            if constexpr (JAC) a.sh[i] = a.dinv[i] * si;
+        }
+        onek_sum<1>(s1);
+        if (onek_bicg_finish(a, SPS_BICG_S, s1, &stop)) return onek_bicg_half(a, j);
+        double o2[2] = {0.0, 0.0};
+        for (int i = threadIdx.x; i < a.n; i += OKT) {
+            double ti = onek_row(a.rp, a.ci, a.val, a.sh, i);
+            a.t[i] = ti;
+            o2[0] += ti * a.s[i];
+            o2[1] += ti * ti;
+        }
+        onek_sum<2>(o2);
+        if (onek_bicg_finish(a, SPS_BICG_OMEGA, o2, &stop)) return onek_bicg_half(a, j);
+        const double al2 = a.bs->alpha, om = a.bs->omega;
+        double x3[3] = {0.0, 0.0, 0.0};
+        for (int i = threadIdx.x; i < a.n; i += OKT) {
+            double xi = a.x[i] + (al2 * a.ph[i] + om * a.sh[i]);
+            if (xi - xi == 0.0) a.x[i] = xi;
+            else x3[2] += 1.0;
+            double ri = a.s[i] - om * a.t[i];
+            a.r[i] = ri;
+            x3[0] += ri * ri;
+            x3[1] += a.r0[i] * ri;
+        }
+        onek_sum<3>(x3);
+        if (onek_bicg_finish(a, SPS_BICG_R, x3, &stop)) return;
+    }
+}
+
 } /* namespace */
+
+static sps_status c_bicg_onekernel(sps_kws *w, const void *csr, double *const vec[9],
+                                   const double *dinv)
+{
+    const sps_csr_dev *d = (const sps_csr_dev *)csr;
+    if (!d || d->single || d->nrows != w->n) return SPS_ERR_UNSUPPORTED;
+    onek_bicg a = {(int)w->n, d->row_ptr, d->col_idx, (const double *)d->val,
+                   vec[0], vec[1], vec[2], vec[3], vec[4], vec[5], vec[6], vec[7], vec[8],
+                   dinv, w->st, (sps_bicg_state *)w->ms, w->hist};
+    if (dinv) k_bicg_onekernel<true><<<1, OKT, 0, sps_stream(w->ctx)>>>(a);
+    else k_bicg_onekernel<false><<<1, OKT, 0, sps_stream(w->ctx)>>>(a);
+    SPS_LAUNCH_CHECK(w->ctx, "k_bicg_onekernel");
+    return SPS_OK;
+}
 
 /* BiCGSTAB's finish steps run on thread 0. */
 static __device__ void sps_method_finish(int step, sps_kstate *st, sps_bicg_state *bs, const double *v,
@@ -124,4 +240,5 @@ extern "C" const sps_bicg_ops sps__bicg_ops_cuda = {
     .p = c_bicg_p,
     .s = c_bicg_s,
     .x = c_bicg_x,
+    .onekernel = c_bicg_onekernel,
 };

@@ -4,6 +4,7 @@
  * applies a fused Jacobi scaling and produces r'r and r'z in one pass. */
 #include "../kernels.cuh"
 #include "cg.h"
+#include "spmv/formats/csr_fmt.h"
 
 namespace {
 
@@ -31,6 +32,45 @@ __global__ void __launch_bounds__(TPB) k_cg_update(int n, double *x, double *r, 
     put_partials<2>(v, part, gridDim.x);
 }
 
+/* The fused engine's r update (x comes later, with p: k_cg_xp). */
+template <bool JAC>
+__global__ void __launch_bounds__(TPB) k_cg_resid(int n, double *r, const double *q,
+                                                  const double *dinv, double *z,
+                                                  const sps_kstate *st, const sps_cg_state *cs,
+                                                  double *part)
+{
+    if (st->stop) return;
+    const double al = cs->alpha;
+    double v[2] = {0.0, 0.0};
+    GRID_STRIDE(i, n)
+    {
+        double ri = r[i] - al * q[i];
+        r[i] = ri;
+        v[0] += ri * ri;
+        if constexpr (JAC) {
+            double zi = dinv[i] * ri;
+            z[i] = zi;
+            v[1] += ri * zi;
+        }
+    }
+    put_partials<2>(v, part, gridDim.x);
+}
+
+/* x += alpha p (unless x is up to date); p = z + beta p (unless stopped). */
+__global__ void __launch_bounds__(TPB) k_cg_xp(int n, double *x, double *p, const double *z,
+                                               const sps_kstate *st, const sps_cg_xstate *xs)
+{
+    if (xs->xiter == (double)st->iter) return;
+    const double al = xs->cg.alpha, be = xs->cg.beta;
+    const bool dir = !st->stop;
+    GRID_STRIDE(i, n)
+    {
+        double pi = p[i];
+        x[i] += al * pi;
+        if (dir) p[i] = z[i] + be * pi;
+    }
+}
+
 __global__ void __launch_bounds__(TPB) k_cg_direction(int n, double *p, const double *z,
                                                       const sps_kstate *st,
                                                       const sps_cg_state *cs)
@@ -40,7 +80,87 @@ __global__ void __launch_bounds__(TPB) k_cg_direction(int n, double *p, const do
     GRID_STRIDE(i, n) p[i] = z[i] + be * p[i];
 }
 
+/* ---- the one-kernel engine ------------------------------------------------
+ * One block of OKT threads runs whole iterations: q = A p (one thread per row,
+ * the row's entries in order) with p'q, the finish ALPHA on thread 0, the
+ * update with r'r [and r'z], the residual finish on thread 0, the direction;
+ * until the state says stop. Row i is always thread i % OKT's, and the block
+ * sums are in a fixed order: bitwise repeatable. __syncthreads orders the
+ * global-memory writes of one phase before the reads of the next. */
+/* Thread 0 runs the finish step on v, then the block learns the stop flag. */
+__device__ __forceinline__ int onek_finish(int step, sps_kstate *st, sps_cg_state *cs,
+                                           const double *v, double *hist, int *stop)
+{
+    if (threadIdx.x == 0) {
+        sps__cg_finish(step, st, cs, v, hist);
+        *stop = (int)st->stop;
+    }
+    __syncthreads();
+    return *stop;
+}
+
+template <bool JAC>
+__global__ void __launch_bounds__(OKT) k_cg_onekernel(int n, const sps_idx *__restrict__ rp,
+                                                      const sps_idx *__restrict__ ci,
+                                                      const double *__restrict__ val, double *x,
+                                                      double *r, double *p, double *q,
+                                                      const double *dinv, double *z,
+                                                      sps_kstate *st, sps_cg_state *cs,
+                                                      double *hist, int step)
+{
+    __shared__ int stop;
+    if (threadIdx.x == 0) stop = (int)st->stop;
+    __syncthreads();
+    if (stop) return;
+    for (;;) {
+        double v1[1] = {0.0};
+        for (int i = threadIdx.x; i < n; i += OKT) {
+            double s = 0.0;
+            for (sps_idx j = rp[i]; j < rp[i + 1]; j++) s += val[j] * p[ci[j]];
+            q[i] = s;
+            v1[0] += p[i] * s;
+        }
+        onek_sum<1>(v1);
+        if (onek_finish(SPS_CG_ALPHA, st, cs, v1, hist, &stop)) return;
+        const double al = cs->alpha;
+        double v2[2] = {0.0, 0.0};
+        for (int i = threadIdx.x; i < n; i += OKT) {
+            x[i] += al * p[i];
+            double ri = r[i] - al * q[i];
+            r[i] = ri;
+            v2[0] += ri * ri;
+            if constexpr (JAC) {
+                double zi = dinv[i] * ri;
+                z[i] = zi;
+                v2[1] += ri * zi;
+            }
+        }
+        onek_sum<2>(v2);
+        if (onek_finish(step, st, cs, v2, hist, &stop)) return;
+        const double be = cs->beta;
+        for (int i = threadIdx.x; i < n; i += OKT) p[i] = z[i] + be * p[i];
+        __syncthreads(); /* p complete before the next SpMV reads it */
+    }
+}
+
 } /* namespace */
+
+static sps_status c_cg_onekernel(sps_kws *w, const void *csr, double *x, double *r, double *p,
+                                 double *q, const double *dinv, double *z, int step)
+{
+    const sps_csr_dev *d = (const sps_csr_dev *)csr;
+    if (!d || d->single || d->nrows != w->n || w->n > SPS_IDX_MAX) return SPS_ERR_UNSUPPORTED;
+    const double *val = (const double *)d->val;
+    sps_cg_state *cs = (sps_cg_state *)w->ms;
+    if (dinv)
+        k_cg_onekernel<true><<<1, OKT, 0, sps_stream(w->ctx)>>>(
+            (int)w->n, d->row_ptr, d->col_idx, val, x, r, p, q, dinv, z, w->st, cs, w->hist, step);
+    else
+        k_cg_onekernel<false><<<1, OKT, 0, sps_stream(w->ctx)>>>(
+            (int)w->n, d->row_ptr, d->col_idx, val, x, r, p, q, dinv, z, w->st, cs, w->hist, step);
+    SPS_LAUNCH_CHECK(w->ctx, "k_cg_onekernel");
+    return SPS_OK;
+}
 
 /* CG's finish steps run on thread 0. */
 static __device__ void sps_method_finish(int step, sps_kstate *st, sps_cg_state *cs, const double *v,
@@ -62,6 +182,32 @@ static sps_status c_cg_update(sps_kws *w, double *x, double *r, const double *p,
     return c_cg_finish(w, &f);
 }
 
+static sps_status c_cg_finish_parts(sps_kws *w, int nparts, int step, int gated)
+{
+    thread0_fin<sps_cg_state> fn = {step, w->st, (sps_cg_state *)w->ms, w->hist};
+    k_reduce_finish<<<1, TPB, 0, sps_stream(w->ctx)>>>(w->st, gated, w->red, nparts, 1, fn);
+    SPS_LAUNCH_CHECK(w->ctx, "k_reduce_finish");
+    w->nsum = 1;
+    return SPS_OK;
+}
+
+static sps_status c_cg_resid(sps_kws *w, double *r, const double *q, const double *dinv, double *z,
+                             int step)
+{
+    const sps_cg_state *cs = (const sps_cg_state *)w->ms;
+    if (dinv) LAUNCH(w, k_cg_resid<true>, w->n, r, q, dinv, z, w->st, cs, w->red);
+    else LAUNCH(w, k_cg_resid<false>, w->n, r, q, dinv, z, w->st, cs, w->red);
+    w->nsum = 2;
+    sps_kfin f = sps__kfin(c_cg_finish, NULL, step, 1, 0);
+    return c_cg_finish(w, &f);
+}
+
+static sps_status c_cg_xp(sps_kws *w, double *x, double *p, const double *z)
+{
+    LAUNCH(w, k_cg_xp, w->n, x, p, z, w->st, (const sps_cg_xstate *)w->ms);
+    return SPS_OK;
+}
+
 static sps_status c_cg_direction(sps_kws *w, double *p, const double *z)
 {
     LAUNCH(w, k_cg_direction, w->n, p, z, w->st, (const sps_cg_state *)w->ms);
@@ -72,4 +218,8 @@ extern "C" const sps_cg_ops sps__cg_ops_cuda = {
     .finish = c_cg_finish,
     .update = c_cg_update,
     .direction = c_cg_direction,
+    .finish_parts = c_cg_finish_parts,
+    .resid = c_cg_resid,
+    .xp = c_cg_xp,
+    .onekernel = c_cg_onekernel,
 };

@@ -14,6 +14,13 @@ typedef struct sps_cg_state {
     double rho, alpha, beta;
 } sps_cg_state;
 
+/* The state a solve carves (cg.c): CG's, then the fused engine's xiter
+ * (st->iter when x was last brought up to date). */
+typedef struct sps_cg_xstate {
+    sps_cg_state cg;
+    double xiter;
+} sps_cg_xstate;
+
 /* CG's finish steps (all gated). */
 enum sps_cg_step {
     SPS_CG_INIT = 0,     /* s0 = r'r (no preconditioner): rho */
@@ -22,7 +29,8 @@ enum sps_cg_step {
     SPS_CG_RES_PLAIN,    /* s0 = r'r: the residual test; beta from r'r */
     SPS_CG_RES_FUSED,    /* s0 = r'r, s1 = r'z (Jacobi fused): the residual test; beta from r'z */
     SPS_CG_RES_DEFERRED, /* s0 = r'r: the residual test (r'z comes later: SPS_CG_RZ) */
-    SPS_CG_RZ            /* s0 = r'z: beta (general preconditioner) */
+    SPS_CG_RZ,           /* s0 = r'z: beta (general preconditioner) */
+    SPS_CG_ALPHA_X       /* fused engine, ungated: xiter = iter (x is up to date); then ALPHA */
 };
 
 /* The new rho = r'z gives beta; r'z <= 0 means M is not SPD. */
@@ -41,6 +49,10 @@ SPS_HD static inline void sps__cg_beta(sps_kstate *st, sps_cg_state *cs, double 
 SPS_HD static inline void sps__cg_finish(int step, sps_kstate *st, sps_cg_state *cs,
                                        const double *s, double *hist)
 {
+    if (step == SPS_CG_ALPHA_X) {
+        ((sps_cg_xstate *)cs)->xiter = (double)st->iter;
+        step = SPS_CG_ALPHA;
+    }
     if (st->stop) return;
     switch (step) {
     case SPS_CG_INIT: cs->rho = s[0]; break;

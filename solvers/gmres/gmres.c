@@ -201,9 +201,23 @@ static sps_status gm_checked(sps_krylov *k, const sps_kstate *st)
     return SPS_OK;
 }
 
+/* The traffic model, averaged over a cycle of m (the header's table without
+ * the SpMV's own bytes): inner step j moves 4(j+1)n + 12n with Jacobi (9n
+ * without), 2(m+1)n + 12n on average; once per cycle x += M^-1 V y (mn + 3n)
+ * and the restart (6n and one SpMV), spread over the cycle's m steps. */
+static double gm_traffic(const sps_krylov *k, double *spmvs)
+{
+    double m = (double)gm_len(k->cfg, k->w.n);
+    if (m < 1) m = 1;
+    *spmvs = 1.0 + 1.0 / m;
+    double v = 2.0 * (m + 1.0) + (k->pcmode == SPS_PCM_NONE ? 9.0 : 12.0) + (m + 9.0) / m;
+    return v * 8.0 * (double)k->w.n;
+}
+
 const sps_method_impl sps__method_gmres = {
     .name = "gmres", .id = SPS_GMRES, .caps = SPS_KM_RESTART,
     .summary = "restarted right-preconditioned GMRES(m) (general A; gmres:restart=m)",
     .param = gm_param, .work = gm_work, .init = gm_init, .bind = gm_bind,
     .start = gm_start, .iterate = gm_iterate, .room = gm_room, .checked = gm_checked,
+    .traffic = gm_traffic,
 };

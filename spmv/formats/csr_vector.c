@@ -58,4 +58,7 @@ const sps_backend sps_backend_csr_vector = {
     .apply_host = sps__csr_fmt_apply_host,
     SPS_CSR_FMT_ENTRIES,
     SPS_GPU_ENTRIES(sps_csr_vector),
+#if SPS_HAVE_CUDA
+    .apply_dot = sps_csr_vector_apply_dot,
+#endif
 };

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/solvers/engine.c: the engine's choice, the graph engine's batches
+ * (the CUDA calls are in engine_cuda.cu), and the traffic model's bytes. */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if SPS_HAVE_CUDA
+#include "spmv/formats/csr_fmt.h"
+#endif
+
+static const char *const names[] = {"classic", "graph", "onekernel", "fused"};
+
+int sps__engine_parse(const char *name)
+{
+    if (!name) return -1;
+    for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
+        if (strcmp(name, names[i]) == 0) return i;
+    return -1;
+}
+
+const char *sps__engine_name(int e)
+{
+    return e >= 0 && e < (int)(sizeof names / sizeof *names) ? names[e] : "classic";
+}
+
+int sps__engine_of(const sps_solver *s)
+{
+    if (s->engine >= 0) return s->engine;
+    int e = sps__engine_parse(getenv("SPS_ENGINE"));
+    return e < 0 ? SPS_ENGINE_CLASSIC : e;
+}
+
+sps_idx sps__engine_onek_max(void)
+{
+    const char *v = getenv("SPS_ONEKERNEL_MAX");
+    if (v && *v) {
+        char *end = NULL;
+        long m = strtol(v, &end, 10);
+        if (end && *end == '\0' && m >= 0 && m <= (long)SPS_IDX_MAX) return (sps_idx)m;
+    }
+    return 16384;
+}
+
+const void *sps__engine_csr(const sps_operator *op)
+{
+#if SPS_HAVE_CUDA
+    if (op && op->dev && op->info.on_gpu && !op->single && op->be->fetch == sps__csr_fmt_fetch)
+        return op->dev;
+#else
+    (void)op;
+#endif
+    return NULL;
+}
+
+int sps__engine_fused(const sps_krylov *k)
+{
+    const sps_operator *op = k->op;
+    return k->engine == SPS_ENGINE_FUSED && k->ops->device && op && op->be->apply_dot && op->dev &&
+           op->info.on_gpu && !op->single;
+}
+
+int64_t sps__engine_pow2(int64_t batch)
+{
+    int64_t p = 1;
+    while (p * 2 <= batch && p * 2 <= ((int64_t)1 << (SPS_KR_NGRAPH - 1))) p *= 2;
+    return p;
+}
+
+static int ilog2(int64_t len)
+{
+    int i = 0;
+    while (((int64_t)2 << i) <= len) i++;
+    return i;
+}
+
+static sps_status classic_batch(sps_krylov *k, const sps_method_impl *mi, int64_t it0,
+                                int64_t len)
+{
+    sps_status e;
+    k->ran = "classic";
+    for (int64_t i = 1; i <= len; i++)
+        if ((e = mi->iterate(k, it0 + i)) != SPS_OK) return e;
+    return SPS_OK;
+}
+
+#if SPS_HAVE_CUDA
+/* Capture len iterations as graph i; non-OK: the capture failed (nothing ran). */
+static sps_status capture(sps_krylov *k, const sps_method_impl *mi, int64_t it0, int64_t len,
+                          int i)
+{
+    int64_t s0 = k->spmvs, p0 = k->pc_applies;
+    sps_status e = sps__graph_begin(k->w.ctx);
+    if (e != SPS_OK) return e;
+    for (int64_t j = 1; j <= len && e == SPS_OK; j++) e = mi->iterate(k, it0 + j);
+    void *g = NULL;
+    sps_status ge = sps__graph_end(k->w.ctx, &g);
+    k->gspmv[i] = k->spmvs - s0;
+    k->gpc[i] = k->pc_applies - p0;
+    k->spmvs = s0;
+    k->pc_applies = p0;
+    if (e == SPS_OK) e = ge;
+    if (e != SPS_OK) {
+        sps__graph_free(g);
+        return e;
+    }
+    k->graph[i] = g;
+    return SPS_OK;
+}
+#endif
+
+sps_status sps__engine_graph_batch(sps_krylov *k, const sps_method_impl *mi, int64_t it0,
+                                   int64_t len)
+{
+#if SPS_HAVE_CUDA
+    int i = ilog2(len);
+    if (k->graph_failed || !k->ops->device || !mi->replay || i >= SPS_KR_NGRAPH ||
+        ((int64_t)1 << i) != len)
+        return classic_batch(k, mi, it0, len);
+    if (!k->graph[i] && capture(k, mi, it0, len, i) != SPS_OK) {
+        k->graph_failed = 1;
+        return classic_batch(k, mi, it0, len);
+    }
+    sps_status e = sps__graph_launch(k->w.ctx, k->graph[i]);
+    if (e != SPS_OK) return e;
+    k->spmvs += k->gspmv[i];
+    k->pc_applies += k->gpc[i];
+    k->ran = "graph";
+    return SPS_OK;
+#else
+    return classic_batch(k, mi, it0, len);
+#endif
+}
+
+void sps__engine_release(sps_krylov *k)
+{
+    for (int i = 0; i < SPS_KR_NGRAPH; i++) {
+#if SPS_HAVE_CUDA
+        sps__graph_free(k->graph[i]);
+#endif
+        k->graph[i] = NULL;
+    }
+}
+
+double sps__engine_bytes(const sps_krylov *k, const sps_method_impl *mi)
+{
+    if (!mi->traffic || !k->op) return 0.0;
+    double spmvs = 0.0, v = mi->traffic(k, &spmvs);
+    return spmvs * k->op->info.bytes_per_spmv + v;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/solvers/engine.h: the iteration engines (doc/solvers.md,
+ * "Iteration engine") and the traffic model's floor.
+ *
+ *   classic    the host enqueues each iteration's kernels (solve.c's loop).
+ *   graph      a batch of 2^i iterations is captured once per solve as a CUDA
+ *              graph and replayed; iterations past the stop are no-ops as in
+ *              classic, so the result is bitwise classic's. Methods whose
+ *              enqueued work does not depend on the iteration number only
+ *              (sps_method_impl.replay: CG); a failed capture falls back to classic.
+ *   onekernel  the method's onekernel hook runs the whole iteration phase in
+ *              one launch (CG, BiCGSTAB: one thread block, CSR read directly,
+ *              vectors in global memory); SPS_ERR_UNSUPPORTED from the hook: classic.
+ *   fused      classic enqueueing, with the SpMV giving x'Ax in the same pass
+ *              where the operator's backend offers apply_dot (CG: p'q).
+ * The default is classic; sps_solver_set_engine or SPS_ENGINE choose another. */
+#ifndef SPS_ENGINE_H
+#define SPS_ENGINE_H
+
+#include "krylov.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { SPS_ENGINE_CLASSIC = 0, SPS_ENGINE_GRAPH = 1, SPS_ENGINE_ONEKERNEL = 2, SPS_ENGINE_FUSED = 3 };
+
+/* "classic", "graph", "onekernel", "fused" -> SPS_ENGINE_*, or -1. */
+int sps__engine_parse(const char *name);
+const char *sps__engine_name(int e);
+/* The engine of a solver: its own, else SPS_ENGINE from the environment
+ * (an unknown value is classic), else classic. */
+int sps__engine_of(const sps_solver *s);
+/* Most rows of the one-kernel path: SPS_ONEKERNEL_MAX, else 16384. */
+sps_idx sps__engine_onek_max(void);
+/* The operator's device CSR (an sps_csr_dev in double) when its backend is
+ * of the CSR family, else NULL. */
+const void *sps__engine_csr(const sps_operator *op);
+
+/* One batch of len iterations starting after iteration it0 with the graph
+ * engine (len a power of two <= 2^(SPS_KR_NGRAPH-1)); falls back to classic
+ * enqueueing when a capture fails. */
+sps_status sps__engine_graph_batch(sps_krylov *k, const sps_method_impl *mi, int64_t it0,
+                                   int64_t len);
+/* The largest power of two <= batch (at least 1, at most 2^(SPS_KR_NGRAPH-1)). */
+int64_t sps__engine_pow2(int64_t batch);
+/* Free k's graphs. */
+void sps__engine_release(sps_krylov *k);
+
+/* The fused engine applies to k: asked for, on a GPU, and the operator's
+ * backend offers apply_dot in double. */
+int sps__engine_fused(const sps_krylov *k);
+
+/* The traffic model: bytes per iteration = spmvs * the format's bytes + the
+ * method's vector bytes; 0 when the method has no model. */
+double sps__engine_bytes(const sps_krylov *k, const sps_method_impl *mi);
+
+#if SPS_HAVE_CUDA
+/* engine_cuda.cu: CUDA graphs on the context's stream. begin starts a
+ * capture; end stops it and instantiates (non-OK when the capture failed:
+ * nothing was run, the stream is usable, *exec is NULL). */
+sps_status sps__graph_begin(sps_context *ctx);
+sps_status sps__graph_end(sps_context *ctx, void **exec);
+sps_status sps__graph_launch(sps_context *ctx, void *exec);
+void sps__graph_free(void *exec);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SPS_ENGINE_H */

@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/tests/gpu/test_engine_gpu.c: the iteration engines on the GPU
+ * (solvers/engine.h, doc/solvers.md "Iteration engine").
+ *
+ * 1. onekernel (CG and BiCGSTAB, one thread block): against the host driver (same reason,
+ *    iterations within 5%, x within 1e-6, true relative residual <= 1e-9),
+ *    without and with Jacobi, on every CSR-family backend, for n = 31, 32,
+ *    33, 1023, 1024, 1025 (a shifted 1-D Laplacian, and an arrow matrix with
+ *    one row of n entries), poisson2d:63 and real SPD matrices; two runs
+ *    bitwise equal; info->engine says "onekernel"; a non-CSR backend, a
+ *    system above SPS_ONEKERNEL_MAX, ic0 and GMRES fall back to classic,
+ *    bitwise equal to it.
+ * 2. graph (CG): bitwise equal to classic (x, iterations, history), with no,
+ *    Jacobi and ic0 preconditioning, on poisson2d:63 and a 256 x 256 grid
+ *    (batches up to 64); two runs bitwise equal; BiCGSTAB and GMRES fall back
+ *    to classic, bitwise equal to it.
+ * 3. fused: csr-vector's apply_dot against the host (y bitwise the plain
+ *    apply's, the partials' sum x'Ax), for n = 31, 32, 33, 1023, 1024, 1025,
+ *    empty rows, one long row, few and many blocks, run twice bitwise; CG
+ *    with the fused engine against the host driver; a backend without
+ *    apply_dot falls back to classic, bitwise.
+ * 4. The traffic model on the device: bytes, floor and fraction reported;
+ *    the per-iteration time of each engine printed (a '#' line).
+ * Without a device (or without CUDA) it prints one SKIP line. */
+#include "check.h"
+#include "internal.h"
+#include "core/gpu.h"
+#include "spmv/backend.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if SPS_HAVE_CUDA
+
+static sps_context *gctx, *hctx;
+
+typedef struct result {
+    sps_solve_info in;
+    double *x, *hist;
+    sps_status st;
+    char engine[16];
+} result;
+
+typedef struct job {
+    const char *spmv;   /* backend */
+    const char *method; /* method spec */
+    const char *pc;     /* preconditioner type or NULL */
+    const char *engine; /* engine or NULL (classic by default) */
+} job;
+
+/* Solve A x = b on ctx (x0 = 0, rtol 1e-10, history on). */
+static result solve_on(sps_context *ctx, const sps_matrix *A, const job *j, const double *b)
+{
+    result r;
+    memset(&r, 0, sizeof r);
+    int n = sps_matrix_rows(A);
+    r.x = calloc((size_t)n, sizeof *r.x);
+    sps_operator *op = NULL;
+    sps_solver *s = NULL;
+    sps_precond *pc = NULL;
+    r.st = sps_operator_create(ctx, A, j->spmv, NULL, &op);
+    if (r.st == SPS_OK) r.st = sps_solver_create(ctx, &s);
+    if (r.st == SPS_OK) r.st = sps_solver_set_method_name(s, j->method);
+    if (r.st == SPS_OK) r.st = sps_solver_set_engine(s, j->engine);
+    if (r.st == SPS_OK && j->pc) r.st = sps_precond_create(ctx, A, j->pc, &pc);
+    if (r.st == SPS_OK) {
+        sps_solver_set_rtol(s, 1e-10);
+        sps_solver_set_history(s, 1);
+        r.st = sps_solve(s, op, pc, b, r.x, &r.in);
+    }
+    if (r.st == SPS_OK && r.in.history_len > 0) {
+        r.hist = calloc((size_t)r.in.history_len, sizeof *r.hist);
+        memcpy(r.hist, r.in.history, (size_t)r.in.history_len * sizeof *r.hist);
+    }
+    if (r.st == SPS_OK && r.in.engine) snprintf(r.engine, sizeof r.engine, "%s", r.in.engine);
+    sps_precond_destroy(pc);
+    sps_solver_destroy(s);
+    sps_operator_destroy(op);
+    return r;
+}
+
+static void result_free(result *r) { free(r->x), free(r->hist); }
+
+static double rel(const double *x, const double *y, int n)
+{
+    double d = 0, s = 0;
+    for (int i = 0; i < n; i++) d += (x[i] - y[i]) * (x[i] - y[i]), s += y[i] * y[i];
+    return sqrt(d / (s > 0 ? s : 1));
+}
+
+static int same(const result *a, const result *b, int n)
+{
+    return a->st == SPS_OK && b->st == SPS_OK && a->in.reason == b->in.reason &&
+           a->in.iterations == b->in.iterations && memcmp(a->x, b->x, (size_t)n * sizeof *a->x) == 0 &&
+           a->hist && b->hist && a->in.history_len == b->in.history_len &&
+           memcmp(a->hist, b->hist, (size_t)a->in.history_len * sizeof *a->hist) == 0;
+}
+
+static double *rhs(int n)
+{
+    double *b = malloc((size_t)(n ? n : 1) * sizeof *b);
+    uint64_t seed = 11;
+    for (int i = 0; i < n; i++) b[i] = t_rand(&seed);
+    return b;
+}
+
+/* tridiag(-1, d, -1) of size n; with arrow, row and column 0 full (2/n). */
+static sps_matrix *tridiag(int n, double d, int arrow)
+{
+    t_triplets t = {0};
+    for (int i = 0; i < n; i++) {
+        t_trip_add(&t, i, i, d);
+        if (i > 0) t_trip_add(&t, i, i - 1, -1.0);
+        if (i < n - 1) t_trip_add(&t, i, i + 1, -1.0);
+        if (arrow && i > 1) t_trip_add(&t, 0, i, 2.0 / n), t_trip_add(&t, i, 0, 2.0 / n);
+    }
+    return t_trip_matrix(hctx, n, n, &t);
+}
+
+/* ---- 1. onekernel against the host ---------------------------------------- */
+
+static void onek_case(const char *name, const sps_matrix *A, const char *method, const char *pcname)
+{
+    int n = sps_matrix_rows(A);
+    double *b = rhs(n);
+    job hj = {"csr-scalar", method, pcname, NULL};
+    result ref = solve_on(hctx, A, &hj, b);
+    if (!T_STATUS(hctx, ref.st, "%s host", name)) goto out;
+    const char *csr[] = {"csr-vector", "csr-scalar", "merge", "cusparse:alg2"};
+    for (int k = 0; k < 4; k++) {
+        char what[200];
+        snprintf(what, sizeof what, "onekernel %s %s%s%s %s", name, method, pcname ? "+" : "",
+                 pcname ? pcname : "", csr[k]);
+        job gj = {csr[k], method, pcname, "onekernel"};
+        result g = solve_on(gctx, A, &gj, b);
+        if (!T_STATUS(gctx, g.st, "%s: solve", what)) {
+            result_free(&g);
+            continue;
+        }
+        int64_t di = g.in.iterations - ref.in.iterations;
+        int64_t tol = ref.in.iterations / 20 > 2 ? ref.in.iterations / 20 : 2;
+        T_OK(strcmp(g.engine, "onekernel") == 0, "%s: engine %s", what, g.engine);
+        T_OK(g.in.reason == ref.in.reason, "%s: reason %s (host %s)", what, sps_reason_str(g.in.reason),
+             sps_reason_str(ref.in.reason));
+        T_OK(llabs((long long)di) <= tol, "%s: %lld iterations, host %lld (within 5%%)", what,
+             (long long)g.in.iterations, (long long)ref.in.iterations);
+        if (ref.in.reason > 0) {
+            double e = rel(g.x, ref.x, n);
+            T_OK(e <= 1e-6 && g.in.true_rel_rnorm <= 1e-9, "%s: x within %.1e of the host's, true relres %.1e",
+                 what, e, g.in.true_rel_rnorm);
+        }
+        T_OK(g.hist && g.in.history_len == g.in.iterations + 1 && g.hist[0] == g.in.r0norm &&
+                 g.hist[g.in.iterations] == g.in.rnorm,
+             "%s: history consistent", what);
+        if (strcmp(method, "cg") == 0)
+            T_OK(g.in.spmvs >= g.in.iterations + 2 && g.in.spmvs <= g.in.iterations + 3 + 2 * g.in.replacements,
+                 "%s: %lld SpMVs for %lld iterations", what, (long long)g.in.spmvs, (long long)g.in.iterations);
+        result g2 = solve_on(gctx, A, &gj, b);
+        T_OK(same(&g, &g2, n), "%s: two runs bitwise equal", what);
+        result_free(&g2);
+        result_free(&g);
+    }
+    result_free(&ref);
+out:
+    free(b);
+}
+
+/* The engine asked for does not apply: classic runs, bitwise classic's. */
+static void fallback_case(const char *what, const sps_matrix *A, const job *j, const char *engine)
+{
+    int n = sps_matrix_rows(A);
+    double *b = rhs(n);
+    job cj = *j, ej = *j;
+    cj.engine = "classic";
+    ej.engine = engine;
+    result c = solve_on(gctx, A, &cj, b), e = solve_on(gctx, A, &ej, b);
+    if (c.st == SPS_ERR_UNSUPPORTED) t_skip(what, "%s", sps_last_error(gctx));
+    else
+        T_OK(same(&c, &e, n) && strcmp(e.engine, "classic") == 0,
+             "%s: falls back to classic (%s), bitwise equal to it", what, e.engine);
+    result_free(&c), result_free(&e);
+    free(b);
+}
+
+static sps_matrix *read_real(const char *name)
+{
+    const char *path = t_real_matrix_path(name);
+    sps_matrix *A = NULL;
+    if (!path || sps_matrix_read(hctx, path, &A) != SPS_OK) {
+        t_skip(name, "cannot read");
+        return NULL;
+    }
+    return A;
+}
+
+static void test_onekernel(void)
+{
+    int sizes[] = {31, 32, 33, 1023, 1024, 1025};
+    for (int i = 0; i < 6; i++) {
+        char name[64];
+        sps_matrix *T = tridiag(sizes[i], 2.1, 0), *W = tridiag(sizes[i], 4.0, 1);
+        snprintf(name, sizeof name, "tridiag n=%d", sizes[i]);
+        onek_case(name, T, "cg", NULL);
+        onek_case(name, T, "cg", "jacobi");
+        onek_case(name, T, "bicgstab", NULL);
+        onek_case(name, T, "bicgstab", "jacobi");
+        snprintf(name, sizeof name, "arrow n=%d (one row of n entries)", sizes[i]);
+        onek_case(name, W, "cg", NULL);
+        onek_case(name, W, "bicgstab", NULL);
+        sps_matrix_destroy(T);
+        sps_matrix_destroy(W);
+    }
+    sps_matrix *P = NULL;
+    if (T_STATUS(hctx, sps_matrix_generate(hctx, "poisson2d:63", &P), "poisson2d:63")) {
+        onek_case("poisson2d:63", P, "cg", NULL);
+        onek_case("poisson2d:63", P, "cg", "jacobi");
+        onek_case("poisson2d:63", P, "bicgstab", NULL);
+        onek_case("poisson2d:63", P, "bicgstab", "jacobi");
+        job d = {"dia", "cg", NULL, NULL};
+        fallback_case("onekernel poisson2d:63 cg dia (not a CSR)", P, &d, "onekernel");
+        job gm = {"csr-vector", "gmres:restart=30", NULL, NULL};
+        fallback_case("onekernel poisson2d:63 gmres", P, &gm, "onekernel");
+        job ic = {"csr-vector", "cg", "ic0", NULL};
+        fallback_case("onekernel poisson2d:63 cg+ic0", P, &ic, "onekernel");
+        setenv("SPS_ONEKERNEL_MAX", "1000", 1);
+        job c = {"csr-vector", "cg", NULL, NULL};
+        fallback_case("onekernel poisson2d:63 cg, SPS_ONEKERNEL_MAX=1000", P, &c, "onekernel");
+        unsetenv("SPS_ONEKERNEL_MAX");
+        sps_matrix_destroy(P);
+    }
+    const char *real[] = {"nos6", "bcsstk09", "gr_30_30"};
+    for (int i = 0; i < 3; i++) {
+        sps_matrix *A = read_real(real[i]);
+        if (!A) continue;
+        onek_case(real[i], A, "cg", NULL);
+        onek_case(real[i], A, "cg", "jacobi");
+        sps_matrix_destroy(A);
+    }
+    /* BiCGSTAB's count moves with the rounding order (test_solvers_gpu.c):
+     * pde2961 is one that stays within 5% */
+    sps_matrix *B = read_real("pde2961");
+    if (B) onek_case("pde2961", B, "bicgstab", NULL);
+    sps_matrix_destroy(B);
+}
+
+/* ---- 2. graph against classic --------------------------------------------- */
+
+/* expect_graph: 1 the graph engine must run, 0 classic must (the method is
+ * not replayable), -1 either (a preconditioner whose apply may not capture). */
+static void graph_case(const char *name, const sps_matrix *A, const job *j, int expect_graph)
+{
+    int n = sps_matrix_rows(A);
+    double *b = rhs(n);
+    job cj = *j, gj = *j;
+    cj.engine = "classic";
+    gj.engine = "graph";
+    char what[200];
+    snprintf(what, sizeof what, "graph %s %s%s%s %s", name, j->method, j->pc ? "+" : "", j->pc ? j->pc : "",
+             j->spmv);
+    result c = solve_on(gctx, A, &cj, b), g = solve_on(gctx, A, &gj, b), g2 = solve_on(gctx, A, &gj, b);
+    if (T_STATUS(gctx, c.st, "%s: classic", what) && T_STATUS(gctx, g.st, "%s: graph", what)) {
+        T_OK(c.in.reason > 0, "%s: converged (%s, %lld iterations)", what, sps_reason_str(c.in.reason),
+             (long long)c.in.iterations);
+        T_OK(same(&c, &g, n), "%s: bitwise equal to classic (x, iterations %lld/%lld, history)", what,
+             (long long)g.in.iterations, (long long)c.in.iterations);
+        T_OK(same(&g, &g2, n), "%s: two runs bitwise equal", what);
+        if (expect_graph > 0)
+            T_OK(strcmp(g.engine, "graph") == 0, "%s: the graph engine ran (%s)", what, g.engine);
+        else if (expect_graph == 0)
+            T_OK(strcmp(g.engine, "classic") == 0, "%s: not replayable, classic ran (%s)", what, g.engine);
+        printf("# %s: classic %.4f ms/it, graph %.4f ms/it, %lld syncs / %lld iterations\n", what,
+               c.in.per_iter_ms, g.in.per_iter_ms, (long long)g.in.host_syncs, (long long)g.in.iterations);
+    }
+    result_free(&c), result_free(&g), result_free(&g2);
+    free(b);
+}
+
+static void test_graph(void)
+{
+    const char *grids[] = {"poisson2d:63", "poisson2d:256"};
+    for (int i = 0; i < 2; i++) {
+        sps_matrix *P = NULL;
+        if (!T_STATUS(hctx, sps_matrix_generate(hctx, grids[i], &P), "%s", grids[i])) continue;
+        job js[] = {{"csr-vector", "cg", NULL, NULL},       {"csr-vector", "cg", "jacobi", NULL},
+                    {"cusparse:alg2", "cg", NULL, NULL},    {"drm", "cg", NULL, NULL},
+                    {"csr-vector", "cg", "ic0", NULL}};
+        /* cuSPARSE's SpMV and ic0's triangular solves may or may not capture */
+        for (int k = 0; k < 5; k++) graph_case(grids[i], P, &js[k], k == 2 || k == 4 ? -1 : 1);
+        job bi = {"csr-vector", "bicgstab", NULL, NULL}, gm = {"csr-vector", "gmres:restart=30", NULL, NULL};
+        graph_case(grids[i], P, &bi, 0);
+        if (i == 0) graph_case(grids[i], P, &gm, 0);
+        sps_matrix_destroy(P);
+    }
+}
+
+/* ---- 3. fused SpMV plus dot ------------------------------------------------ */
+
+/* n x n: row i has (i % 5) entries (row 3, 8, ... : none when i % 5 == 0),
+ * row 1 has n entries (one long row). */
+static sps_matrix *ragged(int n)
+{
+    t_triplets t = {0};
+    uint64_t seed = 3;
+    for (int i = 0; i < n; i++) {
+        int len = i == 1 ? n : i % 5;
+        for (int q = 0; q < len; q++) t_trip_add(&t, i, i == 1 ? q : (i * 7 + q * 13) % n, t_rand(&seed));
+    }
+    return t_trip_matrix(hctx, n, n, &t);
+}
+
+static void apply_dot_case(int n)
+{
+    sps_matrix *A = ragged(n);
+    sps_operator *op = NULL;
+    char what[96];
+    snprintf(what, sizeof what, "apply_dot csr-vector ragged n=%d", n);
+    if (!A || !T_STATUS(gctx, sps_operator_create(gctx, A, "csr-vector", NULL, &op), "%s", what)) {
+        sps_matrix_destroy(A);
+        return;
+    }
+    double *x = rhs(n), *yh = calloc((size_t)n, sizeof *yh), *y1 = calloc((size_t)n, sizeof *y1),
+           *y2 = calloc((size_t)n, sizeof *y2);
+    sps_operator_apply_host(op, 1.0, x, 0.0, yh);
+    double ref = 0, mag = 0;
+    for (int i = 0; i < n; i++) ref += x[i] * yh[i], mag += fabs(x[i] * yh[i]);
+    void *dx = NULL, *dy = NULL, *dy2 = NULL, *dp = NULL;
+    sps__dmalloc(gctx, &dx, (size_t)n * 8), sps__dmalloc(gctx, &dy, (size_t)n * 8);
+    sps__dmalloc(gctx, &dy2, (size_t)n * 8), sps__dmalloc(gctx, &dp, 1024 * 8);
+    sps__h2d(gctx, dx, x, (size_t)n * 8);
+    T_OK(op->be->apply_dot != NULL, "%s: csr-vector offers apply_dot", what);
+    int maxp[] = {1, 3, 1024};
+    for (int m = 0; m < 3 && op->be->apply_dot; m++) {
+        int np = 0, np2 = 0;
+        double p1[1024], p2[1024];
+        sps_status st = op->be->apply_dot(gctx, op->dev, dx, dy, dp, maxp[m], &np);
+        if (st == SPS_OK) st = sps__gpu_sync(gctx);
+        sps__d2h(gctx, y1, dy, (size_t)n * 8);
+        sps__d2h(gctx, p1, dp, (size_t)(np > 0 ? np : 1) * 8);
+        st = st == SPS_OK ? op->be->apply_dot(gctx, op->dev, dx, dy, dp, maxp[m], &np2) : st;
+        sps__d2h(gctx, p2, dp, (size_t)(np2 > 0 ? np2 : 1) * 8);
+        sps_operator_apply(op, 1.0, dx, 0.0, dy2);
+        sps__d2h(gctx, y2, dy2, (size_t)n * 8);
+        if (!T_STATUS(gctx, st, "%s maxparts %d", what, maxp[m])) continue;
+        double sum = 0, e = 0, ymax = 1e-300;
+        for (int b = 0; b < np; b++) sum += p1[b];
+        for (int i = 0; i < n; i++) e = fmax(e, fabs(y1[i] - yh[i])), ymax = fmax(ymax, fabs(yh[i]));
+        e /= ymax; /* normwise: row 1's n terms may cancel */
+        T_OK(np >= 1 && np <= maxp[m] && np == np2, "%s maxparts %d: %d blocks", what, maxp[m], np);
+        T_OK(memcmp(y1, y2, (size_t)n * 8) == 0, "%s maxparts %d: y bitwise the plain apply's", what, maxp[m]);
+        T_OK(e <= 1e-12, "%s maxparts %d: y within %.1e of the host's", what, maxp[m], e);
+        T_OK(fabs(sum - ref) <= 8.0 * n * 2.2e-16 * mag + 1e-300, "%s maxparts %d: x'Ax %.17g, host %.17g", what, maxp[m], sum,
+             ref);
+        T_OK(memcmp(p1, p2, (size_t)np * 8) == 0, "%s maxparts %d: partials bitwise equal run to run", what,
+             maxp[m]);
+    }
+    sps__dfree(dx), sps__dfree(dy), sps__dfree(dy2), sps__dfree(dp);
+    free(x), free(yh), free(y1), free(y2);
+    sps_operator_destroy(op);
+    sps_matrix_destroy(A);
+}
+
+static void fused_case(const char *name, const sps_matrix *A, const char *pcname)
+{
+    int n = sps_matrix_rows(A);
+    double *b = rhs(n);
+    job hj = {"csr-scalar", "cg", pcname, NULL}, fj = {"csr-vector", "cg", pcname, "fused"};
+    char what[160];
+    snprintf(what, sizeof what, "fused %s cg%s%s csr-vector", name, pcname ? "+" : "", pcname ? pcname : "");
+    result h = solve_on(hctx, A, &hj, b), f = solve_on(gctx, A, &fj, b), f2 = solve_on(gctx, A, &fj, b);
+    if (T_STATUS(hctx, h.st, "%s: host", what) && T_STATUS(gctx, f.st, "%s: solve", what)) {
+        int64_t di = f.in.iterations - h.in.iterations;
+        int64_t tol = h.in.iterations / 20 > 2 ? h.in.iterations / 20 : 2;
+        T_OK(strcmp(f.engine, "fused") == 0, "%s: engine %s", what, f.engine);
+        T_OK(f.in.reason == h.in.reason && llabs((long long)di) <= tol,
+             "%s: %s after %lld iterations (host %s, %lld)", what, sps_reason_str(f.in.reason),
+             (long long)f.in.iterations, sps_reason_str(h.in.reason), (long long)h.in.iterations);
+        if (h.in.reason > 0)
+            T_OK(rel(f.x, h.x, n) <= 1e-6 && f.in.true_rel_rnorm <= 1e-9, "%s: x within %.1e of the host's",
+                 what, rel(f.x, h.x, n));
+        T_OK(same(&f, &f2, n), "%s: two runs bitwise equal", what);
+    }
+    result_free(&h), result_free(&f), result_free(&f2);
+    free(b);
+}
+
+static void test_fused(void)
+{
+    int sizes[] = {31, 32, 33, 1023, 1024, 1025, 100000};
+    for (int i = 0; i < 7; i++) apply_dot_case(sizes[i]);
+    const char *gens[] = {"poisson2d:63", "poisson2d:256"};
+    for (int i = 0; i < 2; i++) {
+        sps_matrix *P = NULL;
+        if (!T_STATUS(hctx, sps_matrix_generate(hctx, gens[i], &P), "%s", gens[i])) continue;
+        fused_case(gens[i], P, NULL);
+        fused_case(gens[i], P, "jacobi");
+        if (i == 0) {
+            job c = {"cusparse:alg2", "cg", NULL, NULL};
+            fallback_case("fused poisson2d:63 cg cusparse:alg2 (no apply_dot)", P, &c, "fused");
+            job bi = {"csr-vector", "bicgstab", NULL, NULL};
+            fallback_case("fused poisson2d:63 bicgstab", P, &bi, "fused");
+        }
+        sps_matrix_destroy(P);
+    }
+    const char *real[] = {"nos6", "bcsstk09"};
+    for (int i = 0; i < 2; i++) {
+        sps_matrix *A = read_real(real[i]);
+        if (!A) continue;
+        fused_case(real[i], A, NULL);
+        sps_matrix_destroy(A);
+    }
+}
+
+/* ---- 4. the traffic model, and each engine's time ------------------------- */
+
+static void test_floor(void)
+{
+    const char *gens[] = {"poisson2d:63", "poisson3d:160"};
+    const char *engines[] = {"classic", "graph", "onekernel", "fused"};
+    const char *methods[] = {"cg", "bicgstab", "gmres:restart=30"};
+    for (int i = 0; i < 2; i++) {
+        sps_matrix *P = NULL;
+        if (!T_STATUS(hctx, sps_matrix_generate(hctx, gens[i], &P), "%s", gens[i])) continue;
+        int n = sps_matrix_rows(P);
+        double *b = rhs(n);
+        for (int m = 0; m < (i == 0 ? 3 : 2); m++)
+            for (int e = 0; e < 4; e++) {
+                job j = {"csr-vector", methods[m], NULL, engines[e]};
+                result r = solve_on(gctx, P, &j, b);
+                if (T_STATUS(gctx, r.st, "%s %s %s", gens[i], methods[m], engines[e])) {
+                    T_OK(r.in.bytes_per_iter > 88.0 * n && r.in.copy_gbps > 0 && r.in.floor_per_iter_ms > 0 &&
+                             r.in.floor_fraction > 0.5,
+                         "%s %s %s: %.0f bytes per iteration, floor %.2f us at %.0f GB/s, %.2f x the floor",
+                         gens[i], methods[m], engines[e], r.in.bytes_per_iter, r.in.floor_per_iter_ms * 1e3,
+                         r.in.copy_gbps, r.in.floor_fraction);
+                    printf("# %s %s engine %s ran %s: %.2f us per iteration (%lld iterations), floor %.2f us, "
+                           "%.2f x the floor, %lld syncs\n",
+                           gens[i], methods[m], engines[e], r.engine, r.in.per_iter_ms * 1e3,
+                           (long long)r.in.iterations, r.in.floor_per_iter_ms * 1e3, r.in.floor_fraction,
+                           (long long)r.in.host_syncs);
+                }
+                result_free(&r);
+            }
+        free(b);
+        sps_matrix_destroy(P);
+    }
+}
+
+int main(void)
+{
+    gctx = t_gpu_context_or_skip("the iteration engines on the GPU");
+    if (!gctx) return t_done();
+    sps_context_create(&hctx, SPS_DEVICE_HOST);
+    unsetenv("SPS_ENGINE");
+    test_onekernel();
+    test_graph();
+    test_fused();
+    test_floor();
+    sps_context_destroy(hctx);
+    sps_context_destroy(gctx);
+    return t_done();
+}
+
+#else
+
+int main(void)
+{
+    t_gpu_context_or_skip("the iteration engines on the GPU");
+    return t_done();
+}
+
+#endif
