@@ -680,7 +680,8 @@ static void method_warnings(run *r)
         warn(r, "%s has %d negative, %d zero and %d missing diagonal entries: it is not positive "
                 "definite, and CG may break down", name, ft->negative_diagonal, ft->zero_diagonal,
              ft->missing_diagonal);
-    if (strcmp(r->o.precond, "none") && (ft->missing_diagonal || ft->zero_diagonal))
+    if (strcmp(r->o.precond, "none") && strcmp(r->o.precond, "auto") &&
+        (ft->missing_diagonal || ft->zero_diagonal))
         warn(r, "%s has %d rows without a diagonal entry and %d zero diagonal entries: %s divides "
                 "by the diagonal and will break down", name, ft->missing_diagonal, ft->zero_diagonal,
              r->o.precond);
@@ -696,6 +697,7 @@ static void choose_method(run *r)
         sps_method_suggest(&r->ft, &r->method, why, sizeof why);
         snprintf(r->method_why, sizeof r->method_why, "%s", r->o.method ? "as asked" : "auto");
         if (r->o.method) method_base(r->o.method, &r->method);
+        method_warnings(r);
         return;
     }
     if (r->o.method) {

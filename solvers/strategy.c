@@ -62,8 +62,9 @@ int sps__strategy_plans(const sps_features *f, size_t basis_bytes, sps_plan *p, 
         if (ilu_ok) add(p, &np, "gmres:restart=100", "ilu0");
         add(p, &np, longm, "none");
     } else {
-        if (f->diag_dominant && diag_ok) add(p, &np, "gmres:restart=100", "jacobi");
         if (ilu_ok) add(p, &np, "gmres:restart=100", "ilu0");
+        /* dominance: Jacobi is cheap and GMRES with it converges; before BiCGSTAB */
+        if (f->diag_dominant && diag_ok) add(p, &np, "gmres:restart=100", "jacobi");
         if (ilu_ok) add(p, &np, "bicgstab", "ilu0");
         if (diag_ok) add(p, &np, "gmres:restart=100", "jacobi");
         add(p, &np, longm, "none");
