@@ -500,9 +500,15 @@ void sps_precond_destroy(sps_precond *pc);
 
 /** SPS_METHOD_AUTO is not a method a solver runs: it asks sps_solve_strategy
  *  to choose one (and fall back to others) from the matrix's features. */
-typedef enum sps_method { SPS_METHOD_AUTO = -1, SPS_CG = 0, SPS_BICGSTAB = 1, SPS_GMRES = 2 } sps_method;
+typedef enum sps_method {
+    SPS_METHOD_AUTO = -1,
+    SPS_CG = 0,
+    SPS_BICGSTAB = 1,
+    SPS_GMRES = 2,
+    SPS_IDR = 3 /**< IDR(s) with biorthogonalisation, s = 4 ("idr:s=K", K <= 4) */
+} sps_method;
 
-/** "cg", "bicgstab", "gmres" ("auto" for SPS_METHOD_AUTO). */
+/** "cg", "bicgstab", "gmres", "idr" ("auto" for SPS_METHOD_AUTO). */
 const char *sps_method_name(sps_method m);
 /** Parse a method name, case-insensitively ("auto" gives SPS_METHOD_AUTO);
  *  SPS_ERR_INVALID_ARG listing the known names if unknown. */

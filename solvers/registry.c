@@ -15,6 +15,7 @@
     X(cg, cg)             \
     X(bicgstab, bicg)     \
     X(gmres, gm)          \
+    X(idr, idr)           \
     /* end of the list */
 
 #define DECLARE(name, ops)                                  \

@@ -31,7 +31,7 @@ sps_status sps_method_from_name(const char *name, sps_method *m)
     }
     const sps_method_entry *e = sps__method_find(name, strlen(name));
     if (!e || e->impl->id < 0)
-        return sps__err(NULL, SPS_ERR_INVALID_ARG, "unknown method '%s' (auto, cg, bicgstab, gmres)", name);
+        return sps__err(NULL, SPS_ERR_INVALID_ARG, "unknown method '%s' (auto, cg, bicgstab, gmres, idr)", name);
     *m = (sps_method)e->impl->id;
     return SPS_OK;
 }

@@ -65,9 +65,12 @@ int sps__strategy_plans(const sps_features *f, size_t basis_bytes, sps_plan *p, 
         if (ilu_ok) add(p, &np, "gmres:restart=100", "ilu0");
         /* dominance: Jacobi is cheap and GMRES with it converges; before BiCGSTAB */
         if (f->diag_dominant && diag_ok) add(p, &np, "gmres:restart=100", "jacobi");
+        /* IDR(4): where GMRES(100) stagnates and BiCGSTAB is erratic */
+        if (ilu_ok) add(p, &np, "idr", "ilu0");
         if (ilu_ok) add(p, &np, "bicgstab", "ilu0");
         if (diag_ok) add(p, &np, "gmres:restart=100", "jacobi");
         add(p, &np, longm, "none");
+        add(p, &np, "idr", "none");
         add(p, &np, "bicgstab", "none");
     }
     if (why && len)
