@@ -25,14 +25,16 @@
 enum { R, V, T, VH };
 enum { PP, PG, PU };
 
-static int64_t idr_s(const sps_kcfg *cfg)
+/* s, and never more than n (the shadow space has at most n independent vectors). */
+static int64_t idr_s(const sps_krylov *k)
 {
-    return cfg->opt[0] >= 1 ? (int64_t)cfg->opt[0] : SPS_IDR_SMAX;
+    int64_t s = k->cfg->opt[0] >= 1 ? (int64_t)k->cfg->opt[0] : SPS_IDR_SMAX;
+    return s < k->w.n ? s : k->w.n < 1 ? 1 : k->w.n;
 }
 
 static void idr_work(const sps_krylov *k, sps_kwork *wk)
 {
-    size_t sn = (size_t)idr_s(k->cfg) * (size_t)k->w.n;
+    size_t sn = (size_t)idr_s(k) * (size_t)k->w.n;
     wk->nvec = k->pcmode == SPS_PCM_NONE ? 3 : 4;
     wk->npiece = 3;
     wk->piece[PP] = wk->piece[PG] = wk->piece[PU] = sn;
@@ -44,7 +46,7 @@ static void idr_work(const sps_krylov *k, sps_kwork *wk)
 static void idr_init(const sps_krylov *k, void *ms)
 {
     sps_idr_state *is = ms;
-    is->s = idr_s(k->cfg);
+    is->s = idr_s(k);
     is->k = 0;
     is->om = 1.0;
     for (int i = 0; i < SPS_IDR_SMAX; i++) SPS_IDR_AT(is, i, i) = 1.0;
@@ -114,7 +116,7 @@ static sps_status shadow_dot(sps_krylov *k, int64_t s)
 /* After r0 (or a residual replacement): G = U = 0, M = I, om = 1; f = P'r. */
 static sps_status idr_start(sps_krylov *k)
 {
-    int64_t s = idr_s(k->cfg);
+    int64_t s = idr_s(k);
     sps_status st;
     size_t n = (size_t)k->w.n;
     k->inner = 0;
@@ -183,7 +185,7 @@ static sps_status idr_reduce(sps_krylov *k, int64_t s)
 static sps_status idr_iterate(sps_krylov *k, int64_t j)
 {
     (void)j;
-    int64_t s = idr_s(k->cfg), ph = k->inner % (s + 1);
+    int64_t s = idr_s(k), ph = k->inner % (s + 1);
     k->inner++;
     return ph < s ? idr_step(k, ph, s) : idr_reduce(k, s);
 }
