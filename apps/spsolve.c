@@ -1183,6 +1183,13 @@ static void choose_hint(run *r, int rc)
         return;
     }
     if (rc != EXIT_NOT_CONVERGED || !r->solved) return;
+    if (r->strategy && r->info.nattempts > 1 && r->inconsistent < 0) {
+        /* the strategy already tried the plans a hint would name */
+        snprintf(h, len, "--maxit %lld: %d plans were tried; the best reached a relative residual "
+                         "of %.2e (rtol %g)", 2 * r->o.maxit + 1, r->info.nattempts,
+                 r->info.true_rel_rnorm, r->o.rtol);
+        return;
+    }
     if (r->inconsistent >= 0)
         snprintf(h, len, "none will converge: the system has no solution (row %d, 1-based %d, of A is "
                          "empty and b is not); check how A and b were made", r->inconsistent, r->inconsistent + 1);
