@@ -634,7 +634,8 @@ void sps_strategy_default(sps_strategy *how);
  *  Jacobi, GMRES with a long restart (as long as its basis fits in memory),
  *  BiCGSTAB; plans that divide by a missing or zero diagonal are left out.
  *  A plan that breaks down, stagnates, diverges or runs out of iterations
- *  hands over to the next, which starts from the best iterate so far (the
+ *  hands over to the next (each gets the solver's maxit, an unpreconditioned
+ *  one twice that), which starts from the best iterate so far (the
  *  smallest true residual). The operator is reused; each preconditioner
  *  is set up once. The solver's settings (rtol, maxit per plan, monitor,
  *  history) apply to each attempt, and the solver's method is restored on

@@ -291,8 +291,8 @@ static double host_nrm2(const double *x, sps_idx n)
 
 /* Budget checks before an attempt: the iterations it may use, or 0 (and a
  * note) when the budget is spent. */
-static int64_t share(const run *r, const sps_strategy *how, int64_t used, double t0, char *why,
-                     size_t len)
+static int64_t share(const run *r, const sps_strategy *how, int64_t used, double t0, int64_t want,
+                     char *why, size_t len)
 {
     int64_t total = how->max_iterations > 0 ? how->max_iterations : 4 * r->cfg0.maxit;
     if (how->max_ms > 0 && sps__now_ms() - t0 >= how->max_ms) {
@@ -303,7 +303,7 @@ static int64_t share(const run *r, const sps_strategy *how, int64_t used, double
         snprintf(why, len, "iteration budget of %lld spent", (long long)total);
         return 0;
     }
-    return total - used < r->cfg0.maxit ? total - used : r->cfg0.maxit;
+    return total - used < want ? total - used : want;
 }
 
 static sps_status strategy(run *r, const sps_strategy *how, const sps_features *f,
@@ -319,7 +319,11 @@ static sps_status strategy(run *r, const sps_strategy *how, const sps_features *
     for (int i = 0; i < np; i++) {
         sps_attempt *a = &info->attempts[info->nattempts];
         char why[96];
-        int64_t maxit = share(r, how, info->total_iterations, t0, why, sizeof why);
+        /* bench/solve.py's rule: an unpreconditioned fallback plan gets twice the
+         * iterations (within the budget) */
+        int none = !strcmp(plans[i].precond, "none") && !explicit_only;
+        int64_t want = none && r->cfg0.maxit <= INT64_MAX / 2 ? 2 * r->cfg0.maxit : r->cfg0.maxit;
+        int64_t maxit = share(r, how, info->total_iterations, t0, want, why, sizeof why);
         if (maxit == 0) break;
         if (explicit_only && ranone) break;
         sps_status e = attempt(r, &plans[i], maxit, a, &in);
