@@ -43,7 +43,7 @@ static const char *usage_text =
     "  --x0 FILE            initial guess (default zeros)\n"
     "\n"
     "Solver:\n"
-    "  --method M           auto (default) | cg | bicgstab | gmres; auto tries plans chosen\n"
+    "  --method M           auto (default) | cg | bicgstab | gmres | idr; auto tries plans chosen\n"
     "                       from the matrix's features, falling back on failure\n"
     "  --spmv NAME          SpMV backend, auto (default) or tune; see --list-spmv\n"
     "  --precond P          auto (default) | none | jacobi | ilu0 | ic0; see --list-precond\n"
@@ -296,7 +296,7 @@ static void validate_args(opts *o)
     if (o->method) {
         sps_method m;
         if (method_base(o->method, &m) != SPS_OK)
-            die_usage("--method: '%s' is not auto, cg, bicgstab or gmres (NAME or NAME:key=value)",
+            die_usage("--method: '%s' is not auto, cg, bicgstab, gmres or idr (NAME or NAME:key=value)",
                       o->method);
         if (m == SPS_METHOD_AUTO) o->method = NULL;
     }
