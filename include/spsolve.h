@@ -519,7 +519,8 @@ typedef struct sps_solver sps_solver;
 sps_status sps_solver_create(sps_context *ctx, sps_solver **s);
 void sps_solver_destroy(sps_solver *s);
 
-/** CLI: `--method`. Default CG. */
+/** CLI: `--method`. Default CG. SPS_METHOD_AUTO is refused (SPS_ERR_INVALID_ARG): the
+ *  automatic choice is sps_solve_strategy's. */
 sps_status sps_solver_set_method(sps_solver *s, sps_method m);
 /** A method by name with optional parameters after a colon, e.g. "cg" or
  *  "gmres:restart=50" (the same as sps_solver_set_restart). Any registered

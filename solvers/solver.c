@@ -78,7 +78,9 @@ void sps_solver_destroy(sps_solver *s)
 
 sps_status sps_solver_set_method(sps_solver *s, sps_method m)
 {
-    const sps_method_entry *e = by_id((int)m);
+    const sps_method_entry *e = m >= 0 ? by_id((int)m) : NULL;
+    SETTER_CHECK(s, m != SPS_METHOD_AUTO,
+                 "SPS_METHOD_AUTO is not a method a solver runs: pass \"auto\" to sps_solve_strategy");
     SETTER_CHECK(s, e != NULL, "unknown method %d", (int)m);
     s->method = e;
     return SPS_OK;

@@ -256,6 +256,9 @@ static void test_names(sps_solver *sv)
     T_OK(st == SPS_ERR_INVALID_ARG && strstr(sps_last_error(ctx), "cg") &&
              strstr(sps_last_error(ctx), "gmres"),
          "an unknown method lists the known ones (%s)", sps_last_error(ctx));
+    T_OK(sps_solver_set_method(sv, SPS_METHOD_AUTO) == SPS_ERR_INVALID_ARG &&
+             strstr(sps_last_error(ctx), "sps_solve_strategy"),
+         "a solver refuses SPS_METHOD_AUTO, naming sps_solve_strategy (%s)", sps_last_error(ctx));
     sps_solver_set_method(sv, SPS_CG);
 }
 
