@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/apps/spsolve.c: the command-line solver (uses only spsolve.h) */
+#include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,10 +43,11 @@ static const char *usage_text =
     "  --x0 FILE            initial guess (default zeros)\n"
     "\n"
     "Solver:\n"
-    "  --method M           cg | bicgstab | gmres (default: cg for a symmetric matrix with a\n"
-    "                       positive diagonal, gmres otherwise)\n"
+    "  --method M           auto (default) | cg | bicgstab | gmres | idr; auto tries plans chosen\n"
+    "                       from the matrix's features, falling back on failure\n"
     "  --spmv NAME          SpMV backend, auto (default) or tune; see --list-spmv\n"
-    "  --precond P          none (default) | jacobi | ilu0 | ic0; see --list-precond\n"
+    "  --precond P          auto (default) | none | jacobi | ilu0 | ic0; see --list-precond\n"
+    "  --fallback           after an explicit --method or --precond fails, try the auto plans\n"
     "  --rtol X             converged when ||r|| <= max(rtol*||b||, atol) (default 1e-8)\n"
     "  --atol X             absolute tolerance (default 0)\n"
     "  --dtol X             diverged when ||r|| > dtol*||r0|| (> 0, default 1e5)\n"
@@ -86,6 +89,7 @@ typedef struct opts {
     int restart, check_every;
     int threads;            /* --threads: io threads (0: the online cores) */
     int info, json, monitor, verify, quiet;
+    int fallback;           /* --fallback: explicit settings fall back to the auto plans */
 } opts;
 
 static void app_json_string_or_null(FILE *f, const char *s)
@@ -189,7 +193,7 @@ static void set_defaults(opts *o)
 {
     memset(o, 0, sizeof *o);
     o->spmv = "auto";
-    o->precond = "none";
+    o->precond = "auto";
     o->device = "auto";
     o->rtol = 1e-8;
     o->atol = 0;
@@ -251,6 +255,7 @@ static int flag_option(opts *o, const char *a)
     else if (!strcmp(a, "--monitor")) o->monitor = 1;
     else if (!strcmp(a, "--verify")) o->verify = 1;
     else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = 1;
+    else if (!strcmp(a, "--fallback")) o->fallback = 1;
     else return 0;
     return 1;
 }
@@ -266,6 +271,19 @@ static sps_status method_base(const char *spec, sps_method *m)
     return sps_method_from_name(name, m);
 }
 
+/* spec with its name part (before ':') lower-cased: names are matched
+ * case-insensitively, parameters are left alone. Two slots (precond, spmv). */
+static const char *lower_name(const char *spec, int slot)
+{
+    static char buf[2][256];
+    size_t len = strlen(spec);
+    if (len >= sizeof buf[slot]) return spec;
+    memcpy(buf[slot], spec, len + 1);
+    for (size_t i = 0; i < len && buf[slot][i] != ':'; i++)
+        buf[slot][i] = (char)tolower((unsigned char)buf[slot][i]);
+    return buf[slot];
+}
+
 /* Checks that need no matrix. The tolerances are the library's to judge
  * (configure_solver passes them on and reports its refusal). */
 static void validate_args(opts *o)
@@ -278,9 +296,13 @@ static void validate_args(opts *o)
     if (o->method) {
         sps_method m;
         if (method_base(o->method, &m) != SPS_OK)
-            die_usage("--method: '%s' is not cg, bicgstab or gmres (NAME or NAME:key=value)", o->method);
+            die_usage("--method: '%s' is not auto, cg, bicgstab, gmres or idr (NAME or NAME:key=value)",
+                      o->method);
+        if (m == SPS_METHOD_AUTO) o->method = NULL;
     }
-    if (!precond_known(o->precond))
+    o->precond = lower_name(o->precond, 0);
+    o->spmv = lower_name(o->spmv, 1);
+    if (strcmp(o->precond, "auto") && !precond_known(o->precond))
         die_usage("--precond: '%s' is not %s", o->precond, precond_list());
     if (o->out_path && o->hist_path && !strcmp(o->out_path, "-") && !strcmp(o->hist_path, "-"))
         die_usage("-o - and --history - cannot both write to stdout");
@@ -435,6 +457,7 @@ typedef struct run {
     sps_operator_info oi;
     int have_payoff;        /* oi's payoff figures are filled (predicted by auto, or measured) */
     sps_precond *pc;
+    int strategy;           /* sps_solve_strategy runs the solve (auto or --fallback) */
     double bnorm;
     sps_solve_info info;
     double err_ones, verify_diff;
@@ -657,15 +680,26 @@ static void method_warnings(run *r)
         warn(r, "%s has %d negative, %d zero and %d missing diagonal entries: it is not positive "
                 "definite, and CG may break down", name, ft->negative_diagonal, ft->zero_diagonal,
              ft->missing_diagonal);
-    if (strcmp(r->o.precond, "none") && (ft->missing_diagonal || ft->zero_diagonal))
+    if (strcmp(r->o.precond, "none") && strcmp(r->o.precond, "auto") &&
+        (ft->missing_diagonal || ft->zero_diagonal))
         warn(r, "%s has %d rows without a diagonal entry and %d zero diagonal entries: %s divides "
                 "by the diagonal and will break down", name, ft->missing_diagonal, ft->zero_diagonal,
              r->o.precond);
 }
 
-/* The method asked for, else the library's suggestion from the features. */
+/* The method asked for, else the library's suggestion from the features
+ * (auto: the strategy's first guess; the strategy decides in solve()). */
 static void choose_method(run *r)
 {
+    r->strategy = !r->o.method || !strcmp(r->o.precond, "auto") || r->o.fallback;
+    if (r->strategy) {
+        char why[160];
+        sps_method_suggest(&r->ft, &r->method, why, sizeof why);
+        snprintf(r->method_why, sizeof r->method_why, "%s", r->o.method ? "as asked" : "auto");
+        if (r->o.method) method_base(r->o.method, &r->method);
+        method_warnings(r);
+        return;
+    }
     if (r->o.method) {
         method_base(r->o.method, &r->method);
         snprintf(r->method_why, sizeof r->method_why, "as asked");
@@ -737,6 +771,7 @@ static int build_operator(run *r)
 
 static int build_precond(run *r)
 {
+    if (r->strategy) return -1; /* the strategy sets its preconditioners up */
     sps_status st = sps_precond_create_ex(r->ctx, r->A, r->op, r->o.precond, &r->pc);
     if (st == SPS_OK) return -1;
     if (st != SPS_ERR_ZERO_PIVOT && st != SPS_ERR_UNSUPPORTED)
@@ -766,6 +801,13 @@ static void print_header(const run *r)
     if (r->b_is_ones) fprintf(f, "rhs       b = A * ones (no -b given): the exact solution is all ones\n");
     fprintf(f, "backend   %s%s%s\n", r->oi.backend, r->oi.reason[0] ? ": " : "", r->oi.reason);
     if (r->oi.detail[0]) fprintf(f, "          %s\n", r->oi.detail);
+    if (r->strategy) {
+        fprintf(f, "method    %s, precond %s: the plans follow the features, with fallbacks%s; rtol %g, "
+                   "atol %g, maxit %lld per attempt\n", r->o.method ? r->o.method : "auto", r->o.precond,
+                r->o.fallback ? " (--fallback)" : "", r->o.rtol, r->o.atol, r->o.maxit);
+        fflush(f);
+        return;
+    }
     fprintf(f, "method    %s", sps_method_name(r->method));
     if (r->method == SPS_GMRES) fprintf(f, "(%d)", r->o.restart);
     fprintf(f, " (%s), precond %s, rtol %g, atol %g, maxit %lld\n", r->method_why, r->o.precond,
@@ -803,8 +845,115 @@ static void check_solution(run *r)
     r->verify_diff = s > 0 ? sqrt(d / s) : sqrt(d);
 }
 
+/* ---- the automatic strategy (sps_solve_strategy) ------------------------- */
+
+/* The attempts' preconditioner setups (each spec once). */
+static double strategy_precond_ms(const sps_solve_info *in)
+{
+    double ms = 0;
+    for (int i = 0; i < in->nattempts; i++) ms += in->attempts[i].precond_ms;
+    return ms;
+}
+
+/* eps * ||A||_inf * ||x|| / ||b||: the relative residual rounding lets x reach. */
+static double attainable(const run *r)
+{
+    const sps_idx *rp, *ci;
+    const double *v;
+    if (r->info.attainable > 0) return r->info.attainable;
+    if (!r->A || r->bnorm <= 0 || sps_matrix_csr(r->A, &rp, &ci, &v) != SPS_OK) return 0;
+    double an = 0;
+    for (sps_idx i = 0; i < r->n; i++) {
+        double s = 0;
+        for (sps_idx k = rp[i]; k < rp[i + 1]; k++) s += fabs(v[k]);
+        an = s > an ? s : an;
+    }
+    return DBL_EPSILON * an * nrm2(r->x, r->n) / r->bnorm;
+}
+
+/* The attempts, one line each, and why the winner won. */
+static void strategy_text(const run *r)
+{
+    FILE *f = r->rep;
+    const sps_solve_info *in = &r->info;
+    if (!r->strategy) return;
+    fprintf(f, "strategy  %s: %d attempt%s, %lld iterations in all, %.1f ms\n", in->plan_why,
+            in->nattempts, in->nattempts == 1 ? "" : "s", (long long)in->total_iterations, in->total_ms);
+    for (int i = 0; i < in->nattempts; i++) {
+        const sps_attempt *a = &in->attempts[i];
+        fprintf(f, "  %s %d. %s + %s: %s, %lld iterations, relres %.2e, %.1f ms (precond %.1f): %s\n",
+                i == in->winner ? "*" : " ", i + 1, a->method, a->precond,
+                a->status == SPS_OK ? sps_reason_str(a->reason) : sps_strerror(a->status),
+                (long long)a->iterations, a->true_rel_rnorm, a->solve_ms + a->precond_ms,
+                a->precond_ms, a->note);
+    }
+}
+
+static void strategy_json(const run *r, int *first)
+{
+    FILE *f = r->rep;
+    const sps_solve_info *in = &r->info;
+    json_num(f, "attainable_rel_rnorm", attainable(r), first);
+    if (!r->strategy) return;
+    json_str(f, "strategy", in->plan_why, first);
+    json_int(f, "winner", in->winner, first);
+    json_int(f, "total_iterations", (long long)in->total_iterations, first);
+    json_num(f, "strategy_ms", in->total_ms, first);
+    fprintf(f, ", \"attempts\": [");
+    for (int i = 0; i < in->nattempts; i++) {
+        const sps_attempt *a = &in->attempts[i];
+        int fa = 1;
+        fprintf(f, "%s{", i ? ", " : "");
+        json_str(f, "method", a->method, &fa);
+        json_str(f, "precond", a->precond, &fa);
+        json_str(f, "status", sps_strerror(a->status), &fa);
+        json_str(f, "reason", a->status == SPS_OK ? sps_reason_str(a->reason) : "not run", &fa);
+        json_int(f, "iterations", (long long)a->iterations, &fa);
+        json_num(f, "true_rel_rnorm", a->true_rel_rnorm, &fa);
+        json_num(f, "precond_ms", a->precond_ms, &fa);
+        json_num(f, "solve_ms", a->solve_ms, &fa);
+        json_str(f, "note", a->note, &fa);
+        fprintf(f, "}");
+    }
+    fprintf(f, "]");
+}
+
+/* The solve through the strategy; the winner's method and precond become
+ * the run's (for the summary and the hint). */
+static int solve_strategy(run *r)
+{
+    sps_strategy how;
+    sps_strategy_default(&how);
+    how.method = r->o.method ? r->o.method : "auto";
+    how.precond = r->o.precond;
+    how.fallback = r->o.fallback;
+    how.features = &r->ft;
+    sps_status st = sps_solve_strategy(r->solver, r->A, r->op, &how, r->b, r->x, &r->info);
+    if (st == SPS_ERR_ZERO_PIVOT || st == SPS_ERR_UNSUPPORTED)
+        return fail(r, EXIT_PRECOND, "%s cannot be built on this matrix: %s", r->o.precond,
+                    sps_last_error(r->ctx));
+    if (st != SPS_OK) return fail_status(r, st, "solve failed");
+    if (r->info.winner >= 0) {
+        static char pcname[48];
+        const sps_attempt *w = &r->info.attempts[r->info.winner];
+        method_base(w->method, &r->method);
+        const char *rs = strstr(w->method, "restart=");
+        if (rs) r->o.restart = atoi(rs + 8);
+        snprintf(pcname, sizeof pcname, "%s", w->precond);
+        r->o.precond = pcname;
+    }
+    r->solved = 1;
+    check_solution(r);
+    return r->info.reason > 0 ? EXIT_CONVERGED : EXIT_NOT_CONVERGED;
+}
+
 static int solve(run *r)
 {
+    if (r->strategy) {
+        if (r->o.monitor && !r->o.json) sps_solver_set_monitor(r->solver, monitor_cb, r);
+        if (r->text) print_header(r);
+        return solve_strategy(r);
+    }
     sps_status ms = r->o.method && strchr(r->o.method, ':')
                         ? sps_solver_set_method_name(r->solver, r->o.method)
                         : sps_solver_set_method(r->solver, r->method);
@@ -862,12 +1011,14 @@ static derived derive(const run *r)
     derived d;
     const sps_operator_info *oi = &r->oi;
     const sps_solve_info *in = &r->info;
-    d.precond_ms = sps_precond_setup_ms(r->pc);
+    d.precond_ms = r->strategy ? strategy_precond_ms(in) : sps_precond_setup_ms(r->pc);
     /* setup: everything after the matrix is in host memory and before the
      * first iteration; solve: setup and the iterations and the finish. */
     d.setup_ms = r->ft.analyze_ms + oi->select_ms + oi->convert_ms + oi->upload_ms + d.precond_ms +
                  in->setup_ms;
     d.solve_ms = d.setup_ms + in->iterate_ms + in->finish_ms;
+    if (r->strategy) /* every attempt, setups included */
+        d.solve_ms = r->ft.analyze_ms + oi->select_ms + oi->convert_ms + oi->upload_ms + in->total_ms;
     d.total_ms = r->src.read_ms + d.solve_ms;
     return d;
 }
@@ -905,6 +1056,7 @@ static void report_json_result(const run *r, const derived *d, int *first)
     json_num(f, "syncs_per_iter", in->iterations ? (double)in->host_syncs / (double)in->iterations : 0, first);
     json_int(f, "spmvs", (long long)in->spmvs, first);
     json_int(f, "precond_applies", (long long)in->precond_applies, first);
+    strategy_json(r, first);
 }
 
 static void report_json_end(const run *r, int rc, int *first)
@@ -970,6 +1122,11 @@ static void report_text(const run *r, const derived *d)
     fprintf(f, "\n");
     fprintf(f, "residual  relative: recurrence %.3e, true %.3e (||b|| = %.3e)\n", in->rel_rnorm,
             in->true_rel_rnorm, in->bnorm);
+    if (in->reason == SPS_DIVERGED_TRUE_RESIDUAL)
+        fprintf(f, "accuracy  converged to the attainable accuracy %.1e (eps*||A||*||x||/||b||) at best: "
+                   "the true residual %.1e stays above rtol %g\n", attainable(r), in->true_rel_rnorm,
+                r->o.rtol);
+    strategy_text(r);
     if (r->b_is_ones)
         fprintf(f, "error     rms(x - 1) = %.3e%s\n", r->err_ones,
                 in->reason > 0 && r->err_ones > 1e-3
@@ -1028,6 +1185,13 @@ static void choose_hint(run *r, int rc)
         return;
     }
     if (rc != EXIT_NOT_CONVERGED || !r->solved) return;
+    if (r->strategy && r->info.nattempts > 1 && r->inconsistent < 0) {
+        /* the strategy already tried the plans a hint would name */
+        snprintf(h, len, "--maxit %lld: %d plans were tried; the best reached a relative residual "
+                         "of %.2e (rtol %g)", 2 * r->o.maxit + 1, r->info.nattempts,
+                 r->info.true_rel_rnorm, r->o.rtol);
+        return;
+    }
     if (r->inconsistent >= 0)
         snprintf(h, len, "none will converge: the system has no solution (row %d, 1-based %d, of A is "
                          "empty and b is not); check how A and b were made", r->inconsistent, r->inconsistent + 1);

@@ -498,11 +498,20 @@ void sps_precond_destroy(sps_precond *pc);
 /* Solvers                                                                   */
 /* ------------------------------------------------------------------------ */
 
-typedef enum sps_method { SPS_CG = 0, SPS_BICGSTAB = 1, SPS_GMRES = 2 } sps_method;
+/** SPS_METHOD_AUTO is not a method a solver runs: it asks sps_solve_strategy
+ *  to choose one (and fall back to others) from the matrix's features. */
+typedef enum sps_method {
+    SPS_METHOD_AUTO = -1,
+    SPS_CG = 0,
+    SPS_BICGSTAB = 1,
+    SPS_GMRES = 2,
+    SPS_IDR = 3 /**< IDR(s) with biorthogonalisation, s = 4 ("idr:s=K", K <= 4) */
+} sps_method;
 
-/** "cg", "bicgstab", "gmres". */
+/** "cg", "bicgstab", "gmres", "idr" ("auto" for SPS_METHOD_AUTO). */
 const char *sps_method_name(sps_method m);
-/** Parse a method name; SPS_ERR_INVALID_ARG if unknown. */
+/** Parse a method name, case-insensitively ("auto" gives SPS_METHOD_AUTO);
+ *  SPS_ERR_INVALID_ARG listing the known names if unknown. */
 sps_status sps_method_from_name(const char *name, sps_method *m);
 
 typedef struct sps_solver sps_solver;
@@ -510,7 +519,8 @@ typedef struct sps_solver sps_solver;
 sps_status sps_solver_create(sps_context *ctx, sps_solver **s);
 void sps_solver_destroy(sps_solver *s);
 
-/** CLI: `--method`. Default CG. */
+/** CLI: `--method`. Default CG. SPS_METHOD_AUTO is refused (SPS_ERR_INVALID_ARG): the
+ *  automatic choice is sps_solve_strategy's. */
 sps_status sps_solver_set_method(sps_solver *s, sps_method m);
 /** A method by name with optional parameters after a colon, e.g. "cg" or
  *  "gmres:restart=50" (the same as sps_solver_set_restart). Any registered
@@ -557,6 +567,22 @@ sps_status sps_solver_set_monitor(sps_solver *s, sps_monitor_fn fn, void *user);
  *  Host contexts always run classic. */
 sps_status sps_solver_set_engine(sps_solver *s, const char *engine);
 
+/** One plan tried by sps_solve_strategy. */
+#define SPS_MAX_ATTEMPTS 8
+typedef struct sps_attempt {
+    char method[48];         /**< method spec run, e.g. "gmres:restart=100" */
+    char precond[48];        /**< preconditioner spec, e.g. "ilu0" */
+    sps_status status;       /**< SPS_OK if the plan ran; else why not (setup failed,
+                                  out of memory), the message in note */
+    sps_reason reason;       /**< how it ended (SPS_ITERATING if it did not run) */
+    int64_t iterations;
+    double true_rel_rnorm;   /**< ||b - A x|| / ||b|| at its end */
+    double precond_ms;       /**< preconditioner setup (0 when the setup was cached) */
+    double solve_ms;         /**< sps_solve's setup + iterations + finish */
+    int64_t maxit;           /**< the iteration limit it ran under (the budget's share) */
+    char note[160];          /**< "won", or why the strategy left it */
+} sps_attempt;
+
 typedef struct sps_solve_info {
     sps_reason reason;
     int64_t iterations;      /**< GMRES: inner iterations */
@@ -585,6 +611,16 @@ typedef struct sps_solve_info {
     double copy_gbps;        /**< the copy bandwidth the floor divides by (measured once per context) */
     double floor_per_iter_ms; /**< bytes_per_iter / copy_gbps: the time an iteration cannot beat */
     double floor_fraction;   /**< per_iter_ms / floor_per_iter_ms (1: at the floor; 0 when no iteration ran) */
+    /* sps_solve_strategy only (0 / empty after a plain sps_solve): */
+    int nattempts;           /**< plans tried, in order, in attempts[] */
+    int winner;              /**< index of the attempt whose outcome the fields above
+                                  report (the converged one, else the best), -1 if none ran */
+    int64_t total_iterations;/**< iterations of every attempt */
+    double total_ms;         /**< wall time of the whole strategy (setups included) */
+    double attainable;       /**< eps * ||A||_1 * ||x|| / ||b||: the relative residual
+                                  that rounding lets this x reach (set with the winner) */
+    char plan_why[160];      /**< why this plan list, e.g. "symmetric, positive diagonal" */
+    sps_attempt attempts[SPS_MAX_ATTEMPTS];
 } sps_solve_info;
 
 /** Solve A x = b with the operator (double precision) and an optional
@@ -595,6 +631,41 @@ typedef struct sps_solve_info {
  *  solve ran, whatever its outcome: read info->reason. */
 sps_status sps_solve(sps_solver *s, sps_operator *op, sps_precond *pc,
                      const double *b, double *x, sps_solve_info *info);
+
+/** How sps_solve_strategy chooses. */
+typedef struct sps_strategy {
+    const char *method;      /**< "auto" (or NULL): chosen from the features; else a method
+                                  spec ("gmres:restart=50"), honoured as given */
+    const char *precond;     /**< "auto" (or NULL): chosen; else a preconditioner spec */
+    int fallback;            /**< 1: after an explicit method or precond, fall back to the
+                                  automatic plans too (auto always falls back) */
+    int64_t max_iterations;  /**< iterations of all attempts together; 0: 4 x the solver's maxit */
+    double max_ms;           /**< wall time of all attempts (checked between attempts); 0: none */
+    const sps_features *features; /**< A's analysis if the caller has it; NULL: computed */
+} sps_strategy;
+
+/** method "auto", precond "auto", no explicit fallback, default budgets. */
+void sps_strategy_default(sps_strategy *how);
+
+/** Solve A x = b with a list of (method, preconditioner) plans chosen from
+ *  A's features (doc/solvers.md, "The automatic strategy"): symmetric with a
+ *  complete positive diagonal: CG with IC(0), Jacobi, none, then GMRES;
+ *  others: GMRES(100) with ILU(0), BiCGSTAB with ILU(0), GMRES(100) with
+ *  Jacobi, GMRES with a long restart (as long as its basis fits in memory),
+ *  BiCGSTAB; plans that divide by a missing or zero diagonal are left out.
+ *  A plan that breaks down, stagnates, diverges or runs out of iterations
+ *  hands over to the next (each gets the solver's maxit, an unpreconditioned
+ *  one twice that), which starts from the best iterate so far (the
+ *  smallest true residual). The operator is reused; each preconditioner
+ *  is set up once. The solver's settings (rtol, maxit per plan, monitor,
+ *  history) apply to each attempt, and the solver's method is restored on
+ *  return. info lists every attempt; its main fields are the winner's.
+ *  An explicit method and precond without how->fallback run one plan, as
+ *  sps_solve does. SPS_OK when the strategy ran, whatever its outcome.
+ *  CLI: the default (`--method auto --precond auto`), `--fallback`. */
+sps_status sps_solve_strategy(sps_solver *s, const sps_matrix *A, sps_operator *op,
+                              const sps_strategy *how, const double *b, double *x,
+                              sps_solve_info *info);
 
 /** The method to use when none is asked for, from A's features: CG for a
  *  symmetric matrix with a complete positive diagonal (taken as SPD), GMRES

@@ -125,6 +125,8 @@ int sps__method_count(void);
 const sps_method_entry *sps__method_at(int i);
 /* By name (the part before any ':'), or NULL. */
 const sps_method_entry *sps__method_find(const char *name, size_t len);
+/* name[0..len) equals known, ignoring ASCII case (method names are matched so). */
+int sps__name_eq(const char *name, size_t len, const char *known);
 
 /* The solver object (solver.c: settings; solve.c: sps_solve). */
 struct sps_solver {

@@ -7,6 +7,7 @@
  * sps__<ops>_ops_cuda. Registering it is one line of SPS_METHODS. */
 #include "krylov.h"
 
+#include <ctype.h>
 #include <string.h>
 
 /* X(name, ops prefix): one line per method, in listing order. */
@@ -14,6 +15,7 @@
     X(cg, cg)             \
     X(bicgstab, bicg)     \
     X(gmres, gm)          \
+    X(idr, idr)           \
     /* end of the list */
 
 #define DECLARE(name, ops)                                  \
@@ -34,12 +36,18 @@ const sps_method_entry *sps__method_at(int i)
     return i >= 0 && i < sps__method_count() ? &methods[i] : NULL;
 }
 
+int sps__name_eq(const char *name, size_t len, const char *known)
+{
+    if (strlen(known) != len) return 0;
+    for (size_t i = 0; i < len; i++)
+        if (tolower((unsigned char)name[i]) != tolower((unsigned char)known[i])) return 0;
+    return 1;
+}
+
 const sps_method_entry *sps__method_find(const char *name, size_t len)
 {
-    for (int i = 0; i < sps__method_count(); i++) {
-        const char *nm = methods[i].impl->name;
-        if (strlen(nm) == len && !strncmp(nm, name, len)) return &methods[i];
-    }
+    for (int i = 0; i < sps__method_count(); i++)
+        if (sps__name_eq(name, len, methods[i].impl->name)) return &methods[i];
     return NULL;
 }
 

@@ -17,16 +17,21 @@ static const sps_method_entry *by_id(int m)
 
 const char *sps_method_name(sps_method m)
 {
-    const sps_method_entry *e = by_id((int)m);
+    if (m == SPS_METHOD_AUTO) return "auto";
+    const sps_method_entry *e = m >= 0 ? by_id((int)m) : NULL;
     return e ? e->impl->name : "?";
 }
 
 sps_status sps_method_from_name(const char *name, sps_method *m)
 {
     if (!name || !m) return sps__err(NULL, SPS_ERR_INVALID_ARG, "NULL argument");
+    if (sps__name_eq(name, strlen(name), "auto")) {
+        *m = SPS_METHOD_AUTO;
+        return SPS_OK;
+    }
     const sps_method_entry *e = sps__method_find(name, strlen(name));
     if (!e || e->impl->id < 0)
-        return sps__err(NULL, SPS_ERR_INVALID_ARG, "unknown method '%s' (cg, bicgstab, gmres)", name);
+        return sps__err(NULL, SPS_ERR_INVALID_ARG, "unknown method '%s' (auto, cg, bicgstab, gmres, idr)", name);
     *m = (sps_method)e->impl->id;
     return SPS_OK;
 }
@@ -74,7 +79,9 @@ void sps_solver_destroy(sps_solver *s)
 
 sps_status sps_solver_set_method(sps_solver *s, sps_method m)
 {
-    const sps_method_entry *e = by_id((int)m);
+    const sps_method_entry *e = m >= 0 ? by_id((int)m) : NULL;
+    SETTER_CHECK(s, m != SPS_METHOD_AUTO,
+                 "SPS_METHOD_AUTO is not a method a solver runs: pass \"auto\" to sps_solve_strategy");
     SETTER_CHECK(s, e != NULL, "unknown method %d", (int)m);
     s->method = e;
     return SPS_OK;

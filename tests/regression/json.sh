@@ -50,7 +50,7 @@ case_ "converged" 0 '"converged": true' '"error": null' '"hints": \[\]' '"setup_
     --gen poisson2d:8 --device cpu
 if [ -n "$nos6" ]; then
     case_ "maxit: one hint, and not the preconditioner just tried" 1 '"hints": \["--precond jacobi' -- \
-        -A "$nos6" --maxit 50 --device cpu
+        -A "$nos6" --maxit 50 --precond none --device cpu
     case_ "maxit with jacobi: the hint moves on" 1 '"hints": \["--precond ic0' -- \
         -A "$nos6" --maxit 50 --precond jacobi --device cpu
 else

@@ -356,7 +356,7 @@ static void test_registry(void)
         if (!strcmp(name, "gmres")) T_OK(caps & SPS_METHOD_RESTART, "gmres says it restarts");
         count++;
     }
-    T_OK(count >= 3 && seen == 7, "%d methods listed, cg, bicgstab and gmres among them", count);
+    T_OK(count >= 4 && seen == 15, "%d methods listed, cg, bicgstab, gmres and idr among them", count);
     T_OK(sps_solver_method(-1, &name, NULL, NULL) == SPS_ERR_INVALID_ARG, "method -1 rejected");
     sps_solver *s = NULL, *t = NULL;
     T_STATUS(ctx, sps_solver_create(ctx, &s), "solver");

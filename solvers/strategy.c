@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/solvers/strategy.c: sps_solve_strategy, the automatic choice of
+ * method and preconditioner with fallbacks (doc/solvers.md, "The automatic
+ * strategy").
+ *
+ * The plan list comes from the features (sps__strategy_plans): the order is
+ * bench/solve.py's, which found a converging plan for most of the shared
+ * matrices, with the plans the analysis rules out left out (a preconditioner
+ * that divides by a missing or zero diagonal entry; a GMRES basis that does
+ * not fit). Each attempt is one sps_solve on the same operator, starting from
+ * the best iterate so far (kept on the host); preconditioners are set up once
+ * per spec and kept until the strategy ends. */
+#include "strategy.h"
+
+#include "krylov.h"
+
+#include <ctype.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LONG_RESTART 2000 /* bench/solve.py's "long restart" */
+
+/* ---- the plan list -------------------------------------------------------- */
+
+static void add(sps_plan *p, int *np, const char *method, const char *precond)
+{
+    for (int i = 0; i < *np; i++)
+        if (!strcmp(p[i].method, method) && !strcmp(p[i].precond, precond)) return;
+    if (*np >= SPS_MAX_PLANS) return;
+    snprintf(p[*np].method, sizeof p[*np].method, "%s", method);
+    snprintf(p[*np].precond, sizeof p[*np].precond, "%s", precond);
+    (*np)++;
+}
+
+/* min(n, 2000), and no longer than basis_bytes allows ((m + 2) n doubles). */
+static long long long_restart(const sps_features *f, size_t basis_bytes)
+{
+    long long m = f->rows < LONG_RESTART ? f->rows : LONG_RESTART;
+    if (basis_bytes > 0 && f->rows > 0) {
+        long long fit = (long long)(basis_bytes / (sizeof(double) * (size_t)f->rows)) - 2;
+        if (fit < m) m = fit;
+    }
+    return m < 30 ? 30 : m;
+}
+
+int sps__strategy_plans(const sps_features *f, size_t basis_bytes, sps_plan *p, char *why,
+                        size_t len)
+{
+    int np = 0;
+    int diag_ok = f->missing_diagonal == 0 && f->zero_diagonal == 0;
+    int ilu_ok = f->missing_diagonal == 0; /* a stored zero may fill in; a missing one cannot */
+    int spd_like = f->symmetric && diag_ok && f->negative_diagonal == 0;
+    char longm[48];
+    snprintf(longm, sizeof longm, "gmres:restart=%lld", long_restart(f, basis_bytes));
+    if (spd_like) {
+        add(p, &np, "cg", "ic0");
+        add(p, &np, "cg", "jacobi");
+        add(p, &np, "cg", "none");
+        if (ilu_ok) add(p, &np, "gmres:restart=100", "ilu0");
+        add(p, &np, longm, "none");
+    } else {
+        if (ilu_ok) add(p, &np, "gmres:restart=100", "ilu0");
+        /* dominance: Jacobi is cheap and GMRES with it converges; before BiCGSTAB */
+        if (f->diag_dominant && diag_ok) add(p, &np, "gmres:restart=100", "jacobi");
+        /* IDR(4): where GMRES(100) stagnates and BiCGSTAB is erratic */
+        if (ilu_ok) add(p, &np, "idr", "ilu0");
+        if (ilu_ok) add(p, &np, "bicgstab", "ilu0");
+        if (diag_ok) add(p, &np, "gmres:restart=100", "jacobi");
+        add(p, &np, longm, "none");
+        add(p, &np, "idr", "none");
+        add(p, &np, "bicgstab", "none");
+    }
+    if (why && len)
+        snprintf(why, len, "%s%s%s%s", spd_like ? "symmetric with a positive diagonal"
+                                                : f->symmetric ? "symmetric, diagonal not positive"
+                                                               : "nonsymmetric",
+                 f->diag_dominant ? ", diagonally dominant" : "",
+                 f->missing_diagonal ? ", missing diagonal entries" : "",
+                 f->zero_diagonal ? ", zero diagonal entries" : "");
+    return np;
+}
+
+/* ---- explicit settings ---------------------------------------------------- */
+
+static int is_auto(const char *s) { return !s || !s[0] || sps__name_eq(s, strlen(s), "auto"); }
+
+/* The method part of a spec (before ':'), lower-cased into out. */
+static void base_name(const char *spec, char *out, size_t len)
+{
+    size_t i = 0;
+    for (; spec[i] && spec[i] != ':' && i + 1 < len; i++) out[i] = (char)tolower((unsigned char)spec[i]);
+    out[i] = 0;
+}
+
+/* The plans for how's settings: the explicit ones first; the automatic list
+ * after them when both are automatic or how->fallback is set. */
+static int make_plans(const sps_strategy *how, const sps_features *f, size_t basis_bytes,
+                      sps_plan *p, char *why, size_t len)
+{
+    sps_plan autop[SPS_MAX_PLANS];
+    int na = sps__strategy_plans(f, basis_bytes, autop, why, len), np = 0;
+    int am = is_auto(how->method), ap = is_auto(how->precond);
+    if (am && ap) {
+        memcpy(p, autop, sizeof autop);
+        return na;
+    }
+    char mb[48], pb[48];
+    if (!am && !ap) add(p, &np, how->method, how->precond);
+    for (int i = 0; i < na && (am || ap); i++) {
+        base_name(autop[i].method, mb, sizeof mb);
+        char want[48];
+        if (!am) base_name(how->method, want, sizeof want);
+        base_name(autop[i].precond, pb, sizeof pb);
+        if (!am && !strcmp(mb, want)) add(p, &np, how->method, autop[i].precond);
+        if (!ap && !(!strcmp(mb, "cg") && !strncmp(how->precond, "ilu", 3)))
+            add(p, &np, autop[i].method, how->precond);
+    }
+    if (np == 0) add(p, &np, am ? autop[0].method : how->method, ap ? "none" : how->precond);
+    if (!how->fallback) return np;
+    for (int i = 0; i < na; i++) add(p, &np, autop[i].method, autop[i].precond);
+    snprintf(why + strlen(why), len - strlen(why), "; explicit settings first, then fallbacks");
+    return np;
+}
+
+/* ---- memory for GMRES's basis --------------------------------------------- */
+
+/* A quarter of the device's memory (read from its name, "... 79.1 GiB)"), or
+ * 4 GiB on the host. */
+static size_t basis_budget(const sps_context *ctx)
+{
+    double gib = 16.0;
+    if (sps_context_on_gpu(ctx)) {
+        const char *nm = sps_context_device_name(ctx), *g = strstr(nm, " GiB)");
+        const char *q = g;
+        while (q && q > nm && (isdigit((unsigned char)q[-1]) || q[-1] == '.')) q--;
+        if (q && q < g) gib = strtod(q, NULL);
+    }
+    return (size_t)(gib / 4.0 * 1024.0 * 1024.0 * 1024.0);
+}
+
+/* ---- the run -------------------------------------------------------------- */
+
+typedef struct pc_cache {
+    char spec[SPS_MAX_PLANS][48];
+    sps_precond *pc[SPS_MAX_PLANS];
+    sps_status st[SPS_MAX_PLANS];
+    char err[SPS_MAX_PLANS][160];
+    int n;
+} pc_cache;
+
+typedef struct run {
+    sps_solver *s;
+    const sps_matrix *A;
+    sps_operator *op;
+    const double *b;
+    double *x;
+    size_t nb;           /* bytes of x */
+    int x_dev;           /* x is a device pointer */
+    double *best;        /* host copy of the best iterate */
+    double best_rn;      /* its true residual norm */
+    sps_kcfg cfg0;       /* the solver's settings on entry */
+    const sps_method_entry *m0;
+    pc_cache pcs;
+} run;
+
+static sps_status get_pc(run *r, const char *spec, sps_precond **pc, double *ms, int *slot)
+{
+    pc_cache *c = &r->pcs;
+    *ms = 0;
+    for (int i = 0; i < c->n; i++)
+        if (!strcmp(c->spec[i], spec)) {
+            *pc = c->pc[i];
+            *slot = i;
+            return c->st[i];
+        }
+    int i = c->n++;
+    *slot = i;
+    snprintf(c->spec[i], sizeof c->spec[i], "%s", spec);
+    c->st[i] = sps_precond_create_ex(r->s->ctx, r->A, r->op, spec, &c->pc[i]);
+    if (c->st[i] != SPS_OK) {
+        snprintf(c->err[i], sizeof c->err[i], "%s", sps_last_error(r->s->ctx));
+        c->pc[i] = NULL;
+    }
+    *pc = c->pc[i];
+    *ms = c->pc[i] ? sps_precond_setup_ms(c->pc[i]) : 0;
+    return c->st[i];
+}
+
+static sps_status x_out(run *r, double *host)
+{
+    if (!r->x_dev) {
+        memcpy(host, r->x, r->nb);
+        return SPS_OK;
+    }
+    return sps__vops_for(r->s->ctx)->copy_out(r->s->ctx, host, r->x, r->nb);
+}
+
+static sps_status x_in(run *r, const double *host)
+{
+    if (!r->x_dev) {
+        memcpy(r->x, host, r->nb);
+        return SPS_OK;
+    }
+    return sps__vops_for(r->s->ctx)->copy_in(r->s->ctx, r->x, host, r->nb);
+}
+
+/* The note of an attempt that did not win. */
+static void leave_note(sps_attempt *a, const sps_solve_info *in)
+{
+    const char *what = "";
+    switch (in->reason) {
+    case SPS_DIVERGED_MAXIT: what = "ran out of iterations"; break;
+    case SPS_DIVERGED_BREAKDOWN: what = "broke down"; break;
+    case SPS_DIVERGED_STAGNATION: what = "stagnated"; break;
+    case SPS_DIVERGED_INDEFINITE: what = "met p'Ap <= 0 (not SPD)"; break;
+    case SPS_DIVERGED_INDEFINITE_PC: what = "met r'z <= 0 (preconditioner not SPD)"; break;
+    case SPS_DIVERGED_TRUE_RESIDUAL: what = "true residual above the tolerance"; break;
+    default: what = sps_reason_str(in->reason); break;
+    }
+    snprintf(a->note, sizeof a->note, "left: %s at relative residual %.2e", what, in->true_rel_rnorm);
+}
+
+/* One attempt: precond (cached), method, maxit; from the best iterate. */
+static sps_status attempt(run *r, const sps_plan *p, int64_t maxit, sps_attempt *a,
+                          sps_solve_info *in)
+{
+    sps_solver *s = r->s;
+    sps_precond *pc = NULL;
+    int slot = 0;
+    memset(a, 0, sizeof *a);
+    memset(in, 0, sizeof *in);
+    _Static_assert(sizeof a->method == sizeof p->method && sizeof a->precond == sizeof p->precond,
+                   "plan and attempt names differ in size");
+    memcpy(a->method, p->method, sizeof a->method);
+    memcpy(a->precond, p->precond, sizeof a->precond);
+    a->maxit = maxit;
+    a->status = get_pc(r, p->precond, &pc, &a->precond_ms, &slot);
+    if (a->status != SPS_OK) {
+        snprintf(a->note, sizeof a->note, "not run: %s", r->pcs.err[slot]);
+        return SPS_OK;
+    }
+    s->method = r->m0;
+    s->cfg = r->cfg0;
+    if ((a->status = sps_solver_set_method_name(s, p->method)) != SPS_OK) {
+        snprintf(a->note, sizeof a->note, "not run: %s", sps_last_error(s->ctx));
+        return a->status == SPS_ERR_INVALID_ARG ? a->status : SPS_OK;
+    }
+    s->cfg.maxit = maxit;
+    sps_status e = x_in(r, r->best);
+    if (e != SPS_OK) return e;
+    double t0 = sps__now_ms();
+    a->status = sps_solve(s, r->op, pc, r->b, r->x, in);
+    a->solve_ms = sps__now_ms() - t0;
+    if (a->status == SPS_ERR_INVALID_ARG) return a->status;
+    if (a->status != SPS_OK) {
+        snprintf(a->note, sizeof a->note, "not run: %s", sps_last_error(s->ctx));
+        return SPS_OK;
+    }
+    a->reason = in->reason;
+    a->iterations = in->iterations;
+    a->true_rel_rnorm = in->true_rel_rnorm;
+    return SPS_OK;
+}
+
+/* ||A||_inf from the CSR. */
+static double norm_inf(const sps_matrix *A)
+{
+    const sps_idx *rp, *ci;
+    const double *v;
+    double m = 0;
+    if (sps_matrix_csr(A, &rp, &ci, &v) != SPS_OK) return 0;
+    for (sps_idx i = 0; i < sps_matrix_rows(A); i++) {
+        double s = 0;
+        for (sps_idx k = rp[i]; k < rp[i + 1]; k++) s += fabs(v[k]);
+        if (s > m) m = s;
+    }
+    return m;
+}
+
+static double host_nrm2(const double *x, sps_idx n)
+{
+    double s = 0, sc = 0;
+    for (sps_idx i = 0; i < n; i++) sc = fmax(sc, fabs(x[i]));
+    if (sc == 0) return 0;
+    for (sps_idx i = 0; i < n; i++) s += (x[i] / sc) * (x[i] / sc);
+    return sc * sqrt(s);
+}
+
+/* Budget checks before an attempt: the iterations it may use, or 0 (and a
+ * note) when the budget is spent. */
+static int64_t share(const run *r, const sps_strategy *how, int64_t used, double t0, int64_t want,
+                     char *why, size_t len)
+{
+    int64_t total = how->max_iterations > 0 ? how->max_iterations : 4 * r->cfg0.maxit;
+    if (how->max_ms > 0 && sps__now_ms() - t0 >= how->max_ms) {
+        snprintf(why, len, "time budget of %.0f ms spent", how->max_ms);
+        return 0;
+    }
+    if (used >= total) {
+        snprintf(why, len, "iteration budget of %lld spent", (long long)total);
+        return 0;
+    }
+    return total - used < want ? total - used : want;
+}
+
+static sps_status strategy(run *r, const sps_strategy *how, const sps_features *f,
+                           sps_solve_info *info)
+{
+    sps_plan plans[SPS_MAX_PLANS];
+    int np = make_plans(how, f, basis_budget(r->s->ctx), plans, info->plan_why, sizeof info->plan_why);
+    int ranone = 0, explicit_only = !(is_auto(how->method) && is_auto(how->precond)) && !how->fallback;
+    double t0 = sps__now_ms();
+    sps_solve_info in, best_in;
+    memset(&best_in, 0, sizeof best_in);
+    info->winner = -1;
+    for (int i = 0; i < np; i++) {
+        sps_attempt *a = &info->attempts[info->nattempts];
+        char why[96];
+        /* bench/solve.py's rule: an unpreconditioned fallback plan gets twice the
+         * iterations (within the budget) */
+        int none = !strcmp(plans[i].precond, "none") && !explicit_only;
+        int64_t want = none && r->cfg0.maxit <= INT64_MAX / 2 ? 2 * r->cfg0.maxit : r->cfg0.maxit;
+        int64_t maxit = share(r, how, info->total_iterations, t0, want, why, sizeof why);
+        if (maxit == 0) break;
+        if (explicit_only && ranone) break;
+        sps_status e = attempt(r, &plans[i], maxit, a, &in);
+        info->nattempts++;
+        if (e != SPS_OK) return e;
+        if (a->status != SPS_OK) continue;
+        ranone = 1;
+        info->total_iterations += in.iterations;
+        if (in.reason > 0) {
+            snprintf(a->note, sizeof a->note, "won");
+            info->winner = info->nattempts - 1;
+            best_in = in;
+            break;
+        }
+        leave_note(a, &in);
+        if (in.true_rnorm < r->best_rn || info->winner < 0) {
+            if ((e = x_out(r, r->best)) != SPS_OK) return e;
+            r->best_rn = in.true_rnorm;
+            info->winner = info->nattempts - 1;
+            best_in = in;
+        }
+    }
+    if (info->winner >= 0 && best_in.reason <= 0) {
+        sps_status e = x_in(r, r->best); /* the best iterate, not the last */
+        if (e != SPS_OK) return e;
+    }
+    sps_attempt at[SPS_MAX_ATTEMPTS];
+    int na = info->nattempts, w = info->winner;
+    int64_t ti = info->total_iterations;
+    char pw[sizeof info->plan_why];
+    memcpy(at, info->attempts, sizeof at);
+    memcpy(pw, info->plan_why, sizeof pw);
+    *info = best_in;
+    memcpy(info->attempts, at, sizeof at);
+    memcpy(info->plan_why, pw, sizeof pw);
+    info->nattempts = na;
+    info->winner = w;
+    info->total_iterations = ti;
+    if (w < 0 && na > 0) return sps__err(r->s->ctx, at[0].status, "%s", at[0].note);
+    return SPS_OK;
+}
+
+void sps_strategy_default(sps_strategy *how)
+{
+    if (!how) return;
+    memset(how, 0, sizeof *how);
+    how->method = "auto";
+    how->precond = "auto";
+}
+
+static void release(run *r)
+{
+    for (int i = 0; i < r->pcs.n; i++) sps_precond_destroy(r->pcs.pc[i]);
+    free(r->best);
+    if (r->m0) {
+        r->s->method = r->m0;
+        r->s->cfg = r->cfg0;
+    }
+}
+
+/* Copy b when x aliases it (every attempt needs the original b). */
+static sps_status private_b(run *r, double **bcopy, void **dcopy)
+{
+    uintptr_t ub = (uintptr_t)r->b, ux = (uintptr_t)r->x;
+    *bcopy = NULL;
+    *dcopy = NULL;
+    if (!(ub < ux + r->nb && ux < ub + r->nb)) return SPS_OK;
+    *bcopy = malloc(r->nb ? r->nb : 1);
+    if (!*bcopy) return sps__err(r->s->ctx, SPS_ERR_NO_MEMORY, "sps_solve_strategy: out of memory");
+    sps_status e = x_out(r, *bcopy);
+    if (e != SPS_OK || !r->x_dev) {
+        r->b = *bcopy;
+        return e;
+    }
+    const sps_vops *o = sps__vops_for(r->s->ctx);
+    if ((e = o->alloc(r->s->ctx, r->nb, dcopy)) != SPS_OK) return e;
+    if ((e = o->copy_in(r->s->ctx, *dcopy, *bcopy, r->nb)) != SPS_OK) return e;
+    r->b = *dcopy;
+    return SPS_OK;
+}
+
+static sps_status begin(run *r, const sps_features **f, sps_features *own, const sps_strategy *how)
+{
+    sps_context *ctx = r->s->ctx;
+    sps_idx n = sps_matrix_rows(r->A);
+    r->nb = (size_t)n * sizeof(double);
+    r->x_dev = sps__vops_for(ctx)->is_device(r->x);
+    r->best = malloc(r->nb ? r->nb : 1);
+    if (!r->best) return sps__err(ctx, SPS_ERR_NO_MEMORY, "sps_solve_strategy: out of memory");
+    r->best_rn = INFINITY;
+    *f = how->features;
+    if (!*f) {
+        sps_status e = sps_matrix_analyze(ctx, r->A, own);
+        if (e != SPS_OK) return e;
+        *f = own;
+    }
+    return x_out(r, r->best);
+}
+
+sps_status sps_solve_strategy(sps_solver *s, const sps_matrix *A, sps_operator *op,
+                              const sps_strategy *how, const double *b, double *x,
+                              sps_solve_info *info)
+{
+    if (!s) return sps__err(NULL, SPS_ERR_INVALID_ARG, "sps_solve_strategy: solver is NULL");
+    if (!info || !A || !op)
+        return sps__err(s->ctx, SPS_ERR_INVALID_ARG, "sps_solve_strategy: %s is NULL",
+                        !info ? "info" : !A ? "A" : "op");
+    memset(info, 0, sizeof *info);
+    info->winner = -1;
+    if (sps_matrix_rows(A) != op->nrows || sps_matrix_cols(A) != op->ncols)
+        return sps__err(s->ctx, SPS_ERR_INVALID_ARG,
+                        "sps_solve_strategy: A is %d x %d but the operator is %d x %d",
+                        sps_matrix_rows(A), sps_matrix_cols(A), op->nrows, op->ncols);
+    if (op->nrows > 0 && (!b || !x))
+        return sps__err(s->ctx, SPS_ERR_INVALID_ARG, "sps_solve_strategy: %s is NULL", b ? "x" : "b");
+    sps_strategy dflt;
+    if (!how) sps_strategy_default(&dflt);
+    run r;
+    memset(&r, 0, sizeof r);
+    r.s = s;
+    r.A = A;
+    r.op = op;
+    r.b = b;
+    r.x = x;
+    double t0 = sps__now_ms();
+    const sps_features *f = NULL;
+    sps_features own;
+    double *bcopy = NULL;
+    void *dcopy = NULL;
+    sps_status e = begin(&r, &f, &own, how ? how : &dflt);
+    r.m0 = s->method;
+    r.cfg0 = s->cfg;
+    if (e == SPS_OK) e = private_b(&r, &bcopy, &dcopy);
+    if (e == SPS_OK) e = strategy(&r, how ? how : &dflt, f, info);
+    if (e == SPS_OK && info->winner >= 0 && x_out(&r, r.best) == SPS_OK && info->bnorm > 0)
+        info->attainable = DBL_EPSILON * norm_inf(A) * host_nrm2(r.best, op->nrows) / info->bnorm;
+    info->total_ms = sps__now_ms() - t0;
+    release(&r);
+    free(bcopy);
+    if (dcopy) sps__vops_for(s->ctx)->free(dcopy);
+    return e;
+}

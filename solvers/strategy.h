@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/solvers/strategy.h: the automatic plan list of sps_solve_strategy
+ * (strategy.c), exposed for the tests. */
+#ifndef SPS_STRATEGY_H
+#define SPS_STRATEGY_H
+
+#include "spsolve.h"
+
+#define SPS_MAX_PLANS SPS_MAX_ATTEMPTS
+
+typedef struct sps_plan {
+    char method[48];   /* method spec, e.g. "gmres:restart=100" */
+    char precond[48];  /* preconditioner spec */
+} sps_plan;
+
+/* The plans for a matrix with features f, in order, when the method and the
+ * preconditioner are both automatic. basis_bytes is the memory a long GMRES
+ * basis may take (0: no limit). Writes why (a short phrase). Returns the
+ * count (>= 1). */
+int sps__strategy_plans(const sps_features *f, size_t basis_bytes, sps_plan *p, char *why,
+                        size_t len);
+
+#endif /* SPS_STRATEGY_H */

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/tests/unit/test_strategy.c: sps_solve_strategy (the automatic
+ * method and preconditioner with fallbacks) on the host: the plan lists from
+ * the features, fallbacks after a zero pivot and a breakdown, explicit
+ * settings with and without fallback, the budgets, the best iterate, x
+ * aliasing b, case-insensitive method names, and a handful of shared
+ * matrices (SPS_MATRICES) */
+#include "check.h"
+
+#include "../../solvers/strategy.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static sps_context *ctx;
+
+/* ||b - A x|| / ||b|| on the host. */
+static double relres(const sps_matrix *A, const double *b, const double *x)
+{
+    sps_idx n = sps_matrix_rows(A);
+    double *r = malloc(sizeof(double) * (size_t)(n ? n : 1)), rr = 0, bb = 0;
+    memcpy(r, b, sizeof(double) * (size_t)n);
+    sps_matrix_spmv_host(A, -1.0, x, 1.0, r);
+    for (sps_idx i = 0; i < n; i++) {
+        rr += r[i] * r[i];
+        bb += b[i] * b[i];
+    }
+    free(r);
+    return bb > 0 ? sqrt(rr / bb) : sqrt(rr);
+}
+
+typedef struct sys {
+    sps_matrix *A;
+    sps_operator *op;
+    double *b, *x;
+    sps_idx n;
+} sys;
+
+/* b = A * ones, x = 0, a csr-vector operator. */
+static int sys_make(sys *s, sps_matrix *A)
+{
+    memset(s, 0, sizeof *s);
+    if (!A) return 0;
+    s->A = A;
+    s->n = sps_matrix_rows(A);
+    s->b = calloc((size_t)s->n + 1, sizeof(double));
+    s->x = calloc((size_t)s->n + 1, sizeof(double));
+    double *ones = malloc(sizeof(double) * ((size_t)s->n + 1));
+    for (sps_idx i = 0; i < s->n; i++) ones[i] = 1.0;
+    sps_matrix_spmv_host(A, 1.0, ones, 0.0, s->b);
+    free(ones);
+    return T_STATUS(ctx, sps_operator_create(ctx, A, "csr-vector", NULL, &s->op), "operator");
+}
+
+static void sys_free(sys *s)
+{
+    sps_operator_destroy(s->op);
+    sps_matrix_destroy(s->A);
+    free(s->b);
+    free(s->x);
+}
+
+/* A converged strategy's true residual meets rtol on the host too. */
+static void check_honest(const char *name, const sys *s, const sps_solve_info *in, double rtol)
+{
+    double rr = relres(s->A, s->b, s->x);
+    if (in->reason > 0)
+        T_OK(rr <= rtol * 1.0001, "%s: converged and host relres %.3e <= rtol %g", name, rr, rtol);
+    T_NEAR(rr, in->true_rel_rnorm, 1e-6, "%s: info's true relres %.6e is x's (%.6e)", name,
+           in->true_rel_rnorm, rr);
+}
+
+static void test_plans(void)
+{
+    sps_features f;
+    memset(&f, 0, sizeof f);
+    sps_plan p[SPS_MAX_PLANS];
+    char why[160];
+    f.rows = f.cols = 100000;
+    f.symmetric = 1;
+    int np = sps__strategy_plans(&f, 0, p, why, sizeof why);
+    T_OK(np >= 3 && !strcmp(p[0].method, "cg") && !strcmp(p[0].precond, "ic0") &&
+             !strcmp(p[1].precond, "jacobi") && strstr(why, "positive diagonal"),
+         "SPD-like: cg+ic0, then cg+jacobi (%d plans, %s+%s; %s)", np, p[0].method, p[0].precond, why);
+    f.symmetric = 0;
+    np = sps__strategy_plans(&f, 0, p, why, sizeof why);
+    T_OK(!strcmp(p[0].method, "gmres:restart=100") && !strcmp(p[0].precond, "ilu0") &&
+             !strcmp(p[1].method, "idr") && !strcmp(p[2].method, "bicgstab"),
+         "nonsymmetric: gmres(100)+ilu0, idr+ilu0, bicgstab+ilu0 (%s+%s, %s, %s)", p[0].method,
+         p[0].precond, p[1].method, p[2].method);
+    int has_long = 0;
+    for (int i = 0; i < np; i++) has_long |= !strcmp(p[i].method, "gmres:restart=2000");
+    T_OK(has_long, "nonsymmetric, n = 100000, no memory limit: a gmres(2000) plan");
+    np = sps__strategy_plans(&f, (size_t)502 * 100000 * 8, p, why, sizeof why);
+    has_long = 0;
+    for (int i = 0; i < np; i++) has_long |= !strcmp(p[i].method, "gmres:restart=500");
+    T_OK(has_long, "a basis of 502 vectors fits: the long restart is 500");
+    f.missing_diagonal = 3;
+    np = sps__strategy_plans(&f, 0, p, why, sizeof why);
+    int bad = 0;
+    for (int i = 0; i < np; i++) bad |= strcmp(p[i].precond, "none") != 0;
+    T_OK(!bad && np >= 2 && strstr(why, "missing diagonal"),
+         "missing diagonal entries: only unpreconditioned plans (%d; %s)", np, why);
+    f.missing_diagonal = 0;
+    f.zero_diagonal = 2;
+    np = sps__strategy_plans(&f, 0, p, why, sizeof why);
+    bad = 0;
+    for (int i = 0; i < np; i++) bad |= !strcmp(p[i].precond, "jacobi");
+    T_OK(!bad && !strcmp(p[0].precond, "ilu0"), "zero diagonal entries: ilu0 kept, jacobi left out");
+    f.zero_diagonal = 0;
+    f.diag_dominant = 1;
+    np = sps__strategy_plans(&f, 0, p, why, sizeof why);
+    T_OK(!strcmp(p[1].precond, "jacobi") && !strcmp(p[2].method, "idr"),
+         "diagonally dominant nonsymmetric: gmres+jacobi second (%s, then %s)", p[1].precond,
+         p[2].method);
+}
+
+/* Nonsymmetric tridiagonal with a stored zero at (0,0): ILU(0) meets a zero
+ * pivot at once, and the strategy falls back to unpreconditioned plans. */
+static sps_matrix *zero_pivot_matrix(sps_idx n)
+{
+    t_triplets t = {0};
+    for (sps_idx i = 0; i < n; i++) {
+        t_trip_add(&t, i, i, i == 0 ? 0.0 : 4.0);
+        if (i > 0) t_trip_add(&t, i, i - 1, -1.0);
+        if (i + 1 < n) t_trip_add(&t, i, i + 1, -2.0);
+    }
+    return t_trip_matrix(ctx, n, n, &t);
+}
+
+static void test_zero_pivot(sps_solver *sv)
+{
+    sys s;
+    if (!sys_make(&s, zero_pivot_matrix(40))) return;
+    sps_solve_info in;
+    if (T_STATUS(ctx, sps_solve_strategy(sv, s.A, s.op, NULL, s.b, s.x, &in), "strategy, zero pivot")) {
+        const sps_attempt *a = in.attempts;
+        T_OK(in.nattempts >= 2 && a[0].status == SPS_ERR_ZERO_PIVOT && !strcmp(a[0].precond, "ilu0") &&
+                 strstr(a[0].note, "not run"),
+             "zero pivot: the first plan (ilu0) is not run (%d attempts, status %d, '%s')", in.nattempts,
+             a[0].status, a[0].note);
+        T_OK(in.nattempts >= 2 && a[1].status == SPS_ERR_ZERO_PIVOT && a[1].precond_ms == 0,
+             "zero pivot: the second ilu0 plan reuses the cached (failed) setup");
+        T_OK(in.reason > 0 && in.winner == in.nattempts - 1 &&
+                 !strcmp(in.attempts[in.winner].precond, "none") &&
+                 !strcmp(in.attempts[in.winner].note, "won"),
+             "zero pivot: an unpreconditioned plan wins (%s, winner %d of %d)",
+             sps_reason_str(in.reason), in.winner, in.nattempts);
+        check_honest("zero pivot", &s, &in, 1e-8);
+    }
+    sys_free(&s);
+}
+
+/* Symmetric indefinite (diagonal +-3): explicit CG breaks; with fallback the
+ * automatic plans take over; without, one attempt. */
+static sps_matrix *indefinite_matrix(sps_idx n)
+{
+    t_triplets t = {0};
+    for (sps_idx i = 0; i < n; i++) {
+        t_trip_add(&t, i, i, i % 2 ? -3.0 : 3.0);
+        if (i > 0) t_trip_add(&t, i, i - 1, 1.0);
+        if (i + 1 < n) t_trip_add(&t, i, i + 1, 1.0);
+    }
+    return t_trip_matrix(ctx, n, n, &t);
+}
+
+static void test_explicit(sps_solver *sv)
+{
+    sys s;
+    if (!sys_make(&s, indefinite_matrix(64))) return;
+    sps_strategy how;
+    sps_strategy_default(&how);
+    how.method = "CG";
+    how.precond = "none";
+    sps_solve_info in, plain;
+    if (T_STATUS(ctx, sps_solve_strategy(sv, s.A, s.op, &how, s.b, s.x, &in), "explicit cg")) {
+        T_OK(in.nattempts == 1 && !strcmp(in.attempts[0].method, "CG"),
+             "explicit method and precond, no fallback: one attempt (%d)", in.nattempts);
+        memset(s.x, 0, sizeof(double) * (size_t)s.n);
+        sps_solver_set_method(sv, SPS_CG);
+        if (T_STATUS(ctx, sps_solve(sv, s.op, NULL, s.b, s.x, &plain), "plain cg"))
+            T_OK(plain.reason == in.reason && plain.iterations == in.iterations,
+                 "explicit plan = sps_solve: %s after %lld, %s after %lld", sps_reason_str(in.reason),
+                 (long long)in.iterations, sps_reason_str(plain.reason), (long long)plain.iterations);
+    }
+    memset(s.x, 0, sizeof(double) * (size_t)s.n);
+    how.fallback = 1;
+    if (T_STATUS(ctx, sps_solve_strategy(sv, s.A, s.op, &how, s.b, s.x, &in), "cg with fallback")) {
+        T_OK(in.reason > 0 && in.nattempts >= 2 && in.attempts[0].reason <= 0 && in.winner > 0,
+             "explicit cg fails, --fallback converges (%s, %d attempts, first %s)",
+             sps_reason_str(in.reason), in.nattempts, sps_reason_str(in.attempts[0].reason));
+        check_honest("indefinite with fallback", &s, &in, 1e-8);
+    }
+    sys_free(&s);
+}
+
+/* The iteration budget, and the best iterate handed over. */
+static void test_budget(sps_solver *sv, const char *path)
+{
+    sps_matrix *A = NULL;
+    if (!path || sps_matrix_read(ctx, path, &A) != SPS_OK) {
+        t_skip("strategy budget", "nos6 not present");
+        return;
+    }
+    sys s;
+    if (!sys_make(&s, A)) return;
+    sps_strategy how;
+    sps_strategy_default(&how);
+    how.max_iterations = 30;
+    sps_solver_set_maxit(sv, 10);
+    sps_solve_info in;
+    if (T_STATUS(ctx, sps_solve_strategy(sv, s.A, s.op, &how, s.b, s.x, &in), "budget")) {
+        T_OK(in.reason == SPS_DIVERGED_MAXIT && in.total_iterations == 30 && in.nattempts == 3,
+             "budget 30, maxit 10: three attempts of 10 (%s, %lld, %d)", sps_reason_str(in.reason),
+             (long long)in.total_iterations, in.nattempts);
+        double best = INFINITY;
+        for (int i = 0; i < in.nattempts; i++) best = fmin(best, in.attempts[i].true_rel_rnorm);
+        T_OK(in.true_rel_rnorm == best, "the best iterate is returned (%.3e, best %.3e)",
+             in.true_rel_rnorm, best);
+        T_OK(in.nattempts < 2 || in.attempts[1].true_rel_rnorm < in.attempts[0].true_rel_rnorm,
+             "the second attempt starts from the first's iterate (%.3e < %.3e)",
+             in.attempts[1].true_rel_rnorm, in.attempts[0].true_rel_rnorm);
+        check_honest("budget", &s, &in, 1e-8);
+    }
+    sps_solver_set_maxit(sv, 10000);
+    sys_free(&s);
+}
+
+/* x = b on entry (aliased): every attempt still sees the original b. */
+static void test_alias(sps_solver *sv)
+{
+    sys s;
+    if (!sys_make(&s, zero_pivot_matrix(33))) return;
+    double *bx = malloc(sizeof(double) * (size_t)s.n);
+    memcpy(bx, s.b, sizeof(double) * (size_t)s.n);
+    sps_solve_info in;
+    if (T_STATUS(ctx, sps_solve_strategy(sv, s.A, s.op, NULL, bx, bx, &in), "aliased")) {
+        double e = 0;
+        for (sps_idx i = 0; i < s.n; i++) e = fmax(e, fabs(bx[i] - 1.0));
+        T_OK(in.reason > 0 && in.nattempts >= 2 && e < 1e-5,
+             "x aliases b, after a fallback: x = ones (max error %.2e, %d attempts)", e, in.nattempts);
+    }
+    free(bx);
+    sys_free(&s);
+}
+
+static void test_names(sps_solver *sv)
+{
+    sps_method m = SPS_CG;
+    T_OK(sps_method_from_name("GMRES", &m) == SPS_OK && m == SPS_GMRES, "'GMRES' is gmres");
+    T_OK(sps_method_from_name("Auto", &m) == SPS_OK && m == SPS_METHOD_AUTO, "'Auto' is auto");
+    T_OK(!strcmp(sps_method_name(SPS_METHOD_AUTO), "auto"), "SPS_METHOD_AUTO is named auto");
+    T_OK(sps_solver_set_method_name(sv, "BiCGStab") == SPS_OK, "'BiCGStab' is accepted");
+    sps_status st = sps_solver_set_method_name(sv, "bogus");
+    T_OK(st == SPS_ERR_INVALID_ARG && strstr(sps_last_error(ctx), "cg") &&
+             strstr(sps_last_error(ctx), "gmres"),
+         "an unknown method lists the known ones (%s)", sps_last_error(ctx));
+    T_OK(sps_solver_set_method(sv, SPS_METHOD_AUTO) == SPS_ERR_INVALID_ARG &&
+             strstr(sps_last_error(ctx), "sps_solve_strategy"),
+         "a solver refuses SPS_METHOD_AUTO, naming sps_solve_strategy (%s)", sps_last_error(ctx));
+    sps_solver_set_method(sv, SPS_CG);
+}
+
+/* A handful of shared matrices: the strategy converges, honestly. */
+static void test_real(sps_solver *sv)
+{
+    static const char *const names[] = {"nos6", "west0479", "sherman1", "orsirr_1", "fs_541_1"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        const char *path = t_real_matrix_path(names[i]);
+        sps_matrix *A = NULL;
+        if (!path || sps_matrix_read(ctx, path, &A) != SPS_OK) {
+            t_skip("strategy real", "%s not present", names[i]);
+            continue;
+        }
+        sys s;
+        if (!sys_make(&s, A)) continue;
+        sps_solve_info in;
+        if (T_STATUS(ctx, sps_solve_strategy(sv, s.A, s.op, NULL, s.b, s.x, &in), "%s", names[i])) {
+            const sps_attempt *w = in.winner >= 0 ? &in.attempts[in.winner] : NULL;
+            T_OK(in.reason > 0 && w, "%s: converged with %s+%s in %lld iterations (%d attempts)",
+                 names[i], w ? w->method : "-", w ? w->precond : "-", (long long)in.iterations,
+                 in.nattempts);
+            check_honest(names[i], &s, &in, 1e-8);
+        }
+        sys_free(&s);
+    }
+}
+
+int main(void)
+{
+    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) {
+        T_FAIL("host context", "%s", sps_last_error(NULL));
+        return t_done();
+    }
+    sps_solver *sv = NULL;
+    if (T_STATUS(ctx, sps_solver_create(ctx, &sv), "solver")) {
+        test_plans();
+        test_names(sv);
+        test_zero_pivot(sv);
+        test_explicit(sv);
+        test_budget(sv, t_real_matrix_path("nos6"));
+        test_alias(sv);
+        test_real(sv);
+    }
+    sps_solver_destroy(sv);
+    sps_context_destroy(ctx);
+    return t_done();
+}
