@@ -68,12 +68,14 @@ int64_t sps__engine_pow2(int64_t batch)
     return p;
 }
 
+#if SPS_HAVE_CUDA
 static int ilog2(int64_t len)
 {
     int i = 0;
     while (((int64_t)2 << i) <= len) i++;
     return i;
 }
+#endif
 
 static sps_status classic_batch(sps_krylov *k, const sps_method_impl *mi, int64_t it0,
                                 int64_t len)

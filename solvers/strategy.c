@@ -306,11 +306,26 @@ static int64_t share(const run *r, const sps_strategy *how, int64_t used, double
     return total - used < want ? total - used : want;
 }
 
+/* IDR(s)'s device kernels had not run on a GPU when it joined the plans: on a
+ * GPU context the automatic plans leave it out unless SPS_STRATEGY_IDR=1 (an
+ * explicit --method idr always runs). The next device session measures it and
+ * removes this filter. */
+static int gpu_plans(const sps_strategy *how, sps_plan *p, int np)
+{
+    const char *e = getenv("SPS_STRATEGY_IDR");
+    if ((e && !strcmp(e, "1")) || !is_auto(how->method)) return np;
+    int k = 0;
+    for (int i = 0; i < np; i++)
+        if (strncmp(p[i].method, "idr", 3) != 0) p[k++] = p[i];
+    return k;
+}
+
 static sps_status strategy(run *r, const sps_strategy *how, const sps_features *f,
                            sps_solve_info *info)
 {
     sps_plan plans[SPS_MAX_PLANS];
     int np = make_plans(how, f, basis_budget(r->s->ctx), plans, info->plan_why, sizeof info->plan_why);
+    if (sps_context_on_gpu(r->s->ctx)) np = gpu_plans(how, plans, np);
     int ranone = 0, explicit_only = !(is_auto(how->method) && is_auto(how->precond)) && !how->fallback;
     double t0 = sps__now_ms();
     sps_solve_info in, best_in;
