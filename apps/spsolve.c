@@ -1048,6 +1048,10 @@ static void report_json_result(const run *r, const derived *d, int *first)
     json_num(f, "solve_setup_ms", in->setup_ms, first);
     json_num(f, "iterate_ms", in->iterate_ms, first);
     json_num(f, "per_iter_ms", in->per_iter_ms, first);
+    json_str(f, "engine", in->engine ? in->engine : "classic", first);
+    json_num(f, "bytes_per_iter", in->bytes_per_iter, first);
+    json_num(f, "floor_per_iter_ms", in->floor_per_iter_ms, first);
+    json_num(f, "floor_fraction", in->floor_fraction, first);
     json_num(f, "finish_ms", in->finish_ms, first);
     json_num(f, "total_ms", d->total_ms, first);
     json_num(f, "setup_ms", d->setup_ms, first);
@@ -1141,7 +1145,12 @@ static void report_text(const run *r, const derived *d)
                "precond %.1f | setup %.1f | iterate %.1f | finish %.1f | total %.1f ms\n",
             r->src.read_ms, r->ft.analyze_ms, r->ft.on_gpu ? "gpu" : "host", r->oi.select_ms, r->oi.convert_ms, r->oi.upload_ms,
             d->precond_ms, in->setup_ms, in->iterate_ms, in->finish_ms, d->total_ms);
-    fprintf(f, "          %.4f ms per iteration\n", in->per_iter_ms);
+    if (in->floor_per_iter_ms > 0)
+        fprintf(f, "          %.4f ms per iteration (%s engine); the traffic floor %.4f ms (%.0f bytes "
+                   "at %.0f GB/s): %.2fx the floor\n", in->per_iter_ms, in->engine ? in->engine : "classic",
+                in->floor_per_iter_ms, in->bytes_per_iter, in->copy_gbps, in->floor_fraction);
+    else
+        fprintf(f, "          %.4f ms per iteration\n", in->per_iter_ms);
     fprintf(f, "          time to solution %.1f ms = setup %.1f (analyze to the solve's setup) + "
                "iterate %.1f + finish %.1f, from the matrix in host memory\n",
             d->solve_ms, d->setup_ms, in->iterate_ms, in->finish_ms);
