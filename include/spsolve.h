@@ -405,6 +405,24 @@ sps_status sps_operator_get_info(const sps_operator *op, sps_operator_info *info
 /** Destroy an operator (NULL is a no-op). */
 void sps_operator_destroy(sps_operator *op);
 
+/** A user (matrix-free) operator's product: y = alpha*A*x + beta*y, with x
+ *  and y in the context's memory space (device pointers on a GPU context,
+ *  on the context's stream or synchronized before returning; host pointers on
+ *  a host context). beta = 0 must not read y. Return 0 on success; any
+ *  other value stops the caller with SPS_ERR_INVALID_ARG. */
+typedef int (*sps_user_spmv_fn)(void *user, double alpha, const double *x, double beta,
+                                double *y);
+
+/** An operator whose product is fn (as PETSc's MatShell, SciPy's
+ *  LinearOperator): sps_solve, sps_operator_apply and the preconditioners
+ *  that apply A (cheby, through sps_precond_create_ex) use it like any other.
+ *  Double precision only; no host reference (sps_operator_apply_host and
+ *  sps_operator_check are SPS_ERR_UNSUPPORTED) and no values to update. The
+ *  info's backend is "user" and its nnz -1. `user` is passed to fn as is and
+ *  must outlive the operator. */
+sps_status sps_operator_create_user(sps_context *ctx, sps_idx nrows, sps_idx ncols,
+                                    sps_user_spmv_fn fn, void *user, sps_operator **op);
+
 /* ------------------------------------------------------------------------ */
 /* Measuring (spmv-bench, tune)                                              */
 /* ------------------------------------------------------------------------ */
@@ -493,6 +511,19 @@ const char *sps_precond_name(const sps_precond *pc);
 sps_status sps_precond_apply(sps_precond *pc, const double *r, double *z);
 
 void sps_precond_destroy(sps_precond *pc);
+
+/** A user preconditioner's apply: z = M^-1 r, r and z distinct vectors of n
+ *  entries in the context's memory space (device pointers on a GPU
+ *  context). Return 0 on success; any other value stops the solve with
+ *  SPS_ERR_INVALID_ARG. */
+typedef int (*sps_user_precond_fn)(void *user, const double *r, double *z);
+
+/** A preconditioner whose apply is fn (as PETSc's PCShell). symmetric != 0
+ *  declares M^-1 symmetric positive definite, so that CG accepts it
+ *  (sps_precond_symmetric). Setup time 0; name "user". `user` must outlive
+ *  the preconditioner. */
+sps_status sps_precond_create_user(sps_context *ctx, sps_idx n, sps_user_precond_fn fn,
+                                   void *user, int symmetric, sps_precond **pc);
 
 /* ------------------------------------------------------------------------ */
 /* Solvers                                                                   */
