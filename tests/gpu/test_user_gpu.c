@@ -5,6 +5,7 @@
  * matches the library objects' own (bitwise for the operator). Without a
  * device (or without CUDA) it prints one SKIP line. */
 #include "check.h"
+#include "internal.h"
 #include "unit/user_cases.h"
 
 #if SPS_HAVE_CUDA
