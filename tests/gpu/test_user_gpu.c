@@ -6,9 +6,10 @@
  * device (or without CUDA) it prints one SKIP line. */
 #include "check.h"
 #include "internal.h"
-#include "unit/user_cases.h"
 
 #if SPS_HAVE_CUDA
+#include "unit/user_cases.h"
+
 int main(void)
 {
     sps_context *ctx = t_gpu_context_or_skip("user operator and preconditioner on the GPU");
