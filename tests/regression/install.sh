@@ -26,12 +26,12 @@ if [ $rc != 0 ]; then echo "FAIL - install: $how exit $rc: $(tail -n 3 "$tmp/ins
 libdir=$root/lib
 [ -d "$libdir" ] || libdir=$(dirname "$(find "$root" -name libspsolve.a | head -n 1)")
 missing=""
-for f in include/spsolve.h bin/spsolve bin/spmv-bench; do [ -e "$root/$f" ] || missing="$missing $f"; done
+for f in include/spsolve.h bin/spsolve bin/spmv-bench share/man/man1/spsolve.1 share/man/man1/spmv-bench.1; do [ -e "$root/$f" ] || missing="$missing $f"; done
 for f in libspsolve.a libspsolve.so pkgconfig/spsolve.pc cmake/spsolve/spsolve-config.cmake \
     cmake/spsolve/spsolve-config-version.cmake; do
     [ -e "$libdir/$f" ] || missing="$missing lib/$f"
 done
-[ -z "$missing" ] && echo "ok - install ($how): header, libraries, programs, spsolve.pc, CMake package" \
+[ -z "$missing" ] && echo "ok - install ($how): header, libraries, programs, man pages, spsolve.pc, CMake package" \
     || echo "FAIL - install ($how): missing$missing"
 
 # pkg-config from the staging: every path must lie inside it.
