@@ -714,6 +714,20 @@ static double nrm2(const double *x, long long n)
 
 /* ---- phase 1: context and solver settings -------------------------------- */
 
+/* Why there is no GPU, without the library's own "no CUDA device (...)"
+ * wrapper, so that the note is one level deep. */
+static const char *gpu_absence(const char *msg)
+{
+    static char why[400];
+    const char *pre = "no CUDA device (";
+    size_t len = strlen(msg), plen = strlen(pre);
+    if (len > plen + 1 && !strncmp(msg, pre, plen) && msg[len - 1] == ')')
+        snprintf(why, sizeof why, "%.*s", (int)(len - plen - 1), msg + plen);
+    else
+        snprintf(why, sizeof why, "%s", msg);
+    return why;
+}
+
 /* The context on the device asked for; -1 on success, else the exit code. */
 static int open_context(run *r)
 {
@@ -722,8 +736,8 @@ static int open_context(run *r)
         sps_context_create(&r->ctx, SPS_DEVICE_HOST);
     } else if (sps_context_create(&r->ctx, 0) != SPS_OK) {
         if (!strcmp(r->o.device, "gpu")) return fail(r, EXIT_RUNTIME, "--device gpu: %s", sps_last_error(NULL));
-        snprintf(device_note, sizeof device_note, "no GPU (%s): using the host reference path",
-                 sps_last_error(NULL));
+        snprintf(device_note, sizeof device_note, "no GPU: %s; using the host reference path",
+                 gpu_absence(sps_last_error(NULL)));
         sps_context_create(&r->ctx, SPS_DEVICE_HOST);
     }
     if (!r->ctx) return fail(r, EXIT_RUNTIME, "cannot create a context: %s", sps_last_error(NULL));
@@ -953,7 +967,7 @@ static void print_header(const run *r)
             ft->diagonals, ft->missing_diagonal);
     if (r->b_is_ones) fprintf(f, "rhs       b = A * ones (no -b given): the exact solution is all ones\n");
     fprintf(f, "backend   %s%s%s\n", r->oi.backend, r->oi.reason[0] ? ": " : "", r->oi.reason);
-    if (r->oi.detail[0]) fprintf(f, "          %s\n", r->oi.detail);
+    if (r->oi.detail[0] && r->oi.on_gpu) fprintf(f, "          %s\n", r->oi.detail); /* launch geometry */
     fprintf(f, "method    %s", sps_method_name(r->method));
     if (r->method == SPS_GMRES) fprintf(f, "(%d)", r->o.restart);
     fprintf(f, " (%s), precond %s, rtol %g, atol %g, maxit %lld\n", r->method_why, r->o.precond,
@@ -1176,9 +1190,10 @@ static void report_text(const run *r, const derived *d)
     fprintf(f, "          time to solution %.1f ms = setup %.1f (analyze to the solve's setup) + "
                "iterate %.1f + finish %.1f, from the matrix in host memory\n",
             d->solve_ms, d->setup_ms, in->iterate_ms, in->finish_ms);
-    fprintf(f, "syncs     %lld host synchronizations in %lld iterations (%.3f per iteration)\n",
-            (long long)in->host_syncs, (long long)in->iterations,
-            in->iterations ? (double)in->host_syncs / (double)in->iterations : 0.0);
+    if (r->oi.on_gpu) /* the host path never waits on a device */
+        fprintf(f, "syncs     %lld host synchronizations in %lld iterations (%.3f per iteration)\n",
+                (long long)in->host_syncs, (long long)in->iterations,
+                in->iterations ? (double)in->host_syncs / (double)in->iterations : 0.0);
     report_payoff(r);
 }
 
