@@ -78,14 +78,18 @@ typedef struct sps_context sps_context;
 
 /** Pass as `device` to use the host reference path (no GPU). */
 #define SPS_DEVICE_HOST (-1)
+/** Pass as `device` for device 0 when there is a usable GPU and the host
+ *  reference path otherwise (as the CLI's `--device auto`); on the host,
+ *  `sps_last_error(NULL)` then says why no GPU was used. */
+#define SPS_DEVICE_AUTO (-2)
 
 /** Create a context on CUDA device `device` (0, 1, ...) or on the host
  *  (SPS_DEVICE_HOST). On a machine without a usable GPU, a request for a
  *  device fails with SPS_ERR_NO_DEVICE, *ctx is NULL and the reason is in
  *  `sps_last_error(NULL)`.
  *  [out] ctx   the new context; destroy with sps_context_destroy
- *  [in]  device  device ordinal or SPS_DEVICE_HOST
- *  CLI: `--device gpu|cpu`. */
+ *  [in]  device  device ordinal, SPS_DEVICE_HOST or SPS_DEVICE_AUTO
+ *  CLI: `--device gpu|cpu|auto`. */
 sps_status sps_context_create(sps_context **ctx, int device);
 
 /** Destroy a context (NULL is a no-op). Objects made with it must be
