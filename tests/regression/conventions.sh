@@ -100,3 +100,8 @@ rc=$?
 "$spsolve" --gen poisson2d:12 --device cpu --rtol 0 --atol 1e-6 --json >z.json 2>/dev/null
 [ $? = 0 ] && grep -q '"reason": "converged (atol)' z.json && ok "--rtol 0 --atol 1e-6: converged (atol)" \
     || bad "--rtol 0 --atol: $(jget z.json reason)"
+
+# The JSON names the reason as well as its number (issue 16, item 7).
+"$spsolve" --gen poisson2d:12 --device cpu --maxit 3 --json >z.json 2>/dev/null
+grep -q '"reason": "not converged (maxit reached)", "reason_code": -3' z.json \
+    && ok "JSON: reason name and code together" || bad "JSON reason: $(grep -o '"reason[^,]*,[^,]*' z.json)"
