@@ -62,9 +62,10 @@ typedef enum sps_reason {
     SPS_DIVERGED_INDEFINITE_PC = -9, /**< CG: r'z <= 0, the preconditioner is not SPD */
     SPS_DIVERGED_NAN = -10,        /**< a NaN or Inf appeared in the residual */
     SPS_DIVERGED_STAGNATION = -11, /**< the residual stopped decreasing */
-    SPS_DIVERGED_TRUE_RESIDUAL = -12 /**< the recurrence converged, but the true residual
+    SPS_DIVERGED_TRUE_RESIDUAL = -12, /**< the recurrence converged, but the true residual
                                         ||b - A x|| failed the tolerance after every
                                         residual replacement */
+    SPS_DIVERGED_USER = -13        /**< the monitor asked to stop (sps_solver_set_monitor_stop) */
 } sps_reason;
 
 /** Short fixed name of a reason, e.g. "converged (rtol)". Never NULL. */
@@ -578,6 +579,13 @@ sps_status sps_solver_set_check_interval(sps_solver *s, int k);
  *  norm (GPU: every k iterations; host: every iteration). CLI: `--monitor`. */
 typedef void (*sps_monitor_fn)(void *user, int64_t iteration, double rnorm);
 sps_status sps_solver_set_monitor(sps_solver *s, sps_monitor_fn fn, void *user);
+
+/** A monitor that can stop the solve: called where sps_monitor_fn is (after
+ *  it, when both are set); a nonzero return ends the solve at that check with
+ *  SPS_DIVERGED_USER, x holding the iterate of that check (a time limit, a
+ *  user's cancel, an outer Newton loop's own test). NULL removes it. */
+typedef int (*sps_monitor_stop_fn)(void *user, int64_t iteration, double rnorm);
+sps_status sps_solver_set_monitor_stop(sps_solver *s, sps_monitor_stop_fn fn, void *user);
 
 typedef struct sps_solve_info {
     sps_reason reason;

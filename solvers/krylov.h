@@ -115,6 +115,8 @@ struct sps_solver {
     int history, check;
     sps_monitor_fn mon;
     void *mon_user;
+    sps_monitor_stop_fn mon_stop; /* sps_solver_set_monitor_stop: nonzero stops */
+    void *mon_stop_user;
     double *hist;      /* the history handed out in the info */
     int64_t hist_cap;
     void *blk;         /* workspace kept between solves */

@@ -175,3 +175,11 @@ sps_status sps_solver_set_monitor(sps_solver *s, sps_monitor_fn fn, void *user)
     s->mon_user = user;
     return SPS_OK;
 }
+
+sps_status sps_solver_set_monitor_stop(sps_solver *s, sps_monitor_stop_fn fn, void *user)
+{
+    if (!s) return sps__err(NULL, SPS_ERR_INVALID_ARG, "solver is NULL");
+    s->mon_stop = fn;
+    s->mon_stop_user = user;
+    return SPS_OK;
+}

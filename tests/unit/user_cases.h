@@ -212,8 +212,70 @@ static void uc_args(sps_context *ctx, const char *where)
          "%s: user pc with a negative size is refused", where);
 }
 
+typedef struct uc_stop {
+    int64_t at, calls, last;
+} uc_stop;
+
+static int uc_stop_fn(void *user, int64_t it, double rnorm)
+{
+    uc_stop *u = user;
+    (void)rnorm;
+    u->calls++;
+    u->last = it;
+    return it >= u->at;
+}
+
+/* A stop monitor ends the solve at the first check at or past `at`, with
+ * SPS_DIVERGED_USER, and x is that check's iterate: ||b - A x|| recomputed
+ * on the host is the info's true residual (GMRES stops mid-cycle). */
+static void uc_monitor_stop(sps_context *ctx, const char *where, sps_method m)
+{
+    sps_matrix *A = NULL;
+    sps_operator *op = NULL;
+    sps_solver *s = NULL;
+    if (!T_STATUS(ctx, sps_matrix_generate(ctx, "convdiff2d:33,5", &A), "%s: generate", where)) return;
+    sps_idx n = sps_matrix_rows(A);
+    sps_operator_create(ctx, A, "csr-vector", NULL, &op);
+    sps_solver_create(ctx, &s);
+    double *b = malloc((size_t)n * sizeof *b), *x = calloc((size_t)n, sizeof *x);
+    double *r = malloc((size_t)n * sizeof *r);
+    for (sps_idx i = 0; i < n; i++) b[i] = 1.0 + (double)(i % 7);
+    uc_stop u = {23, 0, -1};
+    sps_solve_info in;
+    memset(&in, 0, sizeof in);
+    sps_solver_set_method(s, m);
+    sps_solver_set_restart(s, 50);
+    sps_solver_set_monitor_stop(s, uc_stop_fn, &u);
+    sps_status st = op && s ? sps_solve(s, op, NULL, b, x, &in) : SPS_ERR_INTERNAL;
+    T_OK(st == SPS_OK && in.reason == SPS_DIVERGED_USER && in.iterations == u.last && u.last >= 23 &&
+             in.iterations < 200,
+         "%s %s: the stop monitor ends the solve (%s after %lld iterations, asked at %lld)", where,
+         sps_method_name(m), sps_reason_str(in.reason), (long long)in.iterations, (long long)u.last);
+    memcpy(r, b, (size_t)n * sizeof *r);
+    sps_matrix_spmv_host(A, -1.0, x, 1.0, r);
+    double rn = 0;
+    for (sps_idx i = 0; i < n; i++) rn += r[i] * r[i];
+    rn = sqrt(rn);
+    T_OK(in.true_rnorm > 0 && fabs(rn - in.true_rnorm) <= 1e-9 * in.bnorm && in.true_rel_rnorm < 1.0,
+         "%s %s: x is the stopped iterate (||b - Ax|| %.6e, info %.6e)", where, sps_method_name(m), rn,
+         in.true_rnorm);
+    sps_solver_set_monitor_stop(s, NULL, NULL);
+    memset(x, 0, (size_t)n * sizeof *x);
+    st = sps_solve(s, op, NULL, b, x, &in);
+    T_OK(st == SPS_OK && in.reason > 0, "%s %s: removed, the solve runs to convergence (%s)", where,
+         sps_method_name(m), sps_reason_str(in.reason));
+    free(b);
+    free(x);
+    free(r);
+    sps_solver_destroy(s);
+    sps_operator_destroy(op);
+    sps_matrix_destroy(A);
+}
+
 static void user_cases(sps_context *ctx, const char *where)
 {
+    uc_monitor_stop(ctx, where, SPS_GMRES);
+    uc_monitor_stop(ctx, where, SPS_BICGSTAB);
     uc_args(ctx, where);
     uc_same_solve(ctx, where, "poisson2d:32", SPS_CG);
     uc_same_solve(ctx, where, "convdiff2d:33,10", SPS_GMRES);
