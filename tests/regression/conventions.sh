@@ -105,3 +105,17 @@ rc=$?
 "$spsolve" --gen poisson2d:12 --device cpu --maxit 3 --json >z.json 2>/dev/null
 grep -q '"reason": "not converged (maxit reached)", "reason_code": -3' z.json \
     && ok "JSON: reason name and code together" || bad "JSON reason: $(grep -o '"reason[^,]*,[^,]*' z.json)"
+
+# spmv-bench takes --opt=value too (a flag given a value is refused).
+bench=$(dirname "$spsolve")/spmv-bench
+if [ -x "$bench" ]; then
+    "$bench" --gen=poisson2d:20 --device=cpu --spmv=csr-vector,drm:rows=0 --reps=5 --json=- -q >sb.json 2>err.txt
+    rc=$?
+    if [ $rc = 0 ] && "$check" <sb.json && grep -q '"reps": 5' sb.json && grep -q '"backend": "drm:rows=0"' sb.json; then
+        ok "spmv-bench --opt=value (--spmv=LIST with its own '=')"
+    else bad "spmv-bench --opt=value: exit $rc, $(head -n 1 err.txt)"; fi
+    "$bench" --gen poisson2d:20 --check=1 2>/dev/null
+    [ $? = 2 ] && ok "spmv-bench --check=1 is refused" || bad "spmv-bench --check=1 accepted"
+else
+    bad "spmv-bench not built"
+fi
