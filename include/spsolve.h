@@ -49,23 +49,28 @@ typedef enum sps_status {
 /** Short fixed name of a status, e.g. "parse error". Never NULL. */
 const char *sps_strerror(sps_status st);
 
-/** How did a solve end? > 0 converged, < 0 diverged or broke down. */
+/** How did a solve end? > 0 converged, < 0 diverged or broke down.
+ *  The values are fixed (doc/solvers.md, "Reasons"). A name borrowed from
+ *  PETSc's KSPConvergedReason has PETSc's value (RTOL 2, ATOL 3, MAXIT =
+ *  KSP_DIVERGED_ITS -3, DTOL -4, BREAKDOWN -5, INDEFINITE_PC -8, NAN =
+ *  KSP_DIVERGED_NANORINF -9, INDEFINITE = KSP_DIVERGED_INDEFINITE_MAT -10);
+ *  spsolve's own reasons lie outside PETSc's range (20 and up, -20 and down). */
 typedef enum sps_reason {
     SPS_ITERATING = 0,
     SPS_CONVERGED_RTOL = 2,        /**< ||r|| <= rtol * ||b|| (and that bound >= atol) */
     SPS_CONVERGED_ATOL = 3,        /**< ||r|| <= atol (atol was the larger bound) */
-    SPS_CONVERGED_ZERO_RHS = 4,    /**< b = 0: x = 0 after 0 iterations */
+    SPS_CONVERGED_ZERO_RHS = 20,   /**< b = 0: x = 0 after 0 iterations (spsolve's own) */
     SPS_DIVERGED_MAXIT = -3,       /**< maxit iterations without convergence */
     SPS_DIVERGED_DTOL = -4,        /**< ||r|| > dtol * ||r0|| */
     SPS_DIVERGED_BREAKDOWN = -5,   /**< a method's denominator vanished (rho, omega, ...) */
-    SPS_DIVERGED_INDEFINITE = -8,  /**< CG: p'Ap <= 0, the matrix is not SPD */
-    SPS_DIVERGED_INDEFINITE_PC = -9, /**< CG: r'z <= 0, the preconditioner is not SPD */
-    SPS_DIVERGED_NAN = -10,        /**< a NaN or Inf appeared in the residual */
-    SPS_DIVERGED_STAGNATION = -11, /**< the residual stopped decreasing */
-    SPS_DIVERGED_TRUE_RESIDUAL = -12, /**< the recurrence converged, but the true residual
+    SPS_DIVERGED_INDEFINITE_PC = -8, /**< CG: r'z <= 0, the preconditioner is not SPD */
+    SPS_DIVERGED_NAN = -9,         /**< a NaN or Inf appeared in the residual */
+    SPS_DIVERGED_INDEFINITE = -10, /**< CG: p'Ap <= 0, the matrix is not SPD */
+    SPS_DIVERGED_STAGNATION = -20, /**< the residual stopped decreasing (spsolve's own) */
+    SPS_DIVERGED_TRUE_RESIDUAL = -21, /**< the recurrence converged, but the true residual
                                         ||b - A x|| failed the tolerance after every
-                                        residual replacement */
-    SPS_DIVERGED_USER = -13        /**< the monitor asked to stop (sps_solver_set_monitor_stop) */
+                                        residual replacement (spsolve's own) */
+    SPS_DIVERGED_USER = -22        /**< the monitor asked to stop (sps_solver_set_monitor_stop) */
 } sps_reason;
 
 /** Short fixed name of a reason, e.g. "converged (rtol)". Never NULL. */
