@@ -52,6 +52,7 @@ static const char *usage_text =
     "  --dtol X             diverged when ||r|| > dtol*||r0|| (> 0, default 1e5)\n"
     "  --maxit N            iteration limit; GMRES counts inner iterations (default 10000)\n"
     "  --restart M          GMRES restart length (default 30)\n"
+    "  --no-stagnation      no stagnation stop (GMRES): run on to the tolerances or maxit\n"
     "  --check-every K      read the convergence state every K iterations (default adaptive)\n"
     "  --device D           gpu | cpu | auto (default auto: the GPU if there is one)\n"
     "\n"
@@ -96,6 +97,7 @@ typedef struct opts {
     int restart, check_every;
     int threads;            /* --threads: io threads (0: the online cores) */
     int info, json, monitor, verify, quiet;
+    int no_stagnation;      /* --no-stagnation */
 } opts;
 
 static void app_json_string_or_null(FILE *f, const char *s)
@@ -264,6 +266,7 @@ static int flag_option(opts *o, const char *a)
     else if (!strcmp(a, "--json")) o->json = g_json = 1;
     else if (!strcmp(a, "--monitor")) o->monitor = 1;
     else if (!strcmp(a, "--verify")) o->verify = 1;
+    else if (!strcmp(a, "--no-stagnation")) o->no_stagnation = 1;
     else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = 1;
     else return 0;
     return 1;
@@ -1316,6 +1319,7 @@ static int prepare(run *r)
     }
     choose_method(r);
     cap_restart(r);
+    if (r->o.no_stagnation) sps_solver_set_stagnation(r->solver, 0);
     if ((rc = read_vectors(r)) >= 0) return rc;
     warn_inconsistent(r);
     if ((rc = build_operator(r)) >= 0 || (rc = build_precond(r)) >= 0) return rc;

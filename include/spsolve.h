@@ -574,6 +574,10 @@ sps_status sps_solver_set_dtol(sps_solver *s, double dtol);
 sps_status sps_solver_set_maxit(sps_solver *s, int64_t maxit);
 /** GMRES restart length m. CLI: `--restart` (default 30). */
 sps_status sps_solver_set_restart(sps_solver *s, int m);
+/** The stagnation stop (GMRES: SPS_DIVERGED_STAGNATION when a window of
+ *  restarts gains too little, doc/solvers.md): on (1, the default) or off (0:
+ *  the solve runs on to the tolerances, maxit or dtol). CLI: `--no-stagnation`. */
+sps_status sps_solver_set_stagnation(sps_solver *s, int on);
 /** Record the residual norm of every iteration (read back once, at the end). CLI: `--history`. */
 sps_status sps_solver_set_history(sps_solver *s, int on);
 /** How often the host reads the convergence state: every k iterations, or 0

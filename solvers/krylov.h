@@ -29,6 +29,7 @@ typedef struct sps_kcfg {
     double rtol, atol, dtol;
     int64_t maxit;
     int restart;              /* restart length of methods that restart (GMRES) */
+    int no_stagnation;        /* sps_solver_set_stagnation(s, 0): no stagnation stop */
     double opt[SPS_KR_NOPT];  /* a method's own options (its parameters) */
 } sps_kcfg;
 

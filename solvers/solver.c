@@ -154,6 +154,13 @@ sps_status sps_solver_set_restart(sps_solver *s, int v)
     return SPS_OK;
 }
 
+sps_status sps_solver_set_stagnation(sps_solver *s, int on)
+{
+    if (!s) return sps__err(NULL, SPS_ERR_INVALID_ARG, "solver is NULL");
+    s->cfg.no_stagnation = !on;
+    return SPS_OK;
+}
+
 sps_status sps_solver_set_history(sps_solver *s, int on)
 {
     if (!s) return sps__err(NULL, SPS_ERR_INVALID_ARG, "solver is NULL");

@@ -10,6 +10,7 @@ check=$build/tests/tools/json_check
 for p in "$spsolve" "$check"; do [ -x "$p" ] || { echo "FAIL - conventions: $p not built"; exit 1; }; done
 spsolve=$(cd "$(dirname "$spsolve")" && pwd)/spsolve
 check=$(cd "$(dirname "$check")" && pwd)/json_check
+here_data=$(pwd)/tests/data/real
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -118,4 +119,20 @@ if [ -x "$bench" ]; then
     [ $? = 2 ] && ok "spmv-bench --check=1 is refused" || bad "spmv-bench --check=1 accepted"
 else
     bad "spmv-bench not built"
+fi
+
+# --no-stagnation (sps_solver_set_stagnation): dw2048 with GMRES(30) stops for
+# stagnation while its residual still falls; without the stop it goes further.
+dw=$here_data/dw2048.mtx.gz
+if [ -f "$dw" ]; then
+    "$spsolve" -A "$dw" --method gmres --device cpu --json >s1.json 2>/dev/null
+    "$spsolve" -A "$dw" --method gmres --device cpu --no-stagnation --json >s2.json 2>/dev/null
+    r1=$(jget s1.json reason) r2=$(jget s2.json reason)
+    t1=$(jget s1.json true_rel_rnorm) t2=$(jget s2.json true_rel_rnorm)
+    if [ "$r1" = '"stagnation"' ] && [ "$r2" != '"stagnation"' ] && [ "$(jget s2.json iterations)" -gt "$(jget s1.json iterations)" ] &&
+        awk -v a="$t2" -v b="$t1" 'BEGIN { exit !(a < b) }'; then
+        ok "--no-stagnation: dw2048 goes on past the stagnation stop ($r1 at $t1, then $r2 at $t2)"
+    else bad "--no-stagnation: $r1 $t1 / $r2 $t2"; fi
+else
+    echo "SKIP - conventions --no-stagnation: dw2048 not bundled"
 fi
