@@ -6,7 +6,10 @@
  * The callbacks wrap a library operator and a library preconditioner, so they
  * take the context's pointers (device pointers on a GPU) without a kernel of
  * their own; a solve through the wrappers must then give what the library
- * objects give directly. */
+ * objects give directly. Also the other embedding calls of issue 16 that
+ * must behave the same on both paths: the stop monitor
+ * (sps_solver_set_monitor_stop) and the stagnation switch
+ * (sps_solver_set_stagnation). */
 #ifndef SPS_TEST_USER_CASES_H
 #define SPS_TEST_USER_CASES_H
 
@@ -272,8 +275,49 @@ static void uc_monitor_stop(sps_context *ctx, const char *where, sps_method m)
     sps_matrix_destroy(A);
 }
 
+/* sps_solver_set_stagnation(s, 0): GMRES(30) on dw2048 no longer stops for
+ * stagnation (on the host, it does with the stop on) and gets further. */
+static void uc_stagnation(sps_context *ctx, const char *where)
+{
+    sps_matrix *A = NULL;
+    sps_operator *op = NULL;
+    if (sps_matrix_read(ctx, t_data("real/dw2048.mtx.gz"), &A) != SPS_OK) {
+        t_skip("stagnation off", "dw2048 not bundled: %s", sps_last_error(ctx));
+        return;
+    }
+    sps_operator_create(ctx, A, "csr-vector", NULL, &op);
+    uc_run r[2];
+    for (int off = 0; off < 2; off++) {
+        sps_solver *s = NULL;
+        sps_idx n = sps_matrix_rows(A);
+        double *b = malloc((size_t)n * sizeof *b);
+        r[off].x = calloc((size_t)n, sizeof *r[off].x);
+        for (sps_idx i = 0; i < n; i++) b[i] = 1.0;
+        sps_solver_create(ctx, &s);
+        sps_solver_set_method(s, SPS_GMRES);
+        if (off) sps_solver_set_stagnation(s, 0);
+        r[off].st = op ? sps_solve(s, op, NULL, b, r[off].x, &r[off].info) : SPS_ERR_INTERNAL;
+        sps_solver_destroy(s);
+        free(b);
+        free(r[off].x);
+    }
+    if (!sps_context_on_gpu(ctx))
+        T_OK(r[0].st == SPS_OK && r[0].info.reason == SPS_DIVERGED_STAGNATION,
+             "%s: dw2048 gmres(30) stops for stagnation by default (%s)", where, sps_reason_str(r[0].info.reason));
+    T_OK(r[1].st == SPS_OK && r[1].info.reason != SPS_DIVERGED_STAGNATION &&
+             (r[0].info.reason != SPS_DIVERGED_STAGNATION ||
+              (r[1].info.iterations > r[0].info.iterations &&
+               r[1].info.true_rel_rnorm < r[0].info.true_rel_rnorm)),
+         "%s: stagnation off: %s at %.3e after %lld (on: %s at %.3e after %lld)", where,
+         sps_reason_str(r[1].info.reason), r[1].info.true_rel_rnorm, (long long)r[1].info.iterations,
+         sps_reason_str(r[0].info.reason), r[0].info.true_rel_rnorm, (long long)r[0].info.iterations);
+    sps_operator_destroy(op);
+    sps_matrix_destroy(A);
+}
+
 static void user_cases(sps_context *ctx, const char *where)
 {
+    uc_stagnation(ctx, where);
     uc_monitor_stop(ctx, where, SPS_GMRES);
     uc_monitor_stop(ctx, where, SPS_BICGSTAB);
     uc_args(ctx, where);
