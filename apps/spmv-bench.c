@@ -36,6 +36,7 @@ static const char *usage_text =
     "  --label NAME          matrix name in the outputs (default: file name or spec)\n"
     "  -q, --quiet           no table on stdout (files and exit status only)\n"
     "  -h, --help            this text\n"
+    "  (--opt value and --opt=value are the same)\n"
     "\n"
     "Exit status: 0 ok, 1 --check failed, 2 bad usage or input, 3 runtime failure.\n";
 
@@ -105,8 +106,40 @@ typedef struct bench {
     int nrows, failed;
 } bench;
 
+/* --opt=value as --opt value: argv with each such word split in two (at the
+ * first '=', for the options that take a value). */
+static char **split_eq(int argc, char **argv, int *nargc)
+{
+    static const char *const valued[] = {"--gen", "--spmv", "--precision", "--device", "--csv",
+                                         "--json", "--label", "--reps", "--nx"};
+    char **out = calloc(2 * (size_t)argc + 1, sizeof *out);
+    if (!out) die(3, "out of memory");
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *eq = i > 0 && !strncmp(argv[i], "--", 2) ? strchr(argv[i], '=') : NULL;
+        size_t len = eq ? (size_t)(eq - argv[i]) : 0;
+        int split = 0;
+        for (size_t k = 0; eq && k < sizeof valued / sizeof *valued; k++)
+            split |= strlen(valued[k]) == len && !strncmp(argv[i], valued[k], len);
+        if (eq && !split) die(2, "unknown option '%s' (see --help)", argv[i]);
+        if (!split) {
+            out[n++] = argv[i];
+            continue;
+        }
+        char *name = malloc(len + 1);
+        if (!name) die(3, "out of memory");
+        memcpy(name, argv[i], len);
+        name[len] = 0;
+        out[n++] = name;
+        out[n++] = (char *)eq + 1;
+    }
+    *nargc = n;
+    return out;
+}
+
 static void parse_args(int argc, char **argv, bench *B)
 {
+    argv = split_eq(argc, argv, &argc);
     B->list = "all", B->prec = "double", B->device = "gpu";
     B->reps = 500, B->nx = 8;
     for (int i = 1; i < argc; i++) {

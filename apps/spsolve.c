@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "app_util.h"
 #include "spsolve.h"
@@ -53,13 +55,16 @@ static const char *usage_text =
     "  --dtol X             diverged when ||r|| > dtol*||r0|| (> 0, default 1e5)\n"
     "  --maxit N            iteration limit; GMRES counts inner iterations (default 10000)\n"
     "  --restart M          GMRES restart length (default 30)\n"
+    "  --no-stagnation      no stagnation stop (GMRES): run on to the tolerances or maxit\n"
     "  --check-every K      read the convergence state every K iterations (default adaptive)\n"
     "  --device D           gpu | cpu | auto (default auto: the GPU if there is one)\n"
     "\n"
     "Output:\n"
     "  --info               print the matrix features and exit (no solve)\n"
     "  --json               one JSON object on stdout instead of the text summary\n"
-    "  --monitor            one line per residual check: iteration and residual norm\n"
+    "  --monitor[=K]        one line per residual check (every K-th iteration at most):\n"
+    "                       iteration and residual norm. Without it, on a terminal, solves\n"
+    "                       longer than a second show a one-line progress display on stderr\n"
     "  --history FILE.csv   write iteration,residual norm for every iteration ('-': stdout)\n"
     "  -o FILE              write the solution (.mtx: Matrix Market array; else text; '-':\n"
     "                       stdout, and the summary goes to stderr)\n"
@@ -68,8 +73,14 @@ static const char *usage_text =
     "  --list-spmv          list the SpMV backends and their capabilities, then exit\n"
     "  --list-precond       list the preconditioners, then exit\n"
     "  -q, --quiet          print only errors\n"
+    "  --options-file FILE  read options from FILE: one per line, `key value` or\n"
+    "                       `key=value`, with or without the leading --; # comments\n"
     "  -h, --help           this text\n"
     "  --version            print the version\n"
+    "\n"
+    "Options: --opt value and --opt=value are the same. SPSOLVE_OPTIONS in the environment\n"
+    "holds options read before the command line's (which win), e.g. \"--rtol 1e-6 --monitor\".\n"
+    "--rtol 0 runs to maxit or atol. --restart above n is capped at n, with a note.\n"
     "\n"
     "Output paths are checked before the solve. A regular file is replaced whole or not\n"
     "at all; a device or FIFO is written in place; a symlink is followed and kept.\n"
@@ -90,6 +101,7 @@ typedef struct opts {
     int threads;            /* --threads: io threads (0: the online cores) */
     int info, json, monitor, verify, quiet;
     int fallback;           /* --fallback: explicit settings fall back to the auto plans */
+    int no_stagnation;      /* --no-stagnation */
 } opts;
 
 static void app_json_string_or_null(FILE *f, const char *s)
@@ -218,11 +230,14 @@ static int takes_value(const char *a)
     static const char *const names[] = {"-A", "--gen", "-b", "--x0", "-o", "--history",
                                          "--save-matrix", "--method", "--spmv", "--precond",
                                          "--device", "--rtol", "--atol", "--dtol", "--maxit",
-                                         "--restart", "--check-every", "--threads"};
+                                         "--restart", "--check-every", "--threads",
+                                         "--options-file"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strcmp(a, names[i])) return 1;
     return 0;
 }
+
+static void options_file(opts *o, const char *path);
 
 /* One option with a value (takes_value(a) is true). */
 static void value_option(opts *o, const char *a, const char *v)
@@ -245,15 +260,17 @@ static void value_option(opts *o, const char *a, const char *v)
     else if (!strcmp(a, "--restart")) o->restart = (int)parse_int(a, v, 1, 100000);
     else if (!strcmp(a, "--check-every")) o->check_every = (int)parse_int(a, v, 1, 100000);
     else if (!strcmp(a, "--threads")) o->threads = (int)parse_int(a, v, 0, 4096);
+    else if (!strcmp(a, "--options-file")) options_file(o, v);
 }
 
 /* One flag; 0 if a is not one. */
 static int flag_option(opts *o, const char *a)
 {
     if (!strcmp(a, "--info")) o->info = 1;
-    else if (!strcmp(a, "--json")) o->json = 1;
+    else if (!strcmp(a, "--json")) o->json = g_json = 1;
     else if (!strcmp(a, "--monitor")) o->monitor = 1;
     else if (!strcmp(a, "--verify")) o->verify = 1;
+    else if (!strcmp(a, "--no-stagnation")) o->no_stagnation = 1;
     else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = 1;
     else if (!strcmp(a, "--fallback")) o->fallback = 1;
     else return 0;
@@ -317,17 +334,107 @@ static void validate_args(opts *o)
     }
 }
 
+/* A copy that lives as long as the program (options keep pointers to their
+ * values; the environment's and an options file's words are copied). */
+static char *keep(const char *s, size_t len)
+{
+    char *c = malloc(len + 1);
+    if (!c) die_usage("out of memory");
+    memcpy(c, s, len);
+    c[len] = 0;
+    return c;
+}
+
+/* One option at words[i] (and its value, joined by '=' or the next word);
+ * returns the words used. origin: where the words came from, for messages. */
+static int one_option(opts *o, int n, char *const *words, int i, const char *origin)
+{
+    const char *a = words[i], *eq = strncmp(a, "--", 2) ? NULL : strchr(a, '=');
+    char name[64];
+    if (eq) {
+        size_t len = (size_t)(eq - a);
+        if (len >= sizeof name) die_usage("%sunknown option '%s'", origin, a);
+        memcpy(name, a, len);
+        name[len] = 0;
+        a = name;
+    }
+    early_exit_option(a);
+    if (!strcmp(a, "--monitor") && eq) {
+        o->monitor = (int)parse_int("--monitor", eq + 1, 1, 1000000000);
+        return 1;
+    }
+    if (flag_option(o, a)) {
+        if (eq) die_usage("%s%s takes no value", origin, a);
+        return 1;
+    }
+    if (!takes_value(a)) die_usage("%sunknown option '%s'", origin, words[i]);
+    if (eq) {
+        value_option(o, a, eq + 1);
+        return 1;
+    }
+    if (i + 1 >= n) die_usage("%s%s needs a value", origin, a);
+    value_option(o, a, words[i + 1]);
+    return 2;
+}
+
+static void parse_words(opts *o, int n, char *const *words, const char *origin)
+{
+    for (int i = 0; i < n;) i += one_option(o, n, words, i, origin);
+}
+
+/* Split s on white space into at most max words (copies). */
+static int split_words(const char *s, char **words, int max)
+{
+    int n = 0;
+    while (*s) {
+        s += strspn(s, " \t\r\n");
+        size_t len = strcspn(s, " \t\r\n");
+        if (!len) break;
+        if (n == max) die_usage("too many words (at most %d)", max);
+        words[n++] = keep(s, len);
+        s += len;
+    }
+    return n;
+}
+
+/* --options-file FILE: one option a line, `key value`, `key=value`, `--key
+ * value` or a flag alone; blank lines and # comments skipped. */
+static void options_file(opts *o, const char *path)
+{
+    static int depth;
+    FILE *f = fopen(path, "r");
+    if (!f) die_usage("--options-file: %s: %s", path, strerror(errno));
+    if (++depth > 8) die_usage("--options-file: %s: nested more than 8 deep", path);
+    char line[4096];
+    for (int lineno = 1; fgets(line, sizeof line, f); lineno++) {
+        line[strcspn(line, "#")] = 0;
+        char *words[3], origin[600];
+        int n = split_words(line, words, 2);
+        if (!n) continue;
+        if (strncmp(words[0], "-", 1)) { /* key without dashes */
+            char *dashed = malloc(strlen(words[0]) + 3);
+            if (!dashed) die_usage("out of memory");
+            sprintf(dashed, "%s%s", strlen(words[0]) == 1 ? "-" : "--", words[0]);
+            words[0] = dashed;
+        }
+        snprintf(origin, sizeof origin, "%s:%d: ", path, lineno);
+        if (one_option(o, n, words, 0, origin) != n)
+            die_usage("%sone option a line: '%s' does not take '%s'", origin, words[0], words[n - 1]);
+    }
+    fclose(f);
+    depth--;
+}
+
 static void parse_args(int argc, char **argv, opts *o)
 {
     set_defaults(o);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        early_exit_option(a);
-        if (flag_option(o, a)) continue;
-        if (!takes_value(a)) die_usage("unknown option '%s'", a);
-        if (i + 1 >= argc) die_usage("%s needs a value", a);
-        value_option(o, a, argv[++i]);
+    const char *env = getenv("SPSOLVE_OPTIONS");
+    if (env && *env) {
+        char *words[256];
+        int n = split_words(env, words, 256);
+        parse_words(o, n, words, "SPSOLVE_OPTIONS: ");
     }
+    parse_words(o, argc - 1, argv + 1, "");
     validate_args(o);
 }
 
@@ -439,8 +546,19 @@ static void features_text(FILE *f, const sps_matrix_source *src, const sps_featu
 
 /* ---- the run: what each phase fills in ---------------------------------- */
 
+/* The monitor's state: --monitor[=K] lines, or the terminal's progress line. */
+typedef struct monitor_state {
+    int progress;           /* a terminal and no --monitor: the one-line display */
+    int shown;              /* the progress line is on the screen */
+    long long next;         /* --monitor=K: the next iteration worth a line */
+    double t0, r0;          /* wall clock at the solve's start (s), first residual */
+    double after_s;         /* show the progress line after this long (1 s) */
+    char spec[200];         /* --method NAME:...restart=M with M capped at n */
+} monitor_state;
+
 typedef struct run {
     opts o;
+    monitor_state mon;
     int text;               /* print the text summary */
     FILE *rep;              /* summary, JSON, monitor: stdout, or stderr when -o/--history is '-' */
     sps_context *ctx;
@@ -520,12 +638,87 @@ static int write_x_stdout(const double *x, sps_idx n)
     return app_out_close(&out);
 }
 
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The terminal's progress line: iteration, residual, mean rate per
+ * iteration, time; rewritten in place. */
+static void progress_line(run *r, int64_t it, double rnorm)
+{
+    double t = wall_s() - r->mon.t0;
+    if (it == 0) r->mon.r0 = rnorm;
+    if (t < r->mon.after_s || it == 0) return;
+    double rate = r->mon.r0 > 0 && rnorm > 0 ? pow(rnorm / r->mon.r0, 1.0 / (double)it) : 0;
+    fprintf(stderr, "\r  iteration %lld  rel %.3e  rate %.4f/it  %.1f s ", (long long)it,
+            r->bnorm > 0 ? rnorm / r->bnorm : rnorm, rate, t);
+    fflush(stderr);
+    r->mon.shown = 1;
+}
+
 static void monitor_cb(void *user, int64_t it, double rnorm)
 {
-    const run *r = user;
+    run *r = user;
+    if (r->mon.progress) {
+        progress_line(r, it, rnorm);
+        return;
+    }
+    if (it < r->mon.next) return;
+    r->mon.next = ((long long)it / r->o.monitor + 1) * r->o.monitor;
     double bnorm = r->bnorm;
     fprintf(r->rep, "%8lld  rnorm %.6e  rel %.3e\n", (long long)it, rnorm, bnorm > 0 ? rnorm / bnorm : rnorm);
     fflush(r->rep);
+}
+
+/* --monitor lines, or on a terminal (stderr) the progress line; neither
+ * with --json or -q. SPSOLVE_PROGRESS_MS sets the delay (default 1000). */
+static void install_monitor(run *r)
+{
+    const char *ms = getenv("SPSOLVE_PROGRESS_MS");
+    r->mon.after_s = ms && *ms ? atof(ms) / 1000.0 : 1.0;
+    r->mon.progress = !r->o.monitor && isatty(fileno(stderr));
+    if (r->o.json || r->o.quiet || (!r->o.monitor && !r->mon.progress)) return;
+    r->mon.t0 = wall_s();
+    sps_solver_set_monitor(r->solver, monitor_cb, r);
+}
+
+/* Clear the progress line once the solve is over. */
+static void progress_end(run *r)
+{
+    if (r->mon.shown) fputs("\r\033[K", stderr);
+    r->mon.shown = 0;
+}
+
+/* A note: on stderr (unless -q) and in the JSON's "warnings". */
+static void note(run *r, const char *fmt, ...) APP_PRINTF(2, 3);
+static void note(run *r, const char *fmt, ...)
+{
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!r->o.quiet) fprintf(stderr, "spsolve: note: %s\n", msg);
+    if (r->nwarn < (int)(sizeof r->warnings / sizeof *r->warnings))
+        snprintf(r->warnings[r->nwarn++], sizeof r->warnings[0], "%s", msg);
+}
+
+/* GMRES's restart above n is capped at n (a Krylov space has at most n
+ * dimensions), from --restart or --method gmres:restart=M. */
+static void cap_restart(run *r)
+{
+    if (r->method != SPS_GMRES || r->n < 1 || r->o.restart <= r->n) return;
+    note(r, "--restart %d is capped at n = %d", r->o.restart, (int)r->n);
+    r->o.restart = (int)r->n;
+    sps_solver_set_restart(r->solver, r->o.restart);
+    const char *rs = r->o.method ? strstr(r->o.method, "restart=") : NULL;
+    if (!rs) return;
+    snprintf(r->mon.spec, sizeof r->mon.spec, "%.*srestart=%d%s", (int)(rs - r->o.method), r->o.method,
+             r->o.restart, rs + 8 + strspn(rs + 8, "0123456789"));
+    r->o.method = r->mon.spec;
 }
 
 /* A failed library call: the library's message, and the exit code of its class. */
@@ -547,6 +740,20 @@ static double nrm2(const double *x, long long n)
 
 /* ---- phase 1: context and solver settings -------------------------------- */
 
+/* Why there is no GPU, without the library's own "no CUDA device (...)"
+ * wrapper, so that the note is one level deep. */
+static const char *gpu_absence(const char *msg)
+{
+    static char why[400];
+    const char *pre = "no CUDA device (";
+    size_t len = strlen(msg), plen = strlen(pre);
+    if (len > plen + 1 && !strncmp(msg, pre, plen) && msg[len - 1] == ')')
+        snprintf(why, sizeof why, "%.*s", (int)(len - plen - 1), msg + plen);
+    else
+        snprintf(why, sizeof why, "%s", msg);
+    return why;
+}
+
 /* The context on the device asked for; -1 on success, else the exit code. */
 static int open_context(run *r)
 {
@@ -555,8 +762,8 @@ static int open_context(run *r)
         sps_context_create(&r->ctx, SPS_DEVICE_HOST);
     } else if (sps_context_create(&r->ctx, 0) != SPS_OK) {
         if (!strcmp(r->o.device, "gpu")) return fail(r, EXIT_RUNTIME, "--device gpu: %s", sps_last_error(NULL));
-        snprintf(device_note, sizeof device_note, "no GPU (%s): using the host reference path",
-                 sps_last_error(NULL));
+        snprintf(device_note, sizeof device_note, "no GPU: %s; using the host reference path",
+                 gpu_absence(sps_last_error(NULL)));
         sps_context_create(&r->ctx, SPS_DEVICE_HOST);
     }
     if (!r->ctx) return fail(r, EXIT_RUNTIME, "cannot create a context: %s", sps_last_error(NULL));
@@ -800,7 +1007,7 @@ static void print_header(const run *r)
             ft->diagonals, ft->missing_diagonal);
     if (r->b_is_ones) fprintf(f, "rhs       b = A * ones (no -b given): the exact solution is all ones\n");
     fprintf(f, "backend   %s%s%s\n", r->oi.backend, r->oi.reason[0] ? ": " : "", r->oi.reason);
-    if (r->oi.detail[0]) fprintf(f, "          %s\n", r->oi.detail);
+    if (r->oi.detail[0] && r->oi.on_gpu) fprintf(f, "          %s\n", r->oi.detail); /* launch geometry */
     if (r->strategy) {
         fprintf(f, "method    %s, precond %s: the plans follow the features, with fallbacks%s; rtol %g, "
                    "atol %g, maxit %lld per attempt\n", r->o.method ? r->o.method : "auto", r->o.precond,
@@ -958,7 +1165,7 @@ static int solve(run *r)
                         ? sps_solver_set_method_name(r->solver, r->o.method)
                         : sps_solver_set_method(r->solver, r->method);
     if (ms != SPS_OK) return fail(r, EXIT_USAGE, "--method: %s", sps_last_error(r->ctx));
-    if (r->o.monitor && !r->o.json) sps_solver_set_monitor(r->solver, monitor_cb, r);
+    install_monitor(r);
     if (r->text) print_header(r);
     sps_status st = sps_solve(r->solver, r->op, r->pc, r->b, r->x, &r->info);
     if (st != SPS_OK) return fail_status(r, st, "solve failed");
@@ -1154,9 +1361,10 @@ static void report_text(const run *r, const derived *d)
     fprintf(f, "          time to solution %.1f ms = setup %.1f (analyze to the solve's setup) + "
                "iterate %.1f + finish %.1f, from the matrix in host memory\n",
             d->solve_ms, d->setup_ms, in->iterate_ms, in->finish_ms);
-    fprintf(f, "syncs     %lld host synchronizations in %lld iterations (%.3f per iteration)\n",
-            (long long)in->host_syncs, (long long)in->iterations,
-            in->iterations ? (double)in->host_syncs / (double)in->iterations : 0.0);
+    if (r->oi.on_gpu) /* the host path never waits on a device */
+        fprintf(f, "syncs     %lld host synchronizations in %lld iterations (%.3f per iteration)\n",
+                (long long)in->host_syncs, (long long)in->iterations,
+                in->iterations ? (double)in->host_syncs / (double)in->iterations : 0.0);
     report_payoff(r);
 }
 
@@ -1285,6 +1493,8 @@ static int prepare(run *r)
         return EXIT_CONVERGED;
     }
     choose_method(r);
+    cap_restart(r);
+    if (r->o.no_stagnation) sps_solver_set_stagnation(r->solver, 0);
     if ((rc = read_vectors(r)) >= 0) return rc;
     warn_inconsistent(r);
     if ((rc = build_operator(r)) >= 0 || (rc = build_precond(r)) >= 0) return rc;
@@ -1305,6 +1515,7 @@ int main(int argc, char **argv)
     int rc = prepare(&r);
     if (rc < 0) {
         rc = solve(&r);
+        progress_end(&r);
         if (r.solved) rc = write_outputs(&r, rc);
     }
     if (!r.info_done) report(&r, rc);

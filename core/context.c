@@ -24,9 +24,14 @@ sps_status sps_context_create(sps_context **out, int device)
 {
     if (!out) return sps__err(NULL, SPS_ERR_INVALID_ARG, "sps_context_create: ctx is NULL");
     *out = NULL;
+    if (device == SPS_DEVICE_AUTO) { /* device 0, else the host when there is no GPU */
+        sps_status st = sps_context_create(out, 0);
+        if (st != SPS_ERR_NO_DEVICE) return st; /* a GPU that fails otherwise is an error */
+        return sps_context_create(out, SPS_DEVICE_HOST); /* keeps sps_last_error(NULL) */
+    }
     if (device < SPS_DEVICE_HOST)
         return sps__err(NULL, SPS_ERR_INVALID_ARG,
-                        "sps_context_create: device %d is neither an ordinal nor SPS_DEVICE_HOST",
+                        "sps_context_create: device %d is neither an ordinal, SPS_DEVICE_HOST nor SPS_DEVICE_AUTO",
                         device);
     sps_context *ctx = sps__calloc(1, sizeof *ctx);
     if (!ctx) return sps__err(NULL, SPS_ERR_NO_MEMORY, "sps_context_create: out of memory");

@@ -39,6 +39,7 @@ const char *sps_reason_str(sps_reason r)
     case SPS_DIVERGED_NAN: return "NaN or Inf in the residual";
     case SPS_DIVERGED_STAGNATION: return "stagnation";
     case SPS_DIVERGED_TRUE_RESIDUAL: return "not converged (the true residual fails the tolerance)";
+    case SPS_DIVERGED_USER: return "stopped by the monitor";
     }
     return "unknown reason";
 }

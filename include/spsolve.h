@@ -49,22 +49,28 @@ typedef enum sps_status {
 /** Short fixed name of a status, e.g. "parse error". Never NULL. */
 const char *sps_strerror(sps_status st);
 
-/** How did a solve end? > 0 converged, < 0 diverged or broke down. */
+/** How did a solve end? > 0 converged, < 0 diverged or broke down.
+ *  The values are fixed (doc/solvers.md, "Reasons"). A name borrowed from
+ *  PETSc's KSPConvergedReason has PETSc's value (RTOL 2, ATOL 3, MAXIT =
+ *  KSP_DIVERGED_ITS -3, DTOL -4, BREAKDOWN -5, INDEFINITE_PC -8, NAN =
+ *  KSP_DIVERGED_NANORINF -9, INDEFINITE = KSP_DIVERGED_INDEFINITE_MAT -10);
+ *  spsolve's own reasons lie outside PETSc's range (20 and up, -20 and down). */
 typedef enum sps_reason {
     SPS_ITERATING = 0,
     SPS_CONVERGED_RTOL = 2,        /**< ||r|| <= rtol * ||b|| (and that bound >= atol) */
     SPS_CONVERGED_ATOL = 3,        /**< ||r|| <= atol (atol was the larger bound) */
-    SPS_CONVERGED_ZERO_RHS = 4,    /**< b = 0: x = 0 after 0 iterations */
+    SPS_CONVERGED_ZERO_RHS = 20,   /**< b = 0: x = 0 after 0 iterations (spsolve's own) */
     SPS_DIVERGED_MAXIT = -3,       /**< maxit iterations without convergence */
     SPS_DIVERGED_DTOL = -4,        /**< ||r|| > dtol * ||r0|| */
     SPS_DIVERGED_BREAKDOWN = -5,   /**< a method's denominator vanished (rho, omega, ...) */
-    SPS_DIVERGED_INDEFINITE = -8,  /**< CG: p'Ap <= 0, the matrix is not SPD */
-    SPS_DIVERGED_INDEFINITE_PC = -9, /**< CG: r'z <= 0, the preconditioner is not SPD */
-    SPS_DIVERGED_NAN = -10,        /**< a NaN or Inf appeared in the residual */
-    SPS_DIVERGED_STAGNATION = -11, /**< the residual stopped decreasing */
-    SPS_DIVERGED_TRUE_RESIDUAL = -12 /**< the recurrence converged, but the true residual
+    SPS_DIVERGED_INDEFINITE_PC = -8, /**< CG: r'z <= 0, the preconditioner is not SPD */
+    SPS_DIVERGED_NAN = -9,         /**< a NaN or Inf appeared in the residual */
+    SPS_DIVERGED_INDEFINITE = -10, /**< CG: p'Ap <= 0, the matrix is not SPD */
+    SPS_DIVERGED_STAGNATION = -20, /**< the residual stopped decreasing (spsolve's own) */
+    SPS_DIVERGED_TRUE_RESIDUAL = -21, /**< the recurrence converged, but the true residual
                                         ||b - A x|| failed the tolerance after every
-                                        residual replacement */
+                                        residual replacement (spsolve's own) */
+    SPS_DIVERGED_USER = -22        /**< the monitor asked to stop (sps_solver_set_monitor_stop) */
 } sps_reason;
 
 /** Short fixed name of a reason, e.g. "converged (rtol)". Never NULL. */
@@ -78,14 +84,18 @@ typedef struct sps_context sps_context;
 
 /** Pass as `device` to use the host reference path (no GPU). */
 #define SPS_DEVICE_HOST (-1)
+/** Pass as `device` for device 0 when there is a usable GPU and the host
+ *  reference path otherwise (as the CLI's `--device auto`); on the host,
+ *  `sps_last_error(NULL)` then says why no GPU was used. */
+#define SPS_DEVICE_AUTO (-2)
 
 /** Create a context on CUDA device `device` (0, 1, ...) or on the host
  *  (SPS_DEVICE_HOST). On a machine without a usable GPU, a request for a
  *  device fails with SPS_ERR_NO_DEVICE, *ctx is NULL and the reason is in
  *  `sps_last_error(NULL)`.
  *  [out] ctx   the new context; destroy with sps_context_destroy
- *  [in]  device  device ordinal or SPS_DEVICE_HOST
- *  CLI: `--device gpu|cpu`. */
+ *  [in]  device  device ordinal, SPS_DEVICE_HOST or SPS_DEVICE_AUTO
+ *  CLI: `--device gpu|cpu|auto`. */
 sps_status sps_context_create(sps_context **ctx, int device);
 
 /** Destroy a context (NULL is a no-op). Objects made with it must be
@@ -405,6 +415,24 @@ sps_status sps_operator_get_info(const sps_operator *op, sps_operator_info *info
 /** Destroy an operator (NULL is a no-op). */
 void sps_operator_destroy(sps_operator *op);
 
+/** A user (matrix-free) operator's product: y = alpha*A*x + beta*y, with x
+ *  and y in the context's memory space (device pointers on a GPU context,
+ *  on the context's stream or synchronized before returning; host pointers on
+ *  a host context). beta = 0 must not read y. Return 0 on success; any
+ *  other value stops the caller with SPS_ERR_INVALID_ARG. */
+typedef int (*sps_user_spmv_fn)(void *user, double alpha, const double *x, double beta,
+                                double *y);
+
+/** An operator whose product is fn (as PETSc's MatShell, SciPy's
+ *  LinearOperator): sps_solve, sps_operator_apply and the preconditioners
+ *  that apply A (cheby, through sps_precond_create_ex) use it like any other.
+ *  Double precision only; no host reference (sps_operator_apply_host and
+ *  sps_operator_check are SPS_ERR_UNSUPPORTED) and no values to update. The
+ *  info's backend is "user" and its nnz -1. `user` is passed to fn as is and
+ *  must outlive the operator. */
+sps_status sps_operator_create_user(sps_context *ctx, sps_idx nrows, sps_idx ncols,
+                                    sps_user_spmv_fn fn, void *user, sps_operator **op);
+
 /* ------------------------------------------------------------------------ */
 /* Measuring (spmv-bench, tune)                                              */
 /* ------------------------------------------------------------------------ */
@@ -494,6 +522,19 @@ sps_status sps_precond_apply(sps_precond *pc, const double *r, double *z);
 
 void sps_precond_destroy(sps_precond *pc);
 
+/** A user preconditioner's apply: z = M^-1 r, r and z distinct vectors of n
+ *  entries in the context's memory space (device pointers on a GPU
+ *  context). Return 0 on success; any other value stops the solve with
+ *  SPS_ERR_INVALID_ARG. */
+typedef int (*sps_user_precond_fn)(void *user, const double *r, double *z);
+
+/** A preconditioner whose apply is fn (as PETSc's PCShell). symmetric != 0
+ *  declares M^-1 symmetric positive definite, so that CG accepts it
+ *  (sps_precond_symmetric). Setup time 0; name "user". `user` must outlive
+ *  the preconditioner. */
+sps_status sps_precond_create_user(sps_context *ctx, sps_idx n, sps_user_precond_fn fn,
+                                   void *user, int symmetric, sps_precond **pc);
+
 /* ------------------------------------------------------------------------ */
 /* Solvers                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -543,6 +584,10 @@ sps_status sps_solver_set_dtol(sps_solver *s, double dtol);
 sps_status sps_solver_set_maxit(sps_solver *s, int64_t maxit);
 /** GMRES restart length m. CLI: `--restart` (default 30). */
 sps_status sps_solver_set_restart(sps_solver *s, int m);
+/** The stagnation stop (GMRES: SPS_DIVERGED_STAGNATION when a window of
+ *  restarts gains too little, doc/solvers.md): on (1, the default) or off (0:
+ *  the solve runs on to the tolerances, maxit or dtol). CLI: `--no-stagnation`. */
+sps_status sps_solver_set_stagnation(sps_solver *s, int on);
 /** Record the residual norm of every iteration (read back once, at the end). CLI: `--history`. */
 sps_status sps_solver_set_history(sps_solver *s, int on);
 /** How often the host reads the convergence state: every k iterations, or 0
@@ -582,6 +627,13 @@ typedef struct sps_attempt {
     int64_t maxit;           /**< the iteration limit it ran under (the budget's share) */
     char note[160];          /**< "won", or why the strategy left it */
 } sps_attempt;
+
+/** A monitor that can stop the solve: called where sps_monitor_fn is (after
+ *  it, when both are set); a nonzero return ends the solve at that check with
+ *  SPS_DIVERGED_USER, x holding the iterate of that check (a time limit, a
+ *  user's cancel, an outer Newton loop's own test). NULL removes it. */
+typedef int (*sps_monitor_stop_fn)(void *user, int64_t iteration, double rnorm);
+sps_status sps_solver_set_monitor_stop(sps_solver *s, sps_monitor_stop_fn fn, void *user);
 
 typedef struct sps_solve_info {
     sps_reason reason;

@@ -30,6 +30,7 @@ typedef struct sps_kcfg {
     double rtol, atol, dtol;
     int64_t maxit;
     int restart;              /* restart length of methods that restart (GMRES) */
+    int no_stagnation;        /* sps_solver_set_stagnation(s, 0): no stagnation stop */
     double opt[SPS_KR_NOPT];  /* a method's own options (its parameters) */
 } sps_kcfg;
 
@@ -136,6 +137,8 @@ struct sps_solver {
     int history, check;
     sps_monitor_fn mon;
     void *mon_user;
+    sps_monitor_stop_fn mon_stop; /* sps_solver_set_monitor_stop: nonzero stops */
+    void *mon_stop_user;
     double *hist;      /* the history handed out in the info */
     int64_t hist_cap;
     void *blk;         /* workspace kept between solves */

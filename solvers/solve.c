@@ -182,9 +182,16 @@ static int64_t next_k(int64_t k, const sps_kstate *st, int64_t it0, double rn0)
     return nk < 1 ? 1 : nk;
 }
 
-static void monitor(const sps_solver *s, const sps_krylov *k, const sps_kstate *st)
+/* The monitors at a host check. A stop monitor's nonzero return ends the
+ * solve here: the state says so on both sides (the finish reads it back). */
+static sps_status monitor(const sps_solver *s, sps_krylov *k, sps_kstate *st)
 {
-    if (s->mon) s->mon(s->mon_user, st->iter, ldexp(st->rnorm, -(int)k->sexp));
+    double rn = ldexp(st->rnorm, -(int)k->sexp);
+    if (s->mon) s->mon(s->mon_user, st->iter, rn);
+    if (!s->mon_stop || st->stop || !s->mon_stop(s->mon_stop_user, st->iter, rn)) return SPS_OK;
+    st->stop = 1;
+    st->reason = SPS_DIVERGED_USER;
+    return k->ops->put_state(&k->w, st, NULL, 0);
 }
 
 /* dst = 2^e src, in steps that keep each factor a double (|e| may pass 1023
@@ -250,7 +257,7 @@ static sps_status begin(sps_solver *s, sps_krylov *k, sps_kstate *st, int64_t *s
         if (st->reason != SPS_K_RESCALE) break;
         if ((e = rescale(s, k, st)) != SPS_OK) return e;
     }
-    monitor(s, k, st);
+    if ((e = monitor(s, k, st)) != SPS_OK) return e;
     if (st->reason == SPS_CONVERGED_ZERO_RHS) return o->fill(w, k->x, 0.0);
     return SPS_OK;
 }
@@ -328,7 +335,7 @@ static sps_status loop(sps_solver *s, sps_krylov *k, sps_kstate *st, int64_t *sy
         if (!one && (e = run_batch(k, mi, it0, batch)) != SPS_OK) return e;
         if ((e = check(k, st, syncs)) != SPS_OK) return e;
         if (one) onekernel_counts(k, mi, st, it0);
-        monitor(s, k, st);
+        if ((e = monitor(s, k, st)) != SPS_OK) return e;
         if (mi->checked && (e = mi->checked(k, st)) != SPS_OK) return e;
         if (dev && s->check == 0) kk = next_k(kk, st, it0, rn0);
     }
@@ -359,7 +366,7 @@ static sps_status replace_residual(sps_solver *s, sps_krylov *k, sps_kstate *st,
     if ((e = o->dot(w, 1, r, r, &f)) != SPS_OK) return e;
     if ((e = s->method->impl->start(k)) != SPS_OK) return e;
     if ((e = check(k, st, syncs)) != SPS_OK) return e;
-    monitor(s, k, st);
+    if ((e = monitor(s, k, st)) != SPS_OK) return e;
     return loop(s, k, st, syncs);
 }
 
@@ -490,15 +497,18 @@ static sps_status warm_up(sps_solver *s, sps_krylov *k, double *wx, sps_operator
         return SPS_OK;
     double *xreal = k->x;
     sps_monitor_fn mon = s->mon;
+    sps_monitor_stop_fn mon_stop = s->mon_stop;
     sps_kstate ws = k->init;
     int64_t wsyncs = 0;
     ws.maxit = 1;
     s->mon = NULL;
+    s->mon_stop = NULL;
     sps_status e = k->ops->copy(&k->w, wx, xreal);
     k->x = wx;
     if (e == SPS_OK) e = k->ops->put_state(&k->w, &ws, k->minit, k->work.state_bytes);
     if (e == SPS_OK) e = iterate(s, k, &ws, &wsyncs);
     s->mon = mon;
+    s->mon_stop = mon_stop;
     sps__engine_release(k); /* its graphs write wx */
     k->x = xreal;
     k->b = k->b_in;

@@ -162,6 +162,13 @@ sps_status sps_solver_set_restart(sps_solver *s, int v)
     return SPS_OK;
 }
 
+sps_status sps_solver_set_stagnation(sps_solver *s, int on)
+{
+    if (!s) return sps__err(NULL, SPS_ERR_INVALID_ARG, "solver is NULL");
+    s->cfg.no_stagnation = !on;
+    return SPS_OK;
+}
+
 sps_status sps_solver_set_history(sps_solver *s, int on)
 {
     if (!s) return sps__err(NULL, SPS_ERR_INVALID_ARG, "solver is NULL");
@@ -190,5 +197,13 @@ sps_status sps_solver_set_engine(sps_solver *s, const char *engine)
     SETTER_CHECK(s, e >= 0 || !engine || !*engine,
                  "unknown engine '%s' (classic, graph, onekernel, fused)", engine);
     s->engine = e;
+    return SPS_OK;
+}
+
+sps_status sps_solver_set_monitor_stop(sps_solver *s, sps_monitor_stop_fn fn, void *user)
+{
+    if (!s) return sps__err(NULL, SPS_ERR_INVALID_ARG, "solver is NULL");
+    s->mon_stop = fn;
+    s->mon_stop_user = user;
     return SPS_OK;
 }

@@ -94,6 +94,8 @@ sps_status sps_operator_apply(sps_operator *op, double alpha, const void *x, dou
     if (!op) return sps__err(NULL, SPS_ERR_INVALID_ARG, "sps_operator_apply: op is NULL");
     if ((!x && op->ncols) || (!y && op->nrows))
         return sps__err(op->ctx, SPS_ERR_INVALID_ARG, "sps_operator_apply: NULL vector");
+    if (!op->be->apply_host) /* a user operator: its callback on either context */
+        return op->be->apply(op->ctx, op->dev, alpha, x, beta, y);
 #if SPS_HAVE_CUDA
     if (op->info.on_gpu) return op->be->apply(op->ctx, op->dev, alpha, x, beta, y);
 #endif
@@ -107,6 +109,8 @@ sps_status sps_operator_apply_host(const sps_operator *op, double alpha, const d
     if (!op) return sps__err(NULL, SPS_ERR_INVALID_ARG, "sps_operator_apply_host: op is NULL");
     if ((!x && op->ncols) || (!y && op->nrows))
         return sps__err(op->ctx, SPS_ERR_INVALID_ARG, "sps_operator_apply_host: NULL vector");
+    if (!op->be->apply_host)
+        return sps__err(op->ctx, SPS_ERR_UNSUPPORTED, "%s: no host reference", op->be->name);
 #if SPS_HAVE_CUDA
     if (op->info.on_gpu && op->be->fetch) {
         /* A detached format keeps its host arrays on the device only: bring

@@ -64,7 +64,7 @@ static void gm_init(const sps_krylov *k, void *ms)
 {
     sps_gm_state *gs = ms;
     gs->m = gm_len(k->cfg, k->w.n);
-    gs->stag_win = stag_window(gs->m);
+    gs->stag_win = k->cfg->no_stagnation ? INT64_MAX : stag_window(gs->m); /* never ends: off */
 }
 
 static sps_status gm_param(sps_context *ctx, sps_kcfg *cfg, const char *key, const char *value)
