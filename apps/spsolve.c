@@ -1157,7 +1157,7 @@ static int solve_strategy(run *r)
 static int solve(run *r)
 {
     if (r->strategy) {
-        if (r->o.monitor && !r->o.json) sps_solver_set_monitor(r->solver, monitor_cb, r);
+        install_monitor(r); /* --monitor lines and the progress line, every attempt */
         if (r->text) print_header(r);
         return solve_strategy(r);
     }
