@@ -504,3 +504,19 @@ int t_run_gpu(const char *what, void (*body)(sps_context *ctx))
     sps_context_destroy(ctx);
     return t_done();
 }
+
+int t_run_gpu_tests(const char *what, sps_context **gctx, sps_context **hctx,
+                    const t_test_fn *tests)
+{
+    *gctx = t_gpu_context_or_skip(what);
+    if (!*gctx) return t_done();
+    printf("# device: %s\n", sps_context_device_name(*gctx));
+    if (sps_context_create(hctx, SPS_DEVICE_HOST) != SPS_OK) {
+        T_FAIL("host context", "%s", sps_last_error(NULL));
+    } else {
+        for (int i = 0; tests[i]; i++) tests[i]();
+        sps_context_destroy(*hctx);
+    }
+    sps_context_destroy(*gctx);
+    return t_done();
+}

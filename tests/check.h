@@ -172,6 +172,18 @@ sps_context *t_gpu_context_or_skip(const char *what);
  * "# device: NAME", body(ctx), the context destroyed; returns t_done(). */
 int t_run_gpu(const char *what, void (*body)(sps_context *ctx));
 
+/* The whole of a GPU test program's main when its tests read two globals: the
+ * GPU context into *gctx (or one SKIP line) and a host context into *hctx,
+ * then the NULL-terminated table of tests in order; returns t_done(). */
+int t_run_gpu_tests(const char *what, sps_context **gctx, sps_context **hctx,
+                    const t_test_fn *tests);
+#define T_MAIN_GPU(what, gctx, hctx, ...)                                   \
+    int main(void)                                                          \
+    {                                                                       \
+        static const t_test_fn t_tests_[] = {__VA_ARGS__, NULL};            \
+        return t_run_gpu_tests((what), &(gctx), &(hctx), t_tests_);         \
+    }
+
 /* main() of a GPU test program in a build without CUDA: one SKIP line. */
 #define T_MAIN_NO_CUDA(what)                      \
     int main(void)                                \

@@ -447,27 +447,13 @@ static void test_floor(void)
     }
 }
 
-int main(void)
-{
-    gctx = t_gpu_context_or_skip("the iteration engines on the GPU");
-    if (!gctx) return t_done();
-    sps_context_create(&hctx, SPS_DEVICE_HOST);
-    unsetenv("SPS_ENGINE");
-    test_onekernel();
-    test_graph();
-    test_fused();
-    test_floor();
-    sps_context_destroy(hctx);
-    sps_context_destroy(gctx);
-    return t_done();
-}
+/* The engines are chosen here, not by the caller's environment. */
+static void test_clean_env(void) { unsetenv("SPS_ENGINE"); }
+
+T_MAIN_GPU("the iteration engines on the GPU", gctx, hctx, test_clean_env, test_onekernel, test_graph, test_fused, test_floor)
 
 #else
 
-int main(void)
-{
-    t_gpu_context_or_skip("the iteration engines on the GPU");
-    return t_done();
-}
+T_MAIN_NO_CUDA("the iteration engines on the GPU")
 
 #endif

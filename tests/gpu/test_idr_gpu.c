@@ -330,25 +330,10 @@ static void test_strategy(void)
     }
 }
 
-int main(void)
-{
-    gctx = t_gpu_context_or_skip("IDR and the strategy on the GPU");
-    if (!gctx) return t_done();
-    sps_context_create(&hctx, SPS_DEVICE_HOST);
-    test_ops();
-    test_solves();
-    test_strategy();
-    sps_context_destroy(hctx);
-    sps_context_destroy(gctx);
-    return t_done();
-}
+T_MAIN_GPU("IDR and the strategy on the GPU", gctx, hctx, test_ops, test_solves, test_strategy)
 
 #else
 
-int main(void)
-{
-    t_gpu_context_or_skip("IDR and the strategy on the GPU");
-    return t_done();
-}
+T_MAIN_NO_CUDA("IDR and the strategy on the GPU")
 
 #endif

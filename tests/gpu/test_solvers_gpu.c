@@ -933,26 +933,10 @@ static void test_issue17_solves(void)
     sps_matrix_destroy(A);
 }
 
-int main(void)
-{
-    gctx = t_gpu_context_or_skip("solvers on the GPU");
-    if (!gctx) return t_done();
-    sps_context_create(&hctx, SPS_DEVICE_HOST);
-    test_vops();
-    test_solves();
-    test_syncs();
-    test_issue17_solves();
-    sps_context_destroy(hctx);
-    sps_context_destroy(gctx);
-    return t_done();
-}
+T_MAIN_GPU("solvers on the GPU", gctx, hctx, test_vops, test_solves, test_syncs, test_issue17_solves)
 
 #else
 
-int main(void)
-{
-    t_gpu_context_or_skip("solvers on the GPU");
-    return t_done();
-}
+T_MAIN_NO_CUDA("solvers on the GPU")
 
 #endif

@@ -200,18 +200,4 @@ static void test_real(void)
     sps_matrix_destroy(A);
 }
 
-int main(void)
-{
-    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) {
-        T_FAIL("host context", "%s", sps_last_error(NULL));
-        return t_done();
-    }
-    test_params();
-    test_dense();
-    test_breakdown_m();
-    test_breakdown_omega();
-    test_known();
-    test_real();
-    sps_context_destroy(ctx);
-    return t_done();
-}
+T_MAIN_HOST(ctx, test_params, test_dense, test_breakdown_m, test_breakdown_omega, test_known, test_real)

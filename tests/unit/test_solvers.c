@@ -1037,24 +1037,6 @@ static void test_reuse(void)
     sps_matrix_destroy(B);
 }
 
-int main(void)
-{
-    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) {
-        T_FAIL("host context", "%s", sps_last_error(NULL));
-        return t_done();
-    }
-    test_vs_dense();
-    test_monitor_and_x0();
-    test_jacobi_fusion();
-    test_precond_module();
-    test_real();
-    test_zero_rhs_nan_maxit_dtol();
-    test_indefinite();
-    test_singular();
-    test_gmres_special();
-    test_finish_logic();
-    test_dot_counts();
-    test_reuse();
-    sps_context_destroy(ctx);
-    return t_done();
-}
+T_MAIN_HOST(ctx, test_vs_dense, test_monitor_and_x0, test_jacobi_fusion, test_precond_module, test_real,
+            test_zero_rhs_nan_maxit_dtol, test_indefinite, test_singular, test_gmres_special,
+            test_finish_logic, test_dot_counts, test_reuse)

@@ -394,21 +394,4 @@ static void test_registry(void)
     sps_solver_destroy(t);
 }
 
-int main(void)
-{
-    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) {
-        T_FAIL("host context", "%s", sps_last_error(NULL));
-        return t_done();
-    }
-    test_names();
-    test_setters();
-    test_bad_arguments();
-    test_dense();
-    test_alloc_failures();
-    test_inconsistent();
-    test_scaled_rhs();
-    test_alias();
-    test_registry();
-    sps_context_destroy(ctx);
-    return t_done();
-}
+T_MAIN_HOST(ctx, test_names, test_setters, test_bad_arguments, test_dense, test_alloc_failures, test_inconsistent, test_scaled_rhs, test_alias, test_registry)
