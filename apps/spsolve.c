@@ -336,12 +336,23 @@ static void validate_args(opts *o)
 
 /* A copy that lives as long as the program (options keep pointers to their
  * values; the environment's and an options file's words are copied). */
+static char **g_kept;          /* every copy, so that they stay reachable to the end */
+static size_t g_nkept, g_capkept;
+
 static char *keep(const char *s, size_t len)
 {
+    if (g_nkept == g_capkept) {
+        size_t cap = g_capkept ? 2 * g_capkept : 32;
+        char **k = realloc(g_kept, cap * sizeof *k);
+        if (!k) die_usage("out of memory");
+        g_kept = k;
+        g_capkept = cap;
+    }
     char *c = malloc(len + 1);
     if (!c) die_usage("out of memory");
     memcpy(c, s, len);
     c[len] = 0;
+    g_kept[g_nkept++] = c;
     return c;
 }
 
@@ -412,10 +423,9 @@ static void options_file(opts *o, const char *path)
         int n = split_words(line, words, 2);
         if (!n) continue;
         if (strncmp(words[0], "-", 1)) { /* key without dashes */
-            char *dashed = malloc(strlen(words[0]) + 3);
-            if (!dashed) die_usage("out of memory");
-            sprintf(dashed, "%s%s", strlen(words[0]) == 1 ? "-" : "--", words[0]);
-            words[0] = dashed;
+            char dashed[300];
+            snprintf(dashed, sizeof dashed, "%s%s", strlen(words[0]) == 1 ? "-" : "--", words[0]);
+            words[0] = keep(dashed, strlen(dashed));
         }
         snprintf(origin, sizeof origin, "%s:%d: ", path, lineno);
         if (one_option(o, n, words, 0, origin) != n)
