@@ -31,6 +31,13 @@ sps_status sps__operator_build(sps_context *ctx, const sps_csr *A, const sps_bac
 sps_status sps__operator_build_spec(sps_context *ctx, const sps_csr *A, const char *spec,
                                     const sps_operator_opts *opts, sps_operator **op);
 
+/* The payoff arithmetic (spmv/payoff.c), one rule for auto's predictions and
+ * the measured figures: from in->ref_us, in->spmv_us and in->extra_ms, sets
+ * saved_us, convert_spmvs and break_even. */
+void sps__payoff_derive(sps_operator_info *in);
+/* "pays after N" or "never pays", from in->break_even. */
+void sps__payoff_pays(const sps_operator_info *in, char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

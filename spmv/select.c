@@ -156,19 +156,16 @@ static void fill_payoff(sps_context *ctx, const sps_features *f, const sps_opera
     in->expected_spmvs = opts->expected_spmvs;
     in->ref_us = csr_bytes(f) / bw;
     in->spmv_us = in->bytes_per_spmv / bw;
-    in->saved_us = in->ref_us - in->spmv_us;
     in->predicted_ms = predicted_ms;
     in->extra_ms = in->convert_ms + in->upload_ms - ref_build_ms(ctx, f);
-    in->convert_spmvs = in->ref_us > 0 ? in->extra_ms * 1e3 / in->ref_us : 0.0;
-    in->break_even = sps_break_even_spmvs(in->extra_ms, in->saved_us);
+    sps__payoff_derive(in);
     if (!(in->caps & SPS_CAP_NEEDS_CONVERT)) {
         snprintf(in->payoff, sizeof in->payoff, "%s: no conversion (a device copy of the CSR), "
                  "%.1f us per SpMV predicted", in->backend, in->spmv_us);
         return;
     }
     char pays[48];
-    if (in->break_even < 0) snprintf(pays, sizeof pays, "never pays");
-    else snprintf(pays, sizeof pays, "pays after %.0f", in->break_even);
+    sps__payoff_pays(in, pays, sizeof pays);
     snprintf(in->payoff, sizeof in->payoff,
              "%s: conversion %.1f ms = %.0f SpMVs, saves %.1f us per SpMV, %s (predicted %.1f ms; "
              "%lld expected)", in->backend, in->extra_ms, in->convert_spmvs, in->saved_us, pays,
