@@ -304,6 +304,14 @@ static const char *lower_name(const char *spec, int slot)
     return buf[slot];
 }
 
+/* The M of a "NAME:...restart=M..." method spec, or 0 when it names none. */
+static int spec_restart(const char *spec)
+{
+    const char *rs = spec ? strstr(spec, "restart=") : NULL;
+    long m = rs ? strtol(rs + 8, NULL, 10) : 0;
+    return m >= 1 && m <= 100000000 ? (int)m : 0;
+}
+
 /* Checks that need no matrix. The tolerances are the library's to judge
  * (configure_solver passes them on and reports its refusal). */
 static void validate_args(opts *o)
@@ -311,8 +319,7 @@ static void validate_args(opts *o)
     if (!o->A_path == !o->gen) die_usage("give exactly one of -A FILE and --gen SPEC");
     if (strcmp(o->device, "gpu") && strcmp(o->device, "cpu") && strcmp(o->device, "auto"))
         die_usage("--device: '%s' is not gpu, cpu or auto", o->device);
-    const char *rs = o->method ? strstr(o->method, "restart=") : NULL;
-    if (rs && strtol(rs + 8, NULL, 10) >= 1) o->restart = (int)strtol(rs + 8, NULL, 10); /* shown */
+    if (spec_restart(o->method)) o->restart = spec_restart(o->method); /* shown */
     if (o->method) {
         sps_method m;
         if (method_base(o->method, &m) != SPS_OK)
@@ -603,18 +610,24 @@ typedef struct run {
     int analyzed, info_done;
 } run;
 
-/* A warning: on stderr at once (unless -q) and in the JSON's "warnings". */
+/* A warning or a note (kind): on stderr at once (unless -q) and in the JSON's
+ * "warnings". */
+static void tell(run *r, const char *kind, const char *fmt, va_list ap)
+{
+    char msg[1200];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (!r->o.quiet) fprintf(stderr, "spsolve: %s: %s\n", kind, msg);
+    if (r->nwarn < (int)(sizeof r->warnings / sizeof *r->warnings))
+        snprintf(r->warnings[r->nwarn++], sizeof r->warnings[0], "%s", msg);
+}
+
 static void warn(run *r, const char *fmt, ...) APP_PRINTF(2, 3);
 static void warn(run *r, const char *fmt, ...)
 {
-    char msg[1200];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    tell(r, "warning", fmt, ap);
     va_end(ap);
-    if (!r->o.quiet) fprintf(stderr, "spsolve: warning: %s\n", msg);
-    if (r->nwarn < (int)(sizeof r->warnings / sizeof *r->warnings))
-        snprintf(r->warnings[r->nwarn++], sizeof r->warnings[0], "%s", msg);
 }
 
 /* An error: on stderr, kept for the JSON's "error" (the first one wins);
@@ -705,18 +718,13 @@ static void progress_end(run *r)
     r->mon.shown = 0;
 }
 
-/* A note: on stderr (unless -q) and in the JSON's "warnings". */
 static void note(run *r, const char *fmt, ...) APP_PRINTF(2, 3);
 static void note(run *r, const char *fmt, ...)
 {
-    char msg[1200];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    tell(r, "note", fmt, ap);
     va_end(ap);
-    if (!r->o.quiet) fprintf(stderr, "spsolve: note: %s\n", msg);
-    if (r->nwarn < (int)(sizeof r->warnings / sizeof *r->warnings))
-        snprintf(r->warnings[r->nwarn++], sizeof r->warnings[0], "%s", msg);
 }
 
 /* GMRES's restart above n is capped at n (a Krylov space has at most n
@@ -1157,8 +1165,7 @@ static int solve_strategy(run *r)
         static char pcname[48];
         const sps_attempt *w = &r->info.attempts[r->info.winner];
         method_base(w->method, &r->method);
-        const char *rs = strstr(w->method, "restart=");
-        if (rs) r->o.restart = atoi(rs + 8);
+        if (spec_restart(w->method)) r->o.restart = spec_restart(w->method);
         snprintf(pcname, sizeof pcname, "%s", w->precond);
         r->o.precond = pcname;
     }
