@@ -11,14 +11,15 @@ static sps_status h_cg_finish(sps_kws *w, const sps_kfin *f)
     return SPS_OK;
 }
 
-static sps_status h_cg_update(sps_kws *w, double *x, double *r, const double *p,
-                              const double *q, const double *dinv, double *z, int step)
+/* The residual pass both updates share: [x += alpha p;] r -= alpha q;
+ * [z = dinv .* r]; r'r and r'z; then finish step. x NULL: r alone. */
+static sps_status resid_pass(sps_kws *w, double *x, const double *p, double *r, const double *q,
+                             const double *dinv, double *z, int step)
 {
-    sps_kstate *st = w->st;
-    if (st->stop) return SPS_OK;
+    if (w->st->stop) return SPS_OK;
     double al = ((const sps_cg_state *)w->ms)->alpha, rr = 0, rz = 0;
     for (sps_idx i = 0; i < w->n; i++) {
-        x[i] += al * p[i];
+        if (x) x[i] += al * p[i];
         double ri = r[i] - al * q[i];
         r[i] = ri;
         rr += ri * ri;
@@ -33,6 +34,12 @@ static sps_status h_cg_update(sps_kws *w, double *x, double *r, const double *p,
     w->nsum = 2;
     sps_kfin f = sps__kfin(h_cg_finish, NULL, step, 1, 0);
     return h_cg_finish(w, &f);
+}
+
+static sps_status h_cg_update(sps_kws *w, double *x, double *r, const double *p,
+                              const double *q, const double *dinv, double *z, int step)
+{
+    return resid_pass(w, x, p, r, q, dinv, z, step);
 }
 
 static sps_status h_cg_finish_parts(sps_kws *w, int nparts, int step, int gated)
@@ -49,23 +56,7 @@ static sps_status h_cg_finish_parts(sps_kws *w, int nparts, int step, int gated)
 static sps_status h_cg_resid(sps_kws *w, double *r, const double *q, const double *dinv, double *z,
                              int step)
 {
-    if (w->st->stop) return SPS_OK;
-    double al = ((const sps_cg_state *)w->ms)->alpha, rr = 0, rz = 0;
-    for (sps_idx i = 0; i < w->n; i++) {
-        double ri = r[i] - al * q[i];
-        r[i] = ri;
-        rr += ri * ri;
-        if (dinv) {
-            double zi = dinv[i] * ri;
-            z[i] = zi;
-            rz += ri * zi;
-        }
-    }
-    w->red[0] = rr;
-    w->red[1] = rz;
-    w->nsum = 2;
-    sps_kfin f = sps__kfin(h_cg_finish, NULL, step, 1, 0);
-    return h_cg_finish(w, &f);
+    return resid_pass(w, NULL, NULL, r, q, dinv, z, step);
 }
 
 static sps_status h_cg_xp(sps_kws *w, double *x, double *p, const double *z)
