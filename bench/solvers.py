@@ -226,7 +226,7 @@ def main():
              "| best fixed backend | its ms | auto / best |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["matrix"], r["method"], r["nnz"], r["spmv"],
             "%.1f" % r["spsolve_ms"] if r["spsolve_ms"] else r["spsolve_reason"], r["spsolve_iters"],
             "%.1f" % r["cupy_ms"] if r.get("cupy_ms") else r.get("cupy_error", ""),
