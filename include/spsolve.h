@@ -311,6 +311,7 @@ typedef enum sps_precision { SPS_DOUBLE = 0, SPS_SINGLE = 1 } sps_precision;
 #define SPS_CAP_GPU           0x4u  /**< has a GPU kernel in this build */
 #define SPS_CAP_SINGLE        0x8u  /**< supports single precision */
 #define SPS_CAP_SELECTOR      0x10u /**< a selector (auto, tune), not a format */
+#define SPS_CAP_CALLBACK      0x20u /**< calls the caller's code (a user operator) */
 
 /** Backends, in registry order: `sps_spmv_backend(i, ...)` for i = 0, 1, ...
  *  until it returns SPS_ERR_INVALID_ARG. CLI: `spsolve --list-spmv`. */

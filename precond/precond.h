@@ -30,6 +30,9 @@ struct sps_precond {
      *             its vector updates instead of calling apply. */
     int identity;
     const double *fused_diag;
+    /* callback    apply runs the caller's code (sps_precond_create_user): a
+     *             solver calls it only for the applies it counts. */
+    int callback;
     void *prm;  /* the type's parameters (parsed from the spec) */
     void *impl; /* the type's data */
     /* z = M^-1 r (r and z distinct, in the context's memory space). */

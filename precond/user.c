@@ -68,6 +68,7 @@ sps_status sps_precond_create_user(sps_context *ctx, sps_idx n, sps_user_precond
     pc->n = n;
     pc->impl = u;
     pc->apply = user_apply;
+    pc->callback = 1;
     pc->destroy = user_destroy;
     *out = pc;
     return SPS_OK;

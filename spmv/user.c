@@ -33,7 +33,7 @@ static void user_free(sps_fmt *f) { sps__free(f); }
 static const sps_backend user_backend = {
     .name = "user",
     .summary = "a user callback y = alpha*A*x + beta*y (sps_operator_create_user)",
-    .caps = 0,
+    .caps = SPS_CAP_CALLBACK,
     .apply = user_apply,
     .free_fmt = user_free,
 };
