@@ -93,6 +93,11 @@ const sps_dcsr *sps__csr_device_copy(sps_context *ctx, const sps_csr *A);
  * 4). Below 1 MiB in all, a plain copy. The way used is written to how. */
 sps_status sps__h2d_pinned(sps_context *ctx, int n, void *const *dst, const void *const *src,
                            const size_t *bytes, char *how, size_t how_len);
+/* Device-to-host copy through the same staging ring (its threads overlap the
+ * DMA into one pinned buffer with the memcpy out of the other, and share the
+ * page faults of a fresh destination); below 1 MiB, or with
+ * SPS_DOWNLOAD=pageable, a plain copy. Synchronous. */
+sps_status sps__d2h_pinned(sps_context *ctx, void *dst, const void *src, size_t bytes);
 /* The context's slot for its staging ring (owned by core/upload.cu). */
 void **sps__gpu_ring_slot(sps_context *ctx);
 /* Make the context's staging ring now (sps__gpu_init: pinning 32 MiB costs

@@ -144,7 +144,7 @@ static sps_status c_copy_in(sps_context *ctx, void *dst, const void *src, size_t
 
 static sps_status c_copy_out(sps_context *ctx, void *dst, const void *src, size_t bytes)
 {
-    return sps__d2h(ctx, dst, src, bytes);
+    return sps__d2h_pinned(ctx, dst, src, bytes);
 }
 
 static int c_is_device(const void *p) { return sps__is_device_ptr(p); }
