@@ -52,6 +52,11 @@ typedef struct sps_pc_type {
     sps_status (*prm_set)(sps_context *ctx, void *prm, const char *key, const char *value);
     sps_status (*setup_host)(sps_precond *pc, const sps_pc_input *in);
     sps_status (*setup_dev)(sps_precond *pc, const sps_pc_input *in, void *host);
+    /* Optional, GPU context: the whole setup from the matrix's device copy,
+     * no host pass. SPS_ERR_UNSUPPORTED (with no message) sends the setup to
+     * the host path, which words the refusal (a zero pivot, a missing
+     * diagonal) exactly as on a host context. */
+    sps_status (*setup_gpu)(sps_precond *pc, const sps_pc_input *in);
 } sps_pc_type;
 
 /* ---- helpers the types share (precond/registry.c, precond/diag.c) ------- */
@@ -108,6 +113,16 @@ typedef struct sps_ilu_pattern {
 sps_status sps__pc_gpu_none(sps_precond *pc);
 /* d: M^-1's diagonal on the host, n entries: uploaded, becomes pc->fused_diag. */
 sps_status sps__pc_gpu_diag(sps_precond *pc, const double *d);
+/* One pass over A's device CSR, a thread per row summing in the host's order:
+ * *dinv (device, n entries, the caller frees it with sps__dfree) gets
+ * 1 / a_ii (l1 = 0, jacobi's) or 1 / (a_ii + sign(a_ii) sum_{j != i} |a_ij|)
+ * (l1 = 1), bitwise the host's; *gersh (may be NULL) max_i |d_i| sum_j |a_ij|;
+ * *refused 1 when a row is one the host setup refuses (jacobi: a missing or
+ * zero diagonal; l1: a zero row), then *dinv is NULL. */
+sps_status sps__pc_gpu_diag_scan(sps_context *ctx, const sps_matrix *A, int l1, double **dinv,
+                                 double *gersh, int *refused);
+/* Adopt a device diagonal (from sps__pc_gpu_diag_scan) as pc->fused_diag. */
+sps_status sps__pc_gpu_diag_adopt(sps_precond *pc, double *dinv);
 /* A: square, sorted, every diagonal entry present. dpos: NULL for exact
  * (SpSV) solves, else the diagonal positions and `sweeps` Jacobi sweeps. */
 sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const sps_idx *dpos, int sweeps);

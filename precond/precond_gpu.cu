@@ -113,6 +113,55 @@ __global__ void jacobi_kernel(int n, const double *__restrict__ dinv,
         z[i] = dinv[i] * r[i];
 }
 
+/* A thread per row, the row summed in CSR order as on the host. Refused rows
+ * lower *bad to their index (an integer minimum: the same result whatever
+ * the order); each block writes the largest |d_i| sum_j |a_ij| of its rows. */
+__global__ void diag_scan(int n, const int *__restrict__ rp, const int *__restrict__ ci,
+                          const double *__restrict__ v, int l1, double *__restrict__ dinv,
+                          double *__restrict__ gpart, int *bad)
+{
+    __shared__ double sm[256];
+    double g = 0.0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        double a = 0.0, off = 0.0, all = 0.0;
+        int has = 0;
+        for (int p = rp[i]; p < rp[i + 1]; p++) {
+            double x = v[p];
+            all += fabs(x);
+            if (ci[p] == (int)i) a = x, has = 1;
+            else off += fabs(x);
+        }
+        double m = l1 ? (a < 0 ? a - off : a + off) : a;
+        int refuse = l1 ? m == 0.0 : (!has || a == 0.0);
+        if (refuse) atomicMin(bad, (int)i);
+        double d = refuse ? 0.0 : 1.0 / m;
+        dinv[i] = d;
+        g = fmax(g, all * fabs(d));
+    }
+    sm[threadIdx.x] = g;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) sm[threadIdx.x] = fmax(sm[threadIdx.x], sm[threadIdx.x + s]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) gpart[blockIdx.x] = sm[0];
+}
+
+__global__ void max_parts(int parts, double *gpart)
+{
+    __shared__ double sm[256];
+    double g = 0.0;
+    for (int i = threadIdx.x; i < parts; i += blockDim.x) g = fmax(g, gpart[i]);
+    sm[threadIdx.x] = g;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) sm[threadIdx.x] = fmax(sm[threadIdx.x], sm[threadIdx.x + s]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) gpart[parts] = sm[0];
+}
+
 int grid_for(sps_context *ctx, int n, int block)
 {
     long long b = ((long long)n + block - 1) / block, cap = 32LL * sps__gpu_sm_count(ctx);
@@ -383,6 +432,61 @@ extern "C" sps_status sps__pc_gpu_diag(sps_precond *pc, const double *dinv)
     size_t nb = (size_t)pc->n * sizeof(double);
     if ((st = sps__dmalloc(pc->ctx, (void **)&g->dinv, nb)) != SPS_OK) return st;
     if ((st = sps__h2d(pc->ctx, g->dinv, dinv, nb)) != SPS_OK) return st;
+    pc->fused_diag = g->dinv;
+    pc->apply = apply_jacobi;
+    return SPS_OK;
+}
+
+extern "C" sps_status sps__pc_gpu_diag_scan(sps_context *ctx, const sps_matrix *A, int l1,
+                                          double **dinv, double *gersh, int *refused)
+{
+    *dinv = nullptr;
+    *refused = 0;
+    const sps_dcsr *d = nullptr;
+    sps_status st = sps__matrix_device(ctx, A, &d, NULL);
+    if (st != SPS_OK) return st;
+    int n = d->nrows, grid = grid_for(ctx, n, 256);
+    double *out = nullptr, *gpart = nullptr;
+    int *bad = nullptr;
+    struct { double g; int bad; } h = {0.0, 0};
+    st = sps__dmalloc(ctx, (void **)&out, (size_t)n * sizeof(double));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&gpart, (size_t)(grid + 1) * sizeof(double));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&bad, sizeof(int));
+    if (st == SPS_OK) st = sps__h2d(ctx, bad, &n, sizeof n); /* n: no refused row */
+    if (st == SPS_OK && n > 0) {
+        cudaStream_t s = sps_stream(ctx);
+        diag_scan<<<grid, 256, 0, s>>>(n, d->row_ptr, d->col_idx, d->val, l1, out, gpart, bad);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch diag_scan", __FILE__, __LINE__);
+        if (st == SPS_OK) {
+            max_parts<<<1, 256, 0, s>>>(grid, gpart);
+            e = cudaGetLastError();
+            if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch max_parts", __FILE__, __LINE__);
+        }
+        if (st == SPS_OK) st = sps__d2h(ctx, &h.g, gpart + grid, sizeof h.g);
+        if (st == SPS_OK) st = sps__d2h(ctx, &h.bad, bad, sizeof h.bad);
+    }
+    sps__dfree(gpart);
+    sps__dfree(bad);
+    if (st == SPS_OK && n > 0 && h.bad < n) *refused = 1;
+    if (st != SPS_OK || *refused) {
+        sps__dfree(out);
+        return st;
+    }
+    if (gersh) *gersh = h.g;
+    *dinv = out;
+    return SPS_OK;
+}
+
+extern "C" sps_status sps__pc_gpu_diag_adopt(sps_precond *pc, double *dinv)
+{
+    gpu_pc *g = nullptr;
+    sps_status st = new_impl(pc, &g);
+    if (st != SPS_OK) {
+        sps__dfree(dinv);
+        return st;
+    }
+    g->dinv = dinv;
     pc->fused_diag = g->dinv;
     pc->apply = apply_jacobi;
     return SPS_OK;

@@ -113,13 +113,26 @@ static sps_status apply_noop(sps_precond *pc, const double *r, double *z)
     return SPS_OK;
 }
 
-/* Host setup, then (GPU context) the device setup from the host result. */
+/* GPU context: the type's device-only setup where it has one; else the host
+ * setup, then the device setup from the host result. */
 static sps_status setup(sps_precond *pc, const sps_pc_input *in)
 {
     if (pc->n == 0) { /* nothing to precondition */
         pc->apply = apply_noop;
         return SPS_OK;
     }
+#if SPS_HAVE_CUDA
+    if (in->gpu && pc->type->setup_gpu) {
+        sps_status sg = pc->type->setup_gpu(pc, in);
+        if (sg == SPS_OK) return sps__gpu_sync(pc->ctx);
+        if (sg != SPS_ERR_UNSUPPORTED) return sg;
+        if (pc->destroy) pc->destroy(pc); /* the host path words the refusal */
+        pc->impl = NULL;
+        pc->destroy = NULL;
+        pc->apply = NULL;
+        pc->fused_diag = NULL;
+    }
+#endif
     sps_status st = pc->type->setup_host(pc, in);
     if (st != SPS_OK || !in->gpu) return st;
 #if SPS_HAVE_CUDA

@@ -46,8 +46,29 @@ static long long long_restart(const sps_features *f, size_t basis_bytes)
     return m < 30 ? 30 : m;
 }
 
-int sps__strategy_plans(const sps_features *f, size_t basis_bytes, sps_plan *p, char *why,
-                        size_t len)
+/* On a GPU the exact triangular solves of ilu0/ic0 run a kernel per level
+ * of the factor: measured on the H100 (bench/results/preconditioners.md),
+ * CG+IC(0) on poisson3d:160 takes 2830 us per iteration against 250 without
+ * (954 ms against 170 to the solution), and GMRES+ILU(0) was slower than
+ * GMRES+Jacobi on every nonsymmetric shared matrix but one. There the cheap
+ * preconditioners go first: Chebyshev (no reduction, SpMVs only: the fastest
+ * on 1138_bus and bcsstk18, within 20% elsewhere) and Jacobi for SPD
+ * matrices, Jacobi and ILU(0) with Jacobi-sweep solves for the others; the
+ * exact factorizations stay as fallbacks. */
+static void gpu_cheap_first(const sps_features *f, sps_plan *p, int *np, int spd_like, int diag_ok,
+                            int ilu_ok)
+{
+    if (spd_like) {
+        add(p, np, "cg", "cheby");
+        add(p, np, "cg", "jacobi");
+        return;
+    }
+    if (diag_ok) add(p, np, "gmres:restart=100", "jacobi");
+    if (ilu_ok && !f->diag_dominant) add(p, np, "gmres:restart=100", "ilu0:solve=jacobi");
+}
+
+int sps__strategy_plans(const sps_features *f, size_t basis_bytes, int gpu, sps_plan *p,
+                        char *why, size_t len)
 {
     int np = 0;
     int diag_ok = f->missing_diagonal == 0 && f->zero_diagonal == 0;
@@ -55,6 +76,7 @@ int sps__strategy_plans(const sps_features *f, size_t basis_bytes, sps_plan *p, 
     int spd_like = f->symmetric && diag_ok && f->negative_diagonal == 0;
     char longm[48];
     snprintf(longm, sizeof longm, "gmres:restart=%lld", long_restart(f, basis_bytes));
+    if (gpu) gpu_cheap_first(f, p, &np, spd_like, diag_ok, ilu_ok);
     if (spd_like) {
         add(p, &np, "cg", "ic0");
         add(p, &np, "cg", "jacobi");
@@ -74,7 +96,8 @@ int sps__strategy_plans(const sps_features *f, size_t basis_bytes, sps_plan *p, 
         add(p, &np, "bicgstab", "none");
     }
     if (why && len)
-        snprintf(why, len, "%s%s%s%s", spd_like ? "symmetric with a positive diagonal"
+        snprintf(why, len, "%s%s%s%s%s", gpu ? "GPU, cheap preconditioners first; " : "",
+                 spd_like ? "symmetric with a positive diagonal"
                                                 : f->symmetric ? "symmetric, diagonal not positive"
                                                                : "nonsymmetric",
                  f->diag_dominant ? ", diagonally dominant" : "",
@@ -97,11 +120,11 @@ static void base_name(const char *spec, char *out, size_t len)
 
 /* The plans for how's settings: the explicit ones first; the automatic list
  * after them when both are automatic or how->fallback is set. */
-static int make_plans(const sps_strategy *how, const sps_features *f, size_t basis_bytes,
+static int make_plans(const sps_strategy *how, const sps_features *f, size_t basis_bytes, int gpu,
                       sps_plan *p, char *why, size_t len)
 {
     sps_plan autop[SPS_MAX_PLANS];
-    int na = sps__strategy_plans(f, basis_bytes, autop, why, len), np = 0;
+    int na = sps__strategy_plans(f, basis_bytes, gpu, autop, why, len), np = 0;
     int am = is_auto(how->method), ap = is_auto(how->precond);
     if (am && ap) {
         memcpy(p, autop, sizeof autop);
@@ -306,26 +329,12 @@ static int64_t share(const run *r, const sps_strategy *how, int64_t used, double
     return total - used < want ? total - used : want;
 }
 
-/* IDR(s)'s device kernels had not run on a GPU when it joined the plans: on a
- * GPU context the automatic plans leave it out unless SPS_STRATEGY_IDR=1 (an
- * explicit --method idr always runs). The next device session measures it and
- * removes this filter. */
-static int gpu_plans(const sps_strategy *how, sps_plan *p, int np)
-{
-    const char *e = getenv("SPS_STRATEGY_IDR");
-    if ((e && !strcmp(e, "1")) || !is_auto(how->method)) return np;
-    int k = 0;
-    for (int i = 0; i < np; i++)
-        if (strncmp(p[i].method, "idr", 3) != 0) p[k++] = p[i];
-    return k;
-}
-
 static sps_status strategy(run *r, const sps_strategy *how, const sps_features *f,
                            sps_solve_info *info)
 {
     sps_plan plans[SPS_MAX_PLANS];
-    int np = make_plans(how, f, basis_budget(r->s->ctx), plans, info->plan_why, sizeof info->plan_why);
-    if (sps_context_on_gpu(r->s->ctx)) np = gpu_plans(how, plans, np);
+    int np = make_plans(how, f, basis_budget(r->s->ctx), sps_context_on_gpu(r->s->ctx), plans,
+                        info->plan_why, sizeof info->plan_why);
     int ranone = 0, explicit_only = !(is_auto(how->method) && is_auto(how->precond)) && !how->fallback;
     double t0 = sps__now_ms();
     sps_solve_info in, best_in;

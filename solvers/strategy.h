@@ -15,9 +15,10 @@ typedef struct sps_plan {
 
 /* The plans for a matrix with features f, in order, when the method and the
  * preconditioner are both automatic. basis_bytes is the memory a long GMRES
- * basis may take (0: no limit). Writes why (a short phrase). Returns the
- * count (>= 1). */
-int sps__strategy_plans(const sps_features *f, size_t basis_bytes, sps_plan *p, char *why,
-                        size_t len);
+ * basis may take (0: no limit). gpu: the plans for a GPU context (the cheap
+ * preconditioners first; see strategy.c). Writes why (a short phrase).
+ * Returns the count (>= 1). */
+int sps__strategy_plans(const sps_features *f, size_t basis_bytes, int gpu, sps_plan *p,
+                        char *why, size_t len);
 
 #endif /* SPS_STRATEGY_H */

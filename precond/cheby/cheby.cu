@@ -217,25 +217,33 @@ sps_status lanczos(sps_precond *pc, dev_cheby *g, double *w)
 extern "C" sps_status sps__cheby_gpu(sps_precond *pc, const sps_cheby *host, sps_operator *op,
                                      int own_op)
 {
+    return sps__cheby_gpu_from(pc, host, NULL, op, own_op);
+}
+
+extern "C" sps_status sps__cheby_gpu_from(sps_precond *pc, const sps_cheby *host, double *ddinv,
+                                          sps_operator *op, int own_op)
+{
     sps_context *ctx = pc->ctx;
     dev_cheby *g = new (std::nothrow) dev_cheby;
     if (!g) {
         if (own_op) sps_operator_destroy(op);
+        sps__dfree(ddinv);
         return sps__err(ctx, SPS_ERR_NO_MEMORY, "cheby: out of memory");
     }
     g->c = *host;
-    g->c.dinv = g->c.res = g->c.d = nullptr;
+    g->c.dinv = ddinv;
+    g->c.res = g->c.d = nullptr;
     g->c.op = op;
     g->c.own_op = own_op;
     pc->impl = g;
     pc->destroy = dev_destroy;
     size_t nb = (size_t)pc->n * sizeof(double);
     double *w = nullptr;
-    sps_status st = sps__dmalloc(ctx, (void **)&g->c.dinv, nb);
+    sps_status st = ddinv ? SPS_OK : sps__dmalloc(ctx, (void **)&g->c.dinv, nb);
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&g->c.res, nb);
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&g->c.d, nb);
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&g->part, (MAX_PARTS + 1) * sizeof(double));
-    if (st == SPS_OK) st = sps__h2d(ctx, g->c.dinv, host->dinv, nb);
+    if (st == SPS_OK && !ddinv) st = sps__h2d(ctx, g->c.dinv, host->dinv, nb);
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&w, 4 * nb);
     if (st == SPS_OK) st = lanczos(pc, g, w);
     if (w) {

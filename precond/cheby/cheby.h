@@ -61,6 +61,10 @@ sps_status sps__cheby_not_spd(sps_precond *pc, const char *what, double v);
 /* Device setup (cheby.cu): host holds dinv (host) and gersh; op the operator
  * (on the device). Fills pc->impl (a device sps_cheby), apply, destroy. */
 sps_status sps__cheby_gpu(sps_precond *pc, const sps_cheby *host, sps_operator *op, int own_op);
+/* The same with D^-1 already on the device (ddinv, adopted: freed with the
+ * preconditioner or on failure); host->gersh and host->degree are read. */
+sps_status sps__cheby_gpu_from(sps_precond *pc, const sps_cheby *host, double *ddinv,
+                               sps_operator *op, int own_op);
 #endif
 
 #ifdef __cplusplus

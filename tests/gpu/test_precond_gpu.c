@@ -110,8 +110,11 @@ static void compare_op(const char *what, const sps_matrix *A, const char *type, 
         T_OK(memcmp(z1, z2, nb) == 0, "%s %s: two GPU applies bitwise equal", what, type);
         T_OK(memcmp(r, rb, nb) == 0, "%s %s: r unchanged on the device", what, type);
     }
-    if (strcmp(type, "jacobi") == 0 || strcmp(type, "l1jacobi") == 0)
+    if (strcmp(type, "jacobi") == 0 || strcmp(type, "l1jacobi") == 0) {
         T_OK(gp->fused_diag && sps__is_device_ptr(gp->fused_diag), "%s %s: fused_diag lives on the device", what, type);
+        /* built on the device from its CSR copy, the same sums in the same order */
+        T_OK(st == SPS_OK && memcmp(z1, zh, nb) == 0, "%s %s: GPU apply bitwise the host's", what, type);
+    }
     sps__dfree(dr);
     sps__dfree(dz);
     free(r); free(zh); free(z1); free(z2); free(rb);
@@ -183,6 +186,22 @@ static void test_pivots(void)
         compare("missing-diagonal 4x4", A, "cheby");
         compare("missing-diagonal 4x4", A, "bjacobi:block=1");
         compare("missing-diagonal 4x4", A, "bjacobi:block=2");
+        sps_matrix_destroy(A);
+    }
+    /* a stored zero on the diagonal (row 1: 1 0 1) */
+    const sps_idx zrp[4] = {0, 2, 5, 7}, zci[7] = {0, 1, 0, 1, 2, 1, 2};
+    const double zv[7] = {2, 1, 1, 0, 1, 1, 2};
+    double zr[9] = {2, 1, 0, 0, 0, 0, 0, 1, 2}; /* row 1 all zero (l1jacobi refuses) */
+    A = NULL;
+    if (T_STATUS(hctx, sps_matrix_create_csr(hctx, 3, 3, zrp, zci, zv, &A), "zero-diagonal 3x3")) {
+        compare("zero-diagonal 3x3", A, "jacobi");
+        compare("zero-diagonal 3x3", A, "l1jacobi");
+        compare("zero-diagonal 3x3", A, "cheby");
+        sps_matrix_destroy(A);
+    }
+    if ((A = t_matrix_from_dense(hctx, 3, 3, zr))) {
+        compare("zero-row 3x3", A, "jacobi");
+        compare("zero-row 3x3", A, "l1jacobi");
         sps_matrix_destroy(A);
     }
     const char *types[] = {"none", "jacobi", "ilu0", "ic0", "l1jacobi", "cheby", "bjacobi",

@@ -15,8 +15,18 @@ field() { # field NAME JSON -> value (numbers and strings)
     printf '%s' "$2" | sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"}]*\)\"\{0,1\}[,}].*/\1/p"
 }
 tab=$(printf '\t')
-while IFS="$tab" read -r matrix method precond spmv restart maxit iters relres reason; do
+gpu_ok=0
+"$spsolve" --gen poisson2d:4 --device gpu -q >/dev/null 2>&1 && gpu_ok=1
+while IFS="$tab" read -r matrix method precond spmv restart maxit iters relres reason device; do
     case "$matrix" in ''|'#'*|matrix) continue ;; esac
+    # device: empty (the GPU when there is one, else the host), cpu, or gpu
+    # (automatic plans differ by device: doc/solvers.md)
+    devopt=
+    case "$device" in
+    cpu) devopt="--device cpu" ;;
+    gpu) if [ $gpu_ok = 0 ]; then echo "SKIP - regression $matrix $method/$precond on the GPU: no GPU"; continue; fi
+         devopt="--device gpu" ;;
+    esac
     case "$matrix" in
     *:*) src="--gen $matrix" ;;
     *) path=""
@@ -26,8 +36,8 @@ while IFS="$tab" read -r matrix method precond spmv restart maxit iters relres r
        if [ -z "$path" ]; then echo "SKIP - regression $matrix $method: matrix not present"; continue; fi
        src="-A $path" ;;
     esac
-    name="regression $matrix $method/$precond/$spmv"
-    out=$($spsolve $src --method "$method" --precond "$precond" --spmv "$spmv" \
+    name="regression $matrix $method/$precond/$spmv${device:+ ($device)}"
+    out=$($spsolve $src $devopt --method "$method" --precond "$precond" --spmv "$spmv" \
         --restart "$restart" --maxit "$maxit" --json -q 2>&1)
     rc=$?
     got_it=$(field iterations "$out")

@@ -79,12 +79,12 @@ static void test_plans(void)
     char why[160];
     f.rows = f.cols = 100000;
     f.symmetric = 1;
-    int np = sps__strategy_plans(&f, 0, p, why, sizeof why);
+    int np = sps__strategy_plans(&f, 0, 0, p, why, sizeof why);
     T_OK(np >= 3 && !strcmp(p[0].method, "cg") && !strcmp(p[0].precond, "ic0") &&
              !strcmp(p[1].precond, "jacobi") && strstr(why, "positive diagonal"),
          "SPD-like: cg+ic0, then cg+jacobi (%d plans, %s+%s; %s)", np, p[0].method, p[0].precond, why);
     f.symmetric = 0;
-    np = sps__strategy_plans(&f, 0, p, why, sizeof why);
+    np = sps__strategy_plans(&f, 0, 0, p, why, sizeof why);
     T_OK(!strcmp(p[0].method, "gmres:restart=100") && !strcmp(p[0].precond, "ilu0") &&
              !strcmp(p[1].method, "idr") && !strcmp(p[2].method, "bicgstab"),
          "nonsymmetric: gmres(100)+ilu0, idr+ilu0, bicgstab+ilu0 (%s+%s, %s, %s)", p[0].method,
@@ -92,28 +92,51 @@ static void test_plans(void)
     int has_long = 0;
     for (int i = 0; i < np; i++) has_long |= !strcmp(p[i].method, "gmres:restart=2000");
     T_OK(has_long, "nonsymmetric, n = 100000, no memory limit: a gmres(2000) plan");
-    np = sps__strategy_plans(&f, (size_t)502 * 100000 * 8, p, why, sizeof why);
+    np = sps__strategy_plans(&f, (size_t)502 * 100000 * 8, 0, p, why, sizeof why);
     has_long = 0;
     for (int i = 0; i < np; i++) has_long |= !strcmp(p[i].method, "gmres:restart=500");
     T_OK(has_long, "a basis of 502 vectors fits: the long restart is 500");
     f.missing_diagonal = 3;
-    np = sps__strategy_plans(&f, 0, p, why, sizeof why);
+    np = sps__strategy_plans(&f, 0, 0, p, why, sizeof why);
     int bad = 0;
     for (int i = 0; i < np; i++) bad |= strcmp(p[i].precond, "none") != 0;
     T_OK(!bad && np >= 2 && strstr(why, "missing diagonal"),
          "missing diagonal entries: only unpreconditioned plans (%d; %s)", np, why);
     f.missing_diagonal = 0;
     f.zero_diagonal = 2;
-    np = sps__strategy_plans(&f, 0, p, why, sizeof why);
+    np = sps__strategy_plans(&f, 0, 0, p, why, sizeof why);
     bad = 0;
     for (int i = 0; i < np; i++) bad |= !strcmp(p[i].precond, "jacobi");
     T_OK(!bad && !strcmp(p[0].precond, "ilu0"), "zero diagonal entries: ilu0 kept, jacobi left out");
     f.zero_diagonal = 0;
     f.diag_dominant = 1;
-    np = sps__strategy_plans(&f, 0, p, why, sizeof why);
+    np = sps__strategy_plans(&f, 0, 0, p, why, sizeof why);
     T_OK(!strcmp(p[1].precond, "jacobi") && !strcmp(p[2].method, "idr"),
          "diagonally dominant nonsymmetric: gmres+jacobi second (%s, then %s)", p[1].precond,
          p[2].method);
+    /* the GPU lists: the cheap preconditioners first, the host list after */
+    f.diag_dominant = 0;
+    np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
+    T_OK(np >= 4 && !strcmp(p[0].precond, "jacobi") && !strcmp(p[1].precond, "ilu0:solve=jacobi") &&
+             !strcmp(p[2].precond, "ilu0") && strstr(why, "GPU"),
+         "GPU nonsymmetric: gmres+jacobi, gmres+ilu0:solve=jacobi, then gmres+ilu0 (%s, %s, %s; %s)",
+         p[0].precond, p[1].precond, p[2].precond, why);
+    f.symmetric = 1;
+    np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
+    T_OK(np >= 4 && !strcmp(p[0].precond, "cheby") && !strcmp(p[1].precond, "jacobi") &&
+             !strcmp(p[2].precond, "ic0"),
+         "GPU SPD-like: cg+cheby, cg+jacobi, then cg+ic0 (%s, %s, %s)", p[0].precond, p[1].precond,
+         p[2].precond);
+    f.missing_diagonal = 1;
+    f.symmetric = 0;
+    sps_plan h[SPS_MAX_PLANS];
+    int nh = sps__strategy_plans(&f, 0, 0, h, why, sizeof why);
+    np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
+    int same = np == nh;
+    for (int i = 0; same && i < np; i++)
+        same = !strcmp(p[i].method, h[i].method) && !strcmp(p[i].precond, h[i].precond);
+    T_OK(same,
+         "GPU, missing diagonal entries: the host list (%d plans)", np);
 }
 
 /* Nonsymmetric tridiagonal with a stored zero at (0,0): ILU(0) meets a zero
