@@ -886,8 +886,12 @@ static int read_vectors(run *r)
         st = sps_vector_read(r->ctx, r->o.x0_path, n, &r->x, &len);
         if (st != SPS_OK) return fail_status(r, st, "cannot read --x0");
     } else {
-        r->x = calloc((size_t)(n ? n : 1), sizeof(double));
+        /* zeros written, not calloc's lazy pages: the solution comes back
+         * into memory already mapped (the library copies into fresh pages
+         * too, at the price of their first-touch faults) */
+        r->x = malloc((size_t)(n ? n : 1) * sizeof(double));
         if (!r->x) return fail(r, EXIT_RUNTIME, "out of memory");
+        memset(r->x, 0, (size_t)(n ? n : 1) * sizeof(double));
     }
     r->bnorm = nrm2(r->b, n);
     return -1;

@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/core/cuda_check.cuh: checking macros for .cu files.
  *
- * Every CUDA runtime, cuBLAS and cuSPARSE call goes through one of these; every
+ * Every CUDA runtime and cuSPARSE call goes through one of these; every
  * kernel launch is followed by SPS_LAUNCH_CHECK. On failure the context gets
  * "what: error name (file:line)" and the enclosing function returns the status. */
 #ifndef SPS_CUDA_CHECK_CUH
 #define SPS_CUDA_CHECK_CUH
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
@@ -15,8 +14,6 @@
 
 sps_status sps__cuda_fail(sps_context *ctx, cudaError_t e, const char *what,
                           const char *file, int line);
-sps_status sps__cublas_fail(sps_context *ctx, cublasStatus_t e, const char *what,
-                            const char *file, int line);
 sps_status sps__cusparse_fail(sps_context *ctx, cusparseStatus_t e, const char *what,
                               const char *file, int line);
 
@@ -25,13 +22,6 @@ sps_status sps__cusparse_fail(sps_context *ctx, cusparseStatus_t e, const char *
         cudaError_t sps_e_ = (call);                                               \
         if (sps_e_ != cudaSuccess)                                                 \
             return sps__cuda_fail((ctx), sps_e_, #call, __FILE__, __LINE__);       \
-    } while (0)
-
-#define SPS_CUBLAS(ctx, call)                                                      \
-    do {                                                                           \
-        cublasStatus_t sps_e_ = (call);                                            \
-        if (sps_e_ != CUBLAS_STATUS_SUCCESS)                                       \
-            return sps__cublas_fail((ctx), sps_e_, #call, __FILE__, __LINE__);     \
     } while (0)
 
 #define SPS_CUSPARSE(ctx, call)                                                    \

@@ -9,7 +9,6 @@
 struct sps_gpu {
     int device;
     cudaStream_t stream;
-    cublasHandle_t cublas;
     cusparseHandle_t cusparse;
     cudaDeviceProp props;
     void *scratch;
@@ -30,14 +29,6 @@ sps_status sps__cuda_fail(sps_context *ctx, cudaError_t e, const char *what,
     if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) st = SPS_ERR_NO_DEVICE;
     return sps__err(ctx, st, "%s: %s: %s (%s:%d)", what, cudaGetErrorName(e),
                     cudaGetErrorString(e), base_name(file), line);
-}
-
-sps_status sps__cublas_fail(sps_context *ctx, cublasStatus_t e, const char *what,
-                            const char *file, int line)
-{
-    sps_status st = (e == CUBLAS_STATUS_ALLOC_FAILED) ? SPS_ERR_NO_MEMORY : SPS_ERR_CUDA;
-    return sps__err(ctx, st, "%s: %s (%s:%d)", what, cublasGetStatusString(e),
-                    base_name(file), line);
 }
 
 sps_status sps__cusparse_fail(sps_context *ctx, cusparseStatus_t e, const char *what,
@@ -82,8 +73,6 @@ sps_status sps__gpu_init(sps_context *ctx, int device)
     SPS_CUDA(ctx, cudaSetDevice(device));
     SPS_CUDA(ctx, cudaGetDeviceProperties(&g->props, device));
     SPS_CUDA(ctx, cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
-    SPS_CUBLAS(ctx, cublasCreate(&g->cublas));
-    SPS_CUBLAS(ctx, cublasSetStream(g->cublas, g->stream));
     SPS_CUSPARSE(ctx, cusparseCreate(&g->cusparse));
     SPS_CUSPARSE(ctx, cusparseSetStream(g->cusparse, g->stream));
     sps__ring_prepare(ctx);
@@ -101,14 +90,12 @@ void sps__gpu_fini(sps_context *ctx)
     sps__ring_free(ctx);
     if (g->scratch) cudaFree(g->scratch);
     if (g->cusparse) cusparseDestroy(g->cusparse);
-    if (g->cublas) cublasDestroy(g->cublas);
     if (g->stream) cudaStreamDestroy(g->stream);
     sps__free(g);
     ctx->gpu = NULL;
 }
 
 void *sps__gpu_stream(const sps_context *ctx) { return (void *)ctx->gpu->stream; }
-void *sps__gpu_cublas(const sps_context *ctx) { return (void *)ctx->gpu->cublas; }
 void *sps__gpu_cusparse(const sps_context *ctx) { return (void *)ctx->gpu->cusparse; }
 void **sps__gpu_ring_slot(sps_context *ctx) { return &ctx->gpu->ring; }
 int sps__gpu_sm_count(const sps_context *ctx) { return ctx->gpu->props.multiProcessorCount; }

@@ -17,8 +17,8 @@ extern "C" {
 
 #if SPS_HAVE_CUDA
 
-/* Context lifetime: select the device, create the stream (non-blocking),
- * cuBLAS and cuSPARSE handles bound to it, read the properties. */
+/* Context lifetime: select the device, create the stream (non-blocking) and
+ * the cuSPARSE handle bound to it, read the properties. */
 sps_status sps__gpu_init(sps_context *ctx, int device);
 void sps__gpu_fini(sps_context *ctx);
 /* Number of devices; on 0, *why gets the CUDA error text. */
@@ -46,9 +46,8 @@ sps_status sps__timer_start(sps_context *ctx, sps_gpu_timer *t);
 sps_status sps__timer_stop(sps_context *ctx, sps_gpu_timer *t, double *ms);
 void sps__timer_destroy(sps_gpu_timer *t);
 
-/* Handles for .cu files (cudaStream_t, cublasHandle_t, cusparseHandle_t). */
+/* Handles for .cu files (cudaStream_t, cusparseHandle_t). */
 void *sps__gpu_stream(const sps_context *ctx);
-void *sps__gpu_cublas(const sps_context *ctx);
 void *sps__gpu_cusparse(const sps_context *ctx);
 int sps__gpu_sm_count(const sps_context *ctx);
 int sps__gpu_cc(const sps_context *ctx); /* compute capability, e.g. 90 */
@@ -93,10 +92,11 @@ const sps_dcsr *sps__csr_device_copy(sps_context *ctx, const sps_csr *A);
  * 4). Below 1 MiB in all, a plain copy. The way used is written to how. */
 sps_status sps__h2d_pinned(sps_context *ctx, int n, void *const *dst, const void *const *src,
                            const size_t *bytes, char *how, size_t how_len);
-/* Device-to-host copy through the same staging ring (its threads overlap the
- * DMA into one pinned buffer with the memcpy out of the other, and share the
- * page faults of a fresh destination); below 1 MiB, or with
- * SPS_DOWNLOAD=pageable, a plain copy. Synchronous. */
+/* Device-to-host copy: into a destination whose pages are mostly resident, a
+ * plain copy; into fresh memory, through the same staging ring (its threads
+ * overlap the DMA into one pinned buffer with the memcpy out of the other,
+ * and share the page faults). Below 1 MiB a plain copy; SPS_DOWNLOAD=ring or
+ * =pageable forces a way. Synchronous. */
 sps_status sps__d2h_pinned(sps_context *ctx, void *dst, const void *src, size_t bytes);
 /* The context's slot for its staging ring (owned by core/upload.cu). */
 void **sps__gpu_ring_slot(sps_context *ctx);

@@ -670,8 +670,9 @@ typedef struct sps_solve_info {
                                   report (the converged one, else the best), -1 if none ran */
     int64_t total_iterations;/**< iterations of every attempt */
     double total_ms;         /**< wall time of the whole strategy (setups included) */
-    double attainable;       /**< eps * ||A||_1 * ||x|| / ||b||: the relative residual
-                                  that rounding lets this x reach (set with the winner) */
+    double attainable;       /**< eps * ||A||_inf * ||x|| / ||b||: the relative residual
+                                  that rounding lets this x reach (set when the winner did
+                                  not converge; 0 when it met the tolerance) */
     char plan_why[160];      /**< why this plan list, e.g. "symmetric, positive diagonal" */
     sps_attempt attempts[SPS_MAX_ATTEMPTS];
 } sps_solve_info;

@@ -484,7 +484,7 @@ static sps_status setup(sps_solver *s, sps_krylov *k, sps_operator *op, sps_prec
     return SPS_OK;
 }
 
-/* Warm-up: CUDA loads every kernel (ours, cuBLAS's, cuSPARSE's) at its first
+/* Warm-up: CUDA loads every kernel (ours, cuSPARSE's) at its first
  * launch, milliseconds each. The first device solve of a configuration runs
  * one iteration on a scratch copy of x, with the monitor off, so that loading
  * is paid in setup_ms and the iteration phase measures iterations. x, the

@@ -182,8 +182,11 @@ typedef struct run {
     double *x;
     size_t nb;           /* bytes of x */
     int x_dev;           /* x is a device pointer */
-    double *best;        /* host copy of the best iterate */
+    double *best;        /* host copy of the best iterate (valid once an attempt ran) */
     double best_rn;      /* its true residual norm */
+    int x_is_best;       /* x holds the iterate the next attempt starts from: the
+                          * initial guess until an attempt changes x (so the
+                          * first attempt starts without a copy), then best's */
     sps_kcfg cfg0;       /* the solver's settings on entry */
     const sps_method_entry *m0;
     pc_cache pcs;
@@ -272,9 +275,14 @@ static sps_status attempt(run *r, const sps_plan *p, int64_t maxit, sps_attempt 
         return a->status == SPS_ERR_INVALID_ARG ? a->status : SPS_OK;
     }
     s->cfg.maxit = maxit;
-    sps_status e = x_in(r, r->best);
+    sps_status e = r->x_is_best ? SPS_OK : x_in(r, r->best);
     if (e != SPS_OK) return e;
     double t0 = sps__now_ms();
+    /* x changes now; a solve that fails before its first iteration leaves it
+     * as it was, one that fails later (a device or callback error) does not,
+     * and the next attempt then starts from where it stopped when no attempt
+     * has finished before it */
+    r->x_is_best = r->best_rn == INFINITY;
     a->status = sps_solve(s, r->op, pc, r->b, r->x, in);
     a->solve_ms = sps__now_ms() - t0;
     if (a->status == SPS_ERR_INVALID_ARG) return a->status;
@@ -366,6 +374,7 @@ static sps_status strategy(run *r, const sps_strategy *how, const sps_features *
         if (in.true_rnorm < r->best_rn || info->winner < 0) {
             if ((e = x_out(r, r->best)) != SPS_OK) return e;
             r->best_rn = in.true_rnorm;
+            r->x_is_best = 1;
             info->winner = info->nattempts - 1;
             best_in = in;
         }
@@ -438,13 +447,14 @@ static sps_status begin(run *r, const sps_features **f, sps_features *own, const
     r->best = malloc(r->nb ? r->nb : 1);
     if (!r->best) return sps__err(ctx, SPS_ERR_NO_MEMORY, "sps_solve_strategy: out of memory");
     r->best_rn = INFINITY;
+    r->x_is_best = 1;
     *f = how->features;
     if (!*f) {
         sps_status e = sps_matrix_analyze(ctx, r->A, own);
         if (e != SPS_OK) return e;
         *f = own;
     }
-    return x_out(r, r->best);
+    return SPS_OK;
 }
 
 sps_status sps_solve_strategy(sps_solver *s, const sps_matrix *A, sps_operator *op,
@@ -482,7 +492,11 @@ sps_status sps_solve_strategy(sps_solver *s, const sps_matrix *A, sps_operator *
     r.cfg0 = s->cfg;
     if (e == SPS_OK) e = private_b(&r, &bcopy, &dcopy);
     if (e == SPS_OK) e = strategy(&r, how ? how : &dflt, f, info);
-    if (e == SPS_OK && info->winner >= 0 && x_out(&r, r.best) == SPS_OK && info->bnorm > 0)
+    /* what rounding lets x reach, for a winner that did not meet the
+     * tolerance (two host passes over A and x: not on the way of a solve that
+     * converged) */
+    if (e == SPS_OK && info->winner >= 0 && info->reason <= 0 && info->bnorm > 0 &&
+        x_out(&r, r.best) == SPS_OK)
         info->attainable = DBL_EPSILON * norm_inf(A) * host_nrm2(r.best, op->nrows) / info->bnorm;
     info->total_ms = sps__now_ms() - t0;
     release(&r);

@@ -152,16 +152,21 @@ static void test_download(sps_context *ctx)
         }
     }
     unsetenv("SPS_UPLOAD_THREADS");
-    for (int w = 0; w < 2; w++) { /* fresh (never touched) destinations: page faults included */
-        setenv("SPS_DOWNLOAD", w ? "pageable" : "ring", 1);
+    const char *ways[] = {"ring", "pageable", "auto"};
+    for (int w = 0; w < 6; w++) { /* fresh (never touched) or touched destinations */
+        int touched = w >= 3;
+        if (w % 3 < 2) setenv("SPS_DOWNLOAD", ways[w % 3], 1);
+        else unsetenv("SPS_DOWNLOAD");
         size_t n = (size_t)32 << 20;
         char *f = malloc(n);
+        if (f && touched) memset(f, 1, n);
         double t0 = sps__now_ms();
         sps_status st = f ? sps__d2h_pinned(ctx, f, d, n) : SPS_ERR_NO_MEMORY;
         double ms = sps__now_ms() - t0;
-        T_OK(st == SPS_OK && memcmp(f, h, n) == 0, "download into fresh memory (%s)", w ? "pageable" : "ring");
-        printf("# download of 32 MiB into fresh host memory: %s %.2f ms = %.1f GB/s\n",
-               w ? "pageable" : "ring", ms, (double)n / (ms * 1e6));
+        T_OK(st == SPS_OK && memcmp(f, h, n) == 0, "download into %s memory (%s)",
+             touched ? "touched" : "fresh", ways[w % 3]);
+        printf("# download of 32 MiB into %s host memory: %s %.2f ms = %.1f GB/s\n",
+               touched ? "touched" : "fresh", ways[w % 3], ms, (double)n / (ms * 1e6));
         free(f);
     }
     unsetenv("SPS_DOWNLOAD");
