@@ -82,6 +82,13 @@ typedef struct sps_fmt_hyb {
     sps_idx *row_ptr;   /* copy of A's row pointer: update_host maps CSR values */
 } sps_fmt_hyb;
 
+/* Fill the zeroed h from A with ELL width K (spmv/formats/hyb.c; the ell
+ * backend uses it with K = the longest row). *ell_col_loads: the column
+ * indices the ELL kernel reads. On failure h holds what was allocated: free
+ * it with the hyb table's free_fmt. */
+sps_status sps__hyb_build(sps_context *ctx, const sps_csr *A, sps_idx K, sps_fmt_hyb *h,
+                          int64_t *ell_col_loads);
+
 #if SPS_HAVE_CUDA
 
 /* A CSR on the device: values are float if single, else double. */
