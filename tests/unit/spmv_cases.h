@@ -129,6 +129,15 @@ static inline void edge_cases(sps_context *ctx, case_fn fn, void *user)
     }
     run_case(ctx, "skewed rows (5 and 300)", t_trip_matrix(ctx, 3000, 3000, &t), fn, user);
 
+    /* coo's boundaries: rows ending exactly at a thread's 8 items and at a
+     * tile's 1024, a row of exactly one tile, rows spanning two and three
+     * tiles, then an empty row and short ones */
+    static const sps_idx lens[] = {8, 8, 1000, 8, 1024, 2048, 3000, 0, 5, 1, 7, 9};
+    for (sps_idx i = 0; i < (sps_idx)(sizeof lens / sizeof *lens); i++)
+        for (sps_idx k = 0; k < lens[i]; k++) t_trip_add(&t, i, (i * 13 + k) % 4096, t_rand(&seed));
+    run_case(ctx, "rows at coo's thread and tile boundaries", t_trip_matrix(ctx, 12, 4096, &t), fn,
+             user);
+
     static const sps_idx sizes[] = {31, 32, 33, 1023, 1024, 1025};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         snprintf(name, sizeof name, "band n=%d", sizes[k]);
