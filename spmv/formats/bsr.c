@@ -4,7 +4,7 @@
  * benchmark row, never auto's choice.
  *
  * Parameter: block=K (1..SPS_BSR_MAX_BLOCK). Without it the block size is
- * the one among 2..8 with the least zero fill (the smallest on a tie): 3 for
+ * the one among 2..8 with the least zero fill (the larger on a tie): 3 for
  * a matrix of 3 x 3 nodal blocks, usually 2 for anything else. A layout
  * whose slots pass the padding bound (padded.h) is refused. */
 #include "bsr.h"
@@ -66,7 +66,8 @@ static int64_t count_blocks(const sps_csr *A, int b, sps_idx *mark, sps_idx *cou
     return total;
 }
 
-/* The block size with the least fill among 2..SPS_BSR_MAX_BLOCK. */
+/* The block size with the least fill among 2..SPS_BSR_MAX_BLOCK; on a tie
+ * the larger (fewer block columns and block rows to read). */
 static int pick_block(const sps_csr *A, sps_idx *mark)
 {
     int best = 2;
@@ -75,7 +76,7 @@ static int pick_block(const sps_csr *A, sps_idx *mark)
         memset(mark, 0, ((size_t)A->ncols + 1) * sizeof *mark);
         int64_t slots = count_blocks(A, b, mark, NULL) * b * b;
         double fill = slots > 0 ? (double)(slots - A->nnz) / (double)slots : 0.0;
-        if (fill < best_fill) {
+        if (fill <= best_fill) {
             best = b;
             best_fill = fill;
         }
