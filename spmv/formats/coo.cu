@@ -20,6 +20,7 @@
 #include "core/cuda_check.cuh"
 #include "coo.h"
 #include "kernels.h"
+#include "keyval.cuh"
 
 #include <cub/block/block_scan.cuh>
 
@@ -42,24 +43,6 @@ struct coo_dev {
 };
 
 template <typename T>
-struct keyval {
-    sps_idx key;
-    T val;
-};
-
-/* Reduce by key: sums of the same row add, a new row starts over. Associative. */
-template <typename T>
-struct keyval_add {
-    __device__ __forceinline__ keyval<T> operator()(const keyval<T> &a, const keyval<T> &b) const
-    {
-        keyval<T> r;
-        r.key = b.key;
-        r.val = a.key == b.key ? a.val + b.val : b.val;
-        return r;
-    }
-};
-
-template <typename T>
 __global__ void coo_scale_kernel(sps_idx n, T beta, T *__restrict__ y)
 {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -70,9 +53,9 @@ __global__ void coo_scale_kernel(sps_idx n, T beta, T *__restrict__ y)
  * returns its last run; *head and *head_row its first run when it has a
  * second one (*head_row = -1 otherwise). */
 template <typename T>
-__device__ __forceinline__ keyval<T> thread_runs(const sps_idx *s_row, const T *s_prod, int k0,
-                                                 int k1, T alpha, T *__restrict__ y, T *head,
-                                                 sps_idx *head_row)
+__device__ __forceinline__ sps_keyval<T> thread_runs(const sps_idx *s_row, const T *s_prod,
+                                                     int k0, int k1, T alpha, T *__restrict__ y,
+                                                     T *head, sps_idx *head_row)
 {
     sps_idx cur = s_row[k0];
     T run = T(0);
@@ -89,7 +72,7 @@ __device__ __forceinline__ keyval<T> thread_runs(const sps_idx *s_row, const T *
         }
         run += s_prod[q];
     }
-    keyval<T> last;
+    sps_keyval<T> last;
     last.key = cur;
     last.val = run;
     return last;
@@ -101,7 +84,7 @@ __global__ void __launch_bounds__(kThreads) coo_tile_kernel(
     const T *__restrict__ val, const T *__restrict__ x, T alpha, T *__restrict__ y,
     sps_idx *__restrict__ carry_row, T *__restrict__ carry_val)
 {
-    using scan_t = cub::BlockScan<keyval<T>, kThreads>;
+    using scan_t = cub::BlockScan<sps_keyval<T>, kThreads>;
     __shared__ typename scan_t::TempStorage scan_tmp;
     __shared__ sps_idx s_row[kTile];
     __shared__ T s_prod[kTile];
@@ -127,20 +110,20 @@ __global__ void __launch_bounds__(kThreads) coo_tile_kernel(
     const int k0 = min((int)threadIdx.x * kItems, nz), k1 = min(k0 + kItems, nz);
     T head = T(0);
     sps_idx head_row = -1;
-    keyval<T> mine; /* a thread past the tile's items continues its last row with 0 */
+    sps_keyval<T> mine; /* a thread past the tile's items continues its last row with 0 */
     mine.key = s_row[nz - 1];
     mine.val = T(0);
     if (k0 < k1) mine = thread_runs(s_row, s_prod, k0, k1, alpha, y, &head, &head_row);
 
-    keyval<T> pre, init;
+    sps_keyval<T> pre, init;
     init.key = -1;
     init.val = T(0);
-    scan_t(scan_tmp).ExclusiveScan(mine, pre, init, keyval_add<T>());
+    scan_t(scan_tmp).ExclusiveScan(mine, pre, init, sps_keyval_add<T>());
     if (k0 < k1 && pre.key >= 0 && pre.key != s_row[k0])
         y[pre.key] += alpha * pre.val; /* the row of the carry-in ended just before k0 */
     if (head_row >= 0) y[head_row] += alpha * (pre.key == head_row ? pre.val + head : head);
     if (threadIdx.x == kThreads - 1) { /* the tile's carry: the inclusive total */
-        const keyval<T> out = keyval_add<T>()(pre, mine);
+        const sps_keyval<T> out = sps_keyval_add<T>()(pre, mine);
         carry_row[blockIdx.x] = out.key;
         carry_val[blockIdx.x] = out.val;
     }

@@ -66,6 +66,15 @@ sps_status sps__csr_fmt_fetch(sps_context *ctx, sps_fmt *f, const void *dev);
  * Defined in spmv/formats/csr_vector.c; hyb uses it for its tail rows. */
 int sps__csr_vector_tpr(int64_t nnz, sps_idx nrows);
 
+/* The parameter tpr=2|4|8|16|32 of csr-vector and lightspmv, for
+ * sps__parse_params with a sps_tpr_param as user: sets tpr, or refuses naming
+ * the backend (csr_vector.c). */
+typedef struct sps_tpr_param {
+    const char *backend;
+    int tpr; /* 0: not given */
+} sps_tpr_param;
+sps_status sps__tpr_param(sps_context *ctx, void *user, const char *key, const char *value);
+
 /* HYB host format (spmv/formats/hyb.c, hyb.cu): ELL of width K, column-major
  * with row pitch `pitch` (nrows rounded up to 32), padded with column -1 and
  * value 0 after each row's entries; the entries of a row past K go to a CSR

@@ -14,39 +14,19 @@
 #include "csr_fmt.h"
 #include "kernels.h"
 
-#include <stdlib.h>
-#include <string.h>
-
 SPS_DECLARE_GPU_BACKEND(sps_lightspmv)
-
-static sps_status param(sps_context *ctx, void *user, const char *key, const char *value)
-{
-    int *tpr = user;
-    if (strcmp(key, "tpr") == 0) {
-        char *end = NULL;
-        long v = strtol(value, &end, 10);
-        if (*value && *end == 0 && (v == 2 || v == 4 || v == 8 || v == 16 || v == 32)) {
-            *tpr = (int)v;
-            return SPS_OK;
-        }
-        return sps__err(ctx, SPS_ERR_INVALID_ARG,
-                        "lightspmv: tpr=%s: threads per row must be 2, 4, 8, 16 or 32", value);
-    }
-    return sps__err(ctx, SPS_ERR_INVALID_ARG,
-                    "lightspmv: unknown parameter '%s' (known: tpr=2|4|8|16|32)", key);
-}
 
 static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params, sps_fmt **out,
                           sps_spmv_stats *st)
 {
-    int forced = 0;
-    sps_status s =
-        sps__csr_fmt_convert_params(ctx, A, "lightspmv", params, param, &forced, out, st);
+    sps_tpr_param forced = {"lightspmv", 0};
+    sps_status s = sps__csr_fmt_convert_params(ctx, A, "lightspmv", params, sps__tpr_param,
+                                               &forced, out, st);
     if (s != SPS_OK) return s;
     sps_fmt_csr *f = (sps_fmt_csr *)*out;
-    f->param = forced ? forced : sps__csr_vector_tpr(A->nnz, A->nrows);
+    f->param = forced.tpr ? forced.tpr : sps__csr_vector_tpr(A->nnz, A->nrows);
     sps__csr_fmt_detail(A, st, "%d threads per row (%s), rows taken from an atomic counter",
-                        f->param, forced ? "forced" : "from the mean row length");
+                        f->param, forced.tpr ? "forced" : "from the mean row length");
     return SPS_OK;
 }
 
