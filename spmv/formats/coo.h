@@ -20,7 +20,7 @@
 #include "spmv/backend.h"
 
 #define SPS_COO_THREADS 128
-#define SPS_COO_ITEMS 8
+#define SPS_COO_ITEMS 7 /* odd: thread k's items in shared memory hit distinct banks */
 #define SPS_COO_TILE (SPS_COO_THREADS * SPS_COO_ITEMS)
 
 #ifdef __cplusplus

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "core/internal.h"
+#include "spmv/formats/coo.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -129,10 +130,11 @@ static inline void edge_cases(sps_context *ctx, case_fn fn, void *user)
     }
     run_case(ctx, "skewed rows (5 and 300)", t_trip_matrix(ctx, 3000, 3000, &t), fn, user);
 
-    /* coo's boundaries: rows ending exactly at a thread's 8 items and at a
-     * tile's 1024, a row of exactly one tile, rows spanning two and three
-     * tiles, then an empty row and short ones */
-    static const sps_idx lens[] = {8, 8, 1000, 8, 1024, 2048, 3000, 0, 5, 1, 7, 9};
+    /* coo's boundaries (I items a thread, T a tile): rows ending exactly at
+     * a thread's last item and at the tile's, a row of exactly one tile, rows
+     * spanning two and four tiles, then an empty row and short ones */
+    enum { I = SPS_COO_ITEMS, T = SPS_COO_TILE };
+    static const sps_idx lens[] = {I, I, T - 3 * I, I, T, 2 * T, 3 * T + 5, 0, 5, 1, I - 1, I + 1};
     for (sps_idx i = 0; i < (sps_idx)(sizeof lens / sizeof *lens); i++)
         for (sps_idx k = 0; k < lens[i]; k++) t_trip_add(&t, i, (i * 13 + k) % 4096, t_rand(&seed));
     run_case(ctx, "rows at coo's thread and tile boundaries", t_trip_matrix(ctx, 12, 4096, &t), fn,
