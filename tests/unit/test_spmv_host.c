@@ -473,9 +473,33 @@ static void test_check_every_backend(sps_context *ctx)
     }
 }
 
-/* The benchmark rows (ell, coo, bsr, lightspmv): tune never times them. */
+static int is_bench_row(const char *backend)
+{
+    static const char *const rows[] = {"ell", "coo", "bsr", "lightspmv"};
+    for (int k = 0; k < 4; k++)
+        if (strcmp(backend, rows[k]) == 0) return 1;
+    return 0;
+}
+
+static void auto_not_bench_row(sps_context *ctx, const char *mname, const sps_matrix *A, void *user)
+{
+    (void)user;
+    sps_operator *op = NULL;
+    if (!T_STATUS(ctx, sps_operator_create(ctx, A, "auto", NULL, &op), "auto on %s", mname)) return;
+    sps_operator_info in;
+    sps_operator_get_info(op, &in);
+    T_OK(!is_bench_row(in.backend), "auto on %s built %s, not a benchmark row", mname, in.backend);
+    sps_operator_destroy(op);
+}
+
+/* The benchmark rows (ell, coo, bsr, lightspmv): auto never builds them,
+ * tune never times them. */
 static void test_bench_rows_not_chosen(sps_context *ctx)
 {
+    static const char *const gens[] = {"poisson2d:40", "banded:5000,9,0.01,1", "powerlaw:3000,8,1",
+                                       NULL};
+    for_each_case(ctx, gens, auto_not_bench_row, NULL);
+
     uint64_t seed = 14;
     sps_matrix *A = band(ctx, 3000, &seed);
     sps_operator_opts opts;
