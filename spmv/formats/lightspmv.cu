@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/spmv/formats/lightspmv.cu: the LightSpMV kernel (dynamic rows).
  *
- * The paper's warp-level variant (the seed's notes describe both; the
- * vector-level one, where each vector takes one row, measured no faster).
+ * The paper's warp-level variant (the seed's notes measured both close
+ * together; in the vector-level one each vector takes one row).
  * Work decomposition: a grid sized to fill the device once (8 blocks of 256
  * threads per multiprocessor, fewer for a small matrix) loops until the rows
  * run out. Each round, lane 0 of a warp takes the next 32 / V rows with one
