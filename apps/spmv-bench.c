@@ -24,7 +24,8 @@ static const char *usage_text =
     "  --spmv LIST|all       comma-separated backends, parameters allowed (drm:rows=256,\n"
     "                        unroll=8,cusparse); default all: csr-scalar, csr-vector,\n"
     "                        merge, drm, drm:rows=0, drm:nomerge,rows=0, dia, hyb, cusparse,\n"
-    "                        cusparse:alg2, auto)\n"
+    "                        cusparse:alg2, the benchmark rows ell, coo, bsr, lightspmv,\n"
+    "                        and auto)\n"
     "  --precision P         double (default), single or both\n"
     "  --reps N              timed SpMVs per backend after a warm-up (default 500)\n"
     "  --nx N                distinct x vectors to rotate among (default 8)\n"
@@ -42,7 +43,7 @@ static const char *usage_text =
 
 static const char *all_backends[] = {"csr-scalar", "csr-vector", "merge", "drm", "drm:rows=0",
                                      "drm:nomerge,rows=0", "dia", "hyb", "cusparse",
-                                     "cusparse:alg2", "auto"};
+                                     "cusparse:alg2", "ell", "coo", "bsr", "lightspmv", "auto"};
 
 typedef struct row {
     char spmv[48];

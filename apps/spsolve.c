@@ -169,7 +169,8 @@ static void list_spmv(void)
                caps & SPS_CAP_NEEDS_CONVERT ? "yes" : "no", summary);
     }
     printf("\nParameters: drm:nomerge (HDIA), drm:seg=K, dia:maxfill=F, csr-vector:tpr=N,\n"
-           "hyb:width=K, cusparse:alg2 (deterministic CSR_ALG2; plain cusparse is CSR_ALG1).\n");
+           "hyb:width=K, cusparse:alg2 (deterministic CSR_ALG2; plain cusparse is CSR_ALG1),\n"
+           "bsr:block=K, lightspmv:tpr=N.\n");
 }
 
 /* Is name (or its part before ':', where parameters go) a preconditioner type? */

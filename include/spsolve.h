@@ -343,9 +343,11 @@ void sps_operator_opts_default(sps_operator_opts *o);
  *  `spmv` is a backend name with optional parameters after a colon:
  *  `csr-scalar`, `csr-vector`, `merge`, `drm`, `drm:hdia` (older name
  *  `drm:nomerge`), `drm:seg=64`,
- *  `dia`, `hyb`, `cusparse` (CSR_ALG1), `cusparse:alg2`, or a selector: `auto`
+ *  `dia`, `hyb`, `cusparse` (CSR_ALG1), `cusparse:alg2`, the benchmark rows
+ *  `ell`, `coo`, `bsr` (`bsr:block=K`) and `lightspmv` (`lightspmv:tpr=N`),
+ *  which no selector picks, or a selector: `auto`
  *  (chosen from the features; the rule is in doc/) or `tune` (times every
- *  candidate). A backend that cannot take A fails with SPS_ERR_UNSUPPORTED
+ *  candidate but the benchmark rows). A backend that cannot take A fails with SPS_ERR_UNSUPPORTED
  *  and a reason; `auto` and `tune` then fall back and say so in the info's
  *  `reason`, and so does a named backend when `opts->fallback` is set
  *  (reason: "NAME refused (why); fell back to csr-vector"). A precision that

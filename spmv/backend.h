@@ -57,6 +57,8 @@ typedef struct sps_backend {
     const char *name;     /* "drm" */
     const char *summary;  /* one line for --list-spmv */
     unsigned caps;        /* SPS_CAP_* (SPS_CAP_GPU is added by the registry when apply != NULL) */
+    int bench_only;       /* a benchmark row (ell, coo, bsr, lightspmv): tune never times it
+                             and auto's rule never names it; built only when asked by name */
 
     /* params: text after "name:" (e.g. "nomerge,seg=64"), "" if none. Unknown
      * parameters are SPS_ERR_INVALID_ARG naming them. */

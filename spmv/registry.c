@@ -16,6 +16,10 @@
     X(dia)             \
     X(hyb)             \
     X(cusparse)        \
+    X(ell)             \
+    X(coo)             \
+    X(bsr)             \
+    X(lightspmv)       \
     /* a new format: one X(name) line above this one */
 
 #define SPS_FORMAT_EXTERN(name) extern const sps_backend sps_backend_##name;

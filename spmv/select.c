@@ -269,14 +269,17 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
 }
 
 /* Candidate i of tune, or NULL past the end: the fallback (csr-vector, the
- * baseline) first, then the other deterministic backends, then tune_extra. */
+ * baseline) first, then the other deterministic backends but the benchmark
+ * rows (bench_only), then tune_extra. */
 static const char *candidate(int i)
 {
     if (i == 0) return RULE.fallback;
     int k = 1;
     for (int b = 0; b < sps__backend_count(); b++) {
         const sps_backend *be = sps__backend_at(b);
-        if (!(be->caps & SPS_CAP_DETERMINISTIC) || strcmp(be->name, RULE.fallback) == 0) continue;
+        if (!(be->caps & SPS_CAP_DETERMINISTIC) || be->bench_only ||
+            strcmp(be->name, RULE.fallback) == 0)
+            continue;
         if (k++ == i) return be->name;
     }
     int e = i - k;

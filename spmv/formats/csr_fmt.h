@@ -66,6 +66,15 @@ sps_status sps__csr_fmt_fetch(sps_context *ctx, sps_fmt *f, const void *dev);
  * Defined in spmv/formats/csr_vector.c; hyb uses it for its tail rows. */
 int sps__csr_vector_tpr(int64_t nnz, sps_idx nrows);
 
+/* The parameter tpr=2|4|8|16|32 of csr-vector and lightspmv, for
+ * sps__parse_params with a sps_tpr_param as user: sets tpr, or refuses naming
+ * the backend (csr_vector.c). */
+typedef struct sps_tpr_param {
+    const char *backend;
+    int tpr; /* 0: not given */
+} sps_tpr_param;
+sps_status sps__tpr_param(sps_context *ctx, void *user, const char *key, const char *value);
+
 /* HYB host format (spmv/formats/hyb.c, hyb.cu): ELL of width K, column-major
  * with row pitch `pitch` (nrows rounded up to 32), padded with column -1 and
  * value 0 after each row's entries; the entries of a row past K go to a CSR
@@ -81,6 +90,13 @@ typedef struct sps_fmt_hyb {
     sps_idx *tail_rows; /* tail.nrows: the matrix row of each tail row */
     sps_idx *row_ptr;   /* copy of A's row pointer: update_host maps CSR values */
 } sps_fmt_hyb;
+
+/* Fill the zeroed h from A with ELL width K (spmv/formats/hyb.c; the ell
+ * backend uses it with K = the longest row). *ell_col_loads: the column
+ * indices the ELL kernel reads. On failure h holds what was allocated: free
+ * it with the hyb table's free_fmt. */
+sps_status sps__hyb_build(sps_context *ctx, const sps_csr *A, sps_idx K, sps_fmt_hyb *h,
+                          int64_t *ell_col_loads);
 
 #if SPS_HAVE_CUDA
 

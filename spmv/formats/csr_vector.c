@@ -19,34 +19,34 @@ int sps__csr_vector_tpr(int64_t nnz, sps_idx nrows)
     return tpr;
 }
 
-static sps_status param(sps_context *ctx, void *user, const char *key, const char *value)
+sps_status sps__tpr_param(sps_context *ctx, void *user, const char *key, const char *value)
 {
-    int *tpr = user;
+    sps_tpr_param *p = user;
     if (strcmp(key, "tpr") == 0) {
         char *end = NULL;
         long v = strtol(value, &end, 10);
         if (*value && *end == 0 && (v == 2 || v == 4 || v == 8 || v == 16 || v == 32)) {
-            *tpr = (int)v;
+            p->tpr = (int)v;
             return SPS_OK;
         }
         return sps__err(ctx, SPS_ERR_INVALID_ARG,
-                        "csr-vector: tpr=%s: threads per row must be 2, 4, 8, 16 or 32", value);
+                        "%s: tpr=%s: threads per row must be 2, 4, 8, 16 or 32", p->backend, value);
     }
     return sps__err(ctx, SPS_ERR_INVALID_ARG,
-                    "csr-vector: unknown parameter '%s' (known: tpr=2|4|8|16|32)", key);
+                    "%s: unknown parameter '%s' (known: tpr=2|4|8|16|32)", p->backend, key);
 }
 
 static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params, sps_fmt **out,
                           sps_spmv_stats *st)
 {
-    int forced = 0;
-    sps_status s =
-        sps__csr_fmt_convert_params(ctx, A, "csr-vector", params, param, &forced, out, st);
+    sps_tpr_param forced = {"csr-vector", 0};
+    sps_status s = sps__csr_fmt_convert_params(ctx, A, "csr-vector", params, sps__tpr_param,
+                                               &forced, out, st);
     if (s != SPS_OK) return s;
     sps_fmt_csr *f = (sps_fmt_csr *)*out;
-    f->param = forced ? forced : sps__csr_vector_tpr(A->nnz, A->nrows);
+    f->param = forced.tpr ? forced.tpr : sps__csr_vector_tpr(A->nnz, A->nrows);
     sps__csr_fmt_detail(A, st, "%d threads per row (%s)", f->param,
-                        forced ? "forced" : "from the mean row length");
+                        forced.tpr ? "forced" : "from the mean row length");
     return SPS_OK;
 }
 

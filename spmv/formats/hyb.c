@@ -53,8 +53,8 @@ static void scatter_values(sps_fmt_hyb *h, const double *v)
     }
 }
 
-static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx K, sps_fmt_hyb *h,
-                        int64_t *ell_col_loads)
+sps_status sps__hyb_build(sps_context *ctx, const sps_csr *A, sps_idx K, sps_fmt_hyb *h,
+                          int64_t *ell_col_loads)
 {
     h->nrows = A->nrows;
     h->ncols = A->ncols;
@@ -129,7 +129,7 @@ static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params
     sps_fmt_hyb *h = sps__calloc(1, sizeof *h);
     if (!h) return sps__err(ctx, SPS_ERR_NO_MEMORY, "hyb: out of memory");
     int64_t ell_col_loads = 0;
-    s = build(ctx, A, K, h, &ell_col_loads);
+    s = sps__hyb_build(ctx, A, K, h, &ell_col_loads);
     if (s != SPS_OK) {
         free_fmt((sps_fmt *)h);
         return s;

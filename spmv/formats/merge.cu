@@ -25,6 +25,7 @@
 #include "diag_kernels.h"
 #include "merge_path.h"
 #include "kernels.h"
+#include "keyval.cuh"
 
 #include <cub/block/block_scan.cuh>
 
@@ -44,32 +45,13 @@ struct merge_dev {
     void *carry_val;   /* ntiles: its partial sum */
 };
 
-/* A partial sum of one row. */
-template <typename T>
-struct keyval {
-    sps_idx key;
-    T val;
-};
-
-/* Reduce by key: sums of the same row add, a new row starts over. Associative. */
-template <typename T>
-struct keyval_add {
-    __device__ __forceinline__ keyval<T> operator()(const keyval<T> &a, const keyval<T> &b) const
-    {
-        keyval<T> r;
-        r.key = b.key;
-        r.val = a.key == b.key ? a.val + b.val : b.val;
-        return r;
-    }
-};
-
 template <typename T, bool BETA>
 __global__ void __launch_bounds__(kThreads) merge_tile_kernel(
     const sps_idx *__restrict__ row_ptr, const sps_idx *__restrict__ col,
     const T *__restrict__ val, const int2 *__restrict__ coord, const T *__restrict__ x, T alpha,
     T beta, T *__restrict__ y, sps_idx *__restrict__ carry_row, T *__restrict__ carry_val)
 {
-    using scan_t = cub::BlockScan<keyval<T>, kThreads>;
+    using scan_t = cub::BlockScan<sps_keyval<T>, kThreads>;
     __shared__ typename scan_t::TempStorage scan_tmp;
     __shared__ sps_idx s_end[kTile + 1]; /* row ends of the tile, then a sentinel */
     __shared__ T s_prod[kTile];          /* products of the tile's nonzeros */
@@ -120,16 +102,16 @@ __global__ void __launch_bounds__(kThreads) merge_tile_kernel(
     }
 
     /* Carry-in: the partial sums of row r0+i0 left by the threads before. */
-    keyval<T> mine, pre;
+    sps_keyval<T> mine, pre;
     mine.key = r0 + i;
     mine.val = run;
-    keyval<T> init;
+    sps_keyval<T> init;
     init.key = r0;
     init.val = T(0);
-    scan_t(scan_tmp).ExclusiveScan(mine, pre, init, keyval_add<T>());
+    scan_t(scan_tmp).ExclusiveScan(mine, pre, init, sps_keyval_add<T>());
     if (i > i0 && pre.key == r0 + i0) s_row[i0] += pre.val;
     if (threadIdx.x == kThreads - 1) { /* the tile's carry-out: the inclusive total */
-        const keyval<T> out = keyval_add<T>()(pre, mine);
+        const sps_keyval<T> out = sps_keyval_add<T>()(pre, mine);
         carry_row[blockIdx.x] = out.key;
         carry_val[blockIdx.x] = out.val;
     }

@@ -189,9 +189,51 @@ static void test_selectors(sps_context *ctx)
     sps_matrix_destroy(A);
 }
 
+/* The benchmark rows whose work is scheduled at run time (lightspmv's row
+ * counter) or combined across blocks (coo's carries): 20 applies, every one
+ * bitwise equal to the first, on matrices with very uneven rows. */
+static void repeat_bitwise(sps_context *ctx, const char *mname, const sps_matrix *A, void *user)
+{
+    const char *spec = user;
+    sps_operator *op = build(ctx, spec, mname, A, NULL);
+    if (!op) return;
+    const sps_idx n = sps_matrix_rows(A), m = sps_matrix_cols(A);
+    double *x = malloc(((size_t)m + 1) * sizeof *x), *y0 = malloc(((size_t)n + 1) * sizeof *y0);
+    double *y = malloc(((size_t)n + 1) * sizeof *y);
+    uint64_t seed = 77;
+    for (sps_idx j = 0; j < m; j++) x[j] = t_rand(&seed);
+    sps_status st = device_apply(ctx, op, 0, x, m, y0, n);
+    int same = st == SPS_OK, runs = 1;
+    for (; same && runs < 20; runs++) {
+        st = device_apply(ctx, op, 0, x, m, y, n);
+        for (sps_idx i = 0; st == SPS_OK && same && i < n; i++) same = y[i] == y0[i];
+        same &= st == SPS_OK;
+    }
+    T_OK(same, "%s on %s: 20 runs bitwise equal (%d ran; %s)", spec, mname, runs,
+         st == SPS_OK ? "ok" : sps_last_error(ctx));
+    free(x);
+    free(y0);
+    free(y);
+    sps_operator_destroy(op);
+}
+
+static void test_bench_rows_repeat(sps_context *ctx)
+{
+    static const char *const specs[] = {"lightspmv", "lightspmv:tpr=2", "lightspmv:tpr=32", "coo"};
+    static const char *const gens[] = {"powerlaw:200000,16,1", "poisson3d:60", NULL};
+    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++)
+        for (int i = 0; gens[i]; i++) {
+            sps_matrix *A = NULL;
+            if (sps_matrix_generate(ctx, gens[i], &A) != SPS_OK)
+                T_FAIL(gens[i], "generate: %s", sps_last_error(ctx));
+            run_case(ctx, gens[i], A, repeat_bitwise, (void *)specs[k]);
+        }
+}
+
 static void run(sps_context *ctx)
 {
     test_every_backend(ctx);
+    test_bench_rows_repeat(ctx);
     test_timing(ctx);
     test_selectors(ctx);
 }

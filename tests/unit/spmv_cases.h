@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "core/internal.h"
+#include "spmv/formats/coo.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,8 +19,21 @@
 static const char *const variants[] = {
     "csr-vector:tpr=2",  "csr-vector:tpr=4", "csr-vector:tpr=8", "csr-vector:tpr=16",
     "csr-vector:tpr=32", "hyb:width=0",      "hyb:width=2",      "hyb:width=8",
-    "cusparse:alg2",
+    "cusparse:alg2",     "bsr:block=1",      "bsr:block=3",      "bsr:block=8",
+    "lightspmv:tpr=2",   "lightspmv:tpr=32",
 };
+
+/* The formats that may refuse a matrix for its layout (DIA's fill limit, the
+ * padding bound of ELL and BSR): a refusal is a SKIP with its reason. */
+static inline int may_refuse(const char *spec)
+{
+    static const char *const names[] = {"dia", "ell", "bsr"};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+        size_t l = strlen(names[k]);
+        if (strncmp(spec, names[k], l) == 0 && (spec[l] == 0 || spec[l] == ':')) return 1;
+    }
+    return 0;
+}
 
 /* Spec i (NULL past the end); *caps gets the backend's capabilities. */
 static inline const char *spec_at(int i, unsigned *caps)
@@ -116,6 +130,16 @@ static inline void edge_cases(sps_context *ctx, case_fn fn, void *user)
     }
     run_case(ctx, "skewed rows (5 and 300)", t_trip_matrix(ctx, 3000, 3000, &t), fn, user);
 
+    /* coo's boundaries (I items a thread, T a tile): rows ending exactly at
+     * a thread's last item and at the tile's, a row of exactly one tile, rows
+     * spanning two and four tiles, then an empty row and short ones */
+    enum { I = SPS_COO_ITEMS, T = SPS_COO_TILE };
+    static const sps_idx lens[] = {I, I, T - 3 * I, I, T, 2 * T, 3 * T + 5, 0, 5, 1, I - 1, I + 1};
+    for (sps_idx i = 0; i < (sps_idx)(sizeof lens / sizeof *lens); i++)
+        for (sps_idx k = 0; k < lens[i]; k++) t_trip_add(&t, i, (i * 13 + k) % 4096, t_rand(&seed));
+    run_case(ctx, "rows at coo's thread and tile boundaries", t_trip_matrix(ctx, 12, 4096, &t), fn,
+             user);
+
     static const sps_idx sizes[] = {31, 32, 33, 1023, 1024, 1025};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         snprintf(name, sizeof name, "band n=%d", sizes[k]);
@@ -154,8 +178,9 @@ static inline void for_each_case(sps_context *ctx, const char *const *gens, case
     edge_cases(ctx, fn, user);
 }
 
-/* Build spec on A. Returns the operator, or NULL after recording why: dia's
- * SPS_ERR_UNSUPPORTED is a SKIP with its reason, anything else a FAIL. */
+/* Build spec on A. Returns the operator, or NULL after recording why: the
+ * SPS_ERR_UNSUPPORTED of a format that may refuse (may_refuse) is a SKIP with
+ * its reason, anything else a FAIL. */
 static inline sps_operator *build(sps_context *ctx, const char *spec, const char *mname,
                            const sps_matrix *A, const sps_operator_opts *opts)
 {
@@ -164,7 +189,7 @@ static inline sps_operator *build(sps_context *ctx, const char *spec, const char
     if (st == SPS_OK) return op;
     char name[160];
     snprintf(name, sizeof name, "%s on %s", spec, mname);
-    if (st == SPS_ERR_UNSUPPORTED && strncmp(spec, "dia", 3) == 0 && (spec[3] == 0 || spec[3] == ':'))
+    if (st == SPS_ERR_UNSUPPORTED && may_refuse(spec))
         t_skip(name, "refused: %s", sps_last_error(ctx));
     else
         T_FAIL(name, "%s: %s", sps_strerror(st), sps_last_error(ctx));

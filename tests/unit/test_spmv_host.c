@@ -105,7 +105,8 @@ static void test_update(sps_context *ctx)
     const char *spec;
     for (int i = 0; (spec = spec_at(i, &caps)); i++) {
         backend_run br = {spec};
-        if (strchr(spec, ':') && strncmp(spec, "hyb", 3) != 0) continue; /* same host format */
+        if (strchr(spec, ':') && strncmp(spec, "hyb", 3) != 0 && strncmp(spec, "bsr", 3) != 0)
+            continue; /* same host format (hyb's width and bsr's block change it) */
         uint64_t seed = 3;
         sps_matrix *A = band(ctx, 1025, &seed);
         run_case(ctx, "band n=1025", A, check_update, &br);
@@ -206,7 +207,8 @@ static void test_alloc_failures(sps_context *ctx)
 {
     uint64_t seed = 8;
     sps_matrix *A = band(ctx, 200, &seed);
-    static const char *const specs[] = {"hyb:width=2", "csr-vector", "auto"};
+    static const char *const specs[] = {"hyb:width=2", "csr-vector", "auto", "ell", "coo",
+                                        "bsr", "bsr:block=3", "lightspmv"};
     for (size_t s = 0; s < sizeof specs / sizeof *specs; s++) {
         int failures = 0, bad = 0, done = 0;
         for (long k = 1; k < 60 && !done; k++) {
@@ -471,6 +473,135 @@ static void test_check_every_backend(sps_context *ctx)
     }
 }
 
+static int is_bench_row(const char *backend)
+{
+    static const char *const rows[] = {"ell", "coo", "bsr", "lightspmv"};
+    for (int k = 0; k < 4; k++)
+        if (strcmp(backend, rows[k]) == 0) return 1;
+    return 0;
+}
+
+static void auto_not_bench_row(sps_context *ctx, const char *mname, const sps_matrix *A, void *user)
+{
+    (void)user;
+    sps_operator *op = NULL;
+    if (!T_STATUS(ctx, sps_operator_create(ctx, A, "auto", NULL, &op), "auto on %s", mname)) return;
+    sps_operator_info in;
+    sps_operator_get_info(op, &in);
+    T_OK(!is_bench_row(in.backend), "auto on %s built %s, not a benchmark row", mname, in.backend);
+    sps_operator_destroy(op);
+}
+
+/* The benchmark rows (ell, coo, bsr, lightspmv): auto never builds them,
+ * tune never times them. */
+static void test_bench_rows_not_chosen(sps_context *ctx)
+{
+    static const char *const gens[] = {"poisson2d:40", "banded:5000,9,0.01,1", "powerlaw:3000,8,1",
+                                       NULL};
+    for_each_case(ctx, gens, auto_not_bench_row, NULL);
+
+    uint64_t seed = 14;
+    sps_matrix *A = band(ctx, 3000, &seed);
+    sps_operator_opts opts;
+    sps_operator_opts_default(&opts);
+    opts.tune_reps = 2;
+    sps_operator *op = NULL;
+    T_STATUS(ctx, sps_operator_create(ctx, A, "tune", &opts, &op), "tune on a band matrix");
+    if (op) {
+        sps_operator_info in;
+        sps_operator_get_info(op, &in);
+        static const char *const rows[] = {" ell ", " coo ", " bsr ", " lightspmv "};
+        int named = 0;
+        for (int k = 0; k < 4; k++) named += strstr(in.reason, rows[k]) != NULL;
+        T_OK(named == 0 && strstr(in.reason, " hyb ") != NULL,
+             "tune times hyb but none of ell, coo, bsr, lightspmv: %s", in.reason);
+        sps_operator_destroy(op);
+    }
+    sps_matrix_destroy(A);
+}
+
+/* ell: the width is the longest row; one very long row is refused by the
+ * padding bound with the numbers, not allocated. */
+static void test_ell(sps_context *ctx)
+{
+    sps_idx rp[] = {0, 1, 3, 9, 9};
+    sps_idx ci[] = {0, 0, 1, 0, 1, 2, 3, 4, 5};
+    double v[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    sps_matrix *A = NULL;
+    sps_matrix_create_csr(ctx, 4, 6, rp, ci, v, &A);
+    sps_operator *op = NULL;
+    T_STATUS(ctx, sps_operator_create(ctx, A, "ell", NULL, &op), "ell builds");
+    if (op) {
+        sps_operator_info in;
+        sps_operator_get_info(op, &in);
+        T_OK(in.ell_width == 6 && in.slots == 24 && fabs(in.fill - 15.0 / 24) < 1e-12 &&
+                 in.coo_entries == 0,
+             "ell: width 6 = the longest row, 24 slots, fill 15/24, no tail (%d, %lld, %g, %lld)",
+             in.ell_width, (long long)in.slots, in.fill, (long long)in.coo_entries);
+        sps_operator_destroy(op);
+    }
+    expect_rejected(ctx, A, "ell:width=3", "width=3");
+    sps_matrix_destroy(A);
+
+    t_triplets t = {0};
+    for (sps_idx i = 0; i < 40000; i++) t_trip_add(&t, i, i, 1.0);
+    for (sps_idx j = 0; j < 33000; j++) t_trip_add(&t, 7, j, 0.5);
+    A = t_trip_matrix(ctx, 40000, 40000, &t);
+    op = (sps_operator *)1;
+    sps_status st = sps_operator_create(ctx, A, "ell", NULL, &op);
+    const char *msg = sps_last_error(ctx);
+    T_OK(st == SPS_ERR_UNSUPPORTED && !op && strstr(msg, "ell: padding every row to the longest "
+                                                         "(33000 entries) would store 1320000000 slots"),
+         "ell refuses a 33000-entry row in 40000 rows: %s", msg);
+    sps_matrix_destroy(A);
+}
+
+/* bsr: the block size of least fill (3 on a matrix of dense 3 x 3 blocks),
+ * block=K, the parameters refused. */
+static void test_bsr(sps_context *ctx)
+{
+    t_triplets t = {0};
+    uint64_t seed = 21;
+    const sps_idx nb = 40; /* 120 x 120: block rows I have blocks (I, I) and (I, (7I) % 40) */
+    for (sps_idx I = 0; I < nb; I++)
+        for (int pass = 0; pass < 2; pass++) {
+            sps_idx J = pass ? (7 * I + 3) % nb : I;
+            if (pass && J == I) continue;
+            for (int a = 0; a < 3; a++)
+                for (int c = 0; c < 3; c++) t_trip_add(&t, 3 * I + a, 3 * J + c, t_rand(&seed));
+        }
+    sps_matrix *A = t_trip_matrix(ctx, 3 * nb, 3 * nb, &t);
+    sps_operator *op = NULL;
+    sps_operator_info in;
+    T_STATUS(ctx, sps_operator_create(ctx, A, "bsr", NULL, &op), "bsr builds");
+    if (op) {
+        sps_operator_get_info(op, &in);
+        T_OK(in.fill == 0.0 && strncmp(in.detail, "3 x 3 blocks (least fill", 24) == 0 &&
+                 in.slots == sps_matrix_nnz(A),
+             "bsr picks 3 x 3 blocks, no fill: %s", in.detail);
+        sps_operator_destroy(op);
+    }
+    T_STATUS(ctx, sps_operator_create(ctx, A, "bsr:block=2", NULL, &op), "bsr:block=2 builds");
+    if (op) {
+        sps_operator_get_info(op, &in);
+        T_OK(in.fill > 0.2 && strncmp(in.detail, "2 x 2 blocks (forced)", 21) == 0,
+             "bsr:block=2 on 3 x 3 blocks stores zeros: fill %.3f (%s)", in.fill, in.detail);
+        double err = 1;
+        int rep = 0;
+        T_STATUS(ctx, sps_operator_check(op, A, &err, &rep), "check bsr:block=2");
+        T_OK(err <= TOL && rep, "bsr:block=2 computes A*x: err %.2e", err);
+        sps_operator_destroy(op);
+    }
+    expect_rejected(ctx, A, "bsr:block=0", "block=0");
+    expect_rejected(ctx, A, "bsr:block=9", "block=9");
+    expect_rejected(ctx, A, "bsr:block=2x", "block=2x");
+    expect_rejected(ctx, A, "bsr:size=2", "size");
+    expect_rejected(ctx, A, "lightspmv:tpr=3", "tpr=3");
+    expect_rejected(ctx, A, "coo:tile=4", "tile");
+    sps_matrix_destroy(A);
+}
+
 T_MAIN_HOST_CTX(test_every_backend, test_update, test_names, test_hyb_stats, test_alloc_failures, test_selectors,
-                test_bad_opts, test_auto_features, test_fallback, test_measure, test_check_every_backend)
+                test_bad_opts, test_auto_features, test_fallback, test_measure, test_check_every_backend,
+                test_bench_rows_not_chosen, test_ell, test_bsr)
 
