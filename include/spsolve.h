@@ -781,6 +781,15 @@ sps_status sps_matrix_spmm_host(const sps_matrix *A, int k, double alpha, const 
 sps_status sps_operator_time_multi(sps_operator *op, sps_spmm_kind kind, int k, int reps,
                                    sps_timing *t);
 
+/** Check the block product of `kind` against the host CSR reference of A
+ *  (from which op was built), as sps_operator_check does for one vector: k
+ *  columns of fixed pseudo-random values, alpha = 1.5, beta in {0 with Y full
+ *  of NaN, -0.5}, padded leading dimensions; *max_err is the largest
+ *  componentwise error, *repeatable 1 if two runs were bitwise equal.
+ *  Double precision operators only. */
+sps_status sps_operator_check_multi(sps_operator *op, const sps_matrix *A, sps_spmm_kind kind,
+                                    int k, double *max_err, int *repeatable);
+
 /** Solve A X = B for k right-hand sides with one block product per
  *  iteration (CG: doc/spmm.md). B and X are n x k column-major with leading
  *  dimension n, host or device pointers (as sps_solve's b and x); X holds the

@@ -13,6 +13,7 @@
 #include "spmm.h"
 #include "formats/csr_fmt.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,7 +110,10 @@ static sps_status native(sps_operator *op, int k, double alpha, const void *X, i
     if (op->info.on_gpu) {
         const sps_csr_dev *d = device_csr(op);
         if (!d) return SPS_ERR_UNSUPPORTED;
+        /* csr-vector's own group size (its param), so that each column is
+         * summed as its SpMV sums it; the mean-row-length rule otherwise. */
         int tpr = sps__csr_vector_tpr(op->nnz, op->nrows);
+        if (strcmp(op->be->name, "csr-vector") == 0 && d->param >= 2 && d->param <= 32) tpr = d->param;
         return sps__spmm_csr_dev(op->ctx, d, tpr, k, alpha, X, ldx, beta, Y, ldy);
     }
 #endif
@@ -274,5 +278,123 @@ sps_status sps_operator_time_multi(sps_operator *op, sps_spmm_kind kind, int k, 
     if (X) block_free(op, X);
     if (Y) block_free(op, Y);
     sps__free(us);
+    return st;
+}
+
+/* ---- checking (spmv-bench --nrhs --check) --------------------------------- */
+
+typedef struct chk {
+    sps_operator *op;
+    const sps_csr *A;
+    int k;
+    int64_t ldx, ldy;
+    size_t nx, ny;     /* doubles of X and Y (padding included) */
+    double *X, *Y0, *Y, *Y2, *R;
+    void *dX, *dY;     /* device copies (GPU operators) */
+} chk;
+
+static sps_status chk_alloc(chk *c)
+{
+    c->X = sps__malloc(c->nx * sizeof(double));
+    c->Y0 = sps__malloc(c->ny * sizeof(double));
+    c->Y = sps__malloc(c->ny * sizeof(double));
+    c->Y2 = sps__malloc(c->ny * sizeof(double));
+    c->R = sps__malloc(c->ny * sizeof(double));
+    if (!c->X || !c->Y0 || !c->Y || !c->Y2 || !c->R)
+        return sps__err(c->op->ctx, SPS_ERR_NO_MEMORY, "sps_operator_check_multi: out of memory");
+    uint64_t s = 0x1234567u;
+    for (size_t i = 0; i < c->nx; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        c->X[i] = (double)(s >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+    }
+#if SPS_HAVE_CUDA
+    if (c->op->info.on_gpu) {
+        sps_status st = sps__dmalloc(c->op->ctx, &c->dX, c->nx * sizeof(double));
+        if (st == SPS_OK) st = sps__dmalloc(c->op->ctx, &c->dY, c->ny * sizeof(double));
+        if (st == SPS_OK) st = sps__h2d(c->op->ctx, c->dX, c->X, c->nx * sizeof(double));
+        return st;
+    }
+#endif
+    return SPS_OK;
+}
+
+static void chk_free(chk *c)
+{
+#if SPS_HAVE_CUDA
+    sps__dfree(c->dX);
+    sps__dfree(c->dY);
+#endif
+    sps__free(c->X);
+    sps__free(c->Y0);
+    sps__free(c->Y);
+    sps__free(c->Y2);
+    sps__free(c->R);
+}
+
+/* Y (host) = 1.5 A X + beta Y0 with kind. */
+static sps_status chk_run(chk *c, sps_spmm_kind kind, double beta, double *Y)
+{
+    sps_operator *op = c->op;
+    memcpy(Y, c->Y0, c->ny * sizeof *Y);
+#if SPS_HAVE_CUDA
+    if (op->info.on_gpu) {
+        sps_status st = sps__h2d(op->ctx, c->dY, Y, c->ny * sizeof *Y);
+        if (st == SPS_OK)
+            st = sps_operator_apply_multi_kind(op, kind, c->k, 1.5, c->dX, c->ldx, beta, c->dY, c->ldy);
+        if (st == SPS_OK) st = sps__d2h(op->ctx, Y, c->dY, c->ny * sizeof *Y);
+        return st;
+    }
+#endif
+    return sps_operator_apply_multi_kind(op, kind, c->k, 1.5, c->X, c->ldx, beta, Y, c->ldy);
+}
+
+/* The componentwise error of Y against R (sps_operator_check's definition). */
+static double chk_err(const chk *c, double beta)
+{
+    const sps_csr *A = c->A;
+    double worst = 0;
+    for (int j = 0; j < c->k; j++) {
+        const double *x = c->X + (size_t)j * (size_t)c->ldx;
+        size_t o = (size_t)j * (size_t)c->ldy;
+        for (sps_idx r = 0; r < A->nrows; r++) {
+            double a = 0;
+            for (sps_idx p = A->row_ptr[r]; p < A->row_ptr[r + 1]; p++) a += fabs(A->val[p] * x[A->col_idx[p]]);
+            double den = 1.5 * a + (beta != 0.0 ? fabs(beta * c->Y0[o + (size_t)r]) : 0.0);
+            double d = fabs(c->Y[o + (size_t)r] - c->R[o + (size_t)r]);
+            double e = d == 0.0 ? 0.0 : den > 0.0 ? d / den : INFINITY;
+            if (!(e <= worst)) worst = e;
+        }
+    }
+    return worst;
+}
+
+sps_status sps_operator_check_multi(sps_operator *op, const sps_matrix *A, sps_spmm_kind kind,
+                                    int k, double *max_err, int *repeatable)
+{
+    if (!op || !A || !max_err || !repeatable || k < 1)
+        return sps__err(op ? op->ctx : NULL, SPS_ERR_INVALID_ARG,
+                        "sps_operator_check_multi: NULL argument or k < 1");
+    if (op->single || A->A.nrows != op->nrows || A->A.ncols != op->ncols)
+        return sps__err(op->ctx, SPS_ERR_INVALID_ARG, "sps_operator_check_multi: a double operator "
+                        "built from A is needed");
+    chk c = {.op = op, .A = &A->A, .k = k, .ldx = op->ncols + 3, .ldy = op->nrows + 5};
+    c.nx = (size_t)c.ldx * (size_t)k;
+    c.ny = (size_t)c.ldy * (size_t)k;
+    *max_err = INFINITY;
+    *repeatable = 0;
+    sps_status st = chk_alloc(&c);
+    for (int b = 0; b < 2 && st == SPS_OK; b++) {
+        double beta = b ? -0.5 : 0.0;
+        for (size_t i = 0; i < c.ny; i++) c.Y0[i] = b ? c.X[i % c.nx] : NAN;
+        memcpy(c.R, c.Y0, c.ny * sizeof *c.R);
+        sps__csr_spmm(c.A, k, 1.5, c.X, c.ldx, beta, c.R, c.ldy);
+        st = chk_run(&c, kind, beta, c.Y);
+        if (st == SPS_OK) st = chk_run(&c, kind, beta, c.Y2);
+        if (st != SPS_OK) break;
+        double e = chk_err(&c, beta);
+        *max_err = b ? (e > *max_err ? e : *max_err) : e;
+        *repeatable = (b ? *repeatable : 1) && memcmp(c.Y, c.Y2, c.ny * sizeof *c.Y) == 0;
+    }
+    chk_free(&c);
     return st;
 }
