@@ -1033,8 +1033,8 @@ static int64_t expected_spmvs(const run *r)
 
 /* -b with k > 1 columns: one block CG solve (sps_solve_multi). auto's
  * method is CG; auto's preconditioner Jacobi when the diagonal is complete
- * and positive, else none; auto's SpMV csr-vector (drm and dia have no
- * block kernel: doc/spmm.md); --x0 does not apply (zeros). */
+ * and positive, else none; auto's SpMV csr-vector (its block kernel sums as
+ * its SpMV, doc/spmm.md); --x0 does not apply (zeros). */
 static int block_plan(run *r)
 {
     if (r->nrhs < 2) return -1;
@@ -1048,7 +1048,7 @@ static int block_plan(run *r)
     if (!strcmp(r->o.precond, "auto"))
         r->o.precond = ft->missing_diagonal || ft->zero_diagonal || ft->negative_diagonal ? "none"
                                                                                          : "jacobi";
-    if (!strcmp(r->o.spmv, "auto")) r->o.spmv = "csr-vector"; /* the format with a block kernel */
+    if (!strcmp(r->o.spmv, "auto")) r->o.spmv = "csr-vector"; /* sums as its SpMV: doc/spmm.md */
     if (r->o.x0_path) warn(r, "--x0 does not apply to a block solve: the initial guesses are zero");
     return -1;
 }

@@ -743,9 +743,10 @@ sps_status sps_dense_solve(sps_context *ctx, const sps_matrix *A, const double *
 /** How sps_operator_apply_multi_kind computes Y = alpha*A*X + beta*Y. */
 typedef enum sps_spmm_kind {
     SPS_SPMM_AUTO = 0,     /**< NATIVE where the operator has it, else COLUMNS */
-    SPS_SPMM_NATIVE = 1,   /**< spsolve's block kernel (the CSR family in double: csr-scalar,
-                                csr-vector, merge, cusparse; host contexts: the block CSR loop);
-                                SPS_ERR_UNSUPPORTED for other operators */
+    SPS_SPMM_NATIVE = 1,   /**< spsolve's block kernel, in double: the CSR family's (csr-scalar,
+                                csr-vector, merge, cusparse; on a host context the block CSR
+                                loop), and on a GPU dia's and drm's own; SPS_ERR_UNSUPPORTED
+                                for other operators */
     SPS_SPMM_CUSPARSE = 2, /**< cusparseSpMM (CSR_ALG1) on the operator's device CSR: the
                                 baseline (GPU, CSR family, double); else SPS_ERR_UNSUPPORTED */
     SPS_SPMM_COLUMNS = 3   /**< k products sps_operator_apply, one per column (any operator) */

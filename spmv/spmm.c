@@ -6,10 +6,8 @@
  * Dispatch (sps_operator_apply_multi_kind):
  *   host context, CSR family      the block CSR loop (sps__csr_spmm)
  *   GPU, CSR family, double       spmm.cu's kernel, or cusparseSpMM
- *   anything else                 k calls of sps_operator_apply (COLUMNS)
- * dia and drm keep their device arrays private to their .cu files, so they
- * take the COLUMNS path (doc/spmm.md says what a diagonal block kernel would
- * need). */
+ *   GPU, the backend's apply_multi  its own block kernel (dia, drm: their .cu)
+ *   anything else                 k calls of sps_operator_apply (COLUMNS) */
 #include "spmm.h"
 #include "formats/csr_fmt.h"
 
@@ -109,6 +107,8 @@ static sps_status native(sps_operator *op, int k, double alpha, const void *X, i
 #if SPS_HAVE_CUDA
     if (op->info.on_gpu) {
         const sps_csr_dev *d = device_csr(op);
+        if (!d && op->be->apply_multi && !op->single)
+            return op->be->apply_multi(op->ctx, op->dev, k, alpha, X, ldx, beta, Y, ldy);
         if (!d) return SPS_ERR_UNSUPPORTED;
         /* csr-vector's own group size (its param), so that each column is
          * summed as its SpMV sums it; the mean-row-length rule otherwise. */

@@ -11,7 +11,10 @@
  * c mod tpr writes column c. The reduction tree depends on tpr only, which is
  * a function of the matrix: bitwise the same result run after run, no
  * atomics. Within a chunk the row's value and column index are read once for
- * all C columns; the chunks after the first find them in cache. */
+ * all C columns; the chunks after the first find them in cache. With
+ * csr-vector's group size, the per-lane sums (including csr-vector's aligned
+ * start for tpr = 32) and the tree are csr-vector's: lane 0's butterfly
+ * adds the same values in the same order as its __shfl_down_sync tree. */
 #include "core/cuda_check.cuh"
 #include "formats/csr_fmt.h"
 #include "spmm.h"
@@ -26,6 +29,16 @@ __device__ inline unsigned group_mask(int tpr)
     if (tpr >= 32) return 0xffffffffu;
     const unsigned lane = threadIdx.x & 31u;
     return ((1u << tpr) - 1u) << (lane & ~(unsigned)(tpr - 1));
+}
+
+/* acc[c] += a * X[j, c] for the chunk's kc columns. */
+template <int C>
+__device__ inline void add_entry(double (&acc)[C], int kc, double a, sps_idx j,
+                                 const double *__restrict__ Xc, int64_t ldx)
+{
+#pragma unroll
+    for (int c = 0; c < C; c++)
+        if (c < kc) acc[c] += a * Xc[(int64_t)j + (int64_t)c * ldx];
 }
 
 template <int C, bool BETA>
@@ -47,13 +60,14 @@ spmm_csr_kernel(const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
         double acc[C];
 #pragma unroll
         for (int c = 0; c < C; c++) acc[c] = 0.0;
-        for (sps_idx p = p0 + lane; p < p1; p += tpr) {
-            const double a = val[p];
-            const int64_t j = ci[p];
-#pragma unroll
-            for (int c = 0; c < C; c++)
-                if (c < kc) acc[c] += a * Xc[j + (int64_t)c * ldx];
+        /* unsigned: p + tpr cannot wrap for p < p1 <= INT32_MAX */
+        unsigned p = (unsigned)p0 + (unsigned)lane;
+        if (tpr == 32 && p1 - p0 > 32) {
+            p = (unsigned)p0 - ((unsigned)p0 & 31u) + (unsigned)lane; /* aligned, as csr-vector */
+            if (p >= (unsigned)p0) add_entry<C>(acc, kc, val[p], ci[p], Xc, ldx);
+            p += 32;
         }
+        for (; p < (unsigned)p1; p += (unsigned)tpr) add_entry<C>(acc, kc, val[p], ci[p], Xc, ldx);
 #pragma unroll
         for (int c = 0; c < C; c++)
             for (int o = tpr >> 1; o > 0; o >>= 1) acc[c] += __shfl_xor_sync(mask, acc[c], o);
@@ -103,6 +117,7 @@ sps_status cusparse_run(sps_context *ctx, const sps_csr_dev *d, int k, double al
                         const double *X, int64_t ldx, double beta, double *Y, int64_t ldy)
 {
     cusparseHandle_t h = (cusparseHandle_t)sps__gpu_cusparse(ctx);
+    SPS_CUSPARSE(ctx, cusparseSetPointerMode(h, CUSPARSE_POINTER_MODE_HOST)); /* alpha, beta */
     spmm_desc m;
     SPS_CUSPARSE(ctx, cusparseCreateCsr(&m.A, d->nrows, d->ncols, d->nnz, d->row_ptr, d->col_idx,
                                         d->val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,

@@ -32,12 +32,15 @@ static sps_status dev_multi(sps_context *ctx, sps_operator *op, sps_spmm_kind ki
     return st;
 }
 
-/* kind applies to op: native and cusparse need the CSR family. */
+/* kind applies to op: cusparse needs the CSR family, native the CSR family
+ * or dia and drm (their own block kernels). */
 static int kind_applies(const char *spec, sps_spmm_kind kind)
 {
     int csr = strncmp(spec, "csr", 3) == 0 || strncmp(spec, "cusparse", 8) == 0 ||
               strncmp(spec, "merge", 5) == 0;
-    return csr || kind == SPS_SPMM_AUTO || kind == SPS_SPMM_COLUMNS;
+    int diag = strncmp(spec, "dia", 3) == 0 || strncmp(spec, "drm", 3) == 0;
+    if (kind == SPS_SPMM_CUSPARSE) return csr;
+    return csr || diag || kind == SPS_SPMM_AUTO || kind == SPS_SPMM_COLUMNS;
 }
 
 typedef struct run_cfg {
