@@ -156,4 +156,33 @@ static void test_timing(void)
     sps_matrix_destroy(A);
 }
 
-T_MAIN_HOST(ctx, test_reference, test_operators, test_kinds, test_timing)
+/* sps_operator_check_multi: 0 error and repeatable for the block loop and
+ * the columns; refusals. */
+static void test_check_multi(void)
+{
+    sps_matrix *A = NULL, *B = NULL;
+    sps_operator *op = NULL;
+    if (!T_STATUS(ctx, sps_matrix_generate(ctx, "poisson2d:17", &A), "check_multi: generate")) return;
+    sps_matrix_generate(ctx, "poisson2d:5", &B);
+    if (T_STATUS(ctx, sps_operator_create(ctx, A, "csr-vector", NULL, &op), "check_multi: operator")) {
+        static const sps_spmm_kind kinds[] = {SPS_SPMM_NATIVE, SPS_SPMM_COLUMNS, SPS_SPMM_AUTO};
+        for (int q = 0; q < 3; q++) {
+            double err = -1;
+            int rep = -1;
+            sps_status st = sps_operator_check_multi(op, A, kinds[q], 9, &err, &rep);
+            T_OK(st == SPS_OK && err == 0.0 && rep == 1, "check_multi %s k=9: err %.2g, repeatable %d",
+                 sps_spmm_kind_name(kinds[q]), err, rep);
+        }
+        double err;
+        int rep;
+        T_OK(sps_operator_check_multi(op, B, SPS_SPMM_AUTO, 2, &err, &rep) == SPS_ERR_INVALID_ARG,
+             "check_multi: a matrix of another size refused");
+        T_OK(sps_operator_check_multi(op, A, SPS_SPMM_AUTO, 0, &err, &rep) == SPS_ERR_INVALID_ARG,
+             "check_multi: k = 0 refused");
+    }
+    sps_operator_destroy(op);
+    sps_matrix_destroy(A);
+    sps_matrix_destroy(B);
+}
+
+T_MAIN_HOST(ctx, test_reference, test_operators, test_kinds, test_timing, test_check_multi)
