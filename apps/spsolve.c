@@ -1031,18 +1031,18 @@ static int64_t expected_spmvs(const run *r)
     return (int64_t)its * (r->method == SPS_CG ? 1 : 2);
 }
 
-/* -b with k > 1 columns: one block CG solve (sps_solve_multi). auto's
- * method is CG; auto's preconditioner Jacobi when the diagonal is complete
+/* -b with k > 1 columns: one block solve (sps_solve_multi). auto's
+ * method is CG for a symmetric matrix, else BiCGSTAB; auto's preconditioner Jacobi when the diagonal is complete
  * and positive, else none; auto's SpMV csr-vector (its block kernel sums as
  * its SpMV, doc/spmm.md); --x0 does not apply (zeros). */
 static int block_plan(run *r)
 {
     if (r->nrhs < 2) return -1;
     const sps_features *ft = &r->ft;
-    if (r->o.method && r->method != SPS_CG)
-        return fail(r, EXIT_USAGE, "-b has %d columns: block solves run CG only (--method cg or auto)",
+    if (r->o.method && r->method != SPS_CG && r->method != SPS_BICGSTAB)
+        return fail(r, EXIT_USAGE, "-b has %d columns: block solves run cg or bicgstab (or auto)",
                     r->nrhs);
-    r->method = SPS_CG;
+    if (!r->o.method) r->method = r->ft.symmetric ? SPS_CG : SPS_BICGSTAB;
     r->strategy = 0;
     snprintf(r->method_why, sizeof r->method_why, "block solve of %d right-hand sides", r->nrhs);
     if (!strcmp(r->o.precond, "auto"))
@@ -1259,7 +1259,8 @@ static int solve_block(run *r)
 {
     sps_idx n = r->n;
     int k = r->nrhs, worst = 0, conv = 1;
-    if (sps_solver_set_method(r->solver, SPS_CG) != SPS_OK) return fail_status(r, SPS_ERR_INTERNAL, "cg");
+    if (sps_solver_set_method(r->solver, r->method) != SPS_OK)
+        return fail(r, EXIT_USAGE, "--method: %s", sps_last_error(r->ctx));
     if (r->text) print_header(r);
     sps_status st = sps_solve_multi(r->solver, r->op, r->pc, r->B, r->X, k, r->infos);
     if (st != SPS_OK) return fail_status(r, st, "block solve failed");

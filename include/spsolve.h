@@ -791,14 +791,14 @@ sps_status sps_operator_time_multi(sps_operator *op, sps_spmm_kind kind, int k, 
 sps_status sps_operator_check_multi(sps_operator *op, const sps_matrix *A, sps_spmm_kind kind,
                                     int k, double *max_err, int *repeatable);
 
-/** Solve A X = B for k right-hand sides with one block product per
- *  iteration (CG: doc/spmm.md). B and X are n x k column-major with leading
+/** Solve A X = B for k right-hand sides with one block product per SpMV of
+ *  the method's iteration (CG: one, BiCGSTAB: two; doc/spmm.md). B and X are n x k column-major with leading
  *  dimension n, host or device pointers (as sps_solve's b and x); X holds the
  *  initial guesses on entry. Each column keeps its own scalars and stopping
  *  test, and stops on its own: a stopped column is no longer updated.
  *  infos[j] reports column j as sps_solve's info would (the times are the
- *  whole block's). The solver's method must be CG
- *  (SPS_ERR_UNSUPPORTED otherwise); history, monitors and engines other
+ *  whole block's). The solver's method must be CG or
+ *  BiCGSTAB (SPS_ERR_UNSUPPORTED otherwise); history, monitors and engines other
  *  than classic do not apply. SPS_OK when the solve ran. CLI: `-b` with a
  *  k-column Matrix Market array. */
 sps_status sps_solve_multi(sps_solver *s, sps_operator *op, sps_precond *pc, const double *B,

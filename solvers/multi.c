@@ -3,13 +3,16 @@
  * product per iteration (doc/spmm.md).
  *
  * Shape. Each column is a whole single solve's state: an sps_krylov with its
- * own sps_kstate and CG scalars, its own vectors, driven by the method's own
- * start and iterate (solvers/cg/cg.c), on the ops of the context
- * (vops.h, cg.h). The only difference from k calls of sps_solve is the
+ * own sps_kstate and method scalars, its own vectors, driven by the method's
+ * own start and operations on the ops of the context (vops.h, cg.h,
+ * bicgstab.h). The only difference from k calls of sps_solve is the
  * product: the columns' vectors lie at a fixed stride in one workspace, so
- * that before each iteration one sps_operator_apply_multi computes q = A p
- * for every column at once; the instances see an operator whose product is
- * "already done" (done_backend below), so their own SpMV is a no-op.
+ * that one sps_operator_apply_multi computes an SpMV of the iteration for
+ * every column at once. CG's iteration starts with its one SpMV: it runs
+ * CG's own iterate after the block product, on an operator whose product is
+ * "already done" (done_backend below). BiCGSTAB's iteration has two SpMVs:
+ * bicgstab.c's iterate is followed here in three phases around two block
+ * products (bi_pre, bi_phase: the same operations in the same order).
  *
  * Stopping and masking come from the methods' gating (vops.h): every
  * operation that changes x, r, p or a scalar reads its column's stop flag
@@ -26,7 +29,9 @@
  * row as csr-vector does, and the reductions are the single solve's own
  * kernels. The true residual overrules the recurrence as in solve.c, the
  * replacement per column. Not supported (SPS_ERR_UNSUPPORTED): methods other
- * than CG, and a ||b|| so far out of range that sps_solve would rescale. */
+ * than CG and BiCGSTAB, and a ||b|| so far out of range that sps_solve would
+ * rescale. */
+#include "bicgstab/bicgstab.h"
 #include "cg/cg.h"
 #include "engine.h"
 
@@ -51,7 +56,19 @@ static const sps_backend done_backend = {
     .apply = done_apply,
 };
 
-typedef struct multi {
+typedef struct multi multi;
+
+/* A method's iteration as phases around its SpMVs: pre (before the first),
+ * then for each SpMV s, the block product vec[out[s]] = A vec[in[s]] and
+ * phase s (what follows it in the iteration). */
+typedef struct block_method {
+    int nspmv;
+    int in[2], out[2];
+    sps_status (*pre)(multi *m, sps_krylov *kr, int64_t j);
+    sps_status (*phase)(multi *m, sps_krylov *kr, int64_t j, int s);
+} block_method;
+
+struct multi {
     sps_solver *s;
     sps_context *ctx;
     const sps_method_entry *me;
@@ -65,12 +82,13 @@ typedef struct multi {
     char *base;
     double *B, *X;      /* n x k, leading dimension npad */
     sps_krylov *kr;     /* k instances */
+    block_method plan;  /* the method's iteration around its block products */
     sps_kstate *st;     /* host copies of their states */
     int *active;        /* iterating at the last check */
     int64_t *it0;       /* iterations and residual norms at the last check */
     double *rn0;
     int64_t syncs;
-} multi;
+};
 
 static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
@@ -97,9 +115,9 @@ static sps_status check_args(sps_solver *s, sps_operator *op, sps_precond *pc, c
     if (k < 0) return sps__err(ctx, SPS_ERR_INVALID_ARG, "%s: k = %d is negative", fn, k);
     if (k > 0 && op->nrows > 0 && (!B || !X))
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "%s: %s is NULL", fn, B ? "X" : "B");
-    if (s->method->impl->id != SPS_CG)
-        return sps__err(ctx, SPS_ERR_UNSUPPORTED, "%s: method '%s': only cg runs blocks so far",
-                        fn, s->method->impl->name);
+    if (s->method->impl->id != SPS_CG && s->method->impl->id != SPS_BICGSTAB)
+        return sps__err(ctx, SPS_ERR_UNSUPPORTED, "%s: method '%s': only cg and bicgstab run "
+                        "blocks so far", fn, s->method->impl->name);
     *pcmode = SPS_PCM_NONE;
     if (!pc || pc->identity) return SPS_OK;
     if (pc->ctx != ctx || pc->n != op->nrows)
@@ -223,12 +241,81 @@ static sps_status block_resid(multi *m, int lo, int hi, int scratch)
                                     scratch ? k0->scratch : k0->r, (int64_t)m->stride);
 }
 
-/* Q = A P for columns lo..hi (CG: p = vec[1], q = vec[2]). */
-static sps_status block_apply(multi *m, int lo, int hi)
+/* vec[out] = A vec[in] for columns lo..hi: one block product. */
+static sps_status block_apply(multi *m, int lo, int hi, int in, int out)
 {
     sps_krylov *k0 = &m->kr[lo];
-    return sps_operator_apply_multi(m->op, hi - lo + 1, 1.0, k0->vec[1], (int64_t)m->stride, 0.0,
-                                    k0->vec[2], (int64_t)m->stride);
+    return sps_operator_apply_multi(m->op, hi - lo + 1, 1.0, k0->vec[in], (int64_t)m->stride, 0.0,
+                                    k0->vec[out], (int64_t)m->stride);
+}
+
+/* ---- the methods' iterations around their block products ------------------ */
+
+/* CG: the iteration starts with q = A p, so it is CG's own iterate, whose
+ * SpMV (on the "done" operator) is a no-op. p = vec[1], q = vec[2]. */
+static sps_status cg_phase(multi *m, sps_krylov *kr, int64_t j, int s)
+{
+    (void)s;
+    return m->me->impl->iterate(kr, j);
+}
+
+/* BiCGSTAB: bicgstab.c's bicg_iterate cut at its two SpMVs (the same
+ * operations in the same order; its vectors r r0hat p v s t [phat shat]). */
+enum { BI_R, BI_R0, BI_P, BI_V, BI_S, BI_T, BI_PH, BI_SH };
+
+static sps_status bi_pre(multi *m, sps_krylov *kr, int64_t j)
+{
+    (void)m, (void)j;
+    const sps_bicg_ops *bo = kr->mops;
+    double *p = kr->vec[BI_P], *ph = kr->pcmode == SPS_PCM_NONE ? p : kr->vec[BI_PH];
+    sps_status st = bo->p(&kr->w, p, kr->vec[BI_R], kr->vec[BI_V], sps__kr_diag(kr), ph);
+    if (st == SPS_OK && kr->pcmode == SPS_PCM_JACOBI) kr->pc_applies++;
+    if (st == SPS_OK && kr->pcmode == SPS_PCM_APPLY) st = sps__kr_prec(kr, p, ph);
+    kr->spmvs++; /* v = A phat, by the block product that follows */
+    return st;
+}
+
+static sps_status bi_phase(multi *m, sps_krylov *kr, int64_t j, int s)
+{
+    const sps_bicg_ops *bo = kr->mops;
+    const sps_vops *o = m->o;
+    sps_kws *w = &kr->w;
+    double **v = kr->vec;
+    int none = kr->pcmode == SPS_PCM_NONE;
+    double *sh = none ? v[BI_S] : v[BI_SH], *ph = none ? v[BI_P] : v[BI_PH];
+    sps_status st;
+    if (s == 0) {
+        sps_kfin fa = sps__kfin(bo->finish, NULL, SPS_BICG_ALPHA, 1, 0);
+        const double *a1[1] = {v[BI_R0]}, *b1[1] = {v[BI_V]};
+        if ((st = o->dot(w, 1, a1, b1, &fa)) != SPS_OK) return st;
+        if ((st = bo->s(w, v[BI_S], v[BI_R], v[BI_V], sps__kr_diag(kr), sh)) != SPS_OK) return st;
+        if (kr->pcmode == SPS_PCM_JACOBI) kr->pc_applies++;
+        if (kr->pcmode == SPS_PCM_APPLY && (st = sps__kr_prec(kr, v[BI_S], sh)) != SPS_OK) return st;
+        kr->spmvs++; /* t = A shat, by the block product that follows */
+        return SPS_OK;
+    }
+    sps_kfin fo = sps__kfin(bo->finish, NULL, SPS_BICG_OMEGA, 1, 0);
+    const double *a2[2] = {v[BI_T], v[BI_T]}, *b2[2] = {v[BI_S], v[BI_T]};
+    if ((st = o->dot(w, 2, a2, b2, &fo)) != SPS_OK) return st;
+    return bo->x(w, j, kr->x, v[BI_R], ph, sh, v[BI_S], v[BI_T], v[BI_R0]);
+}
+
+/* The block plan of the solver's method for this preconditioning mode. */
+static block_method plan_of(const multi *m, int pcmode)
+{
+    block_method b;
+    memset(&b, 0, sizeof b);
+    if (m->me->impl->id == SPS_CG) {
+        b.nspmv = 1, b.in[0] = 1, b.out[0] = 2, b.phase = cg_phase;
+        return b;
+    }
+    int none = pcmode == SPS_PCM_NONE;
+    b.nspmv = 2;
+    b.in[0] = none ? BI_P : BI_PH, b.out[0] = BI_V;
+    b.in[1] = none ? BI_S : BI_SH, b.out[1] = BI_T;
+    b.pre = bi_pre;
+    b.phase = bi_phase;
+    return b;
 }
 
 /* ---- the loop --------------------------------------------------------------- */
@@ -269,13 +356,26 @@ static int64_t next_len(const multi *m, int64_t len)
     return want;
 }
 
+/* One iteration of every column still running at the last check (i-th of
+ * the batch: iteration st.iter + i of each). */
+static sps_status iterate_once(multi *m, int lo, int hi, int64_t i)
+{
+    const block_method *b = &m->plan;
+    sps_status e = SPS_OK;
+    for (int j = lo; j <= hi && e == SPS_OK && b->pre; j++)
+        if (m->active[j]) e = b->pre(m, &m->kr[j], m->st[j].iter + i);
+    for (int s = 0; s < b->nspmv && e == SPS_OK; s++) {
+        e = block_apply(m, lo, hi, b->in[s], b->out[s]);
+        for (int j = lo; j <= hi && e == SPS_OK; j++)
+            if (m->active[j]) e = b->phase(m, &m->kr[j], m->st[j].iter + i, s);
+    }
+    return e;
+}
+
 static sps_status run_batch(multi *m, int lo, int hi, int64_t len)
 {
-    const sps_method_impl *mi = m->me->impl;
     for (int64_t i = 1; i <= len; i++) {
-        sps_status e = block_apply(m, lo, hi);
-        for (int j = lo; j <= hi && e == SPS_OK; j++)
-            if (m->active[j]) e = mi->iterate(&m->kr[j], m->st[j].iter + i);
+        sps_status e = iterate_once(m, lo, hi, i);
         if (e != SPS_OK) return e;
     }
     return SPS_OK;
@@ -475,6 +575,7 @@ sps_status sps_solve_multi(sps_solver *s, sps_operator *op, sps_precond *pc, con
     if (!(m.o->device ? m.me->ops_cuda : m.me->ops_host))
         return sps__err(s->ctx, SPS_ERR_NOT_COMPILED, "sps_solve_multi: no %s operations for '%s'",
                         m.o->name, m.me->impl->name);
+    m.plan = plan_of(&m, pcmode);
     e = alloc_host(&m);
     if (e == SPS_OK) e = solve(&m, pcmode == SPS_PCM_NONE ? NULL : pc, pcmode, B, X, infos);
     release(&m);

@@ -2,7 +2,7 @@
 /* spsolve/tests/gpu/test_multi_gpu.c: sps_solve_multi on the GPU against k
  * calls of sps_solve on the GPU: the same reasons; with csr-vector (whose
  * summation the block kernel repeats) the same iteration counts, with other
- * operators within 5% (solve.c's GPU-vs-host rule); solutions within 1e-6
+ * operators within 5% (the existing GPU-vs-host rule); CG and BiCGSTAB; solutions within 1e-6
  * relative (both converged to rtol 1e-8); two block runs bitwise equal;
  * B and X on the host or on the device; and one timing line (block against
  * k single solves, for the record). Without a device: one SKIP line. */
@@ -84,14 +84,14 @@ static void compare(sps_context *ctx, const char *name, const char *spmv, sps_so
 }
 
 typedef struct gcase {
-    const char *gen, *spmv, *pc;
+    const char *method, *gen, *spmv, *pc;
     int k, dev;
 } gcase;
 
 static void run_case(sps_context *ctx, const gcase *c)
 {
     char name[160];
-    snprintf(name, sizeof name, "gpu block cg %s %s pc=%s k=%d %s", c->gen, c->spmv,
+    snprintf(name, sizeof name, "gpu block %s %s %s pc=%s k=%d %s", c->method, c->gen, c->spmv,
              c->pc ? c->pc : "none", c->k, c->dev ? "device B/X" : "host B/X");
     sps_matrix *A = NULL;
     sps_operator *op = NULL;
@@ -105,6 +105,7 @@ static void run_case(sps_context *ctx, const gcase *c)
     if (T_STATUS(ctx, sps_operator_create(ctx, A, c->spmv, NULL, &op), "%s: operator", name) &&
         (!c->pc || T_STATUS(ctx, sps_precond_create(ctx, A, c->pc, &pc), "%s: precond", name)) &&
         T_STATUS(ctx, sps_solver_create(ctx, &s), "%s: solver", name) &&
+        T_STATUS(ctx, sps_solver_set_method_name(s, c->method), "%s: method", name) &&
         T_STATUS(ctx, block(ctx, s, op, pc, B, X, n, c->k, c->dev, mi), "%s: block solve", name) &&
         T_STATUS(ctx, block(ctx, s, op, pc, B, X2, n, c->k, c->dev, mi2), "%s: again", name)) {
         T_OK(memcmp(X, X2, nk * sizeof *X) == 0, "%s: two block solves bitwise equal", name);
@@ -159,10 +160,18 @@ static void timing(sps_context *ctx, const char *gen, int k)
 static void run(sps_context *ctx)
 {
     static const gcase cases[] = {
-        {"poisson3d:20", "csr-vector", NULL, 8, 0},  {"poisson3d:20", "csr-vector", "jacobi", 5, 1},
-        {"poisson3d:20", "csr-vector", "ic0", 3, 0}, {"poisson3d:20", "merge", NULL, 4, 0},
-        {"poisson3d:20", "dia", "jacobi", 3, 1},     {"poisson2d:100", "csr-vector", NULL, 32, 1},
-        {"poisson2d:31", "cusparse", NULL, 1, 0},
+        {"cg", "poisson3d:20", "csr-vector", NULL, 8, 0},
+        {"cg", "poisson3d:20", "csr-vector", "jacobi", 5, 1},
+        {"cg", "poisson3d:20", "csr-vector", "ic0", 3, 0},
+        {"cg", "poisson3d:20", "merge", NULL, 4, 0},
+        {"cg", "poisson3d:20", "dia", "jacobi", 3, 1},
+        {"cg", "poisson3d:20", "drm", NULL, 3, 0},
+        {"cg", "poisson2d:100", "csr-vector", NULL, 32, 1},
+        {"cg", "poisson2d:31", "cusparse", NULL, 1, 0},
+        {"bicgstab", "convdiff2d:60,20", "csr-vector", NULL, 8, 0},
+        {"bicgstab", "convdiff2d:60,20", "csr-vector", "jacobi", 4, 1},
+        {"bicgstab", "convdiff2d:60,20", "csr-vector", "ilu0", 3, 0},
+        {"bicgstab", "convdiff2d:60,20", "drm", NULL, 5, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) run_case(ctx, &cases[i]);
     timing(ctx, "poisson3d:64", 8);

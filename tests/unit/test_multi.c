@@ -3,7 +3,7 @@
  * k calls of sps_solve: each column's reason, iteration count, residuals and
  * solution bitwise equal (the same arithmetic: the block CSR loop is
  * sps__csr_spmv's), with no preconditioner, Jacobi (fused) and IC(0)
- * (applied), block and per-column operators, nonzero initial guesses, a zero
+ * (applied), BiCGSTAB likewise (none, Jacobi, ILU(0)), block and per-column operators, nonzero initial guesses, a zero
  * column, columns that need very different iteration counts (the early ones
  * masked), the iteration limit, X aliasing B; and the refusals. */
 #include "check.h"
@@ -29,7 +29,7 @@ static double *rhs_block(sps_idx n, int k, uint64_t seed)
 }
 
 typedef struct mcase {
-    const char *gen, *spmv, *pc;
+    const char *method, *gen, *spmv, *pc;
     int k;
     int x0;        /* nonzero initial guesses */
     int64_t maxit; /* 0: default */
@@ -40,13 +40,14 @@ static int same_info(const sps_solve_info *a, const sps_solve_info *b)
 {
     return a->reason == b->reason && a->iterations == b->iterations && a->rnorm == b->rnorm &&
            a->true_rnorm == b->true_rnorm && a->bnorm == b->bnorm && a->r0norm == b->r0norm &&
-           a->replacements == b->replacements;
+           a->replacements == b->replacements && a->spmvs == b->spmvs &&
+           a->precond_applies == b->precond_applies;
 }
 
 static void run_case(const mcase *c)
 {
     char name[160];
-    snprintf(name, sizeof name, "%s %s pc=%s k=%d x0=%d maxit=%lld alias=%d", c->gen, c->spmv,
+    snprintf(name, sizeof name, "%s %s %s pc=%s k=%d x0=%d maxit=%lld alias=%d", c->method, c->gen, c->spmv,
              c->pc ? c->pc : "none", c->k, c->x0, (long long)c->maxit, c->alias);
     sps_matrix *A = NULL;
     sps_operator *op = NULL;
@@ -62,6 +63,7 @@ static void run_case(const mcase *c)
     int ok = T_STATUS(ctx, sps_operator_create(ctx, A, c->spmv, NULL, &op), "%s: operator", name) &&
              (!c->pc || T_STATUS(ctx, sps_precond_create(ctx, A, c->pc, &pc), "%s: precond", name)) &&
              T_STATUS(ctx, sps_solver_create(ctx, &s), "%s: solver", name);
+    if (ok) ok = T_STATUS(ctx, sps_solver_set_method_name(s, c->method), "%s: method", name);
     if (ok && c->maxit) sps_solver_set_maxit(s, c->maxit);
     if (ok && c->alias) memcpy(X, B, nk * sizeof *X);
     sps_status st = ok ? sps_solve_multi(s, op, pc, c->alias ? X : B, X, c->k, mi) : SPS_ERR_INTERNAL;
@@ -101,15 +103,22 @@ static void run_case(const mcase *c)
 static void test_against_single(void)
 {
     static const mcase cases[] = {
-        {"poisson2d:24", "csr-vector", NULL, 5, 0, 0, 0},
-        {"poisson2d:24", "csr-vector", "jacobi", 6, 1, 0, 0},
-        {"poisson2d:24", "csr-vector", "ic0", 4, 0, 0, 0},
-        {"poisson2d:24", "dia", NULL, 3, 1, 0, 0},
-        {"poisson3d:9", "merge", "jacobi", 8, 0, 0, 0},
-        {"poisson3d:9", "csr-scalar", NULL, 1, 0, 0, 0},
-        {"poisson3d:9", "csr-vector", NULL, 17, 1, 0, 0},
-        {"poisson2d:24", "csr-vector", NULL, 4, 0, 7, 0},
-        {"poisson2d:24", "csr-vector", "jacobi", 3, 0, 0, 1},
+        {"cg", "poisson2d:24", "csr-vector", NULL, 5, 0, 0, 0},
+        {"cg", "poisson2d:24", "csr-vector", "jacobi", 6, 1, 0, 0},
+        {"cg", "poisson2d:24", "csr-vector", "ic0", 4, 0, 0, 0},
+        {"cg", "poisson2d:24", "dia", NULL, 3, 1, 0, 0},
+        {"cg", "poisson3d:9", "merge", "jacobi", 8, 0, 0, 0},
+        {"cg", "poisson3d:9", "csr-scalar", NULL, 1, 0, 0, 0},
+        {"cg", "poisson3d:9", "csr-vector", NULL, 17, 1, 0, 0},
+        {"cg", "poisson2d:24", "csr-vector", NULL, 4, 0, 7, 0},
+        {"cg", "poisson2d:24", "csr-vector", "jacobi", 3, 0, 0, 1},
+        {"bicgstab", "convdiff2d:24,20", "csr-vector", NULL, 5, 0, 0, 0},
+        {"bicgstab", "convdiff2d:24,20", "csr-vector", "jacobi", 4, 1, 0, 0},
+        {"bicgstab", "convdiff2d:24,20", "csr-vector", "ilu0", 3, 0, 0, 0},
+        {"bicgstab", "convdiff2d:24,20", "drm", NULL, 3, 1, 0, 0},
+        {"bicgstab", "poisson3d:9", "csr-vector", NULL, 9, 1, 0, 0},
+        {"bicgstab", "convdiff2d:24,20", "csr-vector", NULL, 4, 0, 6, 0},
+        {"bicgstab", "convdiff2d:24,20", "csr-vector", "jacobi", 3, 0, 0, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) run_case(&cases[i]);
 }
