@@ -141,8 +141,9 @@ def md_spmm(rows, k_headline=8):
 def md_solve(res):
     gen, k, blk, singles = res
     out = ["", "## Block CG against %d single solves (%s, no preconditioner, csr-vector)" % (k, gen), ""]
-    if "error" in blk or any("error" in s for s in singles):
-        return out + ["failed: %s" % (blk.get("error") or [s["error"] for s in singles if "error" in s][0])]
+    bad = [j.get("error") for j in [blk] + singles if j.get("error") or "solve_ms" not in j]
+    if bad:
+        return out + ["failed: %s" % bad[0]]
     ts = sum(s["solve_ms"] for s in singles)
     its = [s["iterations"] for s in singles]
     out.append("- block: %.1f ms (iterate %.1f ms), slowest column %d iterations" % (
