@@ -1201,6 +1201,18 @@ static void strategy_json(const run *r, int *first)
     FILE *f = r->rep;
     const sps_solve_info *in = &r->info;
     json_num(f, "attainable_rel_rnorm", attainable(r), first);
+    if (r->nrhs > 1 && r->solved) { /* a block solve: each column */
+        fprintf(f, ", \"columns\": [");
+        for (int j = 0; j < r->nrhs; j++) {
+            int fc = 1;
+            fprintf(f, "%s{", j ? ", " : "");
+            json_str(f, "reason", sps_reason_str(r->infos[j].reason), &fc);
+            json_int(f, "iterations", (long long)r->infos[j].iterations, &fc);
+            json_num(f, "true_rel_rnorm", r->infos[j].true_rel_rnorm, &fc);
+            fprintf(f, "}");
+        }
+        fprintf(f, "]");
+    }
     if (!r->strategy) return;
     json_str(f, "strategy", in->plan_why, first);
     json_int(f, "winner", in->winner, first);

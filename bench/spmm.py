@@ -146,8 +146,8 @@ def md_solve(res):
         return out + ["failed: %s" % bad[0]]
     ts = sum(s["solve_ms"] for s in singles)
     its = [s["iterations"] for s in singles]
-    out.append("- block: %.1f ms (iterate %.1f ms), slowest column %d iterations" % (
-        blk["solve_ms"], blk["iterate_ms"], blk["iterations"]))
+    out.append("- block: %.1f ms (iterate %.1f ms), iterations per column %s" % (
+        blk["solve_ms"], blk["iterate_ms"], [c["iterations"] for c in blk.get("columns", [])]))
     out.append("- %d single solves: %.1f ms in all, iterations %s" % (k, ts, its))
     out.append("- ratio block / singles: %.3f (target <= 0.35)" % (blk["solve_ms"] / ts))
     return out
