@@ -185,8 +185,47 @@ static void test_check_multi(sps_context *ctx)
     sps_matrix_destroy(A);
 }
 
+/* Single precision: auto takes the columns path, bitwise the per-column
+ * products; native is refused. */
+static void test_single(sps_context *ctx)
+{
+    sps_matrix *A = NULL;
+    sps_operator *op = NULL;
+    sps_operator_opts oo;
+    sps_operator_opts_default(&oo);
+    oo.precision = SPS_SINGLE;
+    if (!T_STATUS(ctx, sps_matrix_generate(ctx, "poisson3d:20", &A), "single: generate")) return;
+    sps_idx n = sps_matrix_rows(A);
+    const int k = 3;
+    size_t bytes = (size_t)n * k * sizeof(float);
+    float *h = malloc(bytes), *y1 = malloc(bytes), *y2 = malloc(bytes);
+    uint64_t seed = 9;
+    for (size_t i = 0; i < (size_t)n * k; i++) h[i] = (float)t_rand(&seed);
+    void *dx = NULL, *dy = NULL;
+    sps_status st = sps_operator_create(ctx, A, "csr-vector", &oo, &op);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, &dx, bytes);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, &dy, bytes);
+    if (st == SPS_OK) st = sps__h2d(ctx, dx, h, bytes);
+    if (st == SPS_OK) st = sps_operator_apply_multi(op, k, 1.0, dx, n, 0.0, dy, n);
+    if (st == SPS_OK) st = sps__d2h(ctx, y1, dy, bytes);
+    for (int c = 0; c < k && st == SPS_OK; c++)
+        st = sps_operator_apply(op, 1.0, (float *)dx + (size_t)c * n, 0.0, (float *)dy + (size_t)c * n);
+    if (st == SPS_OK) st = sps__d2h(ctx, y2, dy, bytes);
+    T_OK(st == SPS_OK && memcmp(y1, y2, bytes) == 0, "single precision: auto = per-column products, bitwise");
+    T_OK(op && sps_operator_apply_multi_kind(op, SPS_SPMM_NATIVE, k, 1.0, dx, n, 0.0, dy, n) ==
+                   SPS_ERR_UNSUPPORTED, "single precision: native refused");
+    sps__dfree(dx);
+    sps__dfree(dy);
+    free(h);
+    free(y1);
+    free(y2);
+    sps_operator_destroy(op);
+    sps_matrix_destroy(A);
+}
+
 static void run(sps_context *ctx)
 {
+    test_single(ctx);
     test_check_multi(ctx);
     test_edges(ctx);
     test_generated(ctx);
