@@ -30,6 +30,10 @@ static const char *usage_text =
     "  --reps N              timed SpMVs per backend after a warm-up (default 500)\n"
     "  --nx N                distinct x vectors to rotate among (default 8)\n"
     "  --device D            gpu (default) or cpu (times and checks apply_host)\n"
+    "  --nrhs K              block products of K right-hand sides instead (doc/spmm.md):\n"
+    "                        per backend, the native block kernel, cusparseSpMM and K\n"
+    "                        single products (columns), median time per block, per\n"
+    "                        right-hand side, GFLOP/s, bytes, speedups (double only)\n"
     "  --check               exit 1 if any backend's error exceeds 1e-12 (double) or 1e-5\n"
     "                        (single), or a deterministic backend's re-run differs\n"
     "  --csv FILE            write the table as CSV ('-': stdout)\n"
@@ -95,6 +99,7 @@ static void num(FILE *f, double v)
 typedef struct bench {
     const char *A_path, *gen, *list, *prec, *device, *csv, *json, *label;
     int reps, nx, check, quiet;
+    int nrhs;            /* --nrhs K: block products (0: off) */
     int want_d, want_s;
     const char *names[64];
     int nb;
@@ -116,7 +121,7 @@ char **spmv_bench_argv;
 static char **split_eq(int argc, char **argv, int *nargc)
 {
     static const char *const valued[] = {"--gen", "--spmv", "--precision", "--device", "--csv",
-                                         "--json", "--label", "--reps", "--nx"};
+                                         "--json", "--label", "--reps", "--nx", "--nrhs"};
     char **out = spmv_bench_argv = calloc(2 * (size_t)argc + 1, sizeof *out);
     if (!out) die(3, "out of memory");
     int n = 0;
@@ -163,6 +168,7 @@ static void parse_args(int argc, char **argv, bench *B)
         else if (!strcmp(a, "--label")) B->label = NEXT();
         else if (!strcmp(a, "--reps")) B->reps = atoi(NEXT());
         else if (!strcmp(a, "--nx")) B->nx = atoi(NEXT());
+        else if (!strcmp(a, "--nrhs")) B->nrhs = atoi(NEXT());
         else if (!strcmp(a, "--check")) B->check = 1;
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) B->quiet = 1;
         else die(2, "unknown option '%s' (see --help)", a);
@@ -175,6 +181,7 @@ static void validate_args(bench *B)
     if (!B->A_path == !B->gen) die(2, "give exactly one of -A FILE and --gen SPEC (see --help)");
     if (B->reps < 1 || B->reps > 10000000) die(2, "--reps must be between 1 and 10^7");
     if (B->nx < 1 || B->nx > 64) die(2, "--nx must be between 1 and 64");
+    if (B->nrhs < 0 || B->nrhs > 1024) die(2, "--nrhs must be between 1 and 1024");
     B->want_d = !strcmp(B->prec, "double") || !strcmp(B->prec, "both");
     B->want_s = !strcmp(B->prec, "single") || !strcmp(B->prec, "both");
     if (!B->want_d && !B->want_s) die(2, "--precision must be double, single or both");
@@ -433,6 +440,131 @@ static void write_json(const bench *B, FILE *f)
     fprintf(f, "\n]}\n");
 }
 
+/* ---- --nrhs K: block products ------------------------------------------- */
+
+/* One block-product row: backend x kind. */
+typedef struct nrow {
+    char spmv[48], kind[12];
+    int ok;
+    double med_us, per_rhs_us, spmv_us, gflops, mb, gbs, vs_cusparse, vs_single, err;
+    int repeatable;
+    char note[300];
+} nrow;
+
+/* The block's bytes: the format's SpMV bytes less x and y once, plus X and Y
+ * (k vectors each). */
+static double block_bytes(const sps_operator_info *oi, int k)
+{
+    double xy = 8.0 * ((double)oi->rows + (double)oi->cols);
+    return oi->bytes_per_spmv - xy + (double)k * xy;
+}
+
+static void nrhs_one(bench *B, sps_operator *op, const char *name, sps_spmm_kind kind,
+                     double spmv_us, nrow *r)
+{
+    int k = B->nrhs;
+    sps_operator_info oi;
+    sps_operator_get_info(op, &oi);
+    snprintf(r->spmv, sizeof r->spmv, "%s", name);
+    snprintf(r->kind, sizeof r->kind, "%s", sps_spmm_kind_name(kind));
+    sps_timing t;
+    sps_status st = sps_operator_time_multi(op, kind, k, B->reps, &t);
+    if (st == SPS_OK && B->check) st = sps_operator_check_multi(op, B->A, kind, k, &r->err, &r->repeatable);
+    if (st != SPS_OK) {
+        snprintf(r->note, sizeof r->note, "%s: %s", sps_strerror(st), sps_last_error(B->ctx));
+        if (st != SPS_ERR_UNSUPPORTED) B->failed = 1;
+        return;
+    }
+    r->ok = 1;
+    r->med_us = t.median_us;
+    r->per_rhs_us = t.median_us / k;
+    r->spmv_us = spmv_us;
+    r->gflops = 2.0 * (double)oi.nnz * k / (t.median_us * 1e3);
+    r->mb = block_bytes(&oi, k) / 1e6;
+    r->gbs = block_bytes(&oi, k) / (t.median_us * 1e3);
+    r->vs_single = k * spmv_us / t.median_us;
+    if (B->check && (r->err > 1e-12 || (!r->repeatable && (oi.caps & SPS_CAP_DETERMINISTIC)))) B->failed = 1;
+}
+
+static int nrhs_backend(bench *B, const char *name, nrow *rows, int at)
+{
+    sps_operator *op = NULL;
+    sps_timing t1;
+    sps_status st = sps_operator_create(B->ctx, B->A, name, NULL, &op);
+    if (st == SPS_OK) st = sps_operator_time(op, B->reps, B->nx, &t1);
+    if (st != SPS_OK) {
+        nrow *r = &rows[at];
+        snprintf(r->spmv, sizeof r->spmv, "%s", name);
+        snprintf(r->note, sizeof r->note, "%s: %s", sps_strerror(st), sps_last_error(B->ctx));
+        sps_operator_destroy(op);
+        return at + 1;
+    }
+    static const sps_spmm_kind kinds[] = {SPS_SPMM_NATIVE, SPS_SPMM_CUSPARSE, SPS_SPMM_COLUMNS};
+    for (int q = 0; q < 3; q++) {
+        if (kinds[q] == SPS_SPMM_CUSPARSE && strncmp(name, "cusparse", 8) != 0) continue;
+        nrhs_one(B, op, name, kinds[q], t1.median_us, &rows[at++]);
+    }
+    sps_operator_destroy(op);
+    return at;
+}
+
+static void nrhs_print(const bench *B, const nrow *rows, int n)
+{
+    printf("block products of %d right-hand sides (column-major), %d timed calls each\n", B->nrhs, B->reps);
+    printf("%-20s %-8s %10s %10s %10s %8s %9s %8s %8s %8s %9s\n", "backend", "kind", "block_us",
+           "per_rhs_us", "spmv_us", "GFLOP/s", "MB", "GB/s", "vs_cusp", "vs_k_spmv", "err");
+    for (int i = 0; i < n; i++) {
+        const nrow *r = &rows[i];
+        if (!r->ok) {
+            printf("%-20s %-8s %s\n", r->spmv, r->kind, r->note);
+            continue;
+        }
+        printf("%-20s %-8s %10.2f %10.2f %10.2f %8.1f %9.2f %8.1f %8.2f %8.2f %9.2g\n", r->spmv,
+               r->kind, r->med_us, r->per_rhs_us, r->spmv_us, r->gflops, r->mb, r->gbs,
+               r->vs_cusparse, r->vs_single, B->check ? r->err : NAN);
+    }
+}
+
+static void nrhs_csv(const bench *B, const nrow *rows, int n)
+{
+    app_out out;
+    if (app_out_open(&out, B->csv) != 0) die(3, "cannot write %s: %s", B->csv, strerror(errno));
+    fprintf(out.f, "matrix,rows,nnz,device,nrhs,backend,kind,ok,block_us,per_rhs_us,spmv_us,gflops,"
+                   "mb,gbs,vs_cusparse,vs_k_spmv,max_err,repeatable\n");
+    for (int i = 0; i < n; i++) {
+        const nrow *r = &rows[i];
+        fprintf(out.f, "\"%s\",%d,%lld,\"%s\",%d,\"%s\",\"%s\",%d,%.3f,%.3f,%.3f,%.2f,%.3f,%.2f,%.3f,"
+                       "%.3f,%.3g,%d\n", B->label, B->ft.rows, (long long)B->ft.nnz,
+                sps_context_device_name(B->ctx), B->nrhs, r->spmv, r->kind, r->ok, r->med_us,
+                r->per_rhs_us, r->spmv_us, r->gflops, r->mb, r->gbs, r->vs_cusparse, r->vs_single,
+                r->err, r->repeatable);
+    }
+    if (app_out_close(&out) != 0) die(3, "cannot write %s: %s", B->csv, strerror(errno));
+}
+
+/* Every backend's block products; vs_cusparse against cusparseSpMM on the
+ * cusparse operator (when it ran). Exit status as the SpMV table's. */
+static int run_nrhs(bench *B)
+{
+    nrow *rows = calloc((size_t)B->nb * 3 + 1, sizeof *rows);
+    if (!rows) die(3, "out of memory");
+    int n = 0;
+    for (int i = 0; i < B->nb; i++) n = nrhs_backend(B, B->names[i], rows, n);
+    double cusp = NAN;
+    for (int i = 0; i < n; i++)
+        if (rows[i].ok && !strcmp(rows[i].kind, "cusparse") && !(rows[i].med_us >= cusp)) cusp = rows[i].med_us;
+    for (int i = 0; i < n; i++) rows[i].vs_cusparse = rows[i].ok ? cusp / rows[i].med_us : NAN;
+    if (!B->quiet) nrhs_print(B, rows, n);
+    if (B->csv) nrhs_csv(B, rows, n);
+    if (!B->quiet && B->check) printf("\ncheck: %s\n", B->failed ? "FAILED" : "passed");
+    free(rows);
+    int fail = B->failed && B->check;
+    free(B->listcopy);
+    sps_matrix_destroy(B->A);
+    sps_context_destroy(B->ctx);
+    return fail ? 1 : 0;
+}
+
 /* A table file by app_out's rule (whole or not at all; devices and FIFOs in
  * place; '-' is stdout); a write error is exit 3. */
 static void write_file(const bench *B, const char *path, void (*emit)(const bench *, FILE *))
@@ -452,6 +584,7 @@ int main(int argc, char **argv)
     read_input(&B);
     if (!B.quiet) print_header(&B);
     warm_up(&B);
+    if (B.nrhs > 0) return run_nrhs(&B);
     run_all(&B);
     if (!B.quiet) print_table(&B);
     if (B.csv) write_file(&B, B.csv, write_csv);

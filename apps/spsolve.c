@@ -590,6 +590,9 @@ typedef struct run {
     sps_idx n;
     double *b, *x, *x_dense;
     int b_is_ones;
+    int nrhs;               /* -b with k > 1 columns: a block solve (sps_solve_multi) */
+    double *B, *X;          /* then: n x k column-major */
+    sps_solve_info *infos;  /* and each column's info (r->info: the slowest column's) */
     sps_method method;
     char method_why[200];
     sps_operator *op;
@@ -653,6 +656,24 @@ static int write_history(const char *path, const double *h, long long n)
     if (app_out_open(&out, path) != 0) return -1;
     fprintf(out.f, "iteration,residual_norm\n");
     for (long long i = 0; i < n; i++) fprintf(out.f, "%lld,%.17g\n", i, h[i]);
+    return app_out_close(&out);
+}
+
+/* The k solutions of a block solve: a Matrix Market array of n rows and k
+ * columns when the name ends in .mtx, else one row of k numbers per line
+ * ('-': stdout); whole or not at all (app_out). */
+static int write_block(const char *path, const double *X, sps_idx n, int k)
+{
+    app_out out;
+    size_t len = strlen(path);
+    int mtx = len > 4 && !strcmp(path + len - 4, ".mtx");
+    if (app_out_open(&out, path) != 0) return -1;
+    if (mtx) fprintf(out.f, "%%%%MatrixMarket matrix array real general\n%d %d\n", n, k);
+    for (size_t e = 0; e < (size_t)n * (size_t)k; e++) {
+        size_t i = mtx ? e : e / (size_t)k, j = mtx ? 0 : e % (size_t)k;
+        fprintf(out.f, "%.17g%s", X[mtx ? e : j * (size_t)n + i],
+                mtx || j + 1 == (size_t)k ? "\n" : " ");
+    }
     return app_out_close(&out);
 }
 
@@ -863,6 +884,41 @@ static int read_matrix(run *r)
     return -1;
 }
 
+/* -b as a Matrix Market array of n rows and k > 1 columns (read as a dense
+ * matrix): r->B column-major, r->b its first column. 0 when it is one;
+ * -1 leaves sps_vector_read's error in place. */
+static int read_block(run *r)
+{
+    sps_matrix *M = NULL;
+    const sps_idx *rp, *ci;
+    const double *v;
+    sps_status st = sps_matrix_read(r->ctx, r->o.b_path, &M);
+    sps_idx n = r->n, k = st == SPS_OK ? sps_matrix_cols(M) : 0;
+    if (st != SPS_OK || sps_matrix_rows(M) != n || k < 2 || k > 4096 ||
+        sps_matrix_csr(M, &rp, &ci, &v) != SPS_OK) {
+        double *tmp = NULL;
+        sps_idx len;
+        sps_matrix_destroy(M);
+        /* not a block: read it as a vector again, for that error message */
+        if (sps_vector_read(r->ctx, r->o.b_path, n, &tmp, &len) == SPS_OK) sps_free(tmp);
+        return -1;
+    }
+    r->B = calloc((size_t)n * (size_t)k + 1, sizeof *r->B);
+    r->X = calloc((size_t)n * (size_t)k + 1, sizeof *r->X);
+    r->b = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    r->infos = calloc((size_t)k, sizeof *r->infos);
+    if (!r->B || !r->X || !r->b || !r->infos) {
+        sps_matrix_destroy(M);
+        return -1;
+    }
+    for (sps_idx i = 0; i < n; i++)
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) r->B[(size_t)ci[p] * (size_t)n + (size_t)i] = v[p];
+    memcpy(r->b, r->B, sizeof(double) * (size_t)n);
+    r->nrhs = (int)k;
+    sps_matrix_destroy(M);
+    return 0;
+}
+
 /* b (default A * ones) and x0 (default zeros). */
 static int read_vectors(run *r)
 {
@@ -870,6 +926,7 @@ static int read_vectors(run *r)
     sps_status st;
     if (r->o.b_path) {
         st = sps_vector_read(r->ctx, r->o.b_path, n, &r->b, &len);
+        if (st != SPS_OK && read_block(r) == 0) st = SPS_OK;
         if (st != SPS_OK) return fail_status(r, st, "cannot read -b");
     } else {
         r->b = malloc(sizeof(double) * (size_t)(n ? n : 1));
@@ -977,6 +1034,28 @@ static int64_t expected_spmvs(const run *r)
     if (its > (double)r->o.maxit) its = (double)r->o.maxit;
     if (its < 1) its = 1;
     return (int64_t)its * (r->method == SPS_CG ? 1 : 2);
+}
+
+/* -b with k > 1 columns: one block solve (sps_solve_multi). auto's
+ * method is CG for a symmetric matrix, else BiCGSTAB; auto's preconditioner Jacobi when the diagonal is complete
+ * and positive, else none; auto's SpMV csr-vector (its block kernel sums as
+ * its SpMV, doc/spmm.md); --x0 does not apply (zeros). */
+static int block_plan(run *r)
+{
+    if (r->nrhs < 2) return -1;
+    const sps_features *ft = &r->ft;
+    if (r->o.method && r->method != SPS_CG && r->method != SPS_BICGSTAB)
+        return fail(r, EXIT_USAGE, "-b has %d columns: block solves run cg or bicgstab (or auto)",
+                    r->nrhs);
+    if (!r->o.method) r->method = r->ft.symmetric ? SPS_CG : SPS_BICGSTAB;
+    r->strategy = 0;
+    snprintf(r->method_why, sizeof r->method_why, "block solve of %d right-hand sides", r->nrhs);
+    if (!strcmp(r->o.precond, "auto"))
+        r->o.precond = ft->missing_diagonal || ft->zero_diagonal || ft->negative_diagonal ? "none"
+                                                                                         : "jacobi";
+    if (!strcmp(r->o.spmv, "auto")) r->o.spmv = "csr-vector"; /* sums as its SpMV: doc/spmm.md */
+    if (r->o.x0_path) warn(r, "--x0 does not apply to a block solve: the initial guesses are zero");
+    return -1;
 }
 
 /* The operator for --spmv. The library decides: auto weighs the formats, and
@@ -1127,6 +1206,18 @@ static void strategy_json(const run *r, int *first)
     FILE *f = r->rep;
     const sps_solve_info *in = &r->info;
     json_num(f, "attainable_rel_rnorm", attainable(r), first);
+    if (r->nrhs > 1 && r->solved) { /* a block solve: each column */
+        fprintf(f, ", \"columns\": [");
+        for (int j = 0; j < r->nrhs; j++) {
+            int fc = 1;
+            fprintf(f, "%s{", j ? ", " : "");
+            json_str(f, "reason", sps_reason_str(r->infos[j].reason), &fc);
+            json_int(f, "iterations", (long long)r->infos[j].iterations, &fc);
+            json_num(f, "true_rel_rnorm", r->infos[j].true_rel_rnorm, &fc);
+            fprintf(f, "}");
+        }
+        fprintf(f, "]");
+    }
     if (!r->strategy) return;
     json_str(f, "strategy", in->plan_why, first);
     json_int(f, "winner", in->winner, first);
@@ -1179,8 +1270,36 @@ static int solve_strategy(run *r)
     return r->info.reason > 0 ? EXIT_CONVERGED : EXIT_NOT_CONVERGED;
 }
 
+/* The block solve; r->info becomes the slowest (or first failed) column's,
+ * r->b and r->x that column's, for the summary and --verify. */
+static int solve_block(run *r)
+{
+    sps_idx n = r->n;
+    int k = r->nrhs, worst = 0, conv = 1;
+    if (sps_solver_set_method(r->solver, r->method) != SPS_OK)
+        return fail(r, EXIT_USAGE, "--method: %s", sps_last_error(r->ctx));
+    if (r->text) print_header(r);
+    sps_status st = sps_solve_multi(r->solver, r->op, r->pc, r->B, r->X, k, r->infos);
+    if (st != SPS_OK) return fail_status(r, st, "block solve failed");
+    for (int j = 0; j < k; j++) {
+        const sps_solve_info *in = &r->infos[j];
+        if (conv && in->reason <= 0) worst = j, conv = 0;
+        else if (conv && in->iterations > r->infos[worst].iterations) worst = j;
+        if (r->text)
+            fprintf(r->rep, "column %d: %s, %lld iterations, true relative residual %.3g\n", j,
+                    sps_reason_str(in->reason), (long long)in->iterations, in->true_rel_rnorm);
+    }
+    r->info = r->infos[worst];
+    memcpy(r->b, r->B + (size_t)worst * (size_t)n, sizeof(double) * (size_t)n);
+    memcpy(r->x, r->X + (size_t)worst * (size_t)n, sizeof(double) * (size_t)n);
+    r->solved = 1;
+    check_solution(r);
+    return conv ? EXIT_CONVERGED : EXIT_NOT_CONVERGED;
+}
+
 static int solve(run *r)
 {
+    if (r->nrhs > 1) return solve_block(r);
     if (r->strategy) {
         install_monitor(r); /* --monitor lines and the progress line, every attempt */
         if (r->text) print_header(r);
@@ -1208,7 +1327,12 @@ static int write_outputs(run *r, int rc)
     const opts *o = &r->o;
     int bad = 0;
     char msg[1600] = "";
-    if (o->out_path && !strcmp(o->out_path, "-")) {
+    if (o->out_path && r->nrhs > 1) {
+        if (write_block(o->out_path, r->X, r->n, r->nrhs) != 0) {
+            snprintf(msg, sizeof msg, "cannot write -o: %s: %s", o->out_path, strerror(errno));
+            bad = 1;
+        }
+    } else if (o->out_path && !strcmp(o->out_path, "-")) {
         if (write_x_stdout(r->x, r->n) != 0) {
             snprintf(msg, sizeof msg, "cannot write -o: stdout: %s", strerror(errno));
             bad = 1;
@@ -1498,6 +1622,9 @@ static void cleanup(run *r)
 {
     sps_free(r->b);
     sps_free(r->x);
+    free(r->B);
+    free(r->X);
+    free(r->infos);
     free(r->x_dense);
     sps_solver_destroy(r->solver);
     sps_precond_destroy(r->pc);
@@ -1522,6 +1649,7 @@ static int prepare(run *r)
     if (r->o.no_stagnation) sps_solver_set_stagnation(r->solver, 0);
     if ((rc = read_vectors(r)) >= 0) return rc;
     warn_inconsistent(r);
+    if ((rc = block_plan(r)) >= 0) return rc;
     if ((rc = build_operator(r)) >= 0 || (rc = build_precond(r)) >= 0) return rc;
     return -1;
 }

@@ -740,6 +740,74 @@ sps_status sps_method_suggest(const sps_features *f, sps_method *m, char *why, s
 sps_status sps_dense_solve(sps_context *ctx, const sps_matrix *A, const double *b,
                            double *x);
 
+/* ------------------------------------------------------------------------ */
+/* Several right-hand sides: SpMM and block solves (doc/spmm.md)             */
+/* ------------------------------------------------------------------------ */
+
+/** How sps_operator_apply_multi_kind computes Y = alpha*A*X + beta*Y. */
+typedef enum sps_spmm_kind {
+    SPS_SPMM_AUTO = 0,     /**< NATIVE where the operator has it, else COLUMNS */
+    SPS_SPMM_NATIVE = 1,   /**< spsolve's block kernel, in double: the CSR family's (csr-scalar,
+                                csr-vector, merge, cusparse; on a host context the block CSR
+                                loop), and on a GPU dia's and drm's own; SPS_ERR_UNSUPPORTED
+                                for other operators */
+    SPS_SPMM_CUSPARSE = 2, /**< cusparseSpMM (CSR_ALG1) on the operator's device CSR: the
+                                baseline (GPU, CSR family, double); else SPS_ERR_UNSUPPORTED */
+    SPS_SPMM_COLUMNS = 3   /**< k products sps_operator_apply, one per column (any operator) */
+} sps_spmm_kind;
+
+/** Y = alpha*A*X + beta*Y for k right-hand sides at once, in the operator's
+ *  memory space and precision. X and Y are column-major: column c of X is
+ *  the vector at X + c*ldx (ldx >= cols), column c of Y at Y + c*ldy
+ *  (ldy >= rows); ldx and ldy count elements. Deterministic for a
+ *  deterministic operator; each column equals sps_operator_apply's product
+ *  within rounding (bitwise on a host context). beta = 0 does not read Y.
+ *  Runs on the context's stream; no synchronization. k = 0 does nothing. */
+sps_status sps_operator_apply_multi(sps_operator *op, int k, double alpha, const void *X,
+                                    int64_t ldx, double beta, void *Y, int64_t ldy);
+
+/** The same with a chosen computation (spmv-bench --nrhs). */
+sps_status sps_operator_apply_multi_kind(sps_operator *op, sps_spmm_kind kind, int k,
+                                         double alpha, const void *X, int64_t ldx, double beta,
+                                         void *Y, int64_t ldy);
+
+/** "auto", "native", "cusparse", "columns"; NULL for another value. */
+const char *sps_spmm_kind_name(sps_spmm_kind kind);
+
+/** The host reference: Y = alpha*A*X + beta*Y with the plain CSR loop, host
+ *  double arrays, column-major as above; each column bitwise equal to
+ *  sps_matrix_spmv_host of that column. */
+sps_status sps_matrix_spmm_host(const sps_matrix *A, int k, double alpha, const double *X,
+                                int64_t ldx, double beta, double *Y, int64_t ldy);
+
+/** Time `reps` block products of k columns with `kind` after a warm-up
+ *  (GPU: CUDA events around each call; host: wall clock). t is per block
+ *  product, not per column. */
+sps_status sps_operator_time_multi(sps_operator *op, sps_spmm_kind kind, int k, int reps,
+                                   sps_timing *t);
+
+/** Check the block product of `kind` against the host CSR reference of A
+ *  (from which op was built), as sps_operator_check does for one vector: k
+ *  columns of fixed pseudo-random values, alpha = 1.5, beta in {0 with Y full
+ *  of NaN, -0.5}, padded leading dimensions; *max_err is the largest
+ *  componentwise error, *repeatable 1 if two runs were bitwise equal.
+ *  Double precision operators only. */
+sps_status sps_operator_check_multi(sps_operator *op, const sps_matrix *A, sps_spmm_kind kind,
+                                    int k, double *max_err, int *repeatable);
+
+/** Solve A X = B for k right-hand sides with one block product per SpMV of
+ *  the method's iteration (CG: one, BiCGSTAB: two; doc/spmm.md). B and X are n x k column-major with leading
+ *  dimension n, host or device pointers (as sps_solve's b and x); X holds the
+ *  initial guesses on entry. Each column keeps its own scalars and stopping
+ *  test, and stops on its own: a stopped column is no longer updated.
+ *  infos[j] reports column j as sps_solve's info would (the times are the
+ *  whole block's). The solver's method must be CG or
+ *  BiCGSTAB (SPS_ERR_UNSUPPORTED otherwise); history, monitors and engines other
+ *  than classic do not apply. SPS_OK when the solve ran. CLI: `-b` with a
+ *  k-column Matrix Market array. */
+sps_status sps_solve_multi(sps_solver *s, sps_operator *op, sps_precond *pc, const double *B,
+                           double *X, int k, sps_solve_info *infos);
+
 #ifdef __cplusplus
 }
 #endif

@@ -96,6 +96,14 @@ typedef struct sps_backend {
      * non-square operator. NULL: not offered. */
     sps_status (*apply_dot)(sps_context *ctx, void *dev, const double *x, double *y, double *part,
                             int maxparts, int *nparts);
+
+    /* Optional (GPU, double precision): the block product Y = alpha*A*X +
+     * beta*Y over k column-major vectors (doc/spmm.md), deterministic, no
+     * allocation; beta == 0 never reads Y. sps_operator_apply_multi's
+     * native kind for formats outside the CSR family (dia, drm).
+     * SPS_ERR_UNSUPPORTED for a single-precision object. NULL: not offered. */
+    sps_status (*apply_multi)(sps_context *ctx, void *dev, int k, double alpha, const double *X,
+                              int64_t ldx, double beta, double *Y, int64_t ldy);
 } sps_backend;
 
 /* Registry (spmv/registry.c): the one line a new format adds is there. */

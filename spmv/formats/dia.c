@@ -22,6 +22,9 @@ SPS_DECLARE_GPU_BACKEND(sps_dia)
 #if SPS_HAVE_CUDA
 /* A device-built val and map, brought to the host for apply_host (dia.cu). */
 sps_status sps_dia_fetch(sps_context *ctx, sps_fmt *f, const void *dev);
+/* The block product (backend.h apply_multi; dia.cu, doc/spmm.md). */
+sps_status sps_dia_apply_multi(sps_context *ctx, void *dev, int k, double alpha, const double *X,
+                              int64_t ldx, double beta, double *Y, int64_t ldy);
 #endif
 
 static sps_status parse_one(sps_context *ctx, void *user, const char *key, const char *value)
@@ -201,5 +204,6 @@ const sps_backend sps_backend_dia = {
     SPS_GPU_ENTRIES(sps_dia),
 #if SPS_HAVE_CUDA
     .fetch = sps_dia_fetch,
+    .apply_multi = sps_dia_apply_multi,
 #endif
 };

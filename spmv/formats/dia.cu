@@ -13,6 +13,9 @@
 #include "kernels.h"
 
 SPS_DECLARE_GPU_BACKEND(sps_dia)
+extern "C" sps_status sps_dia_apply_multi(sps_context *ctx, void *dev, int k, double alpha,
+                                          const double *X, int64_t ldx, double beta, double *Y,
+                                          int64_t ldy);
 
 namespace {
 
@@ -55,6 +58,39 @@ sps_status apply_t(sps_context *ctx, const dia_dev *d, double alpha, const void 
                                                        (unsigned)d->nrows, (unsigned)d->ncols,
                                                        (const T *)x, (T)alpha, T(0), (T *)y);
     SPS_LAUNCH_CHECK(ctx, "dia_kernel");
+    return SPS_OK;
+}
+
+/* The block product (backend.h apply_multi): one thread per row, the k
+ * columns in register chunks of C (doc/spmm.md). */
+template <int C, bool BETA>
+__global__ void __launch_bounds__(kThreads)
+dia_multi_kernel(const sps_idx *__restrict__ off, const double *__restrict__ val, int ndiag,
+                 unsigned nrows, unsigned ncols, int k, const double *__restrict__ X, int64_t ldx,
+                 double alpha, double beta, double *__restrict__ Y, int64_t ldy)
+{
+    const unsigned row = blockIdx.x * kThreads + threadIdx.x;
+    if (row >= nrows) return;
+    sps_diag_row_multi<C, BETA>(off, val + row, nrows, ndiag, row, ncols, k, X, ldx, alpha, beta,
+                                Y, ldy);
+}
+
+template <int C>
+sps_status multi_c(sps_context *ctx, const dia_dev *d, int k, double alpha, const double *X,
+                   int64_t ldx, double beta, double *Y, int64_t ldy)
+{
+    const unsigned grid = (unsigned)(((unsigned long long)d->nrows + kThreads - 1) / kThreads);
+    cudaStream_t s = sps_stream(ctx);
+    const double *v = (const double *)d->val;
+    if (beta != 0.0)
+        dia_multi_kernel<C, true><<<grid, kThreads, 0, s>>>(d->off, v, d->ndiag, (unsigned)d->nrows,
+                                                            (unsigned)d->ncols, k, X, ldx, alpha,
+                                                            beta, Y, ldy);
+    else
+        dia_multi_kernel<C, false><<<grid, kThreads, 0, s>>>(d->off, v, d->ndiag, (unsigned)d->nrows,
+                                                             (unsigned)d->ncols, k, X, ldx, alpha,
+                                                             0.0, Y, ldy);
+    SPS_LAUNCH_CHECK(ctx, "dia_multi_kernel");
     return SPS_OK;
 }
 
@@ -124,6 +160,18 @@ extern "C" sps_status sps_dia_apply(sps_context *ctx, void *dev, double alpha, c
     if (d->nrows == 0) return SPS_OK;
     return d->single ? apply_t<float>(ctx, d, alpha, x, beta, y)
                      : apply_t<double>(ctx, d, alpha, x, beta, y);
+}
+
+extern "C" sps_status sps_dia_apply_multi(sps_context *ctx, void *dev, int k, double alpha,
+                                          const double *X, int64_t ldx, double beta, double *Y,
+                                          int64_t ldy)
+{
+    const dia_dev *d = (const dia_dev *)dev;
+    if (d->single) return SPS_ERR_UNSUPPORTED;
+    if (d->nrows == 0 || k <= 0) return SPS_OK;
+    if (k <= 4) return multi_c<4>(ctx, d, k, alpha, X, ldx, beta, Y, ldy);
+    if (k <= 8) return multi_c<8>(ctx, d, k, alpha, X, ldx, beta, Y, ldy);
+    return multi_c<16>(ctx, d, k, alpha, X, ldx, beta, Y, ldy);
 }
 
 /* New values: the CSR values go up (nnz, not the padded slots) and are

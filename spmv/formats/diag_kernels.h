@@ -73,6 +73,42 @@ __device__ __forceinline__ T sps_diag_dot(const sps_idx *__restrict__ off,
     return sps_diag_dot_c<4>(off, val, stride, nd, row, ncols, x);
 }
 
+/* The block product's row (doc/spmm.md): for the k columns of X (leading
+ * dimension ldx) in register chunks of C, acc[c] = sum_{i < nd} val[i *
+ * stride] * X[row + off[i], c] in order of i, then Y[row, c] = alpha*acc
+ * (+ beta*Y[row, c]). No column index is read: each diagonal's value and
+ * offset serve all C columns of a chunk. */
+template <int C, bool BETA>
+__device__ __forceinline__ void sps_diag_row_multi(const sps_idx *__restrict__ off,
+                                                   const double *__restrict__ val, unsigned stride,
+                                                   int nd, unsigned row, unsigned ncols, int k,
+                                                   const double *__restrict__ X, int64_t ldx,
+                                                   double alpha, double beta,
+                                                   double *__restrict__ Y, int64_t ldy)
+{
+    for (int c0 = 0; c0 < k; c0 += C) {
+        const int kc = k - c0 < C ? k - c0 : C;
+        const double *Xc = X + (int64_t)c0 * ldx;
+        double acc[C];
+#pragma unroll
+        for (int c = 0; c < C; c++) acc[c] = 0.0;
+        for (int i = 0; i < nd; i++) {
+            const unsigned col = row + (unsigned)__ldg(off + i);
+            if (col >= ncols) continue; /* the stored value is zero there */
+            const double v = __ldg(val + (unsigned)i * stride);
+#pragma unroll
+            for (int c = 0; c < C; c++)
+                if (c < kc) acc[c] += v * __ldg(Xc + (int64_t)c * ldx + col);
+        }
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            if (c >= kc) continue;
+            double *y = Y + (int64_t)(c0 + c) * ldy + row;
+            *y = BETA ? alpha * acc[c] + beta * *y : alpha * acc[c];
+        }
+    }
+}
+
 /* y[row] = alpha*acc (+ beta*y[row]); BETA = false never reads y. */
 template <typename T, bool BETA>
 __device__ __forceinline__ void sps_diag_store(T *__restrict__ y, unsigned row, T acc, T alpha,

@@ -31,6 +31,9 @@
 #include "kernels.h"
 
 SPS_DECLARE_GPU_BACKEND(sps_drm)
+extern "C" sps_status sps_drm_apply_multi(sps_context *ctx, void *dev, int k, double alpha,
+                                          const double *X, int64_t ldx, double beta, double *Y,
+                                          int64_t ldy);
 
 namespace {
 
@@ -124,6 +127,49 @@ sps_status apply_t(sps_context *ctx, const drm_dev *d, double alpha, const void 
     if (beta != 0.0)
         return launch<T, true>(ctx, d, (T)alpha, (const T *)x, (T)beta, (T *)y);
     return launch<T, false>(ctx, d, (T)alpha, (const T *)x, T(0), (T *)y);
+}
+
+/* The block product (backend.h apply_multi): the packed mapping, one thread
+ * per row of consecutive slots, the k columns in register chunks of C
+ * (doc/spmm.md). */
+constexpr unsigned kMultiThreads = 256;
+
+template <int C, bool BETA>
+__global__ void __launch_bounds__(kMultiThreads)
+drm_multi_kernel(const sps_idx *__restrict__ index, const sps_idx *__restrict__ dnum,
+                 const sps_idx *__restrict__ off, const double *__restrict__ val, unsigned lg,
+                 unsigned nslot, unsigned nrows, unsigned ncols, int k,
+                 const double *__restrict__ X, int64_t ldx, double alpha, double beta,
+                 double *__restrict__ Y, int64_t ldy)
+{
+    const unsigned long long g = (unsigned long long)blockIdx.x * kMultiThreads + threadIdx.x;
+    const unsigned slot = (unsigned)(g >> lg), lane = (unsigned)(g & ((1u << lg) - 1));
+    if (slot >= nslot) return;
+    const unsigned row = ((unsigned)index[slot] << lg) + lane;
+    if (row >= nrows) return;
+    const sps_idx d0 = dnum[slot];
+    sps_diag_row_multi<C, BETA>(off + d0, val + ((size_t)d0 << lg) + lane, 1u << lg,
+                                dnum[slot + 1] - d0, row, ncols, k, X, ldx, alpha, beta, Y, ldy);
+}
+
+template <int C>
+sps_status multi_c(sps_context *ctx, const drm_dev *d, int k, double alpha, const double *X,
+                   int64_t ldx, double beta, double *Y, int64_t ldy)
+{
+    const unsigned long long threads = (unsigned long long)d->nslot << d->lg;
+    const unsigned grid = (unsigned)((threads + kMultiThreads - 1) / kMultiThreads);
+    cudaStream_t s = sps_stream(ctx);
+    const double *v = (const double *)d->val;
+    if (beta != 0.0)
+        drm_multi_kernel<C, true><<<grid, kMultiThreads, 0, s>>>(
+            d->index, d->dnum, d->off, v, d->lg, (unsigned)d->nslot, (unsigned)d->nrows,
+            (unsigned)d->ncols, k, X, ldx, alpha, beta, Y, ldy);
+    else
+        drm_multi_kernel<C, false><<<grid, kMultiThreads, 0, s>>>(
+            d->index, d->dnum, d->off, v, d->lg, (unsigned)d->nslot, (unsigned)d->nrows,
+            (unsigned)d->ncols, k, X, ldx, alpha, 0.0, Y, ldy);
+    SPS_LAUNCH_CHECK(ctx, "drm_multi_kernel");
+    return SPS_OK;
 }
 
 sps_status upload_values(sps_context *ctx, const sps_fmt_drm *f, drm_dev *d)
@@ -275,4 +321,16 @@ extern "C" sps_status sps_drm_fetch(sps_context *ctx, sps_fmt *fmt, const void *
     f->val = val;
     f->map = map;
     return SPS_OK;
+}
+
+extern "C" sps_status sps_drm_apply_multi(sps_context *ctx, void *dev, int k, double alpha,
+                                          const double *X, int64_t ldx, double beta, double *Y,
+                                          int64_t ldy)
+{
+    const drm_dev *d = (const drm_dev *)dev;
+    if (d->single) return SPS_ERR_UNSUPPORTED;
+    if (d->nrows == 0 || d->nslot == 0 || k <= 0) return SPS_OK;
+    if (k <= 4) return multi_c<4>(ctx, d, k, alpha, X, ldx, beta, Y, ldy);
+    if (k <= 8) return multi_c<8>(ctx, d, k, alpha, X, ldx, beta, Y, ldy);
+    return multi_c<16>(ctx, d, k, alpha, X, ldx, beta, Y, ldy);
 }
