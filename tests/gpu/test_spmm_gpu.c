@@ -69,7 +69,9 @@ static void one_k(sps_context *ctx, const char *spec, unsigned caps, sps_spmm_ki
     if (!T_OK(st == SPS_OK && err <= 1e-12, "gpu spmm %s/%s on %s, k=%d, beta=%g: err %.2e", spec,
               kn, mname, k, beta, err))
         fprintf(stderr, "  %s: %s\n", sps_strerror(st), sps_last_error(ctx));
-    int det = kind == SPS_SPMM_NATIVE || (caps & SPS_CAP_DETERMINISTIC);
+    /* cusparseSpMM (CSR_ALG1) is the baseline, not bitwise repeatable: on the
+     * H100 two runs differed (n = 31, k = 2, every backend's CSR) */
+    int det = kind == SPS_SPMM_NATIVE || (kind != SPS_SPMM_CUSPARSE && (caps & SPS_CAP_DETERMINISTIC));
     if (st == SPS_OK && det) {
         st = dev_multi(ctx, op, kind, k, X, ldx, nx, beta, Y2, ldy, ny);
         T_OK(st == SPS_OK && spmm_same(Y, Y2, m, k, ldy), "gpu spmm %s/%s on %s, k=%d: two runs bitwise equal",
@@ -177,8 +179,15 @@ static void test_check_multi(sps_context *ctx)
             double err = -1;
             int rep = -1;
             sps_status st = sps_operator_check_multi(op, A, kinds[q], 8, &err, &rep);
-            T_OK(st == SPS_OK && err <= 1e-12 && rep == 1, "check_multi %s/%s k=8: err %.2g, repeatable %d",
-                 specs[i], sps_spmm_kind_name(kinds[q]), err, rep);
+            /* repeatable: required of our kernels, not of cuSPARSE's SpMM or of
+             * the columns of a backend that is not deterministic itself */
+            sps_operator_info oi;
+            sps_operator_get_info(op, &oi);
+            int must = kinds[q] == SPS_SPMM_NATIVE ||
+                       (kinds[q] != SPS_SPMM_CUSPARSE && (oi.caps & SPS_CAP_DETERMINISTIC));
+            T_OK(st == SPS_OK && err <= 1e-12 && (rep == 1 || !must),
+                 "check_multi %s/%s k=8: err %.2g, repeatable %d%s", specs[i],
+                 sps_spmm_kind_name(kinds[q]), err, rep, must ? "" : " (not required)");
         }
         sps_operator_destroy(op);
     }
