@@ -522,6 +522,22 @@ sps_status sps_precond_apply(sps_precond *pc, const double *r, double *z);
 
 void sps_precond_destroy(sps_precond *pc);
 
+/** AMG (`amg`) with user near-nullspace vectors: redo the setup of pc, built
+ *  on A, with the k vectors B (n x k, column-major, host memory; 1 <= k <= 8)
+ *  instead of the constant vector, and `block` unknowns per node (the
+ *  aggregates take whole nodes; elasticity: block 3 and the 6 rigid-body
+ *  modes, sps_matrix_generate_rbm). A must be the matrix pc was built from.
+ *  The setup time becomes this setup's. After a failure pc can only be
+ *  destroyed. SPS_ERR_INVALID_ARG when pc is not an amg preconditioner.
+ *  CLI: `--nullspace rbm`. */
+sps_status sps_precond_set_nullspace(sps_precond *pc, const sps_matrix *A, int block, int k,
+                                     const double *B);
+
+/** A description of the preconditioner's setup, several lines (amg: the
+ *  levels with their rows and entries, operator complexity, setup time per
+ *  phase), or "" for a type that has none. Valid until pc changes. */
+const char *sps_precond_describe(const sps_precond *pc);
+
 /** A user preconditioner's apply: z = M^-1 r, r and z distinct vectors of n
  *  entries in the context's memory space (device pointers on a GPU
  *  context). Return 0 on success; any other value stops the solve with
