@@ -186,9 +186,18 @@ sps_status sps_matrix_write(sps_context *ctx, const sps_matrix *A, const char *p
  *  `poisson3d27:N` (27-point), `convdiff2d:N,PECLET` (upwind
  *  convection-diffusion, nonsymmetric), `banded:N,W,SCATTER,SEED` (W sparse
  *  diagonals with breaks and a SCATTER fraction of scattered points),
- *  `powerlaw:N,AVGDEG,SEED` (irregular row lengths). All are nonsingular;
+ *  `powerlaw:N,AVGDEG,SEED` (irregular row lengths), `poisson3d-jump:N,CONTRAST`
+ *  (7-point, coefficients 1 or CONTRAST per random cube), `aniso3d:N,EPS`
+ *  (-u_xx - u_yy - EPS u_zz), `elasticity3d:N` (trilinear hexahedra, 3
+ *  unknowns per node, one face clamped). All are nonsingular;
  *  those not SPD by construction are diagonally dominant. CLI: `--gen SPEC`. */
 sps_status sps_matrix_generate(sps_context *ctx, const char *spec, sps_matrix **A);
+
+/** The 6 rigid-body modes of a generated `elasticity3d:N` matrix of n rows
+ *  (translations x, y, z; rotations about z, x, y at the nodes'
+ *  coordinates), into B (n x 6, column-major): the near-nullspace for amg
+ *  (sps_precond_set_nullspace with block 3). CLI: `--nullspace rbm`. */
+sps_status sps_matrix_generate_rbm(sps_context *ctx, const char *spec, sps_idx n, double *B);
 
 /** Destroy a matrix (NULL is a no-op). */
 void sps_matrix_destroy(sps_matrix *A);
