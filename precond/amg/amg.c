@@ -261,6 +261,14 @@ sps_amg *sps__amg_gpu_hierarchy(sps_precond *pc, sps_operator **op0);
 sps_status sps__amg_gpu_rebuild(sps_precond *pc, sps_amg *h);
 #endif
 
+static sps_status apply_broken(sps_precond *pc, const double *r, double *z)
+{
+    (void)r;
+    (void)z;
+    return sps__err(pc->ctx, SPS_ERR_INVALID_ARG,
+                    "amg: sps_precond_set_nullspace failed on this preconditioner; destroy it");
+}
+
 static sps_status nullspace_args(sps_precond *pc, const sps_matrix *A, int block, int k,
                                  const double *B)
 {
@@ -302,18 +310,21 @@ sps_status sps_precond_set_nullspace(sps_precond *pc, const sps_matrix *A, int b
     double t0 = sps__now_ms();
     st = rebuild(pc, A, block, k, B);
     pc->setup_ms = sps__now_ms() - t0;
+    if (st != SPS_OK) pc->apply = apply_broken;
     return st;
+}
+
+sps_amg *sps__amg_hierarchy(const sps_precond *pc)
+{
+    if (!pc || pc->type != &sps_pc_amg || !pc->impl || pc->n == 0) return NULL;
+#if SPS_HAVE_CUDA
+    if (sps_context_on_gpu(pc->ctx)) return sps__amg_gpu_hierarchy((sps_precond *)pc, NULL);
+#endif
+    return ((const host_amg *)pc->impl)->h;
 }
 
 const char *sps_precond_describe(const sps_precond *pc)
 {
-    if (!pc || pc->type != &sps_pc_amg || !pc->impl || pc->n == 0) return "";
-#if SPS_HAVE_CUDA
-    if (sps_context_on_gpu(pc->ctx)) {
-        sps_amg *h = sps__amg_gpu_hierarchy((sps_precond *)pc, NULL);
-        return h ? h->desc : "";
-    }
-#endif
-    const host_amg *a = pc->impl;
-    return a->h ? a->h->desc : "";
+    const sps_amg *h = sps__amg_hierarchy(pc);
+    return h ? h->desc : "";
 }

@@ -76,6 +76,9 @@ sps_status sps__amg_aggregate(sps_context *ctx, const sps_csr *S, sps_idx *agg, 
 sps_status sps__amg_spgemm(sps_context *ctx, const sps_csr *X, const sps_csr *Y, sps_csr *C);
 sps_status sps__amg_transpose(sps_context *ctx, const sps_csr *X, sps_csr *T);
 
+/* The hierarchy of an amg preconditioner (host or device), or NULL. */
+sps_amg *sps__amg_hierarchy(const sps_precond *pc);
+
 #if SPS_HAVE_CUDA
 /* Device setup (amg.cu): takes h (owned from now on, freed by pc->destroy);
  * op0: level 0's operator on the device, owned when own_op0. */
