@@ -84,6 +84,16 @@ static sps_status smooth(const host_amg *a, int l, const double *b, double *x, i
                                            : smooth_l1(a, l, b, x, zero);
 }
 
+/* r_l = b - A_l x_l after the pre-smoothing. Chebyshev leaves
+ * res = b - A (x - d) in r: one product with d finishes it, without the
+ * copy of b. */
+static sps_status down_residual(const host_amg *a, int l, const double *b)
+{
+    const sps_amg_level *L = &a->h->lv[l];
+    if (a->h->smoother == SPS_AMG_CHEBY) return level_spmv(a, l, -1.0, L->d, 1.0, L->r);
+    return residual(a, l, b, L->x, L->r);
+}
+
 /* x = C b, C the dense inverse (row-major). */
 static void coarse_solve(const sps_amg *h, const double *b, double *x)
 {
@@ -105,7 +115,7 @@ static sps_status apply_host(sps_precond *pc, const double *r, double *z)
     for (int l = 0; l + 1 < L && st == SPS_OK; l++) {
         const double *b = l ? h->lv[l].b : b0;
         st = smooth(a, l, b, h->lv[l].x, 1);
-        if (st == SPS_OK) st = residual(a, l, b, h->lv[l].x, h->lv[l].r);
+        if (st == SPS_OK) st = down_residual(a, l, b);
         if (st == SPS_OK) sps__csr_spmv(&h->lv[l].R, 1.0, h->lv[l].r, 0.0, h->lv[l + 1].b);
     }
     if (st == SPS_OK) coarse_solve(h, L > 1 ? h->lv[L - 1].b : b0, h->lv[L - 1].x);

@@ -158,6 +158,15 @@ sps_status smooth(const cycle &c, int l, const double *b, double *x, int zero)
                                              : smooth_l1(c, l, b, x, zero);
 }
 
+/* r_l = b - A_l x_l after the pre-smoothing (amg.c's down_residual). */
+sps_status down_residual(const cycle &c, int l, const double *b, const double *x)
+{
+    const dev_level &L = c.g->lv[l];
+    if (c.g->h->smoother == SPS_AMG_CHEBY)
+        return sps_operator_apply(level_op(c, l), -1.0, L.d, 1.0, L.r);
+    return residual(c, l, b, x, L.r);
+}
+
 sps_status coarse(const cycle &c, const double *b, double *x)
 {
     int n = c.g->h->nc;
@@ -177,7 +186,7 @@ sps_status down(const cycle &c, const double *r0, double *z)
         const double *b = l ? g->lv[l].b : r0;
         double *x = l ? g->lv[l].x : z;
         st = smooth(c, l, b, x, 1);
-        if (st == SPS_OK) st = residual(c, l, b, x, g->lv[l].r);
+        if (st == SPS_OK) st = down_residual(c, l, b, x);
         if (st == SPS_OK) st = sps_operator_apply(g->lv[l].R, 1.0, g->lv[l].r, 0.0, g->lv[l + 1].b);
     }
     if (st == SPS_OK) st = coarse(c, L > 1 ? g->lv[L - 1].b : r0, L > 1 ? g->lv[L - 1].x : z);
@@ -236,7 +245,9 @@ sps_status make_op(sps_context *ctx, const sps_csr *A, sps_operator **op)
     M.A = *A;
     M.A.dev = nullptr;
     sps_status st = sps_operator_create(ctx, &M, "csr-vector", nullptr, op);
+    sps_status sy = sps__gpu_sync(ctx); /* the operator's copies from M's device copy are done */
     sps__matrix_drop_device(&M);
+    if (st == SPS_OK) st = sy;
     return st;
 }
 
