@@ -542,6 +542,16 @@ void sps_precond_destroy(sps_precond *pc);
 sps_status sps_precond_set_nullspace(sps_precond *pc, const sps_matrix *A, int block, int k,
                                      const double *B);
 
+/** Numeric-only re-setup after A's values changed in the pattern pc was
+ *  built on (e.g. with sps_operator_update_values on the solve's operator,
+ *  which the caller updates itself): amg keeps its aggregates, tentative
+ *  prolongator and patterns and recomputes the smoothers, P's values, the
+ *  Galerkin products and the coarse inverse. The setup time becomes this
+ *  one's. A in another pattern: SPS_ERR_INVALID_ARG; a type without a
+ *  numeric re-setup: SPS_ERR_UNSUPPORTED (build it again). After another
+ *  failure pc can only be destroyed. */
+sps_status sps_precond_update_values(sps_precond *pc, const sps_matrix *A);
+
 /** A description of the preconditioner's setup, several lines (amg: the
  *  levels with their rows and entries, operator complexity, setup time per
  *  phase), or "" for a type that has none. Valid until pc changes. */

@@ -266,9 +266,11 @@ const sps_pc_type sps_pc_amg = {
 /* ---- the public calls ----------------------------------------------------- */
 
 #if SPS_HAVE_CUDA
-/* amg.cu: the device preconditioner's hierarchy and fine operator. */
+/* amg.cu: the device preconditioner's hierarchy and fine operator; a new
+ * hierarchy uploaded; new values of the same one uploaded. */
 sps_amg *sps__amg_gpu_hierarchy(sps_precond *pc, sps_operator **op0);
 sps_status sps__amg_gpu_rebuild(sps_precond *pc, sps_amg *h);
+sps_status sps__amg_gpu_values(sps_precond *pc, const double *a0);
 #endif
 
 static sps_status apply_broken(sps_precond *pc, const double *r, double *z)
@@ -319,6 +321,35 @@ sps_status sps_precond_set_nullspace(sps_precond *pc, const sps_matrix *A, int b
     if (st != SPS_OK || pc->n == 0) return st;
     double t0 = sps__now_ms();
     st = rebuild(pc, A, block, k, B);
+    pc->setup_ms = sps__now_ms() - t0;
+    if (st != SPS_OK) pc->apply = apply_broken;
+    return st;
+}
+
+static sps_status numeric(sps_precond *pc, const sps_matrix *A)
+{
+    sps_amg *h = sps__amg_hierarchy(pc);
+    sps_status st = sps__amg_numeric(pc->ctx, &A->A, h);
+    if (st != SPS_OK) return st;
+#if SPS_HAVE_CUDA
+    if (sps_context_on_gpu(pc->ctx)) return sps__amg_gpu_values(pc, A->A.val);
+#endif
+    const host_amg *a = pc->impl;
+    return a->own_op0 ? sps_operator_update_values(a->op0, A->A.val) : SPS_OK;
+}
+
+sps_status sps_precond_update_values(sps_precond *pc, const sps_matrix *A)
+{
+    if (!pc || !A)
+        return sps__err(pc ? pc->ctx : NULL, SPS_ERR_INVALID_ARG,
+                        "sps_precond_update_values: NULL argument");
+    if (pc->type != &sps_pc_amg)
+        return sps__err(pc->ctx, SPS_ERR_UNSUPPORTED,
+                        "sps_precond_update_values: '%s' has no numeric-only re-setup (amg has); "
+                        "build it again", pc->name);
+    if (pc->n == 0 || pc->apply == apply_broken) return pc->n == 0 ? SPS_OK : apply_broken(pc, NULL, NULL);
+    double t0 = sps__now_ms();
+    sps_status st = numeric(pc, A);
     pc->setup_ms = sps__now_ms() - t0;
     if (st != SPS_OK) pc->apply = apply_broken;
     return st;

@@ -326,3 +326,28 @@ extern "C" sps_status sps__amg_gpu_rebuild(sps_precond *pc, sps_amg *h)
     g->h = h;
     return upload_all(pc, g);
 }
+
+extern "C" sps_status sps__amg_gpu_values(sps_precond *pc, const double *a0)
+{
+    sps_context *ctx = pc->ctx;
+    dev_amg *g = (dev_amg *)pc->impl;
+    const sps_amg *h = g->h;
+    double t0 = sps__now_ms();
+    SPS_CUDA(ctx, cudaStreamSynchronize(sps_stream(ctx))); /* no apply may still be reading */
+    sps_status st = g->own_op0 ? sps_operator_update_values(g->op0, a0) : SPS_OK;
+    for (int l = 0; l < h->nlevels && st == SPS_OK; l++) {
+        const sps_amg_level &H = h->lv[l];
+        dev_level &L = g->lv[l];
+        if (l > 0) st = sps_operator_update_values(L.A, H.A.val);
+        if (st != SPS_OK || l + 1 == h->nlevels) continue;
+        st = sps_operator_update_values(L.P, H.P.val);
+        if (st == SPS_OK) st = sps_operator_update_values(L.R, H.R.val);
+        if (st == SPS_OK) st = sps__h2d(ctx, L.dinv, H.dinv, (size_t)H.n * sizeof(double));
+    }
+    if (st == SPS_OK) st = sps__h2d(ctx, g->cinv, h->cinv, (size_t)h->nc * h->nc * sizeof(double));
+    if (st == SPS_OK) st = sps__gpu_sync(ctx);
+    char extra[96];
+    snprintf(extra, sizeof extra, ", upload %.1f (numeric re-setup)\n", sps__now_ms() - t0);
+    if (st == SPS_OK) sps__amg_describe(g->h, extra);
+    return st;
+}

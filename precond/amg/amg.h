@@ -35,6 +35,7 @@ typedef struct sps_amg_level {
     int64_t nnz;
     sps_csr A;         /* level >= 1 (level 0's is the caller's, borrowed during setup) */
     sps_csr P, R;      /* n x nc and nc x n; absent on the coarsest level */
+    sps_csr T, AP;     /* P_tent and A P (kept for the numeric re-setup) */
     double *dinv;      /* the smoother's scaling: 1 / l1 row sums (l1-Jacobi) or
                           1 / a_ii (Chebyshev); 0 on an empty row */
     double c1[SPS_AMG_MAX_DEGREE + 1], c2[SPS_AMG_MAX_DEGREE + 1]; /* Chebyshev steps */
@@ -55,6 +56,8 @@ typedef struct sps_amg {
     double ms[6]; /* setup phases: strength, aggregate, prolong, galerkin, spectral, coarse */
     double op_complexity, grid_complexity;
     char desc[2048]; /* the summary (sps_precond_describe) */
+    sps_amg_prm prm;   /* the parameters it was built with */
+    uint64_t pattern;  /* level 0's pattern (sps__amg_pattern) */
 } sps_amg;
 
 /* Build the hierarchy of A. B: k near-nullspace vectors (n x k column-major)
@@ -62,6 +65,14 @@ typedef struct sps_amg {
 sps_status sps__amg_build(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A,
                           int block, int k, const double *B, sps_amg *h);
 void sps__amg_free(sps_amg *h);
+/* Numeric-only re-setup for new values of A in the setup's pattern: the
+ * aggregates and P_tent stay; the smoothers, P, R, the coarse matrices (in
+ * their patterns) and the coarse inverse are recomputed, in the full
+ * setup's order (bitwise the same result for the same values, up to the
+ * sign of zeros). */
+sps_status sps__amg_numeric(sps_context *ctx, const sps_csr *A, sps_amg *h);
+/* A fingerprint of A's pattern (sizes, row pointers, columns). */
+uint64_t sps__amg_pattern(const sps_csr *A);
 /* The summary of a built hierarchy into h->desc (extra: appended, may be ""). */
 void sps__amg_describe(sps_amg *h, const char *extra);
 

@@ -538,7 +538,7 @@ static sps_status level_smoother(build *b, const sps_csr *A, int l)
     sps_amg_level *L = &b->h->lv[l];
     sps_idx n = A->nrows;
     double *dinv = sps__malloc(sps__mul_size((size_t)n + 1, sizeof *dinv));
-    L->dinv = sps__malloc(sps__mul_size((size_t)n + 1, sizeof *L->dinv));
+    if (!L->dinv) L->dinv = sps__malloc(sps__mul_size((size_t)n + 1, sizeof *L->dinv));
     if (!dinv || !L->dinv) {
         sps__free(dinv);
         return oom(b->ctx);
@@ -558,17 +558,16 @@ static sps_status level_prolong(build *b, const sps_csr *A, int l, double *Bc)
 {
     sps_amg_level *L = &b->h->lv[l];
     tent_in t = {L->agg, L->nagg, A->nrows, L->bs, b->k, b->B};
-    sps_csr T, S;
+    sps_csr S;
     double *dinv = sps__malloc(sps__mul_size((size_t)A->nrows + 1, sizeof *dinv));
     if (!dinv) return oom(b->ctx);
     inverse_diag(A, dinv);
-    sps_status st = tentative(b->ctx, &t, &T, Bc);
+    sps_status st = tentative(b->ctx, &t, &L->T, Bc);
     if (st == SPS_OK) {
         st = smoothing_matrix(b->ctx, A, dinv, 4.0 / (3.0 * L->rho), &S);
-        if (st == SPS_OK) st = sps__amg_spgemm(b->ctx, &S, &T, &L->P);
+        if (st == SPS_OK) st = sps__amg_spgemm(b->ctx, &S, &L->T, &L->P);
         if (st == SPS_OK) st = sps__amg_transpose(b->ctx, &L->P, &L->R);
         sps__csr_free(&S);
-        sps__csr_free(&T);
     }
     sps__free(dinv);
     return st;
@@ -580,7 +579,7 @@ static sps_status coarsen(build *b, const sps_csr *A, int l, double **Bc)
 {
     sps_amg *h = b->h;
     sps_amg_level *L = &h->lv[l];
-    sps_csr S, AP;
+    sps_csr S;
     double t0 = sps__now_ms();
     sps_status st = sps__amg_strength(b->ctx, A, L->bs, b->prm->theta * ldexp(1.0, -l), &S);
     double t1 = sps__now_ms();
@@ -597,11 +596,8 @@ static sps_status coarsen(build *b, const sps_csr *A, int l, double **Bc)
     }
     double t3 = sps__now_ms();
     h->ms[2] += t3 - t2;
-    if (st == SPS_OK) st = sps__amg_spgemm(b->ctx, A, &L->P, &AP);
-    if (st == SPS_OK) {
-        st = sps__amg_spgemm(b->ctx, &L->R, &AP, &h->lv[l + 1].A);
-        sps__csr_free(&AP);
-    }
+    if (st == SPS_OK) st = sps__amg_spgemm(b->ctx, A, &L->P, &L->AP);
+    if (st == SPS_OK) st = sps__amg_spgemm(b->ctx, &L->R, &L->AP, &h->lv[l + 1].A);
     h->ms[3] += sps__now_ms() - t3;
     return st;
 }
@@ -650,6 +646,8 @@ static sps_status levels(build *b, const sps_csr *A0)
             sps__csr_free(&h->lv[l + 1].A);
             sps__csr_free(&L->P);
             sps__csr_free(&L->R);
+            sps__csr_free(&L->T);
+        sps__csr_free(&L->AP);
             h->nlevels = l + 1;
             return finish_coarse(b, A);
         }
@@ -696,6 +694,7 @@ void sps__amg_free(sps_amg *h)
         if (l > 0) sps__csr_free(&L->A);
         sps__csr_free(&L->P);
         sps__csr_free(&L->R);
+        sps__csr_free(&L->T);
         sps__free(L->dinv);
         sps__free(L->agg);
         sps__free(L->x);
@@ -719,8 +718,108 @@ sps_status sps__amg_build(sps_context *ctx, const sps_amg_prm *prm, const sps_cs
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "amg: %d rows are not a multiple of block=%d",
                         A->nrows, block);
     build b = {ctx, prm, h, (double *)B, B, B ? k : 1};
+    h->prm = *prm;
+    h->pattern = sps__amg_pattern(A);
     sps_status st = levels(&b, A);
     if (b.B != B) sps__free(b.B);
     if (st == SPS_OK) sps__amg_describe(h, "\n");
+    return st;
+}
+
+/* ---- numeric-only re-setup ------------------------------------------------- */
+
+uint64_t sps__amg_pattern(const sps_csr *A)
+{
+    uint64_t z = 0xcbf29ce484222325ull ^ (uint64_t)A->nrows ^ ((uint64_t)A->nnz << 32);
+    for (sps_idx i = 0; i <= A->nrows; i++) z = (z ^ (uint32_t)A->row_ptr[i]) * 0x100000001b3ull;
+    for (sps_idx p = 0; p < A->nnz; p++) z = (z ^ (uint32_t)A->col_idx[p]) * 0x100000001b3ull;
+    return z;
+}
+
+/* C's values = X Y in C's pattern, the terms in sps__amg_spgemm's order.
+ * pos: C->ncols slots. */
+static void spgemm_into(const sps_csr *X, const sps_csr *Y, sps_csr *C, sps_idx *pos)
+{
+    for (sps_idx i = 0; i < C->nrows; i++) {
+        for (sps_idx p = C->row_ptr[i]; p < C->row_ptr[i + 1]; p++) {
+            pos[C->col_idx[p]] = p;
+            C->val[p] = 0.0;
+        }
+        for (sps_idx p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
+            sps_idx k = X->col_idx[p];
+            for (sps_idx q = Y->row_ptr[k]; q < Y->row_ptr[k + 1]; q++)
+                C->val[pos[Y->col_idx[q]]] += X->val[p] * Y->val[q];
+        }
+    }
+}
+
+/* R's values = P' (R's pattern is P's transpose, built by sps__amg_transpose). */
+static sps_status transpose_into(sps_context *ctx, const sps_csr *P, sps_csr *R)
+{
+    sps_idx *next = sps__malloc(sps__mul_size((size_t)R->nrows + 1, sizeof *next));
+    if (!next) return oom(ctx);
+    memcpy(next, R->row_ptr, ((size_t)R->nrows + 1) * sizeof *next);
+    for (sps_idx i = 0; i < P->nrows; i++)
+        for (sps_idx p = P->row_ptr[i]; p < P->row_ptr[i + 1]; p++) R->val[next[P->col_idx[p]]++] = P->val[p];
+    sps__free(next);
+    return SPS_OK;
+}
+
+/* Level l's smoother, P, R and A_{l+1} for new values of A. */
+static sps_status level_numeric(build *b, const sps_csr *A, int l)
+{
+    sps_amg *h = b->h;
+    sps_amg_level *L = &h->lv[l];
+    sps_status st = level_smoother(b, A, l);
+    if (st != SPS_OK) return st;
+    double t0 = sps__now_ms();
+    sps_csr S;
+    double *dinv = sps__malloc(sps__mul_size((size_t)A->nrows + 1, sizeof *dinv));
+    sps_idx *pos = sps__malloc(sps__mul_size((size_t)L->P.ncols + 1, sizeof *pos));
+    if (!dinv || !pos) st = oom(b->ctx);
+    if (st == SPS_OK) {
+        inverse_diag(A, dinv);
+        st = smoothing_matrix(b->ctx, A, dinv, 4.0 / (3.0 * L->rho), &S);
+    }
+    if (st == SPS_OK) {
+        spgemm_into(&S, &L->T, &L->P, pos);
+        sps__csr_free(&S);
+        st = transpose_into(b->ctx, &L->P, &L->R);
+    }
+    sps__free(dinv);
+    sps__free(pos);
+    double t1 = sps__now_ms();
+    h->ms[2] += t1 - t0;
+    sps_idx *pos2 = st == SPS_OK ? sps__malloc(sps__mul_size((size_t)L->P.ncols + 1, sizeof *pos2)) : NULL;
+    if (st == SPS_OK && !pos2) st = oom(b->ctx);
+    if (st == SPS_OK) {
+        spgemm_into(A, &L->P, &L->AP, pos2);
+        spgemm_into(&L->R, &L->AP, &h->lv[l + 1].A, pos2);
+    }
+    sps__free(pos2);
+    h->ms[3] += sps__now_ms() - t1;
+    return st;
+}
+
+sps_status sps__amg_numeric(sps_context *ctx, const sps_csr *A, sps_amg *h)
+{
+    if (A->nrows != h->lv[0].n || A->nnz != h->lv[0].nnz || sps__amg_pattern(A) != h->pattern)
+        return sps__err(ctx, SPS_ERR_INVALID_ARG,
+                        "amg: numeric re-setup needs the pattern of the setup's matrix (%d rows, "
+                        "%lld entries); got %d rows, %lld entries%s",
+                        h->lv[0].n, (long long)h->lv[0].nnz, A->nrows, (long long)A->nnz,
+                        A->nnz == h->lv[0].nnz ? " in another pattern" : "");
+    build b = {ctx, &h->prm, h, NULL, NULL, h->nnull};
+    memset(h->ms, 0, sizeof h->ms);
+    sps_status st = SPS_OK;
+    for (int l = 0; l + 1 < h->nlevels && st == SPS_OK; l++)
+        st = level_numeric(&b, l ? &h->lv[l].A : A, l);
+    if (st == SPS_OK) {
+        double t0 = sps__now_ms();
+        const sps_csr *C = h->nlevels > 1 ? &h->lv[h->nlevels - 1].A : A;
+        st = dense_inverse(ctx, C, h->cinv);
+        h->ms[5] += sps__now_ms() - t0;
+    }
+    if (st == SPS_OK) sps__amg_describe(h, " (numeric re-setup)\n");
     return st;
 }

@@ -155,6 +155,34 @@ static void test_rbm(void)
     sps_matrix_destroy(A);
 }
 
+/* Numeric-only re-setup on both after A's values change (x 2.5, + 0.5 on the
+ * diagonal): the device's hierarchy and V-cycle equal the host's again. */
+static void test_numeric(void)
+{
+    sps_matrix *A = NULL, *A2 = NULL;
+    if (sps_matrix_generate(hctx, "poisson3d-jump:24,1e3", &A) != SPS_OK) return;
+    const sps_csr *C = &A->A;
+    double *v = malloc((size_t)C->nnz * sizeof *v);
+    for (sps_idx i = 0; i < C->nrows; i++)
+        for (sps_idx p = C->row_ptr[i]; p < C->row_ptr[i + 1]; p++)
+            v[p] = 2.5 * C->val[p] + (C->col_idx[p] == i ? 0.5 : 0.0);
+    sps_precond *hp = NULL, *gp = NULL;
+    if (T_STATUS(hctx, sps_matrix_create_csr(hctx, C->nrows, C->ncols, C->row_ptr, C->col_idx, v, &A2), "A2") &&
+        T_STATUS(hctx, sps_precond_create(hctx, A, "amg:coarse=30", &hp), "host amg") &&
+        T_STATUS(gctx, sps_precond_create(gctx, A, "amg:coarse=30", &gp), "GPU amg") &&
+        T_STATUS(hctx, sps_precond_update_values(hp, A2), "host numeric re-setup") &&
+        T_STATUS(gctx, sps_precond_update_values(gp, A2), "GPU numeric re-setup (%.1f ms)",
+                 sps_precond_setup_ms(gp))) {
+        compare_hierarchy("numeric re-setup", hp, gp);
+        compare_apply("numeric re-setup", hp, gp, C->nrows);
+    }
+    sps_precond_destroy(hp);
+    sps_precond_destroy(gp);
+    sps_matrix_destroy(A);
+    sps_matrix_destroy(A2);
+    free(v);
+}
+
 /* 1-D Laplacian of n rows (row `empty` cleared when >= 0; row 0 coupled to
  * every other row when arrow: one very long row). */
 static sps_matrix *chain(sps_idx n, sps_idx empty, int arrow)
@@ -273,7 +301,7 @@ static void test_cost(void)
     sps_matrix_destroy(A);
 }
 
-T_MAIN_GPU("amg on the GPU", gctx, hctx, test_generated, test_rbm, test_edges, test_solve, test_cost)
+T_MAIN_GPU("amg on the GPU", gctx, hctx, test_generated, test_rbm, test_numeric, test_edges, test_solve, test_cost)
 
 #else
 
