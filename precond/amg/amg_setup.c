@@ -647,7 +647,7 @@ static sps_status levels(build *b, const sps_csr *A0)
             sps__csr_free(&L->P);
             sps__csr_free(&L->R);
             sps__csr_free(&L->T);
-        sps__csr_free(&L->AP);
+            sps__csr_free(&L->AP);
             h->nlevels = l + 1;
             return finish_coarse(b, A);
         }
@@ -695,6 +695,7 @@ void sps__amg_free(sps_amg *h)
         sps__csr_free(&L->P);
         sps__csr_free(&L->R);
         sps__csr_free(&L->T);
+        sps__csr_free(&L->AP);
         sps__free(L->dinv);
         sps__free(L->agg);
         sps__free(L->x);
