@@ -468,14 +468,12 @@ static void l1_inverse(const sps_csr *A, double *dinv)
 
 /* ---- coarse inverse -------------------------------------------------------- */
 
-/* Gauss-Jordan with partial pivoting on [M | I]: inv = M^-1 (row-major,
- * n x n). A zero row of M (a dependent nullspace column) gets a unit
- * diagonal: its unknown is decoupled and its right-hand side is 0. */
-static sps_status dense_inverse(sps_context *ctx, const sps_csr *A, double *inv)
+/* M = A densely (row-major; a zero row of A gets a unit diagonal: a
+ * dependent nullspace column decouples its unknown, whose right-hand side
+ * is 0), inv = I. */
+static void dense_load(const sps_csr *A, double *M, double *inv)
 {
     sps_idx n = A->nrows;
-    double *M = sps__calloc(sps__mul_size((size_t)n, (size_t)n) + 1, sizeof *M);
-    if (!M) return oom(ctx);
     for (sps_idx i = 0; i < n; i++) {
         int empty = 1;
         for (sps_idx p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++) {
@@ -485,32 +483,54 @@ static sps_status dense_inverse(sps_context *ctx, const sps_csr *A, double *inv)
         if (empty) M[(size_t)i * n + i] = 1.0;
         for (sps_idx j = 0; j < n; j++) inv[(size_t)i * n + j] = i == j;
     }
+}
+
+static void swap_rows(double *M, sps_idx n, sps_idx a, sps_idx b)
+{
+    for (sps_idx j = 0; j < n && a != b; j++) {
+        double t = M[(size_t)a * n + j];
+        M[(size_t)a * n + j] = M[(size_t)b * n + j];
+        M[(size_t)b * n + j] = t;
+    }
+}
+
+/* Column c of [M | inv] eliminated from every other row (row c scaled to 1). */
+static void eliminate(double *M, double *inv, sps_idx n, sps_idx c)
+{
+    double pv = M[(size_t)c * n + c];
+    for (sps_idx j = 0; j < n; j++) {
+        M[(size_t)c * n + j] /= pv;
+        inv[(size_t)c * n + j] /= pv;
+    }
+    for (sps_idx i = 0; i < n; i++) {
+        double f = M[(size_t)i * n + c];
+        if (i == c || f == 0.0) continue;
+        for (sps_idx j = 0; j < n; j++) {
+            M[(size_t)i * n + j] -= f * M[(size_t)c * n + j];
+            inv[(size_t)i * n + j] -= f * inv[(size_t)c * n + j];
+        }
+    }
+}
+
+/* inv = A^-1 (row-major n x n) by Gauss-Jordan with partial pivoting. */
+static sps_status dense_inverse(sps_context *ctx, const sps_csr *A, double *inv)
+{
+    sps_idx n = A->nrows;
+    double *M = sps__calloc(sps__mul_size((size_t)n, (size_t)n) + 1, sizeof *M);
+    if (!M) return oom(ctx);
+    dense_load(A, M, inv);
     sps_status st = SPS_OK;
     for (sps_idx c = 0; c < n && st == SPS_OK; c++) {
         sps_idx piv = c;
         for (sps_idx i = c + 1; i < n; i++)
             if (fabs(M[(size_t)i * n + c]) > fabs(M[(size_t)piv * n + c])) piv = i;
-        double pv = M[(size_t)piv * n + c];
-        if (pv == 0.0) {
+        if (M[(size_t)piv * n + c] == 0.0) {
             st = sps__err(ctx, SPS_ERR_UNSUPPORTED, "amg: the coarsest matrix (%d rows) is singular", n);
             break;
         }
-        for (sps_idx j = 0; j < n && piv != c; j++) {
-            double t = M[(size_t)c * n + j]; M[(size_t)c * n + j] = M[(size_t)piv * n + j]; M[(size_t)piv * n + j] = t;
-            t = inv[(size_t)c * n + j]; inv[(size_t)c * n + j] = inv[(size_t)piv * n + j]; inv[(size_t)piv * n + j] = t;
-        }
-        for (sps_idx j = 0; j < n; j++) {
-            M[(size_t)c * n + j] /= pv;
-            inv[(size_t)c * n + j] /= pv;
-        }
-        for (sps_idx i = 0; i < n; i++) {
-            double f = M[(size_t)i * n + c];
-            if (i == c || f == 0.0) continue;
-            for (sps_idx j = 0; j < n; j++) {
-                M[(size_t)i * n + j] -= f * M[(size_t)c * n + j];
-                inv[(size_t)i * n + j] -= f * inv[(size_t)c * n + j];
-            }
-        }
+        swap_rows(M, n, c, piv);
+        swap_rows(inv, n, c, piv);
+        eliminate(M, inv, n, c);
     }
     sps__free(M);
     return st;
