@@ -335,9 +335,12 @@ static void validate_args(opts *o)
     o->spmv = lower_name(o->spmv, 1);
     if (strcmp(o->precond, "auto") && !precond_known(o->precond))
         die_usage("--precond: '%s' is not %s", o->precond, precond_list());
-    if (o->nullspace && (strcmp(o->nullspace, "rbm") || strncmp(o->precond, "amg", 3) ||
+    if (o->nullspace && (strcmp(o->nullspace, "rbm") || (strcmp(o->precond, "amg") && strncmp(o->precond, "amg:", 4)) ||
                          !o->gen || strncmp(o->gen, "elasticity3d:", 13)))
         die_usage("--nullspace: only 'rbm', with --precond amg and --gen elasticity3d:N");
+    if (o->nullspace && (!o->method || o->fallback))
+        die_usage("--nullspace needs --method (and no --fallback): the auto plans build their own "
+                  "preconditioners");
     if (o->out_path && o->hist_path && !strcmp(o->out_path, "-") && !strcmp(o->hist_path, "-"))
         die_usage("-o - and --history - cannot both write to stdout");
     if (o->save_path && !strcmp(o->save_path, "-"))
