@@ -155,6 +155,25 @@ static void test_rbm(void)
     sps_matrix_destroy(A);
 }
 
+/* Every SPD real matrix up to 60000 rows. */
+static void test_real(void)
+{
+    const char *const *names = t_real_matrices();
+    int n = 0;
+    for (int k = 0; names[k]; k++) {
+        const char *kind = t_manifest_kind(names[k]), *path = t_real_matrix_path(names[k]);
+        sps_matrix *A = NULL;
+        if (!kind || strcmp(kind, "spd") || !path || sps_matrix_read(hctx, path, &A) != SPS_OK) continue;
+        if (sps_matrix_rows(A) <= 60000) {
+            compare(names[k], A, "amg");
+            compare(names[k], A, "amg:coarse=20,smoother=l1jacobi");
+            n++;
+        }
+        sps_matrix_destroy(A);
+    }
+    T_OK(n > 0, "SPD real matrices compared: %d", n);
+}
+
 /* Numeric-only re-setup on both after A's values change (x 2.5, + 0.5 on the
  * diagonal): the device's hierarchy and V-cycle equal the host's again. */
 static void test_numeric(void)
@@ -301,7 +320,7 @@ static void test_cost(void)
     sps_matrix_destroy(A);
 }
 
-T_MAIN_GPU("amg on the GPU", gctx, hctx, test_generated, test_rbm, test_numeric, test_edges, test_solve, test_cost)
+T_MAIN_GPU("amg on the GPU", gctx, hctx, test_generated, test_real, test_rbm, test_numeric, test_edges, test_solve, test_cost)
 
 #else
 
