@@ -223,11 +223,13 @@ static void max_neighbours(const sps_csr *S, const uint64_t *in, uint64_t *out)
     }
 }
 
-/* Rounds until no node is undecided; roots get key state 2. */
+/* Rounds until no node is undecided; roots get key state 2. A node
+ * without strong neighbours starts out (Vanek et al.: the smoother alone
+ * handles it; its row of P_tent is empty). */
 static void mis2(const sps_csr *S, uint64_t *key, uint64_t *t1, uint64_t *t2)
 {
     sps_idx n = S->nrows, left = n;
-    for (sps_idx i = 0; i < n; i++) key[i] = mis_key(1, i);
+    for (sps_idx i = 0; i < n; i++) key[i] = mis_key(S->row_ptr[i + 1] > S->row_ptr[i], i);
     while (left > 0) {
         max_neighbours(S, key, t1);
         max_neighbours(S, t1, t2);
@@ -270,9 +272,11 @@ sps_status sps__amg_aggregate(sps_context *ctx, const sps_csr *S, sps_idx *agg, 
     if (st == SPS_OK) {
         mis2(S, w, w + n, w + 2 * (size_t)n);
         grow(S, w, agg, first, nagg);
-        for (sps_idx i = 0; i < n && st == SPS_OK; i++)
-            if (agg[i] < 0) /* MIS(2) is maximal: every node is within 2 of a root */
+        for (sps_idx i = 0; i < n && st == SPS_OK; i++) /* MIS(2) is maximal: a coupled node is within 2 of a root */
+            if (agg[i] < 0 && S->row_ptr[i + 1] > S->row_ptr[i])
                 st = sps__err(ctx, SPS_ERR_INTERNAL, "amg: node %d left without an aggregate", i);
+        if (*nagg == 0) /* no strong coupling at all: singletons (coarsening stalls there) */
+            for (sps_idx i = 0; i < n; i++) agg[i] = (*nagg)++;
     }
     sps__free(w);
     sps__free(first);
@@ -312,23 +316,34 @@ typedef struct tent_in {
     const double *B; /* n x k column-major */
 } tent_in;
 
-/* Unknowns of each aggregate, in increasing order: start[a]..start[a+1] of list. */
+/* Unknowns of each aggregate, in increasing order: start[a]..start[a+1] of
+ * list (unknowns of nodes in no aggregate are in no list). */
 static void agg_lists(const tent_in *t, sps_idx *start, sps_idx *list)
 {
     for (sps_idx a = 0; a <= t->nagg; a++) start[a] = 0;
-    for (sps_idx i = 0; i < t->n; i++) start[t->agg[i / t->bs] + 1]++;
+    for (sps_idx i = 0; i < t->n; i++)
+        if (t->agg[i / t->bs] >= 0) start[t->agg[i / t->bs] + 1]++;
     for (sps_idx a = 0; a < t->nagg; a++) start[a + 1] += start[a];
-    for (sps_idx i = 0; i < t->n; i++) list[start[t->agg[i / t->bs]]++] = i;
+    for (sps_idx i = 0; i < t->n; i++)
+        if (t->agg[i / t->bs] >= 0) list[start[t->agg[i / t->bs]]++] = i;
     for (sps_idx a = t->nagg; a > 0; a--) start[a] = start[a - 1];
     start[0] = 0;
 }
 
-/* P_tent (n x nagg k, k entries a row) and the coarse B (nagg k x k). */
+/* P_tent's row pointer: k entries a row, none for a node in no aggregate. */
+static void tent_rows(const tent_in *t, sps_idx *rp)
+{
+    rp[0] = 0;
+    for (sps_idx i = 0; i < t->n; i++) rp[i + 1] = rp[i] + (t->agg[i / t->bs] >= 0 ? t->k : 0);
+}
+
+/* P_tent (n x nagg k) and the coarse B (nagg k x k). */
 static sps_status tentative(sps_context *ctx, const tent_in *t, sps_csr *P, double *Bc)
 {
     int k = t->k;
-    sps_idx nc = t->nagg * k, mmax = 0;
-    sps_status st = sps__csr_alloc(ctx, P, t->n, nc, t->n * k);
+    sps_idx nc = t->nagg * k, mmax = 0, rows = 0;
+    for (sps_idx i = 0; i < t->n; i++) rows += t->agg[i / t->bs] >= 0;
+    sps_status st = sps__csr_alloc(ctx, P, t->n, nc, rows * k);
     sps_idx *start = sps__malloc(sps__mul_size((size_t)t->nagg + 1, sizeof *start));
     sps_idx *list = sps__malloc(sps__mul_size((size_t)t->n + 1, sizeof *list));
     if (st == SPS_OK && start && list) {
@@ -338,7 +353,7 @@ static sps_status tentative(sps_context *ctx, const tent_in *t, sps_csr *P, doub
     }
     double *Q = st == SPS_OK && start && list ? sps__malloc(sps__mul_size((size_t)mmax * k + 1, sizeof *Q)) : NULL;
     if (st == SPS_OK && !Q) st = oom(ctx);
-    for (sps_idx i = 0; st == SPS_OK && i <= t->n; i++) P->row_ptr[i] = i * k;
+    if (st == SPS_OK) tent_rows(t, P->row_ptr);
     for (sps_idx a = 0; st == SPS_OK && a < t->nagg; a++) {
         sps_idx m = start[a + 1] - start[a];
         for (int j = 0; j < k; j++)
@@ -350,7 +365,7 @@ static sps_status tentative(sps_context *ctx, const tent_in *t, sps_csr *P, doub
             for (int j = 0; j < k; j++) Bc[(size_t)j * nc + a * k + i] = r[i * k + j];
         for (sps_idx s = 0; s < m; s++)
             for (int j = 0; j < k; j++) {
-                sps_idx q = list[start[a] + s] * k + j;
+                sps_idx q = P->row_ptr[list[start[a] + s]] + j;
                 P->col_idx[q] = a * k + j;
                 P->val[q] = Q[(size_t)j * m + s];
             }
