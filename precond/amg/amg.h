@@ -83,8 +83,10 @@ sps_status sps__amg_strength(sps_context *ctx, const sps_csr *A, int bs, double 
                              sps_csr *S);
 /* MIS(2) aggregation of graph S: agg[i] in [0, *nagg). */
 sps_status sps__amg_aggregate(sps_context *ctx, const sps_csr *S, sps_idx *agg, sps_idx *nagg);
-/* C = X Y (sorted rows). */
+/* C = X Y (sorted rows), on the context's threads (amg_spgemm.c). */
 sps_status sps__amg_spgemm(sps_context *ctx, const sps_csr *X, const sps_csr *Y, sps_csr *C);
+/* C's values = X Y in C's pattern (a previous sps__amg_spgemm's), in its order. */
+sps_status sps__amg_spgemm_into(sps_context *ctx, const sps_csr *X, const sps_csr *Y, sps_csr *C);
 sps_status sps__amg_transpose(sps_context *ctx, const sps_csr *X, sps_csr *T);
 
 /* The hierarchy of an amg preconditioner (host or device), or NULL. */

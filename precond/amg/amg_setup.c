@@ -31,99 +31,6 @@
 
 static sps_status oom(sps_context *ctx) { return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory"); }
 
-/* ---- sparse products ------------------------------------------------------ */
-
-sps_status sps__amg_transpose(sps_context *ctx, const sps_csr *X, sps_csr *T)
-{
-    sps_status st = sps__csr_alloc(ctx, T, X->ncols, X->nrows, X->nnz);
-    if (st != SPS_OK) return st;
-    for (sps_idx p = 0; p < X->nnz; p++) T->row_ptr[X->col_idx[p] + 1]++;
-    for (sps_idx i = 0; i < X->ncols; i++) T->row_ptr[i + 1] += T->row_ptr[i];
-    sps_idx *next = sps__malloc(sps__mul_size((size_t)X->ncols + 1, sizeof *next));
-    if (!next) {
-        sps__csr_free(T);
-        return oom(ctx);
-    }
-    memcpy(next, T->row_ptr, ((size_t)X->ncols + 1) * sizeof *next);
-    for (sps_idx i = 0; i < X->nrows; i++) /* rows in order: T's rows come out sorted */
-        for (sps_idx p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
-            sps_idx q = next[X->col_idx[p]]++;
-            T->col_idx[q] = i;
-            T->val[q] = X->val[p];
-        }
-    sps__free(next);
-    return SPS_OK;
-}
-
-/* Entries of each row of X Y (mark: Y->ncols entries, all -1 on entry and exit). */
-static int64_t spgemm_count(const sps_csr *X, const sps_csr *Y, sps_idx *mark, sps_idx *rp)
-{
-    int64_t total = 0;
-    rp[0] = 0;
-    for (sps_idx i = 0; i < X->nrows; i++) {
-        int64_t c = 0;
-        for (sps_idx p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
-            sps_idx k = X->col_idx[p];
-            for (sps_idx q = Y->row_ptr[k]; q < Y->row_ptr[k + 1]; q++)
-                if (mark[Y->col_idx[q]] != i) {
-                    mark[Y->col_idx[q]] = i;
-                    c++;
-                }
-        }
-        total += c;
-        rp[i + 1] = total > SPS_IDX_MAX ? SPS_IDX_MAX : (sps_idx)total;
-    }
-    for (sps_idx j = 0; j < Y->ncols; j++) mark[j] = -1;
-    return total;
-}
-
-/* Row i of C = X Y: terms summed in X's then Y's order; pos: Y->ncols slots. */
-static void spgemm_row(const sps_csr *X, const sps_csr *Y, sps_idx i, sps_idx *pos, sps_csr *C)
-{
-    sps_idx w = C->row_ptr[i];
-    for (sps_idx p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
-        sps_idx k = X->col_idx[p];
-        double x = X->val[p];
-        for (sps_idx q = Y->row_ptr[k]; q < Y->row_ptr[k + 1]; q++) {
-            sps_idx j = Y->col_idx[q];
-            if (pos[j] < C->row_ptr[i]) {
-                pos[j] = w;
-                C->col_idx[w] = j;
-                C->val[w++] = x * Y->val[q];
-            } else {
-                C->val[pos[j]] += x * Y->val[q];
-            }
-        }
-    }
-}
-
-sps_status sps__amg_spgemm(sps_context *ctx, const sps_csr *X, const sps_csr *Y, sps_csr *C)
-{
-    memset(C, 0, sizeof *C);
-    sps_idx *mark = sps__malloc(sps__mul_size((size_t)Y->ncols + 1, sizeof *mark));
-    sps_idx *rp = sps__malloc(sps__mul_size((size_t)X->nrows + 1, sizeof *rp));
-    if (!mark || !rp) {
-        sps__free(mark);
-        sps__free(rp);
-        return oom(ctx);
-    }
-    for (sps_idx j = 0; j < Y->ncols; j++) mark[j] = -1;
-    int64_t nnz = spgemm_count(X, Y, mark, rp);
-    sps_status st = SPS_OK;
-    if (nnz > SPS_IDX_MAX)
-        st = sps__err(ctx, SPS_ERR_UNSUPPORTED, "amg: a product has %lld entries, above the "
-                      "32-bit index limit", (long long)nnz);
-    if (st == SPS_OK) st = sps__csr_alloc(ctx, C, X->nrows, Y->ncols, (sps_idx)nnz);
-    if (st == SPS_OK) {
-        memcpy(C->row_ptr, rp, ((size_t)X->nrows + 1) * sizeof *rp);
-        for (sps_idx i = 0; i < X->nrows; i++) spgemm_row(X, Y, i, mark, C);
-        sps__csr_sort_rows(C->nrows, C->row_ptr, C->col_idx, C->val);
-    }
-    sps__free(mark);
-    sps__free(rp);
-    return st;
-}
-
 /* ---- strength and aggregation -------------------------------------------- */
 
 /* The node matrix: entry (I, J) = the Frobenius norm of block (I, J). */
@@ -772,23 +679,6 @@ uint64_t sps__amg_pattern(const sps_csr *A)
     return z;
 }
 
-/* C's values = X Y in C's pattern, the terms in sps__amg_spgemm's order.
- * pos: C->ncols slots. */
-static void spgemm_into(const sps_csr *X, const sps_csr *Y, sps_csr *C, sps_idx *pos)
-{
-    for (sps_idx i = 0; i < C->nrows; i++) {
-        for (sps_idx p = C->row_ptr[i]; p < C->row_ptr[i + 1]; p++) {
-            pos[C->col_idx[p]] = p;
-            C->val[p] = 0.0;
-        }
-        for (sps_idx p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
-            sps_idx k = X->col_idx[p];
-            for (sps_idx q = Y->row_ptr[k]; q < Y->row_ptr[k + 1]; q++)
-                C->val[pos[Y->col_idx[q]]] += X->val[p] * Y->val[q];
-        }
-    }
-}
-
 /* R's values = P' (R's pattern is P's transpose, built by sps__amg_transpose). */
 static sps_status transpose_into(sps_context *ctx, const sps_csr *P, sps_csr *R)
 {
@@ -811,28 +701,21 @@ static sps_status level_numeric(build *b, const sps_csr *A, int l)
     double t0 = sps__now_ms();
     sps_csr S;
     double *dinv = sps__malloc(sps__mul_size((size_t)A->nrows + 1, sizeof *dinv));
-    sps_idx *pos = sps__malloc(sps__mul_size((size_t)L->P.ncols + 1, sizeof *pos));
-    if (!dinv || !pos) st = oom(b->ctx);
+    if (!dinv) st = oom(b->ctx);
     if (st == SPS_OK) {
         inverse_diag(A, dinv);
         st = smoothing_matrix(b->ctx, A, dinv, 4.0 / (3.0 * L->rho), &S);
     }
     if (st == SPS_OK) {
-        spgemm_into(&S, &L->T, &L->P, pos);
+        st = sps__amg_spgemm_into(b->ctx, &S, &L->T, &L->P);
         sps__csr_free(&S);
-        st = transpose_into(b->ctx, &L->P, &L->R);
+        if (st == SPS_OK) st = transpose_into(b->ctx, &L->P, &L->R);
     }
     sps__free(dinv);
-    sps__free(pos);
     double t1 = sps__now_ms();
     h->ms[2] += t1 - t0;
-    sps_idx *pos2 = st == SPS_OK ? sps__malloc(sps__mul_size((size_t)L->P.ncols + 1, sizeof *pos2)) : NULL;
-    if (st == SPS_OK && !pos2) st = oom(b->ctx);
-    if (st == SPS_OK) {
-        spgemm_into(A, &L->P, &L->AP, pos2);
-        spgemm_into(&L->R, &L->AP, &h->lv[l + 1].A, pos2);
-    }
-    sps__free(pos2);
+    if (st == SPS_OK) st = sps__amg_spgemm_into(b->ctx, A, &L->P, &L->AP);
+    if (st == SPS_OK) st = sps__amg_spgemm_into(b->ctx, &L->R, &L->AP, &h->lv[l + 1].A);
     h->ms[3] += sps__now_ms() - t1;
     return st;
 }

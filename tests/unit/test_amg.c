@@ -564,5 +564,45 @@ static void test_real(void)
     T_OK(n > 0, "SPD real matrices solved with amg: %d", n);
 }
 
-T_MAIN_HOST(ctx, test_real, test_numeric, test_edges, test_hierarchy, test_aggregate_chain, test_vcycle_spd, test_direct, test_iterations,
+static int same_csr(const sps_csr *a, const sps_csr *b)
+{
+    return a->nrows == b->nrows && a->ncols == b->ncols && a->nnz == b->nnz &&
+           !memcmp(a->row_ptr, b->row_ptr, ((size_t)a->nrows + 1) * sizeof *a->row_ptr) &&
+           !memcmp(a->col_idx, b->col_idx, (size_t)a->nnz * sizeof *a->col_idx) &&
+           !memcmp(a->val, b->val, (size_t)a->nnz * sizeof *a->val);
+}
+
+/* Levels of h and g bitwise the same (P, A P, the coarse matrices). */
+static int same_levels(const sps_amg *h, const sps_amg *g)
+{
+    int same = g && h && h->nlevels == g->nlevels && h->nlevels >= 3;
+    for (int l = 0; same && l + 1 < h->nlevels; l++)
+        same = same_csr(&h->lv[l].P, &g->lv[l].P) && same_csr(&h->lv[l].AP, &g->lv[l].AP) &&
+               same_csr(&h->lv[l + 1].A, &g->lv[l + 1].A);
+    return same;
+}
+
+/* The sparse products on 1, 2, 3 and 7 threads: bitwise the same hierarchy,
+ * the numeric re-setup too. */
+static void test_threads(void)
+{
+    sps_matrix *A = gen("poisson3d-jump:28,1e2"), *A2 = A ? revalued(A, 3.0, 0.25) : NULL;
+    const int threads[] = {1, 2, 3, 7};
+    sps_precond *pc[4] = {NULL, NULL, NULL, NULL};
+    for (int pass = 0; A && A2 && pass < 2; pass++)
+        for (int t = 0; t < 4; t++) {
+            sps_context_set_threads(ctx, threads[t]);
+            sps_status st = pass ? sps_precond_update_values(pc[t], A2)
+                                 : sps_precond_create(ctx, A, "amg:coarse=50", &pc[t]);
+            if (!T_STATUS(ctx, st, "%s, %d threads", pass ? "update" : "setup", threads[t]) || t == 0) continue;
+            T_OK(same_levels(sps__amg_hierarchy(pc[t]), sps__amg_hierarchy(pc[0])),
+                 "%d threads: the %s bitwise the same as on 1", threads[t], pass ? "numeric re-setup" : "hierarchy");
+        }
+    sps_context_set_threads(ctx, 0);
+    for (int t = 0; t < 4; t++) sps_precond_destroy(pc[t]);
+    sps_matrix_destroy(A);
+    sps_matrix_destroy(A2);
+}
+
+T_MAIN_HOST(ctx, test_threads, test_real, test_numeric, test_edges, test_hierarchy, test_aggregate_chain, test_vcycle_spd, test_direct, test_iterations,
             test_elasticity, test_generators, test_errors, test_alloc_failures)
