@@ -63,8 +63,40 @@ static sps_status dev_apply(sps_precond *gp, const double *r, double *z, double 
     return st;
 }
 
-static void compare_apply(const char *what, sps_precond *hp, sps_precond *gp, sps_idx n)
+/* How far rounding alone moves the host's V-cycle: hp's numeric re-setup on
+ * A with every value perturbed by a relative 2^-50 (the aggregates and
+ * patterns stay), applied to r, against zh. hp is set back to A. -1 if a
+ * step fails. An ill-conditioned coarse matrix would amplify rounding, and
+ * the GPU sums in another order, so the GPU is held to 100x this floor when
+ * it is above 1e-12 (on the host: 1138_bus 1.1e-12, nos2 8.9e-13, bcsstk13
+ * 8.8e-16; restoring A's values gives the first z back bitwise). */
+static double rounding_noise(sps_precond *hp, const sps_matrix *A, const double *r, const double *zh)
 {
+    const sps_csr *C = &A->A;
+    sps_idx n = C->nrows;
+    double *v = malloc(((size_t)C->nnz + 1) * sizeof *v), *zp = malloc((size_t)n * sizeof *zp), noise = -1;
+    uint64_t seed = 99;
+    for (sps_idx p = 0; p < C->nnz; p++) v[p] = C->val[p] * (1.0 + ldexp(t_rand(&seed), -50));
+    sps_matrix *P = NULL;
+    if (sps_matrix_create_csr(hctx, n, n, C->row_ptr, C->col_idx, v, &P) == SPS_OK &&
+        sps_precond_update_values(hp, P) == SPS_OK && sps_precond_apply(hp, r, zp) == SPS_OK) {
+        double num = 0, den = 0;
+        for (sps_idx i = 0; i < n; i++) {
+            num += (zp[i] - zh[i]) * (zp[i] - zh[i]);
+            den += zh[i] * zh[i];
+        }
+        noise = den > 0 ? sqrt(num / den) : sqrt(num);
+    }
+    if (sps_precond_update_values(hp, A) != SPS_OK) noise = -1;
+    sps_matrix_destroy(P);
+    free(v);
+    free(zp);
+    return noise;
+}
+
+static void compare_apply(const char *what, const sps_matrix *A, sps_precond *hp, sps_precond *gp)
+{
+    sps_idx n = sps_matrix_rows(A);
     size_t nb = (size_t)n * sizeof(double);
     double *r = malloc(nb), *zh = malloc(nb), *z1 = malloc(nb), *z2 = malloc(nb), *rb = malloc(nb);
     uint64_t seed = 11;
@@ -78,8 +110,12 @@ static void compare_apply(const char *what, sps_precond *hp, sps_precond *gp, sp
             num += (z1[i] - zh[i]) * (z1[i] - zh[i]);
             den += zh[i] * zh[i];
         }
-        double rel = den > 0 ? sqrt(num / den) : sqrt(num);
-        T_OK(rel <= 1e-10, "%s: GPU V-cycle = host V-cycle (relative %.2g)", what, rel);
+        double rel = den > 0 ? sqrt(num / den) : sqrt(num), tol = 1e-10;
+        if (rel > tol) {
+            double noise = rounding_noise(hp, A, r, zh);
+            if (noise > 1e-12) tol = 100 * noise;
+        }
+        T_OK(rel <= tol, "%s: GPU V-cycle = host V-cycle (relative %.2g, tolerance %.2g)", what, rel, tol);
         T_OK(memcmp(z1, z2, nb) == 0, "%s: two GPU applies bitwise equal", what);
         T_OK(memcmp(r, rb, nb) == 0, "%s: r unchanged on the device", what);
     }
@@ -104,7 +140,7 @@ static void compare_nb(const char *what, const sps_matrix *A, const char *type, 
              "%s: the GPU fails like the host (%s / %s)", name, hmsg, sps_last_error(gctx));
     } else if (T_STATUS(gctx, gs, "%s: GPU setup (%.1f ms)", name, sps_precond_setup_ms(gp))) {
         compare_hierarchy(name, hp, gp);
-        compare_apply(name, hp, gp, sps_matrix_rows(A));
+        compare_apply(name, A, hp, gp);
     }
     sps_precond_destroy(hp);
     sps_precond_destroy(gp);
@@ -193,7 +229,7 @@ static void test_numeric(void)
         T_STATUS(gctx, sps_precond_update_values(gp, A2), "GPU numeric re-setup (%.1f ms)",
                  sps_precond_setup_ms(gp))) {
         compare_hierarchy("numeric re-setup", hp, gp);
-        compare_apply("numeric re-setup", hp, gp, C->nrows);
+        compare_apply("numeric re-setup", A2, hp, gp);
     }
     sps_precond_destroy(hp);
     sps_precond_destroy(gp);
