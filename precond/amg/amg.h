@@ -83,6 +83,10 @@ sps_status sps__amg_strength(sps_context *ctx, const sps_csr *A, int bs, double 
                              sps_csr *S);
 /* MIS(2) aggregation of graph S: agg[i] in [0, *nagg). */
 sps_status sps__amg_aggregate(sps_context *ctx, const sps_csr *S, sps_idx *agg, sps_idx *nagg);
+/* fn(arg, lo, hi) over [0, n) in contiguous blocks on the context's threads
+ * (one block, on this thread, below 2 x 4096 rows). */
+typedef void (*sps_amg_rows_fn)(void *arg, sps_idx lo, sps_idx hi);
+void sps__amg_par_rows(sps_context *ctx, sps_idx n, sps_amg_rows_fn fn, void *arg);
 /* C = X Y (sorted rows), on the context's threads (amg_spgemm.c). */
 sps_status sps__amg_spgemm(sps_context *ctx, const sps_csr *X, const sps_csr *Y, sps_csr *C);
 /* C's values = X Y in C's pattern (a previous sps__amg_spgemm's), in its order. */

@@ -119,27 +119,37 @@ static uint64_t mis_key(uint64_t state, sps_idx i)
     return state << 62 | (z & 0x3fffffffull) << 32 | (uint32_t)i;
 }
 
+typedef struct mis_pass {
+    const sps_csr *S;
+    const uint64_t *in;
+    uint64_t *out;
+} mis_pass;
+
 /* out[i] = the largest of in[i] and in[j], j a neighbour of i. */
-static void max_neighbours(const sps_csr *S, const uint64_t *in, uint64_t *out)
+static void max_neighbours(void *arg, sps_idx lo, sps_idx hi)
 {
-    for (sps_idx i = 0; i < S->nrows; i++) {
-        uint64_t m = in[i];
+    const mis_pass *m = arg;
+    const sps_csr *S = m->S;
+    for (sps_idx i = lo; i < hi; i++) {
+        uint64_t v = m->in[i];
         for (sps_idx p = S->row_ptr[i]; p < S->row_ptr[i + 1]; p++)
-            if (in[S->col_idx[p]] > m) m = in[S->col_idx[p]];
-        out[i] = m;
+            if (m->in[S->col_idx[p]] > v) v = m->in[S->col_idx[p]];
+        m->out[i] = v;
     }
 }
 
 /* Rounds until no node is undecided; roots get key state 2. A node
  * without strong neighbours starts out (Vanek et al.: the smoother alone
- * handles it; its row of P_tent is empty). */
-static void mis2(const sps_csr *S, uint64_t *key, uint64_t *t1, uint64_t *t2)
+ * handles it; its row of P_tent is empty). Each pass reads only the
+ * previous one's keys: the rounds run on the context's threads. */
+static void mis2(sps_context *ctx, const sps_csr *S, uint64_t *key, uint64_t *t1, uint64_t *t2)
 {
     sps_idx n = S->nrows, left = n;
     for (sps_idx i = 0; i < n; i++) key[i] = mis_key(S->row_ptr[i + 1] > S->row_ptr[i], i);
     while (left > 0) {
-        max_neighbours(S, key, t1);
-        max_neighbours(S, t1, t2);
+        mis_pass a = {S, key, t1}, b = {S, t1, t2};
+        sps__amg_par_rows(ctx, n, max_neighbours, &a);
+        sps__amg_par_rows(ctx, n, max_neighbours, &b);
         left = 0;
         for (sps_idx i = 0; i < n; i++) {
             if (key[i] >> 62 != 1) continue;
@@ -177,7 +187,7 @@ sps_status sps__amg_aggregate(sps_context *ctx, const sps_csr *S, sps_idx *agg, 
     sps_idx *first = sps__malloc(sps__mul_size((size_t)n + 1, sizeof *first));
     sps_status st = w && first ? SPS_OK : oom(ctx);
     if (st == SPS_OK) {
-        mis2(S, w, w + n, w + 2 * (size_t)n);
+        mis2(ctx, S, w, w + n, w + 2 * (size_t)n);
         grow(S, w, agg, first, nagg);
         for (sps_idx i = 0; i < n && st == SPS_OK; i++) /* MIS(2) is maximal: a coupled node is within 2 of a root */
             if (agg[i] < 0 && S->row_ptr[i + 1] > S->row_ptr[i])
@@ -305,9 +315,29 @@ static double dotp(sps_idx n, const double *x, const double *y)
     return s;
 }
 
+typedef struct spmv_pass {
+    const sps_csr *A;
+    const double *x;
+    double *y;
+} spmv_pass;
+
+/* y = A x on rows [lo, hi) (sps__csr_spmv's sums). */
+static void spmv_rows(void *arg, sps_idx lo, sps_idx hi)
+{
+    const spmv_pass *m = arg;
+    for (sps_idx i = lo; i < hi; i++) {
+        double s = 0.0;
+        for (sps_idx p = m->A->row_ptr[i]; p < m->A->row_ptr[i + 1]; p++)
+            s += m->A->val[p] * m->x[m->A->col_idx[p]];
+        m->y[i] = s;
+    }
+}
+
 /* Jacobi-PCG steps on A x = s (cheby's Lanczos): alpha, beta; returns the step
- * count, 0 if A is not positive definite on the start vector. w: 4n. */
-static int lanczos(const sps_csr *A, const double *dinv, double *w, double *alpha, double *beta)
+ * count, 0 if A is not positive definite on the start vector. w: 4n. The
+ * products run on the context's threads, the dot products in order. */
+static int lanczos(sps_context *ctx, const sps_csr *A, const double *dinv, double *w, double *alpha,
+                   double *beta)
 {
     sps_idx n = A->nrows;
     double *r = w, *z = w + n, *p = w + 2 * (size_t)n, *q = w + 3 * (size_t)n;
@@ -319,7 +349,8 @@ static int lanczos(const sps_csr *A, const double *dinv, double *w, double *alph
     double rz = dotp(n, r, z), rz0 = rz;
     if (!(rz0 > 0)) return 0;
     while (m < steps) {
-        sps__csr_spmv(A, 1.0, p, 0.0, q);
+        spmv_pass sp = {A, p, q};
+        sps__amg_par_rows(ctx, n, spmv_rows, &sp);
         double pq = dotp(n, p, q);
         if (!(pq > 0)) break;
         alpha[m] = rz / pq;
@@ -359,7 +390,7 @@ static sps_status spectral(sps_context *ctx, const sps_csr *A, const double *din
     double alpha[SPS_AMG_LANCZOS], beta[SPS_AMG_LANCZOS];
     double *w = sps__malloc(sps__mul_size((size_t)A->nrows + 1, 4 * sizeof *w));
     if (!w) return oom(ctx);
-    int m = lanczos(A, dinv, w, alpha, beta);
+    int m = lanczos(ctx, A, dinv, w, alpha, beta);
     sps__free(w);
     if (m == 0)
         return sps__err(ctx, SPS_ERR_UNSUPPORTED,

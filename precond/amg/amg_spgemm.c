@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/precond/amg/amg_spgemm.c: the host sparse products of the AMG
- * setup (P = S P_tent, A P, P'(A P)) and P's transpose.
+ * setup (P = S P_tent, A P, P'(A P)), P's transpose, and the row-parallel
+ * loop the other setup passes use (sps__amg_par_rows).
  *
  * C = X Y row by row (Gustavson): a count pass, a prefix sum, a fill pass
  * whose terms are summed in X's row order then Y's, and a sort of each row
@@ -125,6 +126,46 @@ static void run_pass(job *jobs, int nj, int pass)
         else run_job(&jobs[t]);
     }
 }
+
+/* ---- a row-parallel loop ------------------------------------------------ */
+
+typedef struct rows_job {
+    sps_amg_rows_fn fn;
+    void *arg;
+    sps_idx lo, hi;
+    pthread_t tid;
+    int started;
+} rows_job;
+
+static void *run_rows(void *arg)
+{
+    rows_job *j = arg;
+    j->fn(j->arg, j->lo, j->hi);
+    return NULL;
+}
+
+void sps__amg_par_rows(sps_context *ctx, sps_idx n, sps_amg_rows_fn fn, void *arg)
+{
+    rows_job jobs[SPS_MAX_THREADS];
+    int nj = sps__threads(ctx);
+    if ((int64_t)nj * MIN_ROWS_PER_THREAD > n) nj = (int)(n / MIN_ROWS_PER_THREAD);
+    if (nj < 1) nj = 1;
+    for (int t = 0; t < nj; t++) {
+        rows_job *j = &jobs[t];
+        j->fn = fn;
+        j->arg = arg;
+        j->lo = (sps_idx)((int64_t)n * t / nj);
+        j->hi = (sps_idx)((int64_t)n * (t + 1) / nj);
+        j->started = t > 0 && pthread_create(&j->tid, NULL, run_rows, j) == 0;
+    }
+    run_rows(&jobs[0]);
+    for (int t = 1; t < nj; t++) {
+        if (jobs[t].started) pthread_join(jobs[t].tid, NULL);
+        else run_rows(&jobs[t]);
+    }
+}
+
+/* ---- products ------------------------------------------------------------ */
 
 typedef struct plan {
     job *jobs;
