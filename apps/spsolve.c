@@ -39,7 +39,8 @@ static const char *usage_text =
     "Input:\n"
     "  -A FILE              matrix in Matrix Market format (.mtx or .mtx.gz)\n"
     "  --gen SPEC           generated matrix: poisson2d:N, poisson3d:N, poisson3d27:N,\n"
-    "                       convdiff2d:N,PECLET, banded:N,W,SCATTER,SEED, powerlaw:N,AVGDEG,SEED\n"
+    "                       convdiff2d:N,PECLET, banded:N,W,SCATTER,SEED, powerlaw:N,AVGDEG,SEED,\n"
+    "                       poisson3d-jump:N,CONTRAST, aniso3d:N,EPS, elasticity3d:N\n"
     "  -b FILE              right-hand side (.txt numbers, or .mtx); default b = A*ones,\n"
     "                       so the exact solution is known and its error is printed\n"
     "  --x0 FILE            initial guess (default zeros)\n"
@@ -51,6 +52,7 @@ static const char *usage_text =
     "  --spmv NAME          SpMV backend, auto (default) or tune; see --list-spmv\n"
     "  --precond P          auto (default) | NAME[:key=value,...], e.g. cheby:degree=8; see\n"
     "                       --list-precond\n"
+    "  --nullspace rbm      amg with the rigid-body modes of --gen elasticity3d:N\n"
     "  --fallback           after an explicit --method or --precond fails, try the auto plans\n"
     "  --rtol X             converged when ||r|| <= max(rtol*||b||, atol) (default 1e-8)\n"
     "  --atol X             absolute tolerance (default 0)\n"
@@ -98,6 +100,7 @@ static const char *usage_text =
 typedef struct opts {
     const char *A_path, *gen, *b_path, *x0_path, *out_path, *hist_path, *save_path;
     const char *method, *spmv, *precond, *device;
+    const char *nullspace;  /* --nullspace rbm: amg's near-nullspace */
     double rtol, atol, dtol;
     long long maxit;
     int restart, check_every;
@@ -235,7 +238,7 @@ static int takes_value(const char *a)
                                          "--save-matrix", "--method", "--spmv", "--precond",
                                          "--device", "--rtol", "--atol", "--dtol", "--maxit",
                                          "--restart", "--check-every", "--threads",
-                                         "--options-file"};
+                                         "--options-file", "--nullspace"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strcmp(a, names[i])) return 1;
     return 0;
@@ -256,6 +259,7 @@ static void value_option(opts *o, const char *a, const char *v)
     else if (!strcmp(a, "--method")) o->method = v;
     else if (!strcmp(a, "--spmv")) o->spmv = v;
     else if (!strcmp(a, "--precond")) o->precond = v;
+    else if (!strcmp(a, "--nullspace")) o->nullspace = v;
     else if (!strcmp(a, "--device")) o->device = v;
     else if (!strcmp(a, "--rtol")) o->rtol = parse_double(a, v);
     else if (!strcmp(a, "--atol")) o->atol = parse_double(a, v);
@@ -332,6 +336,12 @@ static void validate_args(opts *o)
     o->spmv = lower_name(o->spmv, 1);
     if (strcmp(o->precond, "auto") && !precond_known(o->precond))
         die_usage("--precond: '%s' is not %s", o->precond, precond_list());
+    if (o->nullspace && (strcmp(o->nullspace, "rbm") || (strcmp(o->precond, "amg") && strncmp(o->precond, "amg:", 4)) ||
+                         !o->gen || strncmp(o->gen, "elasticity3d:", 13)))
+        die_usage("--nullspace: only 'rbm', with --precond amg and --gen elasticity3d:N");
+    if (o->nullspace && (!o->method || o->fallback))
+        die_usage("--nullspace needs --method (and no --fallback): the auto plans build their own "
+                  "preconditioners");
     if (o->out_path && o->hist_path && !strcmp(o->out_path, "-") && !strcmp(o->hist_path, "-"))
         die_usage("-o - and --history - cannot both write to stdout");
     if (o->save_path && !strcmp(o->save_path, "-"))
@@ -1081,10 +1091,22 @@ static int build_operator(run *r)
     return -1;
 }
 
+/* --nullspace rbm: amg again with elasticity's 6 rigid-body modes. */
+static sps_status set_rbm(run *r)
+{
+    double *B = malloc((size_t)r->n * 6 * sizeof *B + 1);
+    if (!B) return SPS_ERR_NO_MEMORY;
+    sps_status st = sps_matrix_generate_rbm(r->ctx, r->o.gen, r->n, B);
+    if (st == SPS_OK) st = sps_precond_set_nullspace(r->pc, r->A, 3, 6, B);
+    free(B);
+    return st;
+}
+
 static int build_precond(run *r)
 {
     if (r->strategy) return -1; /* the strategy sets its preconditioners up */
     sps_status st = sps_precond_create_ex(r->ctx, r->A, r->op, r->o.precond, &r->pc);
+    if (st == SPS_OK && r->o.nullspace) st = set_rbm(r);
     if (st == SPS_OK) return -1;
     if (st != SPS_ERR_ZERO_PIVOT && st != SPS_ERR_UNSUPPORTED)
         return fail_status(r, st, "preconditioner setup failed");
@@ -1124,6 +1146,11 @@ static void print_header(const run *r)
     if (r->method == SPS_GMRES) fprintf(f, "(%d)", r->o.restart);
     fprintf(f, " (%s), precond %s, rtol %g, atol %g, maxit %lld\n", r->method_why, r->o.precond,
             r->o.rtol, r->o.atol, r->o.maxit);
+    for (const char *d = sps_precond_describe(r->pc), *e; *d; d = *e ? e + 1 : e) {
+        e = strchr(d, '\n');
+        if (!e) e = d + strlen(d);
+        fprintf(f, "          %.*s\n", (int)(e - d), d);
+    }
     fflush(f);
 }
 

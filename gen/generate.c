@@ -8,6 +8,9 @@
  *   convdiff2d:N,PECLET       upwind convection-diffusion, N*N rows (M-matrix)
  *   banded:N,W,SCATTER,SEED   W broken diagonals + scattered points (DRM's class)
  *   powerlaw:N,AVGDEG,SEED    power-law row lengths, random columns
+ *   poisson3d-jump:N,CONTRAST 7-point, coefficients 1 or CONTRAST per random cube (SPD)
+ *   aniso3d:N,EPS             7-point -u_xx - u_yy - EPS u_zz (SPD)
+ *   elasticity3d:N            trilinear hexahedra, 3 unknowns a node, one face clamped (SPD)
  * Random choices come from splitmix64 (Steele, Lea, Flood 2014), whose output
  * depends only on the seed and the call order, so every machine builds the
  * same matrix bit for bit. Everything is built row by row into exactly sized
@@ -511,6 +514,197 @@ static sps_status gen_powerlaw(const gen *g, int64_t N, double avg, uint64_t see
     return SPS_OK;
 }
 
+/* ---- AMG's problems: jumping coefficients, anisotropy, elasticity ------- */
+
+/* -div(k grad u) on an N^3 cell grid, finite volumes, Dirichlet outside:
+ * face coefficient the harmonic mean of its cells' k (a boundary face: the
+ * cell's own k). k is 1 or CONTRAST per cube of side ceil(N / 8), each cube
+ * a coin toss of a fixed splitmix64 stream: SPD, deterministic. */
+static double jump_k(const double *kc, int64_t nb, int64_t side, int64_t x, int64_t y, int64_t z)
+{
+    return kc[((z / side) * nb + y / side) * nb + x / side];
+}
+
+static sps_status jump_cubes(const gen *g, int64_t N, double contrast, double **kc, int64_t *nb,
+                             int64_t *side)
+{
+    *side = (N + 7) / 8;
+    *nb = (N + *side - 1) / *side;
+    *kc = sps__malloc((size_t)(*nb * *nb * *nb) * sizeof **kc);
+    if (!*kc) return sps__err(g->ctx, SPS_ERR_NO_MEMORY, "generator: out of memory");
+    uint64_t s = stream(20261123, 11);
+    for (int64_t c = 0; c < *nb * *nb * *nb; c++) (*kc)[c] = (sm64(&s) >> 63) ? contrast : 1.0;
+    return SPS_OK;
+}
+
+static sps_status gen_poisson3d_jump(const gen *g, int64_t N, double contrast, sps_csr *out)
+{
+    const pt s[] = {{0, 0, -1, -1}, {0, -1, 0, -1}, {-1, 0, 0, -1}, {0, 0, 0, 6},
+                    {1, 0, 0, -1},  {0, 1, 0, -1},  {0, 0, 1, -1}};
+    sps_status st = build_stencil(g, N, 3, s, 7, out); /* the pattern */
+    double *kc = NULL;
+    int64_t nb, side;
+    if (st == SPS_OK) st = jump_cubes(g, N, contrast, &kc, &nb, &side);
+    if (st != SPS_OK) {
+        sps__csr_free(out);
+        return st;
+    }
+    sps_idx r = 0;
+    for (int64_t z = 0; z < N; z++)
+        for (int64_t y = 0; y < N; y++)
+            for (int64_t x = 0; x < N; x++, r++) {
+                double ki = jump_k(kc, nb, side, x, y, z), diag = 6 * ki;
+                sps_idx dpos = -1;
+                for (sps_idx p = out->row_ptr[r]; p < out->row_ptr[r + 1]; p++) {
+                    sps_idx c = out->col_idx[p];
+                    if (c == r) {
+                        dpos = p;
+                        continue;
+                    }
+                    int64_t cx = c % N, cy = (c / N) % N, cz = c / (N * N);
+                    double kj = jump_k(kc, nb, side, cx, cy, cz), kf = 2 * ki * kj / (ki + kj);
+                    out->val[p] = -kf;
+                    diag += kf - ki; /* the face's ki (boundary default) becomes kf */
+                }
+                out->val[dpos] = diag;
+            }
+    sps__free(kc);
+    return SPS_OK;
+}
+
+/* -u_xx - u_yy - EPS u_zz, 7-point, N^3 rows (SPD for EPS > 0). */
+static sps_status gen_aniso3d(const gen *g, int64_t N, double eps, sps_csr *out)
+{
+    const pt s[] = {{0, 0, -1, -eps}, {0, -1, 0, -1}, {-1, 0, 0, -1}, {0, 0, 0, 4 + 2 * eps},
+                    {1, 0, 0, -1},    {0, 1, 0, -1},  {0, 0, 1, -eps}};
+    return build_stencil(g, N, 3, s, 7, out);
+}
+
+/* Linear elasticity on the unit cube, N^3 trilinear hexahedra (E = 1,
+ * nu = 0.3, 2x2x2 Gauss points), 3 unknowns per node, the nodes of the face
+ * x = 0 clamped (removed): 3 N (N+1)^2 rows, SPD. Node (i, j, k), i >= 1, is
+ * unknowns 3 ((k (N+1) + j) N + i - 1) + {0, 1, 2}. */
+static void hex_grad(int a, const double q[3], double h, double g3[3])
+{
+    double s[3] = {(a & 1) ? 1 : -1, (a & 2) ? 1 : -1, (a & 4) ? 1 : -1};
+    for (int d = 0; d < 3; d++) {
+        double v = s[d] / 8.0;
+        for (int e = 0; e < 3; e++)
+            if (e != d) v *= 1 + s[e] * q[e];
+        g3[d] = v * 2.0 / h;
+    }
+}
+
+/* The 24 x 24 element matrix (row-major, unknown 3a + c). */
+static void hex_stiffness(double h, double *K)
+{
+    const double E = 1.0, nu = 0.3, lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
+    const double gp = 1.0 / sqrt(3.0), w = h * h * h / 8.0;
+    memset(K, 0, 24 * 24 * sizeof *K);
+    for (int qp = 0; qp < 8; qp++) {
+        double q[3] = {(qp & 1) ? gp : -gp, (qp & 2) ? gp : -gp, (qp & 4) ? gp : -gp}, G[8][3];
+        for (int a = 0; a < 8; a++) hex_grad(a, q, h, G[a]);
+        /* K[a c][b d] += lam g_a,c g_b,d + mu (g_a,d g_b,c + delta_cd g_a . g_b) */
+        for (int a = 0; a < 8; a++)
+            for (int b = 0; b < 8; b++) {
+                double dot = G[a][0] * G[b][0] + G[a][1] * G[b][1] + G[a][2] * G[b][2];
+                for (int c = 0; c < 3; c++)
+                    for (int d = 0; d < 3; d++)
+                        K[(3 * a + c) * 24 + 3 * b + d] +=
+                            w * (lam * G[a][c] * G[b][d] + mu * (G[a][d] * G[b][c] + (c == d) * dot));
+            }
+    }
+    for (int i = 0; i < 24; i++) /* exactly symmetric: the products above round by order */
+        for (int j = 0; j < i; j++) K[i * 24 + j] = K[j * 24 + i] = 0.5 * (K[i * 24 + j] + K[j * 24 + i]);
+}
+
+/* Block (I, J) of node I = (x, y, z) and J = I + (dx, dy, dz): the sum over
+ * the elements holding both. */
+static void elast_block(const double *K, int64_t N, const int64_t I[3], const int d3[3], double B[9])
+{
+    memset(B, 0, 9 * sizeof *B);
+    int64_t lo[3], hi[3];
+    for (int t = 0; t < 3; t++) { /* element e holds nodes e..e+1 in each direction */
+        int64_t a = I[t], b = I[t] + d3[t];
+        lo[t] = (a > b ? a : b) - 1;
+        hi[t] = a < b ? a : b;
+        if (lo[t] < 0) lo[t] = 0;
+        if (hi[t] > N - 1) hi[t] = N - 1;
+    }
+    for (int64_t ez = lo[2]; ez <= hi[2]; ez++)
+        for (int64_t ey = lo[1]; ey <= hi[1]; ey++)
+            for (int64_t ex = lo[0]; ex <= hi[0]; ex++) {
+                int a = (int)((I[0] - ex) + 2 * (I[1] - ey) + 4 * (I[2] - ez));
+                int b = (int)((I[0] + d3[0] - ex) + 2 * (I[1] + d3[1] - ey) + 4 * (I[2] + d3[2] - ez));
+                for (int c = 0; c < 3; c++)
+                    for (int d = 0; d < 3; d++) B[3 * c + d] += K[(3 * a + c) * 24 + 3 * b + d];
+            }
+}
+
+static sps_status gen_elasticity3d(const gen *g, int64_t N, sps_csr *out)
+{
+    int64_t M = N + 1, nodes = N * M * M, rows = 3 * nodes;
+    if (N > 1000) return too_big(g, 3 * N * M * M, 0);
+    /* 3 x 3 entries per neighbour pair: a line of L nodes has 3 L - 2 pairs */
+    int64_t cx = 3 * N - 2, cy = 3 * M - 2, nnz = 9 * cx * cy * cy;
+    if (rows > SPS_IDX_MAX || nnz > SPS_IDX_MAX) return too_big(g, rows, nnz);
+    sps_status st = sps__csr_alloc(g->ctx, out, (sps_idx)rows, (sps_idx)rows, (sps_idx)nnz);
+    if (st != SPS_OK) return st;
+    double K[24 * 24], B[9];
+    hex_stiffness(1.0 / (double)N, K);
+    sps_idx p = 0, r = 0;
+    for (int64_t z = 0; z < M; z++)
+        for (int64_t y = 0; y < M; y++)
+            for (int64_t x = 1; x < M; x++)
+                for (int c = 0; c < 3; c++, r++) {
+                    int64_t I[3] = {x, y, z};
+                    for (int dz = -1; dz <= 1; dz++)
+                        for (int dy = -1; dy <= 1; dy++)
+                            for (int dx = -1; dx <= 1; dx++) {
+                                int d3[3] = {dx, dy, dz};
+                                int64_t jx = x + dx, jy = y + dy, jz = z + dz;
+                                if (jx < 1 || jx > N || jy < 0 || jy > N || jz < 0 || jz > N) continue;
+                                elast_block(K, N, I, d3, B);
+                                sps_idx col = (sps_idx)(3 * ((jz * M + jy) * N + jx - 1));
+                                for (int d = 0; d < 3; d++) {
+                                    out->col_idx[p] = col + d;
+                                    out->val[p++] = B[3 * c + d];
+                                }
+                            }
+                    out->row_ptr[r + 1] = p;
+                }
+    return SPS_OK;
+}
+
+sps_status sps_matrix_generate_rbm(sps_context *ctx, const char *spec, sps_idx n, double *B)
+{
+    if (!spec || !B) return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_matrix_generate_rbm: NULL argument");
+    char *end = NULL;
+    long long N = strncmp(spec, "elasticity3d:", 13) == 0 ? strtoll(spec + 13, &end, 10) : 0;
+    if (N < 1 || !end || *end)
+        return sps__err(ctx, SPS_ERR_INVALID_ARG,
+                        "rigid-body modes: '%s' is not a generator spec elasticity3d:N", spec);
+    long long M = N + 1;
+    if (3 * N * M * M != (long long)n)
+        return sps__err(ctx, SPS_ERR_INVALID_ARG, "rigid-body modes: %s has %lld rows, not %d",
+                        spec, 3 * N * M * M, n);
+    double h = 1.0 / (double)N;
+    size_t r = 0;
+    for (long long z = 0; z < M; z++)
+        for (long long y = 0; y < M; y++)
+            for (long long x = 1; x < M; x++) {
+                double X[3] = {x * h, y * h, z * h};
+                for (int c = 0; c < 3; c++, r++) {
+                    for (int t = 0; t < 3; t++) B[(size_t)t * n + r] = c == t;
+                    /* rotations about z, x, y: (-y, x, 0), (0, -z, y), (z, 0, -x) */
+                    B[3 * (size_t)n + r] = c == 0 ? -X[1] : c == 1 ? X[0] : 0.0;
+                    B[4 * (size_t)n + r] = c == 1 ? -X[2] : c == 2 ? X[1] : 0.0;
+                    B[5 * (size_t)n + r] = c == 2 ? -X[0] : c == 0 ? X[2] : 0.0;
+                }
+            }
+    return SPS_OK;
+}
+
 /* ---- dispatch ---------------------------------------------------------- */
 
 #define MAX_FIELDS 8
@@ -527,6 +721,9 @@ sps_status sps__generate(sps_context *ctx, const char *spec, sps_csr *out)
         {"convdiff2d", "convdiff2d:N,PECLET", 2},
         {"banded", "banded:N,W,SCATTER,SEED", 4},
         {"powerlaw", "powerlaw:N,AVGDEG,SEED", 3},
+        {"poisson3d-jump", "poisson3d-jump:N,CONTRAST", 2},
+        {"aniso3d", "aniso3d:N,EPS", 2},
+        {"elasticity3d", "elasticity3d:N", 1},
     };
     const int ngens = (int)(sizeof gens / sizeof *gens);
     if (out) memset(out, 0, sizeof *out);
@@ -588,6 +785,15 @@ sps_status sps__generate(sps_context *ctx, const char *spec, sps_csr *out)
         if (!(x >= 0 && x < 1)) return bad(&g, "SCATTER = %s is outside [0, 1)", f[2]);
         if ((st = get_seed(&g, f[3], &seed)) != SPS_OK) return st;
         return gen_banded(&g, N, W, x, seed, out);
+    case 6:
+        if ((st = get_real(&g, f[1], "CONTRAST", &x)) != SPS_OK) return st;
+        if (!(x > 0)) return bad(&g, "CONTRAST = %s must be > 0", f[1]);
+        return gen_poisson3d_jump(&g, N, x, out);
+    case 7:
+        if ((st = get_real(&g, f[1], "EPS", &x)) != SPS_OK) return st;
+        if (!(x > 0)) return bad(&g, "EPS = %s must be > 0", f[1]);
+        return gen_aniso3d(&g, N, x, out);
+    case 8: return gen_elasticity3d(&g, N, out);
     default:
         if ((st = get_real(&g, f[1], "AVGDEG", &x)) != SPS_OK) return st;
         if (!(x >= 1 && x <= (double)N))

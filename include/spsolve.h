@@ -186,9 +186,18 @@ sps_status sps_matrix_write(sps_context *ctx, const sps_matrix *A, const char *p
  *  `poisson3d27:N` (27-point), `convdiff2d:N,PECLET` (upwind
  *  convection-diffusion, nonsymmetric), `banded:N,W,SCATTER,SEED` (W sparse
  *  diagonals with breaks and a SCATTER fraction of scattered points),
- *  `powerlaw:N,AVGDEG,SEED` (irregular row lengths). All are nonsingular;
+ *  `powerlaw:N,AVGDEG,SEED` (irregular row lengths), `poisson3d-jump:N,CONTRAST`
+ *  (7-point, coefficients 1 or CONTRAST per random cube), `aniso3d:N,EPS`
+ *  (-u_xx - u_yy - EPS u_zz), `elasticity3d:N` (trilinear hexahedra, 3
+ *  unknowns per node, one face clamped). All are nonsingular;
  *  those not SPD by construction are diagonally dominant. CLI: `--gen SPEC`. */
 sps_status sps_matrix_generate(sps_context *ctx, const char *spec, sps_matrix **A);
+
+/** The 6 rigid-body modes of a generated `elasticity3d:N` matrix of n rows
+ *  (translations x, y, z; rotations about z, x, y at the nodes'
+ *  coordinates), into B (n x 6, column-major): the near-nullspace for amg
+ *  (sps_precond_set_nullspace with block 3). CLI: `--nullspace rbm`. */
+sps_status sps_matrix_generate_rbm(sps_context *ctx, const char *spec, sps_idx n, double *B);
 
 /** Destroy a matrix (NULL is a no-op). */
 void sps_matrix_destroy(sps_matrix *A);
@@ -524,6 +533,32 @@ const char *sps_precond_name(const sps_precond *pc);
 sps_status sps_precond_apply(sps_precond *pc, const double *r, double *z);
 
 void sps_precond_destroy(sps_precond *pc);
+
+/** AMG (`amg`) with user near-nullspace vectors: redo the setup of pc, built
+ *  on A, with the k vectors B (n x k, column-major, host memory; 1 <= k <= 8)
+ *  instead of the constant vector, and `block` unknowns per node (the
+ *  aggregates take whole nodes; elasticity: block 3 and the 6 rigid-body
+ *  modes, sps_matrix_generate_rbm). A must be the matrix pc was built from.
+ *  The setup time becomes this setup's. After a failure pc can only be
+ *  destroyed. SPS_ERR_INVALID_ARG when pc is not an amg preconditioner.
+ *  CLI: `--nullspace rbm`. */
+sps_status sps_precond_set_nullspace(sps_precond *pc, const sps_matrix *A, int block, int k,
+                                     const double *B);
+
+/** Numeric-only re-setup after A's values changed in the pattern pc was
+ *  built on (e.g. with sps_operator_update_values on the solve's operator,
+ *  which the caller updates itself): amg keeps its aggregates, tentative
+ *  prolongator and patterns and recomputes the smoothers, P's values, the
+ *  Galerkin products and the coarse inverse. The setup time becomes this
+ *  one's. A in another pattern: SPS_ERR_INVALID_ARG; a type without a
+ *  numeric re-setup: SPS_ERR_UNSUPPORTED (build it again). After another
+ *  failure pc can only be destroyed. */
+sps_status sps_precond_update_values(sps_precond *pc, const sps_matrix *A);
+
+/** A description of the preconditioner's setup, several lines (amg: the
+ *  levels with their rows and entries, operator complexity, setup time per
+ *  phase), or "" for a type that has none. Valid until pc changes. */
+const char *sps_precond_describe(const sps_precond *pc);
 
 /** A user preconditioner's apply: z = M^-1 r, r and z distinct vectors of n
  *  entries in the context's memory space (device pointers on a GPU

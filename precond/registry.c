@@ -14,7 +14,7 @@
 #include <string.h>
 
 /* Adding a type: its file pair (or folder) and one name here. */
-#define SPS_PC_TYPES(X) X(none) X(jacobi) X(l1jacobi) X(ilu0) X(ic0) X(cheby) X(bjacobi)
+#define SPS_PC_TYPES(X) X(none) X(jacobi) X(l1jacobi) X(ilu0) X(ic0) X(cheby) X(bjacobi) X(amg)
 
 #define SPS_PC_DECLARE(t) extern const sps_pc_type sps_pc_##t;
 SPS_PC_TYPES(SPS_PC_DECLARE)

@@ -354,7 +354,7 @@ static void test_registry(void)
         T_OK(!pc || sps_precond_symmetric(pc) == sym, "%s: symmetric = %d", name, sym);
         sps_precond_destroy(pc);
     }
-    T_OK(n == 7 && sps_precond_type(-1, NULL, NULL) == SPS_ERR_INVALID_ARG, "7 types listed (%d)", n);
+    T_OK(n == 8 && sps_precond_type(-1, NULL, NULL) == SPS_ERR_INVALID_ARG, "8 types listed (%d)", n);
     double r[25], z1[25], z2[25];
     uint64_t seed = 21;
     for (int i = 0; i < 25; i++) r[i] = t_rand(&seed);

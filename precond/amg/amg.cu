@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/precond/amg/amg.cu: the AMG V-cycle on the device.
+ *
+ * Setup uploads the host hierarchy (amg_setup.c): each level's A (level 0:
+ * the solve's operator), P and R as csr-vector operators, the smoother's
+ * scaling, and the dense inverse of the coarsest matrix. Apply: the host's
+ * V-cycle (amg.c) step for step, the products through the operators, the
+ * vector updates as kernels whose expressions are the host's, the coarse
+ * solve a dense product with one warp per row summing in a fixed order.
+ * Everything on the context's stream: no synchronization, no atomics. */
+#include "../../core/cuda_check.cuh"
+#include "amg.h"
+
+#include <new>
+#include <stdio.h>
+#include <string.h>
+
+namespace {
+
+const int BLOCK = 256;
+
+struct dev_level {
+    sps_operator *A = nullptr, *P = nullptr, *R = nullptr; /* A: levels >= 1 */
+    double *dinv = nullptr, *x = nullptr, *b = nullptr, *r = nullptr, *d = nullptr;
+};
+
+struct dev_amg {
+    sps_amg *h = nullptr; /* the host hierarchy: the reference, the summary */
+    sps_operator *op0 = nullptr;
+    int own_op0 = 0;
+    dev_level lv[SPS_AMG_MAX_LEVELS];
+    double *cinv = nullptr;
+};
+
+/* x = dinv .* b */
+__global__ void k_jacobi_first(long long n, const double *__restrict__ dinv,
+                               const double *__restrict__ b, double *__restrict__ x)
+{
+    for (long long i = blockIdx.x * (long long)BLOCK + threadIdx.x; i < n;
+         i += (long long)gridDim.x * BLOCK)
+        x[i] = dinv[i] * b[i];
+}
+
+/* x += dinv .* r */
+__global__ void k_jacobi_add(long long n, const double *__restrict__ dinv,
+                             const double *__restrict__ r, double *__restrict__ x)
+{
+    for (long long i = blockIdx.x * (long long)BLOCK + threadIdx.x; i < n;
+         i += (long long)gridDim.x * BLOCK)
+        x[i] += dinv[i] * r[i];
+}
+
+/* d = c2 dinv res; x = d (zero) or x += d */
+__global__ void k_cheby_first(long long n, double c2, int zero, const double *__restrict__ dinv,
+                              const double *__restrict__ res, double *__restrict__ d,
+                              double *__restrict__ x)
+{
+    for (long long i = blockIdx.x * (long long)BLOCK + threadIdx.x; i < n;
+         i += (long long)gridDim.x * BLOCK) {
+        double di = c2 * dinv[i] * res[i];
+        d[i] = di;
+        x[i] = zero ? di : x[i] + di;
+    }
+}
+
+/* d = c1 d + c2 dinv res; x += d */
+__global__ void k_cheby_step(long long n, double c1, double c2, const double *__restrict__ dinv,
+                             const double *__restrict__ res, double *__restrict__ d,
+                             double *__restrict__ x)
+{
+    for (long long i = blockIdx.x * (long long)BLOCK + threadIdx.x; i < n;
+         i += (long long)gridDim.x * BLOCK) {
+        double di = c1 * d[i] + c2 * dinv[i] * res[i];
+        d[i] = di;
+        x[i] += di;
+    }
+}
+
+/* x = C b, C row-major n x n: one warp per row, lanes stride the row, then a
+ * shuffle tree: a fixed order. */
+__global__ void k_dense(int n, const double *__restrict__ C, const double *__restrict__ b,
+                        double *__restrict__ x)
+{
+    int lane = threadIdx.x & 31;
+    long long warps = (long long)gridDim.x * (BLOCK / 32);
+    for (long long i = (blockIdx.x * (long long)BLOCK + threadIdx.x) >> 5; i < n; i += warps) {
+        const double *row = C + i * n;
+        double s = 0.0;
+        for (int j = lane; j < n; j += 32) s += row[j] * b[j];
+        for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+        if (lane == 0) x[i] = s;
+    }
+}
+
+int grid_cap(sps_context *ctx, long long n)
+{
+    long long b = (n + BLOCK - 1) / BLOCK, cap = 32LL * sps__gpu_sm_count(ctx);
+    if (b > cap) b = cap;
+    return b < 1 ? 1 : (int)b;
+}
+
+struct cycle {
+    sps_context *ctx;
+    dev_amg *g;
+    cudaStream_t s;
+};
+
+sps_operator *level_op(const cycle &c, int l) { return l ? c.g->lv[l].A : c.g->op0; }
+
+/* r = b - A_l x */
+sps_status residual(const cycle &c, int l, const double *b, const double *x, double *r)
+{
+    long long n = c.g->h->lv[l].n;
+    sps_status st = sps__d2d(c.ctx, r, b, (size_t)n * sizeof *r);
+    return st == SPS_OK ? sps_operator_apply(level_op(c, l), -1.0, x, 1.0, r) : st;
+}
+
+sps_status smooth_l1(const cycle &c, int l, const double *b, double *x, int zero)
+{
+    const dev_level &L = c.g->lv[l];
+    long long n = c.g->h->lv[l].n;
+    int gr = grid_cap(c.ctx, n);
+    for (int s = 0; s < c.g->h->sweeps; s++) {
+        if (s == 0 && zero) {
+            k_jacobi_first<<<gr, BLOCK, 0, c.s>>>(n, L.dinv, b, x);
+            SPS_LAUNCH_CHECK(c.ctx, "k_jacobi_first");
+            continue;
+        }
+        sps_status st = residual(c, l, b, x, L.r);
+        if (st != SPS_OK) return st;
+        k_jacobi_add<<<gr, BLOCK, 0, c.s>>>(n, L.dinv, L.r, x);
+        SPS_LAUNCH_CHECK(c.ctx, "k_jacobi_add");
+    }
+    return SPS_OK;
+}
+
+sps_status smooth_cheby(const cycle &c, int l, const double *b, double *x, int zero)
+{
+    const dev_level &L = c.g->lv[l];
+    const sps_amg_level &H = c.g->h->lv[l];
+    long long n = H.n;
+    int gr = grid_cap(c.ctx, n);
+    sps_status st = zero ? sps__d2d(c.ctx, L.r, b, (size_t)n * sizeof *b) : residual(c, l, b, x, L.r);
+    if (st != SPS_OK) return st;
+    k_cheby_first<<<gr, BLOCK, 0, c.s>>>(n, H.c2[0], zero, L.dinv, L.r, L.d, x);
+    SPS_LAUNCH_CHECK(c.ctx, "k_cheby_first");
+    for (int k = 1; k <= c.g->h->sweeps; k++) {
+        if ((st = sps_operator_apply(level_op(c, l), -1.0, L.d, 1.0, L.r)) != SPS_OK) return st;
+        k_cheby_step<<<gr, BLOCK, 0, c.s>>>(n, H.c1[k], H.c2[k], L.dinv, L.r, L.d, x);
+        SPS_LAUNCH_CHECK(c.ctx, "k_cheby_step");
+    }
+    return SPS_OK;
+}
+
+sps_status smooth(const cycle &c, int l, const double *b, double *x, int zero)
+{
+    return c.g->h->smoother == SPS_AMG_CHEBY ? smooth_cheby(c, l, b, x, zero)
+                                             : smooth_l1(c, l, b, x, zero);
+}
+
+/* r_l = b - A_l x_l after the pre-smoothing (amg.c's down_residual). */
+sps_status down_residual(const cycle &c, int l, const double *b, const double *x)
+{
+    const dev_level &L = c.g->lv[l];
+    if (c.g->h->smoother == SPS_AMG_CHEBY)
+        return sps_operator_apply(level_op(c, l), -1.0, L.d, 1.0, L.r);
+    return residual(c, l, b, x, L.r);
+}
+
+sps_status coarse(const cycle &c, const double *b, double *x)
+{
+    int n = c.g->h->nc;
+    long long warps = ((long long)n + 7) / 8 * 8; /* 8 warps a block */
+    int gr = grid_cap(c.ctx, warps * 32);
+    k_dense<<<gr, BLOCK, 0, c.s>>>(n, c.g->cinv, b, x);
+    SPS_LAUNCH_CHECK(c.ctx, "k_dense");
+    return SPS_OK;
+}
+
+sps_status down(const cycle &c, const double *r0, double *z)
+{
+    dev_amg *g = c.g;
+    int L = g->h->nlevels;
+    sps_status st = SPS_OK;
+    for (int l = 0; l + 1 < L && st == SPS_OK; l++) {
+        const double *b = l ? g->lv[l].b : r0;
+        double *x = l ? g->lv[l].x : z;
+        st = smooth(c, l, b, x, 1);
+        if (st == SPS_OK) st = down_residual(c, l, b, x);
+        if (st == SPS_OK) st = sps_operator_apply(g->lv[l].R, 1.0, g->lv[l].r, 0.0, g->lv[l + 1].b);
+    }
+    if (st == SPS_OK) st = coarse(c, L > 1 ? g->lv[L - 1].b : r0, L > 1 ? g->lv[L - 1].x : z);
+    return st;
+}
+
+sps_status apply_dev(sps_precond *pc, const double *r, double *z)
+{
+    dev_amg *g = (dev_amg *)pc->impl;
+    cycle c = {pc->ctx, g, sps_stream(pc->ctx)};
+    sps_status st = down(c, r, z);
+    for (int l = g->h->nlevels - 2; l >= 0 && st == SPS_OK; l--) {
+        double *x = l ? g->lv[l].x : z;
+        st = sps_operator_apply(g->lv[l].P, 1.0, g->lv[l + 1].x, 1.0, x);
+        if (st == SPS_OK) st = smooth(c, l, l ? g->lv[l].b : r, x, 0);
+    }
+    return st;
+}
+
+void free_levels(dev_amg *g)
+{
+    for (int l = 0; l < SPS_AMG_MAX_LEVELS; l++) {
+        dev_level &L = g->lv[l];
+        sps_operator_destroy(L.A);
+        sps_operator_destroy(L.P);
+        sps_operator_destroy(L.R);
+        sps__dfree(L.dinv);
+        sps__dfree(L.x);
+        sps__dfree(L.b);
+        sps__dfree(L.r);
+        sps__dfree(L.d);
+        L = dev_level();
+    }
+    sps__dfree(g->cinv);
+    g->cinv = nullptr;
+}
+
+void dev_destroy(sps_precond *pc)
+{
+    dev_amg *g = (dev_amg *)pc->impl;
+    if (!g) return;
+    cudaStreamSynchronize(sps_stream(pc->ctx)); /* no apply may still be reading */
+    free_levels(g);
+    if (g->own_op0) sps_operator_destroy(g->op0);
+    if (g->h) sps__amg_free(g->h);
+    sps__free(g->h);
+    delete g;
+    pc->impl = nullptr;
+}
+
+/* A csr-vector operator of a host CSR (the matrix's device copy dropped after). */
+sps_status make_op(sps_context *ctx, const sps_csr *A, sps_operator **op)
+{
+    sps_matrix M;
+    memset(&M, 0, sizeof M);
+    M.A = *A;
+    M.A.dev = nullptr;
+    sps_status st = sps_operator_create(ctx, &M, "csr-vector", nullptr, op);
+    sps_status sy = sps__gpu_sync(ctx); /* the operator's copies from M's device copy are done */
+    sps__matrix_drop_device(&M);
+    if (st == SPS_OK) st = sy;
+    return st;
+}
+
+sps_status upload(sps_context *ctx, double **dst, const double *src, size_t count)
+{
+    sps_status st = sps__dmalloc(ctx, (void **)dst, count * sizeof(double));
+    return st == SPS_OK && src ? sps__h2d(ctx, *dst, src, count * sizeof(double)) : st;
+}
+
+sps_status upload_level(sps_context *ctx, const sps_amg *h, int l, dev_level &L)
+{
+    const sps_amg_level &H = h->lv[l];
+    size_t n = (size_t)H.n;
+    sps_status st = SPS_OK;
+    if (l > 0) st = make_op(ctx, &H.A, &L.A);
+    if (st == SPS_OK && l + 1 < h->nlevels) {
+        st = make_op(ctx, &H.P, &L.P);
+        if (st == SPS_OK) st = make_op(ctx, &H.R, &L.R);
+        if (st == SPS_OK) st = upload(ctx, &L.dinv, H.dinv, n);
+        if (st == SPS_OK) st = upload(ctx, &L.r, nullptr, n);
+        if (st == SPS_OK) st = upload(ctx, &L.d, nullptr, n);
+    }
+    if (st == SPS_OK && l > 0) st = upload(ctx, &L.x, nullptr, n);
+    if (st == SPS_OK && l > 0) st = upload(ctx, &L.b, nullptr, n);
+    return st;
+}
+
+sps_status upload_all(sps_precond *pc, dev_amg *g)
+{
+    sps_context *ctx = pc->ctx;
+    const sps_amg *h = g->h;
+    double t0 = sps__now_ms();
+    sps_status st = SPS_OK;
+    for (int l = 0; l < h->nlevels && st == SPS_OK; l++) st = upload_level(ctx, h, l, g->lv[l]);
+    if (st == SPS_OK) st = upload(ctx, &g->cinv, h->cinv, (size_t)h->nc * (size_t)h->nc);
+    if (st == SPS_OK) st = sps__gpu_sync(ctx);
+    char extra[96];
+    snprintf(extra, sizeof extra, ", upload %.1f\n", sps__now_ms() - t0);
+    if (st == SPS_OK) sps__amg_describe(g->h, extra);
+    return st;
+}
+
+} // namespace
+
+extern "C" sps_status sps__amg_gpu(sps_precond *pc, sps_amg *h, sps_operator *op0, int own_op0)
+{
+    dev_amg *g = new (std::nothrow) dev_amg;
+    if (!g) {
+        if (own_op0) sps_operator_destroy(op0);
+        sps__amg_free(h);
+        sps__free(h);
+        return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
+    }
+    g->h = h;
+    g->op0 = op0;
+    g->own_op0 = own_op0;
+    pc->impl = g;
+    pc->destroy = dev_destroy;
+    sps_status st = upload_all(pc, g);
+    if (st == SPS_OK) pc->apply = apply_dev;
+    return st;
+}
+
+extern "C" sps_amg *sps__amg_gpu_hierarchy(sps_precond *pc, sps_operator **op0)
+{
+    dev_amg *g = (dev_amg *)pc->impl;
+    if (op0) *op0 = g ? g->op0 : nullptr;
+    return g ? g->h : nullptr;
+}
+
+extern "C" sps_status sps__amg_gpu_rebuild(sps_precond *pc, sps_amg *h)
+{
+    dev_amg *g = (dev_amg *)pc->impl;
+    SPS_CUDA(pc->ctx, cudaStreamSynchronize(sps_stream(pc->ctx)));
+    free_levels(g);
+    g->h = h;
+    return upload_all(pc, g);
+}
+
+extern "C" sps_status sps__amg_gpu_values(sps_precond *pc, const double *a0)
+{
+    sps_context *ctx = pc->ctx;
+    dev_amg *g = (dev_amg *)pc->impl;
+    const sps_amg *h = g->h;
+    double t0 = sps__now_ms();
+    SPS_CUDA(ctx, cudaStreamSynchronize(sps_stream(ctx))); /* no apply may still be reading */
+    sps_status st = g->own_op0 ? sps_operator_update_values(g->op0, a0) : SPS_OK;
+    for (int l = 0; l < h->nlevels && st == SPS_OK; l++) {
+        const sps_amg_level &H = h->lv[l];
+        dev_level &L = g->lv[l];
+        if (l > 0) st = sps_operator_update_values(L.A, H.A.val);
+        if (st != SPS_OK || l + 1 == h->nlevels) continue;
+        st = sps_operator_update_values(L.P, H.P.val);
+        if (st == SPS_OK) st = sps_operator_update_values(L.R, H.R.val);
+        if (st == SPS_OK) st = sps__h2d(ctx, L.dinv, H.dinv, (size_t)H.n * sizeof(double));
+    }
+    if (st == SPS_OK) st = sps__h2d(ctx, g->cinv, h->cinv, (size_t)h->nc * h->nc * sizeof(double));
+    if (st == SPS_OK) st = sps__gpu_sync(ctx);
+    char extra[96];
+    snprintf(extra, sizeof extra, ", upload %.1f (numeric re-setup)\n", sps__now_ms() - t0);
+    if (st == SPS_OK) sps__amg_describe(g->h, extra);
+    return st;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/precond/amg/amg.h: what the smoothed-aggregation AMG's host setup
+ * (amg_setup.c), host table and V-cycle (amg.c) and device V-cycle (amg.cu)
+ * share. The hierarchy is always built on the host (the reference); a GPU
+ * context uploads it and runs the same V-cycle with kernels. */
+#ifndef SPS_AMG_H
+#define SPS_AMG_H
+
+#include "../pc_impl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SPS_AMG_MAX_LEVELS 25
+#define SPS_AMG_MAX_NULL 8    /* near-nullspace vectors */
+#define SPS_AMG_MAX_DEGREE 8  /* Chebyshev smoother degree / l1-Jacobi sweeps */
+#define SPS_AMG_MAX_DENSE 4096 /* rows of the coarsest level (dense inverse) */
+#define SPS_AMG_LANCZOS 12    /* Lanczos steps for the spectral estimate per level */
+#define SPS_AMG_CHEBY_RATIO 8.0 /* smoother interval [lmax / ratio, lmax] */
+
+enum { SPS_AMG_L1JACOBI = 0, SPS_AMG_CHEBY = 1 };
+
+typedef struct sps_amg_prm {
+    double theta; /* strength threshold on the fine level (halved per level) */
+    int sweeps;   /* l1-Jacobi sweeps, or the Chebyshev degree */
+    int smoother; /* SPS_AMG_L1JACOBI or SPS_AMG_CHEBY */
+    int coarse;   /* stop coarsening at <= coarse rows */
+    int levels;   /* most levels, the finest included */
+    int block;    /* unknowns per node on the fine level */
+} sps_amg_prm;
+
+typedef struct sps_amg_level {
+    sps_idx n;
+    int64_t nnz;
+    sps_csr A;         /* level >= 1 (level 0's is the caller's, borrowed during setup) */
+    sps_csr P, R;      /* n x nc and nc x n; absent on the coarsest level */
+    sps_csr T, AP;     /* P_tent and A P (kept for the numeric re-setup) */
+    double *dinv;      /* the smoother's scaling: 1 / l1 row sums (l1-Jacobi) or
+                          1 / a_ii (Chebyshev); 0 on an empty row */
+    double c1[SPS_AMG_MAX_DEGREE + 1], c2[SPS_AMG_MAX_DEGREE + 1]; /* Chebyshev steps */
+    double rho;        /* the bound on lambda_max(D^-1 A) used for omega and Chebyshev */
+    int bs;            /* unknowns per node */
+    sps_idx nagg;      /* aggregates (nodes of the next level) */
+    sps_idx *agg;      /* node -> aggregate */
+    double *x, *b, *r, *d; /* host work vectors (host context only) */
+} sps_amg_level;
+
+/* The hierarchy: host arrays; owned by the host preconditioner, then by the
+ * device one (which keeps it as the reference and for the summary). */
+typedef struct sps_amg {
+    int nlevels, smoother, sweeps, nnull;
+    sps_amg_level lv[SPS_AMG_MAX_LEVELS];
+    double *cinv; /* row-major inverse of the coarsest A (nc x nc) */
+    sps_idx nc;
+    double ms[6]; /* setup phases: strength, aggregate, prolong, galerkin, spectral, coarse */
+    double op_complexity, grid_complexity;
+    char desc[2048]; /* the summary (sps_precond_describe) */
+    sps_amg_prm prm;   /* the parameters it was built with */
+    uint64_t pattern;  /* level 0's pattern (sps__amg_pattern) */
+} sps_amg;
+
+/* Build the hierarchy of A. B: k near-nullspace vectors (n x k column-major)
+ * or NULL for the constant vector (k = 1); block: unknowns per node. */
+sps_status sps__amg_build(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A,
+                          int block, int k, const double *B, sps_amg *h);
+void sps__amg_free(sps_amg *h);
+/* Numeric-only re-setup for new values of A in the setup's pattern: the
+ * aggregates and P_tent stay; the smoothers, P, R, the coarse matrices (in
+ * their patterns) and the coarse inverse are recomputed, in the full
+ * setup's order (bitwise the same result for the same values, up to the
+ * sign of zeros). */
+sps_status sps__amg_numeric(sps_context *ctx, const sps_csr *A, sps_amg *h);
+/* A fingerprint of A's pattern (sizes, row pointers, columns). */
+uint64_t sps__amg_pattern(const sps_csr *A);
+/* The summary of a built hierarchy into h->desc (extra: appended, may be ""). */
+void sps__amg_describe(sps_amg *h, const char *extra);
+
+/* Host pieces the tests reach too (amg_setup.c). */
+/* Strength graph of a node matrix (values |.|, diagonal included): pattern
+ * only, no diagonal: |a_ij| >= theta sqrt(|a_ii a_jj|). */
+sps_status sps__amg_strength(sps_context *ctx, const sps_csr *A, int bs, double theta,
+                             sps_csr *S);
+/* MIS(2) aggregation of graph S: agg[i] in [0, *nagg). */
+sps_status sps__amg_aggregate(sps_context *ctx, const sps_csr *S, sps_idx *agg, sps_idx *nagg);
+/* fn(arg, lo, hi) over [0, n) in contiguous blocks on the context's threads
+ * (one block, on this thread, below 2 x 4096 rows). */
+typedef void (*sps_amg_rows_fn)(void *arg, sps_idx lo, sps_idx hi);
+void sps__amg_par_rows(sps_context *ctx, sps_idx n, sps_amg_rows_fn fn, void *arg);
+/* C = X Y (sorted rows), on the context's threads (amg_spgemm.c). */
+sps_status sps__amg_spgemm(sps_context *ctx, const sps_csr *X, const sps_csr *Y, sps_csr *C);
+/* C's values = X Y in C's pattern (a previous sps__amg_spgemm's), in its order. */
+sps_status sps__amg_spgemm_into(sps_context *ctx, const sps_csr *X, const sps_csr *Y, sps_csr *C);
+sps_status sps__amg_transpose(sps_context *ctx, const sps_csr *X, sps_csr *T);
+
+/* The hierarchy of an amg preconditioner (host or device), or NULL. */
+sps_amg *sps__amg_hierarchy(const sps_precond *pc);
+
+#if SPS_HAVE_CUDA
+/* Device setup (amg.cu): takes h (owned from now on, freed by pc->destroy);
+ * op0: level 0's operator on the device, owned when own_op0. */
+sps_status sps__amg_gpu(sps_precond *pc, sps_amg *h, sps_operator *op0, int own_op0);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

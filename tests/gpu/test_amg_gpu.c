@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/tests/gpu/test_amg_gpu.c: the AMG preconditioner on the GPU
+ * against the host reference: the hierarchy the device keeps equals the
+ * host's (levels, patterns, values bitwise), the V-cycle apply matches the
+ * host's within 1e-10 relative, twice bitwise equal, r untouched, on every
+ * entry (z starts as NaN); sizes around warp and block edges, an empty row,
+ * one very long row, both smoothers, several levels, the rigid-body modes;
+ * CG+amg iteration counts match the host's (+-1) and two GPU solves are
+ * bitwise equal; the V-cycle's time in fine-level SpMVs. */
+#include "check.h"
+#include "core/gpu.h"
+#include "internal.h"
+#include "precond/amg/amg.h"
+#include "precond/precond.h"
+#include "unit/pc_check.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if SPS_HAVE_CUDA
+static sps_context *gctx, *hctx;
+
+static int same_csr(const sps_csr *a, const sps_csr *b)
+{
+    return a->nrows == b->nrows && a->ncols == b->ncols && a->nnz == b->nnz &&
+           !memcmp(a->row_ptr, b->row_ptr, ((size_t)a->nrows + 1) * sizeof *a->row_ptr) &&
+           !memcmp(a->col_idx, b->col_idx, (size_t)a->nnz * sizeof *a->col_idx) &&
+           !memcmp(a->val, b->val, (size_t)a->nnz * sizeof *a->val);
+}
+
+static void compare_hierarchy(const char *what, const sps_precond *hp, const sps_precond *gp)
+{
+    const sps_amg *h = sps__amg_hierarchy(hp), *g = sps__amg_hierarchy(gp);
+    int same = h && g && h->nlevels == g->nlevels && h->nc == g->nc &&
+               !memcmp(h->cinv, g->cinv, (size_t)h->nc * h->nc * sizeof *h->cinv);
+    for (int l = 0; same && l < h->nlevels; l++) {
+        const sps_amg_level *a = &h->lv[l], *b = &g->lv[l];
+        same = a->n == b->n && a->nnz == b->nnz && (l == 0 || same_csr(&a->A, &b->A));
+        if (same && l + 1 < h->nlevels)
+            same = same_csr(&a->P, &b->P) && same_csr(&a->R, &b->R) &&
+                   !memcmp(a->dinv, b->dinv, (size_t)a->n * sizeof *a->dinv) &&
+                   !memcmp(a->c1, b->c1, sizeof a->c1) && !memcmp(a->c2, b->c2, sizeof a->c2);
+    }
+    T_OK(same, "%s: the GPU's hierarchy = the host's (%d levels)", what, h ? h->nlevels : 0);
+}
+
+/* Device apply of gp to r: z (host). */
+static sps_status dev_apply(sps_precond *gp, const double *r, double *z, double *rb, sps_idx n)
+{
+    size_t nb = (size_t)n * sizeof(double);
+    double *dr = NULL, *dz = NULL;
+    sps_status st = sps__dmalloc(gctx, (void **)&dr, nb);
+    if (st == SPS_OK) st = sps__dmalloc(gctx, (void **)&dz, nb);
+    if (st == SPS_OK) st = sps__h2d(gctx, dr, r, nb);
+    if (st == SPS_OK) st = sps__dmemset(gctx, dz, 0xff, nb); /* NaN: every entry must be written */
+    if (st == SPS_OK) st = sps_precond_apply(gp, dr, dz);
+    if (st == SPS_OK) st = sps__d2h(gctx, z, dz, nb);
+    if (st == SPS_OK) st = sps__d2h(gctx, rb, dr, nb);
+    sps__dfree(dr);
+    sps__dfree(dz);
+    return st;
+}
+
+/* How far rounding alone moves the host's V-cycle: hp's numeric re-setup on
+ * A with every value perturbed by a relative 2^-50 (the aggregates and
+ * patterns stay), applied to r, against zh. hp is set back to A. -1 if a
+ * step fails. An ill-conditioned coarse matrix would amplify rounding, and
+ * the GPU sums in another order, so the GPU is held to 100x this floor when
+ * it is above 1e-12 (on the host: 1138_bus 1.1e-12, nos2 8.9e-13, bcsstk13
+ * 8.8e-16; restoring A's values gives the first z back bitwise). */
+static double rounding_noise(sps_precond *hp, const sps_matrix *A, const double *r, const double *zh)
+{
+    const sps_csr *C = &A->A;
+    sps_idx n = C->nrows;
+    double *v = malloc(((size_t)C->nnz + 1) * sizeof *v), *zp = malloc((size_t)n * sizeof *zp), noise = -1;
+    uint64_t seed = 99;
+    for (sps_idx p = 0; p < C->nnz; p++) v[p] = C->val[p] * (1.0 + ldexp(t_rand(&seed), -50));
+    sps_matrix *P = NULL;
+    if (sps_matrix_create_csr(hctx, n, n, C->row_ptr, C->col_idx, v, &P) == SPS_OK &&
+        sps_precond_update_values(hp, P) == SPS_OK && sps_precond_apply(hp, r, zp) == SPS_OK) {
+        double num = 0, den = 0;
+        for (sps_idx i = 0; i < n; i++) {
+            num += (zp[i] - zh[i]) * (zp[i] - zh[i]);
+            den += zh[i] * zh[i];
+        }
+        noise = den > 0 ? sqrt(num / den) : sqrt(num);
+    }
+    if (sps_precond_update_values(hp, A) != SPS_OK) noise = -1;
+    sps_matrix_destroy(P);
+    free(v);
+    free(zp);
+    return noise;
+}
+
+static void compare_apply(const char *what, const sps_matrix *A, sps_precond *hp, sps_precond *gp)
+{
+    sps_idx n = sps_matrix_rows(A);
+    size_t nb = (size_t)n * sizeof(double);
+    double *r = malloc(nb), *zh = malloc(nb), *z1 = malloc(nb), *z2 = malloc(nb), *rb = malloc(nb);
+    uint64_t seed = 11;
+    for (sps_idx i = 0; i < n; i++) r[i] = t_rand(&seed);
+    sps_status st = sps_precond_apply(hp, r, zh);
+    if (st == SPS_OK) st = dev_apply(gp, r, z1, rb, n);
+    if (st == SPS_OK) st = dev_apply(gp, r, z2, rb, n);
+    if (T_STATUS(gctx, st, "%s: GPU apply", what)) {
+        double num = 0, den = 0;
+        for (sps_idx i = 0; i < n; i++) {
+            num += (z1[i] - zh[i]) * (z1[i] - zh[i]);
+            den += zh[i] * zh[i];
+        }
+        double rel = den > 0 ? sqrt(num / den) : sqrt(num), tol = 1e-10;
+        if (rel > tol) {
+            double noise = rounding_noise(hp, A, r, zh);
+            if (noise > 1e-12) tol = 100 * noise;
+        }
+        T_OK(rel <= tol, "%s: GPU V-cycle = host V-cycle (relative %.2g, tolerance %.2g)", what, rel, tol);
+        T_OK(memcmp(z1, z2, nb) == 0, "%s: two GPU applies bitwise equal", what);
+        T_OK(memcmp(r, rb, nb) == 0, "%s: r unchanged on the device", what);
+    }
+    free(r); free(zh); free(z1); free(z2); free(rb);
+}
+
+/* Build `type` on the host and on the GPU (with B: the nullspace) and compare. */
+static void compare_nb(const char *what, const sps_matrix *A, const char *type, int block, int k,
+                       const double *B)
+{
+    char name[160];
+    snprintf(name, sizeof name, "%s %s%s", what, type, B ? " +nullspace" : "");
+    sps_precond *hp = NULL, *gp = NULL;
+    sps_status hs = sps_precond_create(hctx, A, type, &hp);
+    char hmsg[1024];
+    snprintf(hmsg, sizeof hmsg, "%s", sps_last_error(hctx));
+    sps_status gs = sps_precond_create(gctx, A, type, &gp);
+    if (hs == SPS_OK && B) hs = sps_precond_set_nullspace(hp, A, block, k, B);
+    if (gs == SPS_OK && B) gs = sps_precond_set_nullspace(gp, A, block, k, B);
+    if (hs != SPS_OK) {
+        T_OK(gs == hs && strcmp(sps_last_error(gctx), hmsg) == 0,
+             "%s: the GPU fails like the host (%s / %s)", name, hmsg, sps_last_error(gctx));
+    } else if (T_STATUS(gctx, gs, "%s: GPU setup (%.1f ms)", name, sps_precond_setup_ms(gp))) {
+        compare_hierarchy(name, hp, gp);
+        compare_apply(name, A, hp, gp);
+    }
+    sps_precond_destroy(hp);
+    sps_precond_destroy(gp);
+}
+
+static void compare(const char *what, const sps_matrix *A, const char *type)
+{
+    compare_nb(what, A, type, 1, 0, NULL);
+}
+
+static void test_generated(void)
+{
+    static const struct {
+        const char *spec, *types;
+    } cases[] = {
+        {"poisson3d:20", "amg amg:smoother=l1jacobi amg:sweeps=3 amg:coarse=20 amg:levels=2,coarse=4000"},
+        {"poisson3d:64", "amg amg:smoother=l1jacobi,sweeps=2"},
+        {"poisson3d-jump:24,1e4", "amg"},
+        {"aniso3d:20,0.001", "amg amg:theta=0.25"},
+        {"poisson2d:60", "amg amg:coarse=1"},
+        {"poisson3d27:12", "amg"},
+        {"elasticity3d:5", "amg amg:block=3"},
+        {"poisson3d:6", "amg"}, /* one level: the dense inverse alone */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        sps_matrix *A = NULL;
+        if (sps_matrix_generate(hctx, cases[k].spec, &A) != SPS_OK) {
+            T_FAIL(cases[k].spec, "%s", sps_last_error(hctx));
+            continue;
+        }
+        char types[160], *save = NULL;
+        snprintf(types, sizeof types, "%s", cases[k].types);
+        for (char *t = strtok_r(types, " ", &save); t; t = strtok_r(NULL, " ", &save))
+            compare(cases[k].spec, A, t);
+        sps_matrix_destroy(A);
+    }
+}
+
+static void test_rbm(void)
+{
+    sps_matrix *A = NULL;
+    if (sps_matrix_generate(hctx, "elasticity3d:6", &A) != SPS_OK) return;
+    sps_idx n = sps_matrix_rows(A);
+    double *B = malloc((size_t)n * 6 * sizeof *B);
+    if (T_STATUS(hctx, sps_matrix_generate_rbm(hctx, "elasticity3d:6", n, B), "rbm"))
+        compare_nb("elasticity3d:6", A, "amg", 3, 6, B);
+    free(B);
+    sps_matrix_destroy(A);
+}
+
+/* Every SPD real matrix up to 60000 rows. */
+static void test_real(void)
+{
+    const char *const *names = t_real_matrices();
+    int n = 0;
+    for (int k = 0; names[k]; k++) {
+        const char *kind = t_manifest_kind(names[k]), *path = t_real_matrix_path(names[k]);
+        sps_matrix *A = NULL;
+        if (!kind || strcmp(kind, "spd") || !path || sps_matrix_read(hctx, path, &A) != SPS_OK) continue;
+        if (sps_matrix_rows(A) <= 60000) {
+            compare(names[k], A, "amg");
+            compare(names[k], A, "amg:coarse=20,smoother=l1jacobi");
+            n++;
+        }
+        sps_matrix_destroy(A);
+    }
+    T_OK(n > 0, "SPD real matrices compared: %d", n);
+}
+
+/* Numeric-only re-setup on both after A's values change (x 2.5, + 0.5 on the
+ * diagonal): the device's hierarchy and V-cycle equal the host's again. */
+static void test_numeric(void)
+{
+    sps_matrix *A = NULL, *A2 = NULL;
+    if (sps_matrix_generate(hctx, "poisson3d-jump:24,1e3", &A) != SPS_OK) return;
+    const sps_csr *C = &A->A;
+    double *v = malloc((size_t)C->nnz * sizeof *v);
+    for (sps_idx i = 0; i < C->nrows; i++)
+        for (sps_idx p = C->row_ptr[i]; p < C->row_ptr[i + 1]; p++)
+            v[p] = 2.5 * C->val[p] + (C->col_idx[p] == i ? 0.5 : 0.0);
+    sps_precond *hp = NULL, *gp = NULL;
+    if (T_STATUS(hctx, sps_matrix_create_csr(hctx, C->nrows, C->ncols, C->row_ptr, C->col_idx, v, &A2), "A2") &&
+        T_STATUS(hctx, sps_precond_create(hctx, A, "amg:coarse=30", &hp), "host amg") &&
+        T_STATUS(gctx, sps_precond_create(gctx, A, "amg:coarse=30", &gp), "GPU amg") &&
+        T_STATUS(hctx, sps_precond_update_values(hp, A2), "host numeric re-setup") &&
+        T_STATUS(gctx, sps_precond_update_values(gp, A2), "GPU numeric re-setup (%.1f ms)",
+                 sps_precond_setup_ms(gp))) {
+        compare_hierarchy("numeric re-setup", hp, gp);
+        compare_apply("numeric re-setup", A2, hp, gp);
+    }
+    sps_precond_destroy(hp);
+    sps_precond_destroy(gp);
+    sps_matrix_destroy(A);
+    sps_matrix_destroy(A2);
+    free(v);
+}
+
+/* 1-D Laplacian of n rows (row `empty` cleared when >= 0; row 0 coupled to
+ * every other row when arrow: one very long row). */
+static sps_matrix *chain(sps_idx n, sps_idx empty, int arrow)
+{
+    t_triplets t = {0};
+    for (sps_idx i = 0; i < n; i++) {
+        if (i == empty) continue;
+        t_trip_add(&t, i, i, arrow ? (i == 0 ? 3.0 : 2.01) : 2.0); /* arrow: shifted, SPD */
+        if (i + 1 < n && i + 1 != empty) {
+            t_trip_add(&t, i, i + 1, -1.0);
+            t_trip_add(&t, i + 1, i, -1.0);
+        }
+        if (arrow && i > 1) {
+            t_trip_add(&t, 0, i, -0.5 / n);
+            t_trip_add(&t, i, 0, -0.5 / n);
+        }
+    }
+    return t_trip_matrix(hctx, n, n, &t);
+}
+
+static void test_edges(void)
+{
+    const sps_idx sizes[] = {31, 32, 33, 1023, 1024, 1025};
+    char what[64];
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        sps_matrix *A = chain(sizes[k], -1, 0);
+        snprintf(what, sizeof what, "chain n=%d", sizes[k]);
+        if (A) compare(what, A, "amg:coarse=4");
+        sps_matrix_destroy(A);
+    }
+    sps_matrix *E = chain(1000, 500, 0), *L = chain(1025, -1, 1);
+    if (E) compare("chain 1000, row 500 empty", E, "amg:coarse=4");
+    if (L) compare("arrow 1025 (row 0 has 1025 entries)", L, "amg:coarse=4");
+    sps_matrix_destroy(E);
+    sps_matrix_destroy(L);
+    const char *types[] = {"amg"};
+    pc_check_empty(hctx, gctx, types, 1, "GPU ");
+}
+
+/* CG + amg: the GPU converges in the host's iteration count (+-1); two GPU
+ * solves are bitwise equal. */
+static void test_solve(void)
+{
+    static const char *const specs[] = {"poisson3d:40", "poisson3d-jump:32,1e4"};
+    for (int m = 0; m < 2; m++) {
+        sps_matrix *A = NULL;
+        if (sps_matrix_generate(hctx, specs[m], &A) != SPS_OK) continue;
+        sps_idx n = sps_matrix_rows(A);
+        size_t nb = (size_t)n * sizeof(double);
+        double *b = malloc(nb), *x[3];
+        for (sps_idx i = 0; i < n; i++) b[i] = 1.0 + (i % 7) * 0.1;
+        sps_context *cs[3] = {hctx, gctx, gctx};
+        int64_t its[3] = {-1, -1, -1};
+        for (int k = 0; k < 3; k++) {
+            x[k] = calloc((size_t)n, sizeof(double));
+            sps_operator *op = NULL;
+            sps_precond *pc = NULL;
+            sps_solver *s = NULL;
+            sps_solve_info in;
+            if (T_STATUS(cs[k], sps_operator_create(cs[k], A, "csr-vector", NULL, &op), "op %d", k) &&
+                T_STATUS(cs[k], sps_precond_create_ex(cs[k], A, op, "amg", &pc), "amg %d", k) &&
+                T_STATUS(cs[k], sps_solver_create(cs[k], &s), "solver %d", k) &&
+                T_STATUS(cs[k], sps_solve(s, op, pc, b, x[k], &in), "solve %d", k) && in.reason > 0)
+                its[k] = in.iterations;
+            sps_solver_destroy(s);
+            sps_precond_destroy(pc);
+            sps_operator_destroy(op);
+        }
+        T_OK(its[0] > 0 && its[1] > 0 && llabs(its[1] - its[0]) <= 1,
+             "%s CG+amg: GPU %lld iterations, host %lld", specs[m], (long long)its[1], (long long)its[0]);
+        T_OK(its[1] == its[2] && memcmp(x[1], x[2], nb) == 0, "%s CG+amg: two GPU solves bitwise equal",
+             specs[m]);
+        for (int k = 0; k < 3; k++) free(x[k]);
+        free(b);
+        sps_matrix_destroy(A);
+    }
+}
+
+/* The mean of 20 calls after 20 warm-up calls: ms per call of
+ * sps_operator_apply (pc NULL) or of the V-cycle. */
+static sps_status time_calls(sps_operator *op, sps_precond *pc, const double *dr, double *dz, double *ms)
+{
+    sps_gpu_timer *t = NULL;
+    sps_status st = sps__timer_create(gctx, &t);
+    for (int rep = 0; rep < 2 && st == SPS_OK; rep++) { /* the first round warms up */
+        if ((st = sps__timer_start(gctx, t)) != SPS_OK) break;
+        for (int i = 0; i < 20 && st == SPS_OK; i++)
+            st = pc ? sps_precond_apply(pc, dr, dz) : sps_operator_apply(op, 1.0, dr, 0.0, dz);
+        if (st == SPS_OK) st = sps__timer_stop(gctx, t, ms);
+    }
+    *ms /= 20;
+    sps__timer_destroy(t);
+    return st;
+}
+
+/* One V-cycle on poisson3d:160 costs at most 12 fine-level SpMVs with the
+ * default amg (issue 11); amg:sweeps=1 (Chebyshev of degree 1) is timed too
+ * and printed. */
+static void test_cost(void)
+{
+    static const char *const specs[] = {"amg", "amg:sweeps=1"};
+    sps_matrix *A = NULL;
+    if (sps_matrix_generate(hctx, "poisson3d:160", &A) != SPS_OK) return;
+    sps_idx n = sps_matrix_rows(A);
+    size_t nb = (size_t)n * sizeof(double);
+    sps_operator *op = NULL;
+    double *dr = NULL, *dz = NULL, spmv = 0;
+    sps_status st = sps_operator_create(gctx, A, "csr-vector", NULL, &op);
+    if (st == SPS_OK) st = sps__dmalloc(gctx, (void **)&dr, nb);
+    if (st == SPS_OK) st = sps__dmalloc(gctx, (void **)&dz, nb);
+    if (st == SPS_OK) st = sps__dmemset(gctx, dr, 0, nb);
+    if (st == SPS_OK) st = time_calls(op, NULL, dr, dz, &spmv);
+    for (int k = 0; k < 2 && T_STATUS(gctx, st, "poisson3d:160: SpMV timing"); k++) {
+        sps_precond *pc = NULL;
+        double cyc = 0;
+        st = sps_precond_create_ex(gctx, A, op, specs[k], &pc);
+        if (st == SPS_OK) st = time_calls(op, pc, dr, dz, &cyc);
+        if (T_STATUS(gctx, st, "poisson3d:160 %s: V-cycle timing", specs[k]) && k == 0)
+            T_OK(cyc <= 12 * spmv, "poisson3d:160 %s: one V-cycle %.3f ms = %.1f SpMVs of %.3f ms (<= 12); "
+                 "setup %.0f ms = %.0f SpMVs\n%s", specs[k], cyc, cyc / spmv, spmv, sps_precond_setup_ms(pc),
+                 sps_precond_setup_ms(pc) / spmv, sps_precond_describe(pc));
+        else if (st == SPS_OK)
+            printf("# poisson3d:160 %s: one V-cycle %.3f ms = %.1f SpMVs\n", specs[k], cyc, cyc / spmv);
+        sps_precond_destroy(pc);
+    }
+    sps__dfree(dr);
+    sps__dfree(dz);
+    sps_operator_destroy(op);
+    sps_matrix_destroy(A);
+}
+
+T_MAIN_GPU("amg on the GPU", gctx, hctx, test_generated, test_real, test_rbm, test_numeric, test_edges, test_solve, test_cost)
+
+#else
+
+T_MAIN_NO_CUDA("amg on the GPU")
+
+#endif /* SPS_HAVE_CUDA */
