@@ -1,0 +1,48 @@
+# issue 10: the plain `spsolve -A FILE` (auto method, auto precond) against every
+# single plan of the GPU list, on every shared matrix; time to solution = solve_ms.
+import csv, json, os, subprocess, sys
+S, M, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
+SPD = ["cg:cheby", "cg:jacobi", "cg:ic0", "cg:none", "gmres:restart=100:ilu0"]
+NS = ["gmres:restart=100:jacobi", "gmres:restart=100:ilu0:solve=jacobi", "gmres:restart=100:ilu0",
+      "idr:ilu0", "bicgstab:ilu0", "gmres:restart=2000:none", "idr:none", "bicgstab:none"]
+def run(path, method=None, precond=None, dev="gpu"):
+    cmd = [S, "-A", path, "--json", "-q", "--device", dev]
+    if method: cmd += ["--method", method, "--precond", precond]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        j = json.loads(p.stdout.strip().splitlines()[-1])
+    except Exception as e:
+        return {"ok": False, "ms": None, "why": str(e)[:60]}
+    ok = str(j.get("reason", "")).startswith("converged") and j.get("true_rel_rnorm", 1) <= 1e-8 * 1.0000001
+    return {"ok": ok, "ms": j.get("solve_ms"), "why": j.get("reason"), "its": j.get("iterations"),
+            "plan": "%s+%s" % (j.get("method"), j.get("precond")), "rr": j.get("true_rel_rnorm")}
+rows = []
+with open(os.path.join(M, "MANIFEST.tsv")) as f:
+    mats = [(m["name"], m["kind"]) for m in csv.DictReader(f, delimiter="\t")]
+for name, kind in mats:
+    path = os.path.join(M, name + ".mtx.gz")
+    d = run(path)
+    best = None
+    plans = SPD + NS if kind == "spd" else NS
+    for pl in plans:
+        parts = pl.split(":")
+        if parts[0] == "gmres":
+            method, precond = parts[0] + ":" + parts[1], ":".join(parts[2:])
+        else:
+            method, precond = parts[0], ":".join(parts[1:])
+        r = run(path, method, precond)
+        if r["ok"] and (best is None or r["ms"] < best[1]):
+            best = (pl, r["ms"])
+    ratio = d["ms"] / best[1] if d["ok"] and best else None
+    rows.append((name, kind, d["ok"], d.get("plan"), d.get("its"), d["ms"], best[0] if best else "-",
+                 best[1] if best else None, ratio, d.get("why")))
+    print("%-16s %-6s default %-5s %-28s its %6s %8s ms | best %-34s %8s ms | ratio %s | %s" % (
+        name, kind, d["ok"], d.get("plan"), d.get("its"), "%.1f" % d["ms"] if d["ms"] else "-",
+        best[0] if best else "-", "%.1f" % best[1] if best else "-", "%.2f" % ratio if ratio else "-",
+        d.get("why")), flush=True)
+conv = sum(1 for r in rows if r[2]); anyc = sum(1 for r in rows if r[6] != "-")
+both = [r for r in rows if r[8]]
+print("default converged on %d of %d; some plan converged on %d; default within 2x of best on %d of %d; worst ratio %.2f" % (
+    conv, len(rows), anyc, sum(1 for r in both if r[8] <= 2), len(both), max(r[8] for r in both) if both else 0))
+with open(os.path.join(OUT, "robust.csv"), "w") as f:
+    w = csv.writer(f); w.writerow(["matrix", "kind", "default_ok", "default_plan", "its", "default_ms", "best_plan", "best_ms", "ratio", "reason"]); w.writerows(rows)
