@@ -545,14 +545,17 @@ void sps_precond_destroy(sps_precond *pc);
 sps_status sps_precond_set_nullspace(sps_precond *pc, const sps_matrix *A, int block, int k,
                                      const double *B);
 
-/** Numeric-only re-setup after A's values changed in the pattern pc was
- *  built on (e.g. with sps_operator_update_values on the solve's operator,
- *  which the caller updates itself): amg keeps its aggregates, tentative
+/** Re-setup after A's values changed in the pattern pc was built on (e.g.
+ *  with sps_operator_update_values on the solve's operator, which the caller
+ *  updates itself). amg is numeric only: it keeps its aggregates, tentative
  *  prolongator and patterns and recomputes the smoothers, P's values, the
- *  Galerkin products and the coarse inverse. The setup time becomes this
- *  one's. A in another pattern: SPS_ERR_INVALID_ARG; a type without a
- *  numeric re-setup: SPS_ERR_UNSUPPORTED (build it again). After another
- *  failure pc can only be destroyed. */
+ *  Galerkin products and the coarse inverse (after a failure it can only be
+ *  destroyed). The other types are built again on A's values with the same
+ *  spec and swapped in (jacobi, l1jacobi, cheby, bjacobi have no symbolic
+ *  step; ilu0/ic0 repeat theirs); on failure pc stays as it was. The setup
+ *  time becomes this one's. A in another pattern (size, entry count and a
+ *  sample of the indices are compared): SPS_ERR_INVALID_ARG; a user
+ *  preconditioner: SPS_ERR_UNSUPPORTED. */
 sps_status sps_precond_update_values(sps_precond *pc, const sps_matrix *A);
 
 /** A description of the preconditioner's setup, several lines (amg: the

@@ -61,6 +61,16 @@ typedef struct sps_pc_type {
 
 /* ---- helpers the types share (precond/registry.c, precond/diag.c) ------- */
 
+/* A fingerprint of A's pattern: its size, its entry count and a sample of at
+ * most 4096 row pointers and column indices (cheap at any size; a refresh
+ * with another pattern is refused on it). */
+uint64_t sps__pc_pattern(const sps_csr *A);
+/* sps_precond_update_values for the types without a numeric-only re-setup of
+ * their own: the same spec built again on A's values, swapped into pc (jacobi,
+ * l1jacobi, cheby, bjacobi: their setup is numeric only; ilu0/ic0 repeat their
+ * symbolic step too). */
+sps_status sps__pc_refresh(sps_precond *pc, const sps_matrix *A);
+
 /* An integer parameter in [lo, hi]: else SPS_ERR_INVALID_ARG naming it. */
 sps_status sps__pc_int(sps_context *ctx, const char *type, const char *key, const char *value,
                        long lo, long hi, int *out);

@@ -33,6 +33,7 @@ struct sps_precond {
     /* callback    apply runs the caller's code (sps_precond_create_user): a
      *             solver calls it only for the applies it counts. */
     int callback;
+    uint64_t pattern; /* fingerprint of the pattern it was built on (sps__pc_pattern) */
     void *prm;  /* the type's parameters (parsed from the spec) */
     void *impl; /* the type's data */
     /* z = M^-1 r (r and z distinct, in the context's memory space). */

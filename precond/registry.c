@@ -190,6 +190,7 @@ static sps_status create(sps_context *ctx, const sps_matrix *A, sps_operator *op
     }
     prm_walk w = {t, pc->prm};
     if (st == SPS_OK) st = sps__parse_params(ctx, params, set_one, &w);
+    pc->pattern = sps__pc_pattern(&A->A);
     if (st == SPS_OK) {
         sps_pc_input in = {A, op, sps_context_on_gpu(ctx)};
         double t0 = sps__now_ms();
@@ -243,6 +244,44 @@ sps_status sps_precond_apply(sps_precond *pc, const double *r, double *z)
         return sps__err(pc->ctx, SPS_ERR_INVALID_ARG,
                         "sps_precond_apply: r and z must be distinct vectors");
     return pc->apply(pc, r, z);
+}
+
+uint64_t sps__pc_pattern(const sps_csr *A)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over the sampled words */
+#define SPS_MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
+    SPS_MIX(A->nrows);
+    SPS_MIX(A->ncols);
+    SPS_MIX(A->nnz);
+    int64_t step = A->nnz / 4096 + 1, rstep = A->nrows / 4096 + 1;
+    for (int64_t k = 0; k < A->nnz; k += step) SPS_MIX(A->col_idx[k]);
+    for (int64_t i = 0; i <= A->nrows; i += rstep) SPS_MIX(A->row_ptr[i]);
+#undef SPS_MIX
+    return h;
+}
+
+sps_status sps__pc_refresh(sps_precond *pc, const sps_matrix *A)
+{
+    if (A->A.nrows != pc->n || A->A.ncols != pc->n || sps__pc_pattern(&A->A) != pc->pattern)
+        return sps__err(pc->ctx, SPS_ERR_INVALID_ARG,
+                        "sps_precond_update_values: %s: the matrix (%d x %d, %lld entries) is not in "
+                        "the pattern the preconditioner was built on (%d rows)",
+                        pc->name, A->A.nrows, A->A.ncols, (long long)A->A.nnz, pc->n);
+    const char *params = "";
+    const sps_pc_type *t = find_type(pc->name, &params);
+    if (!t || t != pc->type)
+        return sps__err(pc->ctx, SPS_ERR_UNSUPPORTED,
+                        "sps_precond_update_values: '%s' cannot be built again (a user "
+                        "preconditioner: refresh its data yourself)", pc->name);
+    sps_precond *fresh = NULL;
+    sps_status st = create(pc->ctx, A, NULL, pc->name, t, params, &fresh);
+    if (st != SPS_OK) return st; /* pc is left as it was */
+    sps_precond old = *pc;
+    *pc = *fresh;
+    if (old.destroy) old.destroy(&old);
+    sps__free(old.prm);
+    sps__free(fresh);
+    return SPS_OK;
 }
 
 void sps_precond_destroy(sps_precond *pc)

@@ -343,10 +343,7 @@ sps_status sps_precond_update_values(sps_precond *pc, const sps_matrix *A)
     if (!pc || !A)
         return sps__err(pc ? pc->ctx : NULL, SPS_ERR_INVALID_ARG,
                         "sps_precond_update_values: NULL argument");
-    if (pc->type != &sps_pc_amg)
-        return sps__err(pc->ctx, SPS_ERR_UNSUPPORTED,
-                        "sps_precond_update_values: '%s' has no numeric-only re-setup (amg has); "
-                        "build it again", pc->name);
+    if (pc->type != &sps_pc_amg) return sps__pc_refresh(pc, A); /* the other types */
     if (pc->n == 0 || pc->apply == apply_broken) return pc->n == 0 ? SPS_OK : apply_broken(pc, NULL, NULL);
     double t0 = sps__now_ms();
     sps_status st = numeric(pc, A);

@@ -389,5 +389,73 @@ static void test_registry(void)
     }
 }
 
+/* D A D + extra I with d_i = 1 + (i % 7) / 10: A's pattern, other numbers,
+ * symmetric when A is. */
+static sps_matrix *rescaled(const sps_matrix *A, double extra)
+{
+    const sps_idx *rp, *ci;
+    const double *v;
+    sps_matrix *B = NULL;
+    if (sps_matrix_csr(A, &rp, &ci, &v) != SPS_OK) return NULL;
+    sps_idx n = sps_matrix_rows(A);
+    double *w = malloc((size_t)(rp[n] ? rp[n] : 1) * sizeof *w);
+    for (sps_idx i = 0; w && i < n; i++)
+        for (sps_idx k = rp[i]; k < rp[i + 1]; k++) w[k] = v[k] * (1.0 + (i % 7) / 10.0) * (1.0 + (ci[k] % 7) / 10.0) + (ci[k] == i ? extra : 0.0);
+    if (w) sps_matrix_create_csr(ctx, n, sps_matrix_cols(A), rp, ci, w, &B);
+    free(w);
+    return B;
+}
+
+/* sps_precond_update_values on every registry type: after the refresh the
+ * apply is bitwise a fresh build's on the new values; another pattern is
+ * refused and leaves pc working; a failed refresh leaves pc as it was. */
+static void test_refresh(void)
+{
+    sps_matrix *A = NULL, *P = NULL;
+    if (!T_STATUS(ctx, sps_matrix_generate(ctx, "poisson2d:20", &A), "poisson2d:20")) return;
+    sps_matrix *B = rescaled(A, 0.5);
+    if (!T_STATUS(ctx, sps_matrix_generate(ctx, "poisson2d:21", &P), "poisson2d:21") || !B) goto out;
+    const char *types[] = {"none", "jacobi", "l1jacobi", "ilu0", "ic0", "cheby", "bjacobi:block=4",
+                           "ilu0:solve=jacobi", "ic0:solve=jacobi", "amg"};
+    sps_idx n = sps_matrix_rows(A);
+    double *r = malloc((size_t)n * sizeof *r), *z1 = malloc((size_t)n * sizeof *z1),
+           *z2 = malloc((size_t)n * sizeof *z2);
+    for (sps_idx i = 0; i < n; i++) r[i] = sin(1.0 + i);
+    for (size_t k = 0; k < sizeof types / sizeof *types; k++) {
+        sps_precond *pc = NULL, *fresh = NULL;
+        if (!T_STATUS(ctx, sps_precond_create(ctx, A, types[k], &pc), "%s on A", types[k])) continue;
+        sps_status st = sps_precond_update_values(pc, B);
+        T_STATUS(ctx, st, "%s: refresh with new values", types[k]);
+        if (st == SPS_OK && T_STATUS(ctx, sps_precond_create(ctx, B, types[k], &fresh), "%s on B", types[k])) {
+            int ok = sps_precond_apply(pc, r, z1) == SPS_OK && sps_precond_apply(fresh, r, z2) == SPS_OK;
+            T_OK(ok && memcmp(z1, z2, (size_t)n * sizeof *z1) == 0,
+                 "%s: the refreshed apply is bitwise a fresh build's", types[k]);
+        }
+        st = sps_precond_update_values(pc, P);
+        T_OK(st == SPS_ERR_INVALID_ARG, "%s: another pattern refused (%s)", types[k], sps_last_error(ctx));
+        if (strcmp(types[k], "amg") != 0) /* amg's contract: after a failure, destroy only */
+            T_OK(sps_precond_apply(pc, r, z1) == SPS_OK && memcmp(z1, z2, (size_t)n * sizeof *z1) == 0,
+                 "%s: still the refreshed preconditioner after the refusal", types[k]);
+        sps_precond_destroy(fresh);
+        sps_precond_destroy(pc);
+    }
+    /* new values with a zero pivot: the refresh fails, pc keeps working */
+    sps_matrix *Z = rescaled(A, -4.0); /* the diagonal 4 becomes 0 on rows with i % 7 == 0 */
+    sps_precond *pc = NULL;
+    if (Z && T_STATUS(ctx, sps_precond_create(ctx, A, "jacobi", &pc), "jacobi on A")) {
+        sps_status st = sps_precond_update_values(pc, Z);
+        T_OK(st == SPS_ERR_UNSUPPORTED && sps_precond_apply(pc, r, z1) == SPS_OK,
+             "jacobi: a refresh onto a zero diagonal fails and the old one stays (%s)", sps_last_error(ctx));
+    }
+    sps_precond_destroy(pc);
+    sps_matrix_destroy(Z);
+    free(r), free(z1), free(z2);
+out:
+    sps_matrix_destroy(B);
+    sps_matrix_destroy(P);
+    sps_matrix_destroy(A);
+}
+
 T_MAIN_HOST(ctx,
-            test_hand, test_exact_tridiagonal, test_errors, test_generated, test_alloc_failure, test_registry, test_real)
+            test_hand, test_exact_tridiagonal, test_errors, test_generated, test_alloc_failure, test_registry, test_real,
+            test_refresh)
