@@ -354,11 +354,12 @@ static int lanczos(sps_context *ctx, const sps_csr *A, const double *dinv, doubl
         double pq = dotp(n, p, q);
         if (!(pq > 0)) break;
         alpha[m] = rz / pq;
+        double rzn = 0.0; /* dotp(n, r, z), fused: the same terms in the same order */
         for (sps_idx i = 0; i < n; i++) {
             r[i] -= alpha[m] * q[i];
             z[i] = dinv[i] * r[i];
+            rzn += r[i] * z[i];
         }
-        double rzn = dotp(n, r, z);
         beta[m++] = rzn / rz;
         if (!(rzn > 1e-30 * rz0)) break;
         rz = rzn;
