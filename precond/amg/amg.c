@@ -221,7 +221,7 @@ static void amg_default(void *p)
 {
     sps_amg_prm *prm = p;
     prm->theta = 0.08;
-    prm->sweeps = 2;
+    prm->sweeps = 1; /* Chebyshev of degree 1: the cheapest time to solution (doc/precond.md) */
     prm->smoother = SPS_AMG_CHEBY;
     prm->coarse = 500;
     prm->levels = 10;
@@ -270,7 +270,7 @@ static sps_status amg_set(sps_context *ctx, void *p, const char *key, const char
 
 const sps_pc_type sps_pc_amg = {
     .name = "amg",
-    .summary = "smoothed-aggregation AMG, one V-cycle (smoother=cheby|l1jacobi, sweeps=2, "
+    .summary = "smoothed-aggregation AMG, one V-cycle (smoother=cheby|l1jacobi, sweeps=1, "
                "theta=0.08, coarse=500, levels=10, block=1, setup=host|gpu, gpu_min=4096); SPD "
                "matrices",
     .caps = SPS_PCT_SYMMETRIC | SPS_PCT_USES_OP,

@@ -771,12 +771,13 @@ sps_status upload_csr(sps_context *ctx, const sps_csr *A, dcsr &d)
     return st;
 }
 
+/* Into fresh host memory: through the context's pinned ring (core/gpu.h). */
 sps_status download_csr(sps_context *ctx, const dcsr &d, sps_csr *A)
 {
     sps_status st = sps__csr_alloc(ctx, A, d.nr, d.nc, d.nnz);
-    if (st == SPS_OK) st = sps__d2h(ctx, A->row_ptr, d.rp, ((size_t)d.nr + 1) * sizeof *d.rp);
-    if (st == SPS_OK && d.nnz) st = sps__d2h(ctx, A->col_idx, d.ci, (size_t)d.nnz * sizeof *d.ci);
-    if (st == SPS_OK && d.nnz) st = sps__d2h(ctx, A->val, d.v, (size_t)d.nnz * sizeof *d.v);
+    if (st == SPS_OK) st = sps__d2h_pinned(ctx, A->row_ptr, d.rp, ((size_t)d.nr + 1) * sizeof *d.rp);
+    if (st == SPS_OK && d.nnz) st = sps__d2h_pinned(ctx, A->col_idx, d.ci, (size_t)d.nnz * sizeof *d.ci);
+    if (st == SPS_OK && d.nnz) st = sps__d2h_pinned(ctx, A->val, d.v, (size_t)d.nnz * sizeof *d.v);
     return st;
 }
 
