@@ -42,7 +42,8 @@ typedef struct sps_amg_level {
     int64_t nnz;
     sps_csr A;         /* level >= 1 (level 0's is the caller's, borrowed during setup) */
     sps_csr P, R;      /* n x nc and nc x n; absent on the coarsest level */
-    sps_csr T, AP;     /* P_tent and A P (kept for the numeric re-setup) */
+    sps_csr T, AP;     /* P_tent and A P (kept for the numeric re-setup; setup=gpu
+                          leaves A P out, and the re-setup makes it) */
     double *dinv;      /* the smoother's scaling: 1 / l1 row sums (l1-Jacobi) or
                           1 / a_ii (Chebyshev); 0 on an empty row */
     double c1[SPS_AMG_MAX_DEGREE + 1], c2[SPS_AMG_MAX_DEGREE + 1]; /* Chebyshev steps */

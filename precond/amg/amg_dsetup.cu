@@ -916,7 +916,9 @@ sps_status level_galerkin(gbuild &b, const dcsr &A, dlevel &G)
     return st;
 }
 
-/* Level l's T, P, R, AP and level l + 1's A into the host hierarchy. */
+/* Level l's T, P, R and level l + 1's A into the host hierarchy. A P, the
+ * largest of them, stays behind: only the numeric re-setup needs its
+ * pattern, and it computes it when it is absent (amg_setup.c). */
 sps_status level_download(gbuild &b, int l, dlevel &G)
 {
     sps_amg *h = b.h;
@@ -925,7 +927,6 @@ sps_status level_download(gbuild &b, int l, dlevel &G)
     sps_status st = download_csr(b.D.ctx, G.T, &L->T);
     if (st == SPS_OK) st = download_csr(b.D.ctx, G.P, &L->P);
     if (st == SPS_OK) st = download_csr(b.D.ctx, G.R, &L->R);
-    if (st == SPS_OK) st = download_csr(b.D.ctx, G.AP, &L->AP);
     if (st == SPS_OK) st = download_csr(b.D.ctx, G.Ac, &h->lv[l + 1].A);
     h->ms_download += sps__now_ms() - t0;
     return st;

@@ -781,7 +781,10 @@ static sps_status level_numeric(build *b, const sps_csr *A, int l)
     sps__free(dinv);
     double t1 = sps__now_ms();
     h->ms[2] += t1 - t0;
-    if (st == SPS_OK) st = sps__amg_spgemm_into(b->ctx, A, &L->P, &L->AP);
+    if (st == SPS_OK && !L->AP.row_ptr) /* setup=gpu keeps no A P: its pattern now, the same sums */
+        st = sps__amg_spgemm(b->ctx, A, &L->P, &L->AP);
+    else if (st == SPS_OK)
+        st = sps__amg_spgemm_into(b->ctx, A, &L->P, &L->AP);
     if (st == SPS_OK) st = sps__amg_spgemm_into(b->ctx, &L->R, &L->AP, &h->lv[l + 1].A);
     h->ms[3] += sps__now_ms() - t1;
     return st;
