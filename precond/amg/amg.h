@@ -67,7 +67,7 @@ typedef struct sps_amg {
     sps_amg_prm prm;   /* the parameters it was built with */
     uint64_t pattern;  /* level 0's pattern (sps__amg_pattern) */
     int gpu_levels;    /* levels built on the device (setup=gpu), 0: all on the host */
-    double ms_download; /* setup=gpu: copying the device levels into this hierarchy */
+    double ms_download; /* setup=gpu: level 0 up, the device levels into this hierarchy */
 } sps_amg;
 
 /* Build the hierarchy of A. B: k near-nullspace vectors (n x k column-major)

@@ -781,6 +781,39 @@ sps_status download_csr(sps_context *ctx, const dcsr &d, sps_csr *A)
     return st;
 }
 
+/* d's arrays become A's device copy (core/gpu.h's sps_dcsr; A: the host CSR
+ * just copied from d): amg.cu's make_op builds the V-cycle's operator from
+ * it device to device and frees it, and sps__amg_free frees one left
+ * over. The caller stops owning d's arrays when this succeeds. */
+sps_status attach(sps_context *ctx, const dcsr &d, sps_csr *A)
+{
+    sps_dcsr *c = (sps_dcsr *)sps__calloc(1, sizeof *c);
+    if (!c) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
+    c->ctx = ctx;
+    c->h_row_ptr = A->row_ptr;
+    c->h_col_idx = A->col_idx;
+    c->h_val = A->val;
+    c->nrows = A->nrows;
+    c->ncols = A->ncols;
+    c->nnz = A->nnz;
+    c->row_ptr = d.rp;
+    c->col_idx = d.ci;
+    c->val = d.v;
+    c->bytes = ((size_t)A->nrows + 1 + (size_t)A->nnz) * sizeof(sps_idx) + (size_t)A->nnz * sizeof(double);
+    strcpy(c->how, "amg setup");
+    A->dev = c;
+    return SPS_OK;
+}
+
+/* download_csr, then d's arrays handed to A (d emptied), or freed. */
+sps_status download_attach(sps_context *ctx, dcsr &d, sps_csr *A)
+{
+    sps_status st = download_csr(ctx, d, A);
+    if (st == SPS_OK) st = attach(ctx, d, A);
+    if (st == SPS_OK) d = dcsr();
+    return st;
+}
+
 template <class T> sps_status download(sps_context *ctx, T **h, const T *d, long long count)
 {
     *h = (T *)sps__malloc(sps__mul_size((size_t)count + 1, sizeof(T)));
@@ -797,14 +830,14 @@ struct dlevel {
     double *dinv = nullptr, *g = nullptr, *l1 = nullptr, *w = nullptr, *Bc = nullptr;
 };
 
-void level_free(dlevel &L, int keep_coarse)
+void level_free(dlevel &L)
 {
     dcsr_free(L.S);
     dcsr_free(L.T);
     dcsr_free(L.P);
     dcsr_free(L.R);
     dcsr_free(L.AP);
-    if (!keep_coarse) dcsr_free(L.Ac);
+    dcsr_free(L.Ac);
     sps__dfree(L.Sm.v); /* Sm borrows A's pattern */
     L.Sm = dcsr();
     sps__dfree(L.agg);
@@ -812,10 +845,9 @@ void level_free(dlevel &L, int keep_coarse)
     sps__dfree(L.g);
     sps__dfree(L.l1);
     sps__dfree(L.w);
-    if (!keep_coarse) sps__dfree(L.Bc);
+    sps__dfree(L.Bc);
     L.agg = nullptr;
-    L.dinv = L.g = L.l1 = L.w = nullptr;
-    if (!keep_coarse) L.Bc = nullptr;
+    L.dinv = L.g = L.l1 = L.w = L.Bc = nullptr;
 }
 
 struct gbuild {
@@ -925,17 +957,19 @@ sps_status level_download(gbuild &b, int l, dlevel &G)
     sps_amg_level *L = &h->lv[l];
     double t0 = sps__now_ms();
     sps_status st = download_csr(b.D.ctx, G.T, &L->T);
-    if (st == SPS_OK) st = download_csr(b.D.ctx, G.P, &L->P);
-    if (st == SPS_OK) st = download_csr(b.D.ctx, G.R, &L->R);
+    if (st == SPS_OK) st = download_attach(b.D.ctx, G.P, &L->P);
+    if (st == SPS_OK) st = download_attach(b.D.ctx, G.R, &L->R);
     if (st == SPS_OK) st = download_csr(b.D.ctx, G.Ac, &h->lv[l + 1].A);
     h->ms_download += sps__now_ms() - t0;
     return st;
 }
 
-/* Level l on the device: 1 in *done when the host must take level l over
+/* Level l on the device: 1 in *host when the host must take level l over
  * (too small, the coarsest, or stalled), else A (device) becomes level
- * l + 1's matrix and *B its nullspace (device). */
-sps_status device_level(gbuild &b, int l, dcsr &A, double **B, int *host)
+ * l + 1's matrix and *B its nullspace (device). *own: whether A's arrays
+ * are ours to free (level 0's upload), or the hierarchy's device copy of
+ * level l's matrix (or the caller's). */
+sps_status device_level(gbuild &b, int l, dcsr &A, double **B, int *host, int *own)
 {
     sps_amg *h = b.h;
     h->lv[l].n = A.nr;
@@ -958,12 +992,17 @@ sps_status device_level(gbuild &b, int l, dcsr &A, double **B, int *host)
     if (st == SPS_OK && !*host) {
         h->lv[l + 1].bs = 1;
         h->gpu_levels = l + 1;
-        dcsr_free(A);
-        A = G.Ac;
+        if (*own) dcsr_free(A);
+        A = G.Ac; /* ours until the hierarchy's copy of A_{l+1} takes it */
+        G.Ac = dcsr();
+        *own = 1;
+        st = attach(b.D.ctx, A, &h->lv[l + 1].A);
+        if (st == SPS_OK) *own = 0;
         sps__dfree(*B);
         *B = G.Bc;
+        G.Bc = nullptr;
     }
-    level_free(G, st == SPS_OK && !*host);
+    level_free(G);
     return st;
 }
 
@@ -974,19 +1013,37 @@ sps_status host_nullspace(sps_context *ctx, const double *B, sps_idx n, double *
     return B ? download(ctx, hB, B, n) : SPS_OK;
 }
 
+/* Level 0's matrix on the device: the caller's device copy when A0 has
+ * one (the solve's operator made it), else an upload of our own (*own). */
+sps_status level0(sps_context *ctx, const sps_csr *A0, dcsr &A, int *own)
+{
+    const sps_dcsr *d = sps__csr_device_copy(ctx, A0);
+    *own = !d;
+    if (!d) return upload_csr(ctx, A0, A);
+    A.nr = d->nrows;
+    A.nc = d->ncols;
+    A.nnz = d->nnz;
+    A.rp = d->row_ptr;
+    A.ci = d->col_idx;
+    A.v = d->val;
+    return SPS_OK;
+}
+
 sps_status build_levels(gbuild &b, const sps_csr *A0)
 {
     sps_context *ctx = b.D.ctx;
     dcsr A;
     double *B = nullptr, *hB = nullptr;
-    int host = 0, l = 0;
-    sps_status st = upload_csr(ctx, A0, A);
+    int host = 0, l = 0, own = 1;
+    double t0 = sps__now_ms();
+    sps_status st = level0(ctx, A0, A, &own);
+    b.h->ms_download += sps__now_ms() - t0; /* the transfers, both ways */
     for (; st == SPS_OK; l++) {
-        st = device_level(b, l, A, &B, &host);
+        st = device_level(b, l, A, &B, &host, &own);
         if (st != SPS_OK || host) break;
     }
     if (st == SPS_OK) st = host_nullspace(ctx, B, A.nr, &hB);
-    dcsr_free(A);
+    if (own) dcsr_free(A);
     sps__dfree(B);
     if (st == SPS_OK) return sps__amg_build_from(ctx, A0, l, hB, b.h); /* takes hB */
     sps__free(hB);

@@ -24,6 +24,9 @@
 #include "amg.h"
 
 #include "../cheby/cheby.h"
+#if SPS_HAVE_CUDA
+#include "../../core/gpu.h"
+#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -664,7 +667,7 @@ void sps__amg_describe(sps_amg *h, const char *extra)
     describe_levels(h, lv, sizeof lv);
     char dev[96] = "";
     if (h->gpu_levels > 0)
-        snprintf(dev, sizeof dev, " (levels 0-%d on the device), download %.1f", h->gpu_levels - 1,
+        snprintf(dev, sizeof dev, " (levels 0-%d on the device), transfers %.1f", h->gpu_levels - 1,
                  h->ms_download);
     snprintf(h->desc, sizeof h->desc,
              "%s  setup ms%s: strength %.1f, aggregate %.1f, prolong %.1f, galerkin %.1f, "
@@ -679,10 +682,22 @@ void sps__amg_describe(sps_amg *h, const char *extra)
     }
 }
 
+/* A device copy setup=gpu left on A and nobody took (a failed setup). */
+static void drop_device_copy(sps_csr *A)
+{
+#if SPS_HAVE_CUDA
+    sps__dcsr_free(A->dev);
+#endif
+    A->dev = NULL;
+}
+
 void sps__amg_free(sps_amg *h)
 {
     for (int l = 0; l < SPS_AMG_MAX_LEVELS; l++) {
         sps_amg_level *L = &h->lv[l];
+        if (l > 0) drop_device_copy(&L->A);
+        drop_device_copy(&L->P);
+        drop_device_copy(&L->R);
         if (l > 0) sps__csr_free(&L->A);
         sps__csr_free(&L->P);
         sps__csr_free(&L->R);

@@ -82,6 +82,21 @@ struct DeviceRadixSort {
     }
 };
 }
+/* core/gpu.h's device copy of a CSR (absent in a --without-cuda build) */
+typedef struct sps_dcsr {
+    sps_context *ctx;
+    const void *h_row_ptr, *h_col_idx, *h_val;
+    sps_idx nrows, ncols, nnz;
+    sps_idx *row_ptr, *col_idx;
+    double *val;
+    size_t bytes;
+    double upload_ms, gbps;
+    char how[16];
+} sps_dcsr;
+/* emu_level0_copy: 1 to hand level 0 a device copy (the caller's), 0: upload */
+extern int emu_level0_copy;
+const sps_dcsr *sps__csr_device_copy(sps_context *ctx, const sps_csr *A);
+void sps__dcsr_free(sps_dcsr *d);
 /* core/gpu.h's functions on host memory */
 extern "C" {
 sps_status sps__dmalloc(sps_context *ctx, void **p, size_t bytes);

@@ -18,3 +18,21 @@ sps_status sps__dmemset(sps_context *, void *p, int v, size_t b) { memset(p, v, 
 sps_status sps__gpu_sync(sps_context *) { return SPS_OK; }
 void *sps__gpu_stream(const sps_context *) { return nullptr; }
 }
+
+int emu_level0_copy;
+const sps_dcsr *sps__csr_device_copy(sps_context *ctx, const sps_csr *A)
+{
+    const sps_dcsr *d = A ? A->dev : NULL;
+    if (!d || d->ctx != ctx || d->nrows != A->nrows || d->ncols != A->ncols || d->nnz != A->nnz ||
+        d->h_row_ptr != A->row_ptr || d->h_col_idx != A->col_idx || d->h_val != A->val)
+        return NULL;
+    return d;
+}
+void sps__dcsr_free(sps_dcsr *d)
+{
+    if (!d) return;
+    free(d->row_ptr);
+    free(d->col_idx);
+    free(d->val);
+    sps__free(d);
+}
