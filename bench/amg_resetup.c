@@ -2,8 +2,9 @@
 /* spsolve/bench/amg_resetup.c: issue 11's reuse criterion. For a generated
  * matrix and an amg spec: a full setup, then sps_precond_update_values with
  * the values scaled by 2.5 plus 0.5 on the diagonal (the same pattern), each
- * timed by the library (sps_precond_setup_ms); prints one line of
- * key=value pairs. Public API only. Built and run by bench/amg.sh. */
+ * timed by the library (sps_precond_setup_ms); prints the summary of
+ * each (sps_precond_describe: the phases) and one line of key=value pairs.
+ * Public API only. Built and run by bench/amg.sh. */
 #include <spsolve.h>
 
 #include <stdio.h>
@@ -39,11 +40,13 @@ int main(int argc, char **argv)
     }
     free(w);
     double full = sps_precond_setup_ms(pc);
+    printf("%s", sps_precond_describe(pc)); /* the full setup's phases */
     if (sps_precond_update_values(pc, A2) != SPS_OK) {
         fprintf(stderr, "amg_resetup: %s\n", sps_last_error(ctx));
         goto done;
     }
     double num = sps_precond_setup_ms(pc);
+    printf("%s", sps_precond_describe(pc)); /* the re-setup's phases */
     printf("matrix=%s precond=%s full_ms=%.1f numeric_ms=%.1f ratio=%.3f\n", argv[1], argv[2], full, num,
            full > 0 ? num / full : 0.0);
     rc = 0;
