@@ -93,6 +93,14 @@ sps_status dcsr_alloc(sps_context *ctx, dcsr &a, sps_idx nr, sps_idx nc, sps_idx
     return st;
 }
 
+/* Wait for the stream before freeing what its kernels read: cudaFree's own
+ * synchronization is not relied on with the context's non-blocking stream. */
+void drain(sps_context *ctx, sps_status &st)
+{
+    sps_status sy = sps__gpu_sync(ctx);
+    if (st == SPS_OK) st = sy;
+}
+
 /* ---- scans, sorts and reductions ------------------------------------------ */
 
 /* out[0..n] = exclusive prefix sum of in[0..n) (out[n] the total). */
@@ -104,10 +112,13 @@ template <class T> sps_status scan(sps_context *ctx, const T *in, T *out, long l
     size_t bytes = 0;
     SPS_CUDA(ctx, cub::DeviceScan::InclusiveSum(nullptr, bytes, in, out + 1, (int)n, s));
     void *tmp = nullptr;
+    if (bytes == 0) bytes = 16; /* a NULL buffer would only ask for the size again */
     sps_status st = sps__dmalloc(ctx, &tmp, bytes);
     if (st != SPS_OK) return st;
     cudaError_t e = cub::DeviceScan::InclusiveSum(tmp, bytes, in, out + 1, (int)n, s);
-    sps__dfree(tmp); /* cudaFree waits for the scan */
+    drain(ctx, st);
+    sps__dfree(tmp);
+    if (st != SPS_OK) return st;
     if (e != cudaSuccess) return sps__cuda_fail(ctx, e, "cub::DeviceScan::InclusiveSum", __FILE__, __LINE__);
     return SPS_OK;
 }
@@ -124,10 +135,13 @@ sps_status sort_pairs(sps_context *ctx, const unsigned *kin, unsigned *kout, con
     SPS_CUDA(ctx, cub::DeviceRadixSort::SortPairs(nullptr, bytes, kin, kout, vin, vout, (int)n, 0,
                                                   bits, s));
     void *tmp = nullptr;
+    if (bytes == 0) bytes = 16;
     sps_status st = sps__dmalloc(ctx, &tmp, bytes);
     if (st != SPS_OK) return st;
     cudaError_t e = cub::DeviceRadixSort::SortPairs(tmp, bytes, kin, kout, vin, vout, (int)n, 0, bits, s);
+    drain(ctx, st);
     sps__dfree(tmp);
+    if (st != SPS_OK) return st;
     if (e != cudaSuccess) return sps__cuda_fail(ctx, e, "cub::DeviceRadixSort::SortPairs", __FILE__, __LINE__);
     return SPS_OK;
 }
@@ -242,6 +256,7 @@ sps_status strength(dsetup &D, const dcsr &A, double theta, dcsr &S)
         k_strength<<<gr, TB, 0, D.s>>>(n, A.rp, A.ci, A.v, d, theta, nullptr, S.rp, S.ci);
         LAUNCHED(D.ctx, st, "k_strength fill");
     }
+    drain(D.ctx, st);
     sps__dfree(d);
     sps__dfree(cnt);
     return st;
@@ -367,6 +382,7 @@ sps_status aggregate(dsetup &D, const dcsr &S, sps_idx *agg, sps_idx *nagg)
         k_join<<<gr, TB, 0, D.s>>>(n, S.rp, S.ci, first, agg);
         LAUNCHED(D.ctx, st, "k_join");
     }
+    drain(D.ctx, st);
     sps__dfree(w);
     sps__dfree(f);
     sps__dfree(num);
@@ -458,6 +474,7 @@ sps_status tentative(dsetup &D, const sps_idx *agg, sps_idx n, sps_idx nagg, con
             LAUNCHED(D.ctx, st, "k_tent");
         }
     }
+    drain(D.ctx, st);
     sps__dfree(k1);
     sps__dfree(k2);
     sps__dfree(i1);
@@ -677,6 +694,7 @@ sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C)
         k_sg_gather<<<gr, TB, 0, D.s>>>(n, off, hc, hv, crp, C.rp, C.ci, C.v);
         LAUNCHED(D.ctx, st, "k_sg_gather");
     }
+    drain(D.ctx, st);
     sps__dfree(ub);
     sps__dfree(off);
     sps__dfree(cnt);
@@ -752,6 +770,7 @@ sps_status transpose(dsetup &D, const dcsr &X, dcsr &T)
         k_gather_t<<<blocks_for(nnz), TB, 0, D.s>>>(nnz, i2, row, X.v, T.ci, T.v);
         LAUNCHED(D.ctx, st, "k_gather_t");
     }
+    drain(D.ctx, st);
     sps__dfree(k1);
     sps__dfree(k2);
     sps__dfree(row);
