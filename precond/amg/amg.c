@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/precond/amg/amg.c: smoothed-aggregation AMG, the table
- * (`amg:theta=T,sweeps=K,smoother=cheby|l1jacobi,coarse=N,levels=L,block=B`),
+ * (`amg:theta=T,sweeps=K,smoother=cheby|l1jacobi,coarse=N,levels=L,block=B,setup=host|gpu,
+ * gpu_min=N`),
  * the host V-cycle and the near-nullspace call.
  *
  * One V-cycle, z = M^-1 r, from x = 0 on every level:
@@ -167,7 +168,13 @@ static sps_status build_into(sps_precond *pc, host_amg *a, const sps_matrix *A, 
     if (a->h) sps__amg_free(a->h);
     else a->h = sps__calloc(1, sizeof *a->h);
     if (!a->h) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
-    sps_status st = sps__amg_build(pc->ctx, prm, &A->A, block, k, B, a->h);
+    sps_status st;
+#if SPS_HAVE_CUDA
+    if (gpu && prm->setup == SPS_AMG_SETUP_GPU && block == 1 && !B) /* else: the host setup */
+        st = sps__amg_build_gpu(pc->ctx, prm, &A->A, a->h);
+    else
+#endif
+        st = sps__amg_build(pc->ctx, prm, &A->A, block, k, B, a->h);
     if (st != SPS_OK || gpu) return st;
     if (!a->op0) {
         st = sps_operator_create(pc->ctx, A, "csr-vector", NULL, &a->op0);
@@ -214,11 +221,13 @@ static void amg_default(void *p)
 {
     sps_amg_prm *prm = p;
     prm->theta = 0.08;
-    prm->sweeps = 2;
+    prm->sweeps = 1; /* Chebyshev of degree 1: the cheapest time to solution (doc/precond.md) */
     prm->smoother = SPS_AMG_CHEBY;
     prm->coarse = 500;
     prm->levels = 10;
     prm->block = 1;
+    prm->setup = SPS_AMG_SETUP_HOST;
+    prm->gpu_min = SPS_AMG_GPU_MIN;
 }
 
 static sps_status amg_set(sps_context *ctx, void *p, const char *key, const char *value)
@@ -242,6 +251,15 @@ static sps_status amg_set(sps_context *ctx, void *p, const char *key, const char
         return sps__pc_int(ctx, "amg", key, value, 1, SPS_AMG_MAX_LEVELS, &prm->levels);
     if (strcmp(key, "block") == 0)
         return sps__pc_int(ctx, "amg", key, value, 1, 64, &prm->block);
+    if (strcmp(key, "gpu_min") == 0)
+        return sps__pc_int(ctx, "amg", key, value, 0, SPS_IDX_MAX, &prm->gpu_min);
+    if (strcmp(key, "setup") == 0) {
+        if (strcmp(value, "host") == 0) prm->setup = SPS_AMG_SETUP_HOST;
+        else if (strcmp(value, "gpu") == 0) prm->setup = SPS_AMG_SETUP_GPU;
+        else
+            return sps__err(ctx, SPS_ERR_INVALID_ARG, "amg: setup='%s' is not host or gpu", value);
+        return SPS_OK;
+    }
     if (strcmp(value, "cheby") == 0) prm->smoother = SPS_AMG_CHEBY;
     else if (strcmp(value, "l1jacobi") == 0) prm->smoother = SPS_AMG_L1JACOBI;
     else
@@ -252,10 +270,11 @@ static sps_status amg_set(sps_context *ctx, void *p, const char *key, const char
 
 const sps_pc_type sps_pc_amg = {
     .name = "amg",
-    .summary = "smoothed-aggregation AMG, one V-cycle (smoother=cheby|l1jacobi, sweeps=2, "
-               "theta=0.08, coarse=500, levels=10, block=1); SPD matrices",
+    .summary = "smoothed-aggregation AMG, one V-cycle (smoother=cheby|l1jacobi, sweeps=1, "
+               "theta=0.08, coarse=500, levels=10, block=1, setup=host|gpu, gpu_min=4096); SPD "
+               "matrices",
     .caps = SPS_PCT_SYMMETRIC | SPS_PCT_USES_OP,
-    .keys = "theta, sweeps, smoother, coarse, levels, block",
+    .keys = "theta, sweeps, smoother, coarse, levels, block, setup, gpu_min",
     .prm_size = sizeof(sps_amg_prm),
     .prm_default = amg_default,
     .prm_set = amg_set,

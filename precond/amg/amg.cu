@@ -237,13 +237,19 @@ void dev_destroy(sps_precond *pc)
     pc->impl = nullptr;
 }
 
-/* A csr-vector operator of a host CSR (the matrix's device copy dropped after). */
-sps_status make_op(sps_context *ctx, const sps_csr *A, sps_operator **op)
+/* A csr-vector operator of a host CSR (the matrix's device copy dropped
+ * after). A device copy that setup=gpu left on A (amg_dsetup.cu) is used
+ * (device to device, nothing crosses the bus) and freed with it. */
+sps_status make_op(sps_context *ctx, sps_csr *A, sps_operator **op)
 {
     sps_matrix M;
     memset(&M, 0, sizeof M);
     M.A = *A;
     M.A.dev = nullptr;
+    if (A->dev && sps__csr_device_copy(ctx, A)) {
+        M.A.dev = A->dev;
+        A->dev = nullptr;
+    }
     sps_status st = sps_operator_create(ctx, &M, "csr-vector", nullptr, op);
     sps_status sy = sps__gpu_sync(ctx); /* the operator's copies from M's device copy are done */
     sps__matrix_drop_device(&M);
@@ -257,9 +263,9 @@ sps_status upload(sps_context *ctx, double **dst, const double *src, size_t coun
     return st == SPS_OK && src ? sps__h2d(ctx, *dst, src, count * sizeof(double)) : st;
 }
 
-sps_status upload_level(sps_context *ctx, const sps_amg *h, int l, dev_level &L)
+sps_status upload_level(sps_context *ctx, sps_amg *h, int l, dev_level &L)
 {
-    const sps_amg_level &H = h->lv[l];
+    sps_amg_level &H = h->lv[l];
     size_t n = (size_t)H.n;
     sps_status st = SPS_OK;
     if (l > 0) st = make_op(ctx, &H.A, &L.A);
@@ -278,7 +284,7 @@ sps_status upload_level(sps_context *ctx, const sps_amg *h, int l, dev_level &L)
 sps_status upload_all(sps_precond *pc, dev_amg *g)
 {
     sps_context *ctx = pc->ctx;
-    const sps_amg *h = g->h;
+    sps_amg *h = g->h;
     double t0 = sps__now_ms();
     sps_status st = SPS_OK;
     for (int l = 0; l < h->nlevels && st == SPS_OK; l++) st = upload_level(ctx, h, l, g->lv[l]);

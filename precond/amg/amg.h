@@ -28,14 +28,22 @@ typedef struct sps_amg_prm {
     int coarse;   /* stop coarsening at <= coarse rows */
     int levels;   /* most levels, the finest included */
     int block;    /* unknowns per node on the fine level */
+    int setup;    /* SPS_AMG_SETUP_HOST or SPS_AMG_SETUP_GPU (setup=gpu: a GPU context,
+                     block 1, the constant nullspace; else the host) */
+    int gpu_min;  /* setup=gpu: levels of at most gpu_min rows are built on the host */
 } sps_amg_prm;
+
+enum { SPS_AMG_SETUP_HOST = 0, SPS_AMG_SETUP_GPU = 1 };
+/* setup=gpu: levels of at most this many rows finish on the host (gpu_min=N). */
+#define SPS_AMG_GPU_MIN 4096
 
 typedef struct sps_amg_level {
     sps_idx n;
     int64_t nnz;
     sps_csr A;         /* level >= 1 (level 0's is the caller's, borrowed during setup) */
     sps_csr P, R;      /* n x nc and nc x n; absent on the coarsest level */
-    sps_csr T, AP;     /* P_tent and A P (kept for the numeric re-setup) */
+    sps_csr T, AP;     /* P_tent and A P (kept for the numeric re-setup; setup=gpu
+                          leaves A P out, and the re-setup makes it) */
     double *dinv;      /* the smoother's scaling: 1 / l1 row sums (l1-Jacobi) or
                           1 / a_ii (Chebyshev); 0 on an empty row */
     double c1[SPS_AMG_MAX_DEGREE + 1], c2[SPS_AMG_MAX_DEGREE + 1]; /* Chebyshev steps */
@@ -58,6 +66,8 @@ typedef struct sps_amg {
     char desc[2048]; /* the summary (sps_precond_describe) */
     sps_amg_prm prm;   /* the parameters it was built with */
     uint64_t pattern;  /* level 0's pattern (sps__amg_pattern) */
+    int gpu_levels;    /* levels built on the device (setup=gpu), 0: all on the host */
+    double ms_download; /* setup=gpu: level 0 up, the device levels into this hierarchy */
 } sps_amg;
 
 /* Build the hierarchy of A. B: k near-nullspace vectors (n x k column-major)
@@ -65,6 +75,20 @@ typedef struct sps_amg {
 sps_status sps__amg_build(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A,
                           int block, int k, const double *B, sps_amg *h);
 void sps__amg_free(sps_amg *h);
+/* h's header for a build of A (sizes, parameters, A's pattern); the block check. */
+sps_status sps__amg_init(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A, int block,
+                         int k, const double *B, sps_amg *h);
+/* The host setup from level l0 on: h's levels below l0 are built, level
+ * l0's matrix is A0 (l0 = 0) or h->lv[l0].A, B its nullspace (owned, freed;
+ * NULL: the constant vector, l0 = 0 only); then the summary. */
+sps_status sps__amg_build_from(sps_context *ctx, const sps_csr *A0, int l0, double *B, sps_amg *h);
+/* Coarsen level l of n rows (not the coarsest)? */
+int sps__amg_coarsen_more(const sps_amg_prm *prm, int l, sps_idx n);
+/* rho, c1, c2 of L from m Lanczos steps (alpha, beta) and the Gershgorin
+ * bound; m = 0: not SPD (the error). */
+sps_status sps__amg_spectral_finish(sps_context *ctx, sps_idx n, double gersh, int degree,
+                                    const double *alpha, const double *beta, int m,
+                                    sps_amg_level *L);
 /* Numeric-only re-setup for new values of A in the setup's pattern: the
  * aggregates and P_tent stay; the smoothers, P, R, the coarse matrices (in
  * their patterns) and the coarse inverse are recomputed, in the full
@@ -100,6 +124,12 @@ sps_amg *sps__amg_hierarchy(const sps_precond *pc);
 /* Device setup (amg.cu): takes h (owned from now on, freed by pc->destroy);
  * op0: level 0's operator on the device, owned when own_op0. */
 sps_status sps__amg_gpu(sps_precond *pc, sps_amg *h, sps_operator *op0, int own_op0);
+/* The device setup (amg_dsetup.cu), h as sps__amg_build makes it (block 1,
+ * the constant nullspace): levels above prm->gpu_min rows on the
+ * device, copied into h; the rest, and a level whose coarsening stalls, on
+ * the host (sps__amg_build_from). */
+sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A,
+                              sps_amg *h);
 #endif
 
 #ifdef __cplusplus

@@ -24,6 +24,9 @@
 #include "amg.h"
 
 #include "../cheby/cheby.h"
+#if SPS_HAVE_CUDA
+#include "../../core/gpu.h"
+#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -354,11 +357,12 @@ static int lanczos(sps_context *ctx, const sps_csr *A, const double *dinv, doubl
         double pq = dotp(n, p, q);
         if (!(pq > 0)) break;
         alpha[m] = rz / pq;
+        double rzn = 0.0; /* dotp(n, r, z), fused: the same terms in the same order */
         for (sps_idx i = 0; i < n; i++) {
             r[i] -= alpha[m] * q[i];
             z[i] = dinv[i] * r[i];
+            rzn += r[i] * z[i];
         }
-        double rzn = dotp(n, r, z);
         beta[m++] = rzn / rz;
         if (!(rzn > 1e-30 * rz0)) break;
         rz = rzn;
@@ -383,20 +387,15 @@ static double inverse_diag(const sps_csr *A, double *dinv)
     return g;
 }
 
-/* The bound rho on lambda_max(D^-1 A) and the Chebyshev coefficients. */
-static sps_status spectral(sps_context *ctx, const sps_csr *A, const double *dinv, double gersh,
-                           int degree, sps_amg_level *L)
+sps_status sps__amg_spectral_finish(sps_context *ctx, sps_idx n, double gersh, int degree,
+                                    const double *alpha, const double *beta, int m,
+                                    sps_amg_level *L)
 {
-    double alpha[SPS_AMG_LANCZOS], beta[SPS_AMG_LANCZOS];
-    double *w = sps__malloc(sps__mul_size((size_t)A->nrows + 1, 4 * sizeof *w));
-    if (!w) return oom(ctx);
-    int m = lanczos(ctx, A, dinv, w, alpha, beta);
-    sps__free(w);
     if (m == 0)
         return sps__err(ctx, SPS_ERR_UNSUPPORTED,
                         "amg: a level of %d rows is not positive definite (the first Lanczos "
                         "step failed); amg needs an SPD matrix with a positive diagonal",
-                        A->nrows);
+                        n);
     sps_cheby c;
     memset(&c, 0, sizeof c);
     c.degree = degree;
@@ -407,6 +406,18 @@ static sps_status spectral(sps_context *ctx, const sps_csr *A, const double *din
     memcpy(L->c1, c.c1, sizeof L->c1);
     memcpy(L->c2, c.c2, sizeof L->c2);
     return SPS_OK;
+}
+
+/* The bound rho on lambda_max(D^-1 A) and the Chebyshev coefficients. */
+static sps_status spectral(sps_context *ctx, const sps_csr *A, const double *dinv, double gersh,
+                           int degree, sps_amg_level *L)
+{
+    double alpha[SPS_AMG_LANCZOS], beta[SPS_AMG_LANCZOS];
+    double *w = sps__malloc(sps__mul_size((size_t)A->nrows + 1, 4 * sizeof *w));
+    if (!w) return oom(ctx);
+    int m = lanczos(ctx, A, dinv, w, alpha, beta);
+    sps__free(w);
+    return sps__amg_spectral_finish(ctx, A->nrows, gersh, degree, alpha, beta, m, L);
 }
 
 /* 1 / (sum_j |a_ij|) (0 for an empty row). */
@@ -592,21 +603,21 @@ static sps_status finish_coarse(build *b, const sps_csr *A)
 }
 
 /* Go on coarsening level l (n rows)? */
-static int coarsen_more(const build *b, int l, sps_idx n)
+int sps__amg_coarsen_more(const sps_amg_prm *prm, int l, sps_idx n)
 {
-    return n > b->prm->coarse && l + 1 < b->prm->levels && l + 1 < SPS_AMG_MAX_LEVELS;
+    return n > prm->coarse && l + 1 < prm->levels && l + 1 < SPS_AMG_MAX_LEVELS;
 }
 
-static sps_status levels(build *b, const sps_csr *A0)
+static sps_status levels(build *b, const sps_csr *A0, int l0)
 {
     sps_amg *h = b->h;
-    for (int l = 0;; l++) {
+    for (int l = l0;; l++) {
         const sps_csr *A = level_A(h, A0, l);
         sps_amg_level *L = &h->lv[l];
         L->n = A->nrows;
         L->nnz = A->nnz;
         h->nlevels = l + 1;
-        if (!coarsen_more(b, l, A->nrows)) return finish_coarse(b, A);
+        if (!sps__amg_coarsen_more(b->prm, l, A->nrows)) return finish_coarse(b, A);
         sps_status st = level_smoother(b, A, l);
         if (st != SPS_OK) return st;
         double *Bc = NULL;
@@ -654,16 +665,39 @@ void sps__amg_describe(sps_amg *h, const char *extra)
 {
     char lv[1536];
     describe_levels(h, lv, sizeof lv);
+    char dev[96] = "";
+    if (h->gpu_levels > 0)
+        snprintf(dev, sizeof dev, " (levels 0-%d on the device), transfers %.1f", h->gpu_levels - 1,
+                 h->ms_download);
     snprintf(h->desc, sizeof h->desc,
-             "%s  setup ms: strength %.1f, aggregate %.1f, prolong %.1f, galerkin %.1f, "
+             "%s  setup ms%s: strength %.1f, aggregate %.1f, prolong %.1f, galerkin %.1f, "
              "spectral %.1f, coarse %.1f%s",
-             lv, h->ms[0], h->ms[1], h->ms[2], h->ms[3], h->ms[4], h->ms[5], extra);
+             lv, h->gpu_levels > 0 ? " (setup=gpu)" : "", h->ms[0], h->ms[1], h->ms[2], h->ms[3],
+             h->ms[4], h->ms[5], extra);
+    if (dev[0]) { /* before the final newline of extra */
+        size_t k = strlen(h->desc);
+        int nl = k > 0 && h->desc[k - 1] == '\n';
+        if (nl) h->desc[--k] = 0;
+        snprintf(h->desc + k, sizeof h->desc - k, "%s%s", dev, nl ? "\n" : "");
+    }
+}
+
+/* A device copy setup=gpu left on A and nobody took (a failed setup). */
+static void drop_device_copy(sps_csr *A)
+{
+#if SPS_HAVE_CUDA
+    sps__dcsr_free(A->dev);
+#endif
+    A->dev = NULL;
 }
 
 void sps__amg_free(sps_amg *h)
 {
     for (int l = 0; l < SPS_AMG_MAX_LEVELS; l++) {
         sps_amg_level *L = &h->lv[l];
+        if (l > 0) drop_device_copy(&L->A);
+        drop_device_copy(&L->P);
+        drop_device_copy(&L->R);
         if (l > 0) sps__csr_free(&L->A);
         sps__csr_free(&L->P);
         sps__csr_free(&L->R);
@@ -680,22 +714,39 @@ void sps__amg_free(sps_amg *h)
     memset(h, 0, sizeof *h);
 }
 
-sps_status sps__amg_build(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A, int block,
-                          int k, const double *B, sps_amg *h)
+sps_status sps__amg_init(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A, int block,
+                         int k, const double *B, sps_amg *h)
 {
     memset(h, 0, sizeof *h);
     h->smoother = prm->smoother;
     h->sweeps = prm->sweeps;
     h->nnull = B ? k : 1;
     h->lv[0].bs = block;
+    h->prm = *prm;
     if (block < 1 || A->nrows % block)
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "amg: %d rows are not a multiple of block=%d",
                         A->nrows, block);
-    build b = {ctx, prm, h, (double *)B, B, B ? k : 1};
-    h->prm = *prm;
     h->pattern = sps__amg_pattern(A);
-    sps_status st = levels(&b, A);
+    return SPS_OK;
+}
+
+sps_status sps__amg_build(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A, int block,
+                          int k, const double *B, sps_amg *h)
+{
+    sps_status st = sps__amg_init(ctx, prm, A, block, k, B, h);
+    if (st != SPS_OK) return st;
+    build b = {ctx, prm, h, (double *)B, B, B ? k : 1};
+    st = levels(&b, A, 0);
     if (b.B != B) sps__free(b.B);
+    if (st == SPS_OK) sps__amg_describe(h, "\n");
+    return st;
+}
+
+sps_status sps__amg_build_from(sps_context *ctx, const sps_csr *A0, int l0, double *B, sps_amg *h)
+{
+    build b = {ctx, &h->prm, h, B, NULL, h->nnull};
+    sps_status st = levels(&b, A0, l0);
+    sps__free(b.B);
     if (st == SPS_OK) sps__amg_describe(h, "\n");
     return st;
 }
@@ -745,7 +796,10 @@ static sps_status level_numeric(build *b, const sps_csr *A, int l)
     sps__free(dinv);
     double t1 = sps__now_ms();
     h->ms[2] += t1 - t0;
-    if (st == SPS_OK) st = sps__amg_spgemm_into(b->ctx, A, &L->P, &L->AP);
+    if (st == SPS_OK && !L->AP.row_ptr) /* setup=gpu keeps no A P: its pattern now, the same sums */
+        st = sps__amg_spgemm(b->ctx, A, &L->P, &L->AP);
+    else if (st == SPS_OK)
+        st = sps__amg_spgemm_into(b->ctx, A, &L->P, &L->AP);
     if (st == SPS_OK) st = sps__amg_spgemm_into(b->ctx, &L->R, &L->AP, &h->lv[l + 1].A);
     h->ms[3] += sps__now_ms() - t1;
     return st;

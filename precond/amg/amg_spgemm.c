@@ -3,9 +3,9 @@
  * setup (P = S P_tent, A P, P'(A P)), P's transpose, and the row-parallel
  * loop the other setup passes use (sps__amg_par_rows).
  *
- * C = X Y row by row (Gustavson): a count pass, a prefix sum, a fill pass
- * whose terms are summed in X's row order then Y's, and a sort of each row
- * by column. Rows are split into contiguous blocks over the context's
+ * C = X Y row by row (Gustavson): one pass whose terms are summed in X's
+ * row order then Y's, each row sorted by column as soon as it is done, into
+ * a buffer per block of rows; a prefix sum; the buffers copied into C. Rows are split into contiguous blocks over the context's
  * threads (sps_context_set_threads; the online cores by default), each row
  * computed by one thread with the serial code: the result is bitwise the
  * same for any thread count. */
@@ -20,68 +20,77 @@ typedef struct job {
     const sps_csr *X, *Y;
     sps_csr *C;
     sps_idx lo, hi;
-    sps_idx *work; /* Y->ncols + 1 slots */
-    int pass;      /* 0 count, 1 fill, 2 sort, 3 numeric into C's pattern */
+    sps_idx *work;  /* Y->ncols + 1 slots (-1 on entry) */
+    sps_idx next;   /* the next row of the block to compute */
+    sps_idx *col;   /* the block's rows, sorted, one after the other */
+    double *val;
+    int64_t used, cap; /* entries in col/val, and room */
+    int pass;       /* 0 rows into the block's buffer, 1 copy into C, 2 numeric into C's pattern */
     pthread_t tid;
     int started;
 } job;
 
-/* pass 0: C->row_ptr[i + 1] = entries of row i (mark: -1 on entry). */
-static void count_rows(job *b)
+/* Entries row i of X Y can have at most (the sum of Y's row lengths it touches). */
+static int64_t row_bound(const sps_csr *X, const sps_csr *Y, sps_idx i)
 {
-    const sps_csr *X = b->X, *Y = b->Y;
-    sps_idx *mark = b->work;
-    for (sps_idx i = b->lo; i < b->hi; i++) {
-        int64_t c = 0;
-        for (sps_idx p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
-            sps_idx k = X->col_idx[p];
-            for (sps_idx q = Y->row_ptr[k]; q < Y->row_ptr[k + 1]; q++)
-                if (mark[Y->col_idx[q]] != i) {
-                    mark[Y->col_idx[q]] = i;
-                    c++;
-                }
-        }
-        b->C->row_ptr[i + 1] = c > SPS_IDX_MAX ? SPS_IDX_MAX : (sps_idx)c;
-    }
-    for (sps_idx j = 0; j < Y->ncols; j++) mark[j] = -1; /* for fill_rows */
+    int64_t c = 0;
+    for (sps_idx p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++)
+        c += Y->row_ptr[X->col_idx[p] + 1] - Y->row_ptr[X->col_idx[p]];
+    return c;
 }
 
-/* pass 1: row i's entries, first touch order (pos: -1 on entry, then below
- * the row's start for every later row of the block). */
-static void fill_rows(job *b)
+/* Row i's entries in first touch order at col/val + w (pos: below w for
+ * every column not yet in this row); returns the entry count. */
+static sps_idx fill_row(const sps_csr *X, const sps_csr *Y, sps_idx i, sps_idx *pos, sps_idx *col,
+                        double *val, sps_idx w0)
 {
-    const sps_csr *X = b->X, *Y = b->Y;
-    sps_csr *C = b->C;
-    sps_idx *pos = b->work;
-    for (sps_idx i = b->lo; i < b->hi; i++) {
-        sps_idx w = C->row_ptr[i];
-        for (sps_idx p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
-            sps_idx k = X->col_idx[p];
-            double x = X->val[p];
-            for (sps_idx q = Y->row_ptr[k]; q < Y->row_ptr[k + 1]; q++) {
-                sps_idx j = Y->col_idx[q];
-                if (pos[j] < C->row_ptr[i]) {
-                    pos[j] = w;
-                    C->col_idx[w] = j;
-                    C->val[w++] = x * Y->val[q];
-                } else {
-                    C->val[pos[j]] += x * Y->val[q];
-                }
+    sps_idx w = w0;
+    for (sps_idx p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
+        sps_idx k = X->col_idx[p];
+        double x = X->val[p];
+        for (sps_idx q = Y->row_ptr[k]; q < Y->row_ptr[k + 1]; q++) {
+            sps_idx j = Y->col_idx[q];
+            if (pos[j] < w0) {
+                pos[j] = w;
+                col[w] = j;
+                val[w++] = x * Y->val[q];
+            } else {
+                val[pos[j]] += x * Y->val[q];
             }
         }
     }
+    return w - w0;
 }
 
-/* pass 2: sort the block's rows (no duplicates: nothing moves between rows). */
-static void sort_rows(job *b)
+/* pass 0: the block's rows from b->next on, each summed in X's row order
+ * then Y's and sorted by column, appended to b's buffer; the row's count in
+ * C->row_ptr[i + 1]. Stops at a row that does not fit (the caller grows the
+ * buffer and runs the pass again). Positions in the buffer only grow, so
+ * pos[j] < the row's start means "not in this row". */
+static void block_rows(job *b)
 {
-    sps_csr *C = b->C;
-    sps_idx base = C->row_ptr[b->lo], *rp = b->work;
-    for (sps_idx i = b->lo; i <= b->hi; i++) rp[i - b->lo] = C->row_ptr[i] - base;
-    sps__csr_sort_rows(b->hi - b->lo, rp, C->col_idx + base, C->val + base);
+    for (; b->next < b->hi; b->next++) {
+        sps_idx i = b->next;
+        int64_t ub = row_bound(b->X, b->Y, i);
+        if (b->used + ub > b->cap || b->used + ub > SPS_IDX_MAX) return;
+        sps_idx w0 = (sps_idx)b->used, m = fill_row(b->X, b->Y, i, b->work, b->col, b->val, w0);
+        sps_idx rp[2] = {0, m};
+        sps__csr_sort_rows(1, rp, b->col + w0, b->val + w0);
+        b->C->row_ptr[i + 1] = m;
+        b->used += m;
+    }
 }
 
-/* pass 3: C's values = X Y in C's pattern, in fill_rows' order (pos: any). */
+/* pass 1: the block's buffer into C at its rows' place. */
+static void copy_block(job *b)
+{
+    sps_idx at = b->C->row_ptr[b->lo];
+    if (b->used == 0) return;
+    memcpy(b->C->col_idx + at, b->col, (size_t)b->used * sizeof *b->col);
+    memcpy(b->C->val + at, b->val, (size_t)b->used * sizeof *b->val);
+}
+
+/* pass 2: C's values = X Y in C's pattern, in block_rows' order (pos: any). */
 static void numeric_rows(job *b)
 {
     const sps_csr *X = b->X, *Y = b->Y;
@@ -104,9 +113,8 @@ static void *run_job(void *arg)
 {
     job *b = arg;
     switch (b->pass) {
-    case 0: count_rows(b); break;
-    case 1: fill_rows(b); break;
-    case 2: sort_rows(b); break;
+    case 0: block_rows(b); break;
+    case 1: copy_block(b); break;
     default: numeric_rows(b); break;
     }
     return NULL;
@@ -172,8 +180,7 @@ typedef struct plan {
     int nj;
 } plan;
 
-/* Blocks of X's rows, each with Y->ncols + 1 work slots set to -1 (the
- * sort pass needs block + 1: the larger of the two). */
+/* Blocks of X's rows, each with Y->ncols + 1 work slots set to -1. */
 static sps_status plan_jobs(sps_context *ctx, const sps_csr *X, const sps_csr *Y, sps_csr *C, plan *pl)
 {
     sps_idx n = X->nrows;
@@ -188,9 +195,9 @@ static sps_status plan_jobs(sps_context *ctx, const sps_csr *X, const sps_csr *Y
         b->X = X;
         b->Y = Y;
         b->C = C;
-        b->lo = (sps_idx)((int64_t)n * t / nj);
+        b->lo = b->next = (sps_idx)((int64_t)n * t / nj);
         b->hi = (sps_idx)((int64_t)n * (t + 1) / nj);
-        size_t slots = (size_t)(Y->ncols > b->hi - b->lo ? Y->ncols : b->hi - b->lo) + 1;
+        size_t slots = (size_t)Y->ncols + 1;
         b->work = sps__malloc(sps__mul_size(slots, sizeof *b->work));
         if (!b->work) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
         for (size_t j = 0; j < slots; j++) b->work[j] = -1;
@@ -200,8 +207,48 @@ static sps_status plan_jobs(sps_context *ctx, const sps_csr *X, const sps_csr *Y
 
 static void plan_free(plan *pl)
 {
-    for (int t = 0; pl->jobs && t < pl->nj; t++) sps__free(pl->jobs[t].work);
+    for (int t = 0; pl->jobs && t < pl->nj; t++) {
+        sps__free(pl->jobs[t].work);
+        sps__free(pl->jobs[t].col);
+        sps__free(pl->jobs[t].val);
+    }
     sps__free(pl->jobs);
+}
+
+/* Room in b's buffer for its next row and then some (doubling); here, on
+ * the calling thread, so allocation failures are reported in order. */
+static sps_status grow_block(sps_context *ctx, job *b)
+{
+    int64_t need = b->used + row_bound(b->X, b->Y, b->next), cap = b->cap ? 2 * b->cap : 8 * (int64_t)(b->hi - b->lo) + 64;
+    if (need > SPS_IDX_MAX)
+        return sps__err(ctx, SPS_ERR_UNSUPPORTED,
+                        "amg: a product has more entries than the 32-bit index limit %d", SPS_IDX_MAX);
+    if (cap < need) cap = need;
+    if (cap > SPS_IDX_MAX) cap = SPS_IDX_MAX;
+    sps_idx *c = sps__realloc(b->col, sps__mul_size((size_t)cap, sizeof *c));
+    if (c) b->col = c;
+    double *v = c ? sps__realloc(b->val, sps__mul_size((size_t)cap, sizeof *v)) : NULL;
+    if (v) b->val = v;
+    if (!c || !v) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
+    b->cap = cap;
+    return SPS_OK;
+}
+
+/* Pass 0 until every block is done, growing the buffers in between. */
+static sps_status symbolic(sps_context *ctx, plan *pl)
+{
+    for (;;) {
+        run_pass(pl->jobs, pl->nj, 0);
+        int more = 0;
+        for (int t = 0; t < pl->nj; t++) {
+            job *b = &pl->jobs[t];
+            if (b->next >= b->hi) continue;
+            sps_status st = grow_block(ctx, b);
+            if (st != SPS_OK) return st;
+            more = 1;
+        }
+        if (!more) return SPS_OK;
+    }
 }
 
 /* Row pointer from the counts in C->row_ptr[1..n]. */
@@ -219,16 +266,18 @@ static sps_status prefix(sps_context *ctx, sps_csr *C)
     return SPS_OK;
 }
 
+/* One traversal: each block sums and sorts its rows into its own buffer
+ * (the terms of an entry in X's row order, then Y's), then the buffers are
+ * copied into C. The sums are those of a count-then-fill product, so the
+ * result is bitwise the same. */
 sps_status sps__amg_spgemm(sps_context *ctx, const sps_csr *X, const sps_csr *Y, sps_csr *C)
 {
     memset(C, 0, sizeof *C);
     plan pl = {NULL, 0};
     sps_status st = sps__csr_alloc(ctx, C, X->nrows, Y->ncols, 0);
     if (st == SPS_OK) st = plan_jobs(ctx, X, Y, C, &pl);
-    if (st == SPS_OK) {
-        run_pass(pl.jobs, pl.nj, 0);
-        st = prefix(ctx, C);
-    }
+    if (st == SPS_OK) st = symbolic(ctx, &pl);
+    if (st == SPS_OK) st = prefix(ctx, C);
     sps_idx nnz = st == SPS_OK ? C->row_ptr[C->nrows] : 0;
     if (st == SPS_OK) {
         sps_idx *ci = sps__malloc(sps__mul_size((size_t)nnz + 1, sizeof *ci));
@@ -240,10 +289,7 @@ sps_status sps__amg_spgemm(sps_context *ctx, const sps_csr *X, const sps_csr *Y,
         C->nnz = nnz;
         if (!ci || !v) st = sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
     }
-    if (st == SPS_OK) {
-        run_pass(pl.jobs, pl.nj, 1);
-        run_pass(pl.jobs, pl.nj, 2);
-    }
+    if (st == SPS_OK) run_pass(pl.jobs, pl.nj, 1);
     plan_free(&pl);
     if (st != SPS_OK) sps__csr_free(C);
     return st;
@@ -253,7 +299,7 @@ sps_status sps__amg_spgemm_into(sps_context *ctx, const sps_csr *X, const sps_cs
 {
     plan pl = {NULL, 0};
     sps_status st = plan_jobs(ctx, X, Y, C, &pl);
-    if (st == SPS_OK) run_pass(pl.jobs, pl.nj, 3);
+    if (st == SPS_OK) run_pass(pl.jobs, pl.nj, 2);
     plan_free(&pl);
     return st;
 }

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # spsolve/tests/regression/amg.sh BUILD_DIR: spsolve --precond amg on the
 # host (issue 11): the hierarchy in the summary, CG+amg against CG+jacobi on
-# poisson3d:24, --nullspace rbm halving the iterations on elasticity3d:8, and
-# --nullspace's usage errors (exit 2).
+# poisson3d:24, --nullspace rbm halving the iterations on elasticity3d:8,
+# --nullspace's usage errors (exit 2), amg:setup=gpu on a host context (the
+# host setup: the same iterations) and a bad setup= value (exit 2).
 build=${1:-build}
 b=$build/bin/spsolve
 [ -x "$b" ] || { echo "FAIL - amg: $b not built"; exit 0; }
@@ -38,3 +39,11 @@ for args in "--gen poisson3d:8 --method cg --precond amg --nullspace rbm" \
     rc=$?
     [ $rc = 2 ] && echo "ok - amg: '$args' is a usage error" || echo "FAIL - amg: '$args' exit $rc, not 2"
 done
+
+g=$(its "$("$b" --gen poisson3d:24 --method cg --precond amg:setup=gpu --device cpu 2>&1)")
+[ -n "$g" ] && [ "$g" = "$a" ] && echo "ok - amg: setup=gpu on the host is the host setup ($g iterations)" ||
+    echo "FAIL - amg: setup=gpu on the host '$g' iterations, amg '$a'"
+err=$("$b" --gen poisson3d:8 --method cg --precond amg:setup=fast --device cpu 2>&1)
+rc=$?
+[ $rc = 2 ] && echo "$err" | grep -q "setup='fast' is not host or gpu" && echo "ok - amg: setup=fast is refused" ||
+    echo "FAIL - amg: setup=fast exit $rc: $err"

@@ -1,0 +1,1088 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/precond/amg/amg_dsetup.cu: the smoothed-aggregation setup on the
+ * device (`amg:setup=gpu`), for block 1 and the constant nullspace. Each
+ * step is amg_setup.c's host reference written as independent per-row or
+ * per-aggregate threads:
+ *   strength   one thread per row, the host's test and expression;
+ *   aggregate  MIS(2) rounds with the host's keys (two max passes and an
+ *              update per round; the count of undecided nodes is an integer
+ *              sum), roots numbered by a scan, then the two joining passes:
+ *              the aggregates equal the host's exactly;
+ *   P_tent     the members of each aggregate in node order (a stable radix
+ *              sort of (aggregate, node)), then one thread per aggregate:
+ *              the host's modified Gram-Schmidt for one column;
+ *   spectral   Jacobi-PCG (Lanczos) steps with the host's products and
+ *              updates; the dot products are block partials plus one block
+ *              in a fixed order (deterministic, not the host's serial order:
+ *              rho, so P and A_c, agree with the host's to rounding);
+ *   products   P = (I - omega D^-1 A) P_tent, A P and R (A P) by our own
+ *              kernels: one thread per row of C sums its entries in a hash
+ *              table (its own slice of a scratch sized by the row's bound),
+ *              the terms in the host's order (X's row, then Y's), then
+ *              gathers and sorts them. cuSPARSE SpGEMM is not used: its
+ *              summation order is not documented as fixed, and this order
+ *              makes C bitwise the host's for equal inputs;
+ *   transpose  R = P' by a stable radix sort of P's entries by column.
+ * Every product and sum is __dmul_rn / __dadd_rn (no contraction into FMA),
+ * as the host's code is compiled. Each device level is copied into the host
+ * hierarchy (the V-cycle upload, the numeric re-setup and the tests read
+ * it); levels of at most gpu_min rows (default SPS_AMG_GPU_MIN), and a level
+ * whose coarsening stalls, are built by the host code. */
+#include "../../core/cuda_check.cuh"
+#include "../cheby/cheby.h"
+#include "amg.h"
+
+#include <cub/cub.cuh>
+#include <math.h>
+#include <string.h>
+
+namespace {
+
+const int TB = 256;        /* threads a block */
+const int RED_BLOCKS = 256; /* blocks of a reduction: fixed, so the order is */
+
+int blocks_for(long long n)
+{
+    long long b = (n + TB - 1) / TB;
+    if (b > 65535LL * 32) b = 65535LL * 32;
+    return b < 1 ? 1 : (int)b;
+}
+
+/* After a launch: a launch error into st (the function goes on to free
+ * what it allocated). */
+#define LAUNCHED(ctx, st, name)                                                           \
+    do {                                                                                  \
+        cudaError_t e_ = cudaGetLastError();                                              \
+        if ((st) == SPS_OK && e_ != cudaSuccess)                                          \
+            (st) = sps__cuda_fail((ctx), e_, "launch " name, __FILE__, __LINE__);         \
+    } while (0)
+
+#define GRID_LOOP(i, n)                                                                   \
+    for (long long i = blockIdx.x * (long long)TB + threadIdx.x; i < (n);                 \
+         i += (long long)gridDim.x * TB)
+
+/* A device CSR (sps_idx indices). */
+struct dcsr {
+    sps_idx nr = 0, nc = 0, nnz = 0;
+    sps_idx *rp = nullptr, *ci = nullptr;
+    double *v = nullptr;
+};
+
+void dcsr_free(dcsr &a)
+{
+    sps__dfree(a.rp);
+    sps__dfree(a.ci);
+    sps__dfree(a.v);
+    a = dcsr();
+}
+
+template <class T> sps_status dalloc(sps_context *ctx, T **p, long long count)
+{
+    *p = nullptr;
+    return sps__dmalloc(ctx, (void **)p, (size_t)(count > 0 ? count : 1) * sizeof(T));
+}
+
+sps_status dcsr_alloc(sps_context *ctx, dcsr &a, sps_idx nr, sps_idx nc, sps_idx nnz, int values)
+{
+    a.nr = nr;
+    a.nc = nc;
+    a.nnz = nnz;
+    sps_status st = dalloc(ctx, &a.rp, (long long)nr + 1);
+    if (st == SPS_OK) st = dalloc(ctx, &a.ci, nnz);
+    if (st == SPS_OK && values) st = dalloc(ctx, &a.v, nnz);
+    return st;
+}
+
+/* Wait for the stream before freeing what its kernels read: cudaFree's own
+ * synchronization is not relied on with the context's non-blocking stream. */
+void drain(sps_context *ctx, sps_status &st)
+{
+    sps_status sy = sps__gpu_sync(ctx);
+    if (st == SPS_OK) st = sy;
+}
+
+/* ---- scans, sorts and reductions ------------------------------------------ */
+
+/* out[0..n] = exclusive prefix sum of in[0..n) (out[n] the total). */
+template <class T> sps_status scan(sps_context *ctx, const T *in, T *out, long long n)
+{
+    cudaStream_t s = (cudaStream_t)sps__gpu_stream(ctx);
+    SPS_CUDA(ctx, cudaMemsetAsync(out, 0, sizeof(T), s));
+    if (n == 0) return SPS_OK;
+    size_t bytes = 0;
+    SPS_CUDA(ctx, cub::DeviceScan::InclusiveSum(nullptr, bytes, in, out + 1, (int)n, s));
+    void *tmp = nullptr;
+    if (bytes == 0) bytes = 16; /* a NULL buffer would only ask for the size again */
+    sps_status st = sps__dmalloc(ctx, &tmp, bytes);
+    if (st != SPS_OK) return st;
+    cudaError_t e = cub::DeviceScan::InclusiveSum(tmp, bytes, in, out + 1, (int)n, s);
+    drain(ctx, st);
+    sps__dfree(tmp);
+    if (st != SPS_OK) return st;
+    if (e != cudaSuccess) return sps__cuda_fail(ctx, e, "cub::DeviceScan::InclusiveSum", __FILE__, __LINE__);
+    return SPS_OK;
+}
+
+/* (keys, vals) sorted by key, stably (equal keys keep their order). */
+sps_status sort_pairs(sps_context *ctx, const unsigned *kin, unsigned *kout, const sps_idx *vin,
+                      sps_idx *vout, long long n, unsigned kmax)
+{
+    if (n == 0) return SPS_OK;
+    cudaStream_t s = (cudaStream_t)sps__gpu_stream(ctx);
+    int bits = 1;
+    while (bits < 32 && (kmax >> bits) != 0) bits++;
+    size_t bytes = 0;
+    SPS_CUDA(ctx, cub::DeviceRadixSort::SortPairs(nullptr, bytes, kin, kout, vin, vout, (int)n, 0,
+                                                  bits, s));
+    void *tmp = nullptr;
+    if (bytes == 0) bytes = 16;
+    sps_status st = sps__dmalloc(ctx, &tmp, bytes);
+    if (st != SPS_OK) return st;
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(tmp, bytes, kin, kout, vin, vout, (int)n, 0, bits, s);
+    drain(ctx, st);
+    sps__dfree(tmp);
+    if (st != SPS_OK) return st;
+    if (e != cudaSuccess) return sps__cuda_fail(ctx, e, "cub::DeviceRadixSort::SortPairs", __FILE__, __LINE__);
+    return SPS_OK;
+}
+
+/* Partial sums (op 0) or maxima (op 1) of x.*y (op 0) or x (op 1): thread t
+ * of block b takes i = b TB + t + k TB RED_BLOCKS, then a tree in shared
+ * memory; the order depends on n only. */
+__global__ void k_reduce_part(long long n, int op, const double *__restrict__ x,
+                              const double *__restrict__ y, double *__restrict__ part)
+{
+    __shared__ double sh[TB];
+    double s = 0.0;
+    for (long long i = blockIdx.x * (long long)TB + threadIdx.x; i < n; i += (long long)TB * RED_BLOCKS)
+        s = op == 0 ? __dadd_rn(s, __dmul_rn(x[i], y[i])) : fmax(s, x[i]);
+    sh[threadIdx.x] = s;
+    __syncthreads();
+    for (int w = TB / 2; w > 0; w >>= 1) {
+        if (threadIdx.x < w)
+            sh[threadIdx.x] = op == 0 ? __dadd_rn(sh[threadIdx.x], sh[threadIdx.x + w])
+                                      : fmax(sh[threadIdx.x], sh[threadIdx.x + w]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) part[blockIdx.x] = sh[0];
+}
+
+__global__ void k_reduce_final(int op, const double *__restrict__ part, double *__restrict__ out)
+{
+    __shared__ double sh[RED_BLOCKS];
+    for (int i = threadIdx.x; i < RED_BLOCKS; i += blockDim.x) sh[i] = part[i];
+    __syncthreads();
+    for (int w = RED_BLOCKS / 2; w > 0; w >>= 1) {
+        for (int i = threadIdx.x; i < w; i += blockDim.x)
+            sh[i] = op == 0 ? __dadd_rn(sh[i], sh[i + w]) : fmax(sh[i], sh[i + w]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) *out = sh[0];
+}
+
+/* The setup's state: the context, its stream, reduction scratch. */
+struct dsetup {
+    sps_context *ctx;
+    cudaStream_t s;
+    double *red = nullptr; /* RED_BLOCKS partials + 1 result */
+};
+
+/* x'y (op 0) or max x (op 1), deterministic, read back to the host. */
+sps_status reduce(dsetup &D, int op, long long n, const double *x, const double *y, double *out)
+{
+    k_reduce_part<<<RED_BLOCKS, TB, 0, D.s>>>(n, op, x, y, D.red);
+    SPS_LAUNCH_CHECK(D.ctx, "k_reduce_part");
+    k_reduce_final<<<1, TB, 0, D.s>>>(op, D.red, D.red + RED_BLOCKS);
+    SPS_LAUNCH_CHECK(D.ctx, "k_reduce_final");
+    return sps__d2h(D.ctx, out, D.red + RED_BLOCKS, sizeof *out);
+}
+
+/* ---- strength ------------------------------------------------------------- */
+
+/* d[i] = |a_ii| (0 when absent) */
+__global__ void k_absdiag(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
+                          const double *__restrict__ v, double *__restrict__ d)
+{
+    GRID_LOOP(i, n) {
+        double di = 0.0;
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++)
+            if (ci[p] == i) di = fabs(v[p]);
+        d[i] = di;
+    }
+}
+
+__device__ bool strong(sps_idx i, sps_idx j, double a, double theta, const double *d)
+{
+    return j != i && a > 0 && a >= __dmul_rn(theta, sqrt(__dmul_rn(d[i], d[j])));
+}
+
+/* cnt[i] = strong couplings of row i, or (fill) S's columns of row i. */
+__global__ void k_strength(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
+                           const double *__restrict__ v, const double *__restrict__ d, double theta,
+                           sps_idx *__restrict__ cnt, const sps_idx *__restrict__ srp,
+                           sps_idx *__restrict__ sci)
+{
+    GRID_LOOP(i, n) {
+        sps_idx c = 0, w = srp ? srp[i] : 0;
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++)
+            if (strong((sps_idx)i, ci[p], fabs(v[p]), theta, d)) {
+                if (srp) sci[w++] = ci[p];
+                c++;
+            }
+        if (!srp) cnt[i] = c;
+    }
+}
+
+sps_status strength(dsetup &D, const dcsr &A, double theta, dcsr &S)
+{
+    sps_idx n = A.nr;
+    double *d = nullptr;
+    sps_idx *cnt = nullptr;
+    int gr = blocks_for(n);
+    sps_status st = dalloc(D.ctx, &d, n);
+    if (st == SPS_OK) st = dalloc(D.ctx, &cnt, n);
+    if (st == SPS_OK) st = dalloc(D.ctx, &S.rp, (long long)n + 1);
+    if (st == SPS_OK) {
+        k_absdiag<<<gr, TB, 0, D.s>>>(n, A.rp, A.ci, A.v, d);
+        LAUNCHED(D.ctx, st, "k_absdiag");
+        k_strength<<<gr, TB, 0, D.s>>>(n, A.rp, A.ci, A.v, d, theta, cnt, nullptr, nullptr);
+        LAUNCHED(D.ctx, st, "k_strength");
+        if (st == SPS_OK) st = scan(D.ctx, cnt, S.rp, n);
+    }
+    if (st == SPS_OK) st = sps__d2h(D.ctx, &S.nnz, S.rp + n, sizeof S.nnz);
+    if (st == SPS_OK) st = dalloc(D.ctx, &S.ci, S.nnz);
+    if (st == SPS_OK) {
+        S.nr = S.nc = n;
+        k_strength<<<gr, TB, 0, D.s>>>(n, A.rp, A.ci, A.v, d, theta, nullptr, S.rp, S.ci);
+        LAUNCHED(D.ctx, st, "k_strength fill");
+    }
+    drain(D.ctx, st);
+    sps__dfree(d);
+    sps__dfree(cnt);
+    return st;
+}
+
+/* ---- MIS(2) aggregation ------------------------------------------------------ */
+
+/* amg_setup.c's mis_key */
+__device__ uint64_t mis_key(uint64_t state, sps_idx i)
+{
+    uint64_t z = (uint64_t)i * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return state << 62 | (z & 0x3fffffffull) << 32 | (uint32_t)i;
+}
+
+__global__ void k_mis_init(sps_idx n, const sps_idx *__restrict__ srp, uint64_t *__restrict__ key)
+{
+    GRID_LOOP(i, n) key[i] = mis_key(srp[i + 1] > srp[i], (sps_idx)i);
+}
+
+__global__ void k_max_nb(sps_idx n, const sps_idx *__restrict__ srp, const sps_idx *__restrict__ sci,
+                         const uint64_t *__restrict__ in, uint64_t *__restrict__ out)
+{
+    GRID_LOOP(i, n) {
+        uint64_t v = in[i];
+        for (sps_idx p = srp[i]; p < srp[i + 1]; p++)
+            if (in[sci[p]] > v) v = in[sci[p]];
+        out[i] = v;
+    }
+}
+
+/* mis2's update; *left += undecided nodes (an integer sum: any order). */
+__global__ void k_mis_update(sps_idx n, uint64_t *__restrict__ key, const uint64_t *__restrict__ t2,
+                             unsigned long long *__restrict__ left)
+{
+    unsigned long long c = 0;
+    GRID_LOOP(i, n) {
+        if (key[i] >> 62 != 1) continue;
+        if ((uint32_t)t2[i] == (uint32_t)i) key[i] = mis_key(2, (sps_idx)i);
+        else if (t2[i] >> 62 == 2) key[i] = mis_key(0, (sps_idx)i);
+        else c++;
+    }
+    if (c) atomicAdd(left, c);
+}
+
+__global__ void k_root_flag(sps_idx n, const uint64_t *__restrict__ key, sps_idx *__restrict__ f)
+{
+    GRID_LOOP(i, n) f[i] = key[i] >> 62 == 2;
+}
+
+/* grow()'s first pass: first[i] = i's aggregate if a root, else that of its
+ * first root neighbour, else -1 (num: the roots' exclusive scan). */
+__global__ void k_first(sps_idx n, const sps_idx *__restrict__ srp, const sps_idx *__restrict__ sci,
+                        const uint64_t *__restrict__ key, const sps_idx *__restrict__ num,
+                        sps_idx *__restrict__ first)
+{
+    GRID_LOOP(i, n) {
+        sps_idx f = key[i] >> 62 == 2 ? num[i] : -1;
+        for (sps_idx p = srp[i]; p < srp[i + 1] && f < 0; p++)
+            if (key[sci[p]] >> 62 == 2) f = num[sci[p]];
+        first[i] = f;
+    }
+}
+
+/* grow()'s second pass */
+__global__ void k_join(sps_idx n, const sps_idx *__restrict__ srp, const sps_idx *__restrict__ sci,
+                       const sps_idx *__restrict__ first, sps_idx *__restrict__ agg)
+{
+    GRID_LOOP(i, n) {
+        sps_idx a = first[i];
+        for (sps_idx p = srp[i]; p < srp[i + 1] && a < 0; p++) a = first[sci[p]];
+        agg[i] = a;
+    }
+}
+
+sps_status mis2(dsetup &D, const dcsr &S, uint64_t *key, uint64_t *t1, uint64_t *t2)
+{
+    sps_idx n = S.nr;
+    int gr = blocks_for(n);
+    unsigned long long *left = nullptr, hl = 1;
+    sps_status st = dalloc(D.ctx, &left, 1);
+    if (st != SPS_OK) return st;
+    k_mis_init<<<gr, TB, 0, D.s>>>(n, S.rp, key);
+    cudaError_t e = cudaGetLastError();
+    while (st == SPS_OK && e == cudaSuccess && hl > 0) {
+        k_max_nb<<<gr, TB, 0, D.s>>>(n, S.rp, S.ci, key, t1);
+        k_max_nb<<<gr, TB, 0, D.s>>>(n, S.rp, S.ci, t1, t2);
+        if ((e = cudaGetLastError()) != cudaSuccess) break;
+        st = sps__dmemset(D.ctx, left, 0, sizeof *left);
+        if (st != SPS_OK) break;
+        k_mis_update<<<gr, TB, 0, D.s>>>(n, key, t2, left);
+        if ((e = cudaGetLastError()) != cudaSuccess) break;
+        st = sps__d2h(D.ctx, &hl, left, sizeof hl);
+    }
+    sps__dfree(left);
+    if (e != cudaSuccess) return sps__cuda_fail(D.ctx, e, "launch MIS(2) round", __FILE__, __LINE__);
+    return st;
+}
+
+/* agg (device, n) and *nagg: amg_setup.c's aggregates exactly. */
+sps_status aggregate(dsetup &D, const dcsr &S, sps_idx *agg, sps_idx *nagg)
+{
+    sps_idx n = S.nr;
+    int gr = blocks_for(n);
+    uint64_t *w = nullptr;
+    sps_idx *f = nullptr, *num = nullptr, *first = nullptr;
+    sps_status st = dalloc(D.ctx, &w, 3 * (long long)n);
+    if (st == SPS_OK) st = dalloc(D.ctx, &f, n);
+    if (st == SPS_OK) st = dalloc(D.ctx, &num, (long long)n + 1);
+    if (st == SPS_OK) st = dalloc(D.ctx, &first, n);
+    if (st == SPS_OK) st = mis2(D, S, w, w + n, w + 2 * (long long)n);
+    if (st == SPS_OK) {
+        k_root_flag<<<gr, TB, 0, D.s>>>(n, w, f);
+        LAUNCHED(D.ctx, st, "k_root_flag");
+        if (st == SPS_OK) st = scan(D.ctx, f, num, n);
+    }
+    if (st == SPS_OK) st = sps__d2h(D.ctx, nagg, num + n, sizeof *nagg);
+    if (st == SPS_OK) {
+        k_first<<<gr, TB, 0, D.s>>>(n, S.rp, S.ci, w, num, first);
+        LAUNCHED(D.ctx, st, "k_first");
+        k_join<<<gr, TB, 0, D.s>>>(n, S.rp, S.ci, first, agg);
+        LAUNCHED(D.ctx, st, "k_join");
+    }
+    drain(D.ctx, st);
+    sps__dfree(w);
+    sps__dfree(f);
+    sps__dfree(num);
+    sps__dfree(first);
+    return st;
+}
+
+/* ---- tentative prolongator (one column) ------------------------------------ */
+
+__global__ void k_agg_keys(sps_idx n, const sps_idx *__restrict__ agg, unsigned *__restrict__ key,
+                           sps_idx *__restrict__ idx, sps_idx *__restrict__ has)
+{
+    GRID_LOOP(i, n) {
+        key[i] = (unsigned)(agg[i] + 1); /* 0: in no aggregate */
+        idx[i] = (sps_idx)i;
+        has[i] = agg[i] >= 0;
+    }
+}
+
+/* start[a] = the first position of aggregate a in the sorted keys (key a + 1). */
+__global__ void k_agg_start(sps_idx n, sps_idx nagg, const unsigned *__restrict__ key,
+                            sps_idx *__restrict__ start)
+{
+    GRID_LOOP(q, n) {
+        unsigned prev = q ? key[q - 1] : 0u;
+        for (unsigned a = prev; a < key[q]; a++) start[a] = (sps_idx)q; /* aggregates prev..key-1 */
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) start[nagg] = n;
+}
+
+/* mgs() for one column per aggregate: Q's column is B on the members (in
+ * node order), normalized; Bc[a] = its norm (0: dependent). */
+__global__ void k_tent(sps_idx nagg, const sps_idx *__restrict__ start, const sps_idx *__restrict__ mem,
+                       const double *__restrict__ B, const sps_idx *__restrict__ trp,
+                       sps_idx *__restrict__ tci, double *__restrict__ tv, double *__restrict__ Bc)
+{
+    GRID_LOOP(a, nagg) {
+        double n0 = 0.0, nv = 0.0;
+        for (sps_idx s = start[a]; s < start[a + 1]; s++) {
+            double b = B ? B[mem[s]] : 1.0;
+            n0 = __dadd_rn(n0, __dmul_rn(b, b));
+        }
+        for (sps_idx s = start[a]; s < start[a + 1]; s++) {
+            double b = B ? B[mem[s]] : 1.0;
+            nv = __dadd_rn(nv, __dmul_rn(b, b));
+        }
+        nv = sqrt(nv);
+        bool dep = !(nv > __dmul_rn(1e-10, sqrt(n0)));
+        for (sps_idx s = start[a]; s < start[a + 1]; s++) {
+            sps_idx i = mem[s];
+            double b = B ? B[i] : 1.0;
+            tci[trp[i]] = (sps_idx)a;
+            tv[trp[i]] = dep ? 0.0 : __ddiv_rn(b, nv);
+        }
+        Bc[a] = dep ? 0.0 : nv;
+    }
+}
+
+sps_status tentative(dsetup &D, const sps_idx *agg, sps_idx n, sps_idx nagg, const double *B,
+                     dcsr &T, double *Bc)
+{
+    int gr = blocks_for(n);
+    unsigned *k1 = nullptr, *k2 = nullptr;
+    sps_idx *i1 = nullptr, *i2 = nullptr, *has = nullptr, *start = nullptr;
+    sps_status st = dalloc(D.ctx, &k1, n);
+    if (st == SPS_OK) st = dalloc(D.ctx, &k2, n);
+    if (st == SPS_OK) st = dalloc(D.ctx, &i1, n);
+    if (st == SPS_OK) st = dalloc(D.ctx, &i2, n);
+    if (st == SPS_OK) st = dalloc(D.ctx, &has, n);
+    if (st == SPS_OK) st = dalloc(D.ctx, &start, (long long)nagg + 1);
+    if (st == SPS_OK) st = dalloc(D.ctx, &T.rp, (long long)n + 1);
+    if (st == SPS_OK) {
+        k_agg_keys<<<gr, TB, 0, D.s>>>(n, agg, k1, i1, has);
+        LAUNCHED(D.ctx, st, "k_agg_keys");
+        if (st == SPS_OK) st = scan(D.ctx, has, T.rp, n);
+    }
+    if (st == SPS_OK) st = sort_pairs(D.ctx, k1, k2, i1, i2, n, (unsigned)nagg);
+    if (st == SPS_OK) st = sps__d2h(D.ctx, &T.nnz, T.rp + n, sizeof T.nnz);
+    if (st == SPS_OK) st = dalloc(D.ctx, &T.ci, T.nnz);
+    if (st == SPS_OK) st = dalloc(D.ctx, &T.v, T.nnz);
+    if (st == SPS_OK && nagg > 0) {
+        T.nr = n;
+        T.nc = nagg;
+        st = sps__dmemset(D.ctx, start, 0, ((size_t)nagg + 1) * sizeof *start);
+        if (st == SPS_OK) {
+            k_agg_start<<<gr, TB, 0, D.s>>>(n, nagg, k2, start);
+            LAUNCHED(D.ctx, st, "k_agg_start");
+            k_tent<<<blocks_for(nagg), TB, 0, D.s>>>(nagg, start, i2, B, T.rp, T.ci, T.v, Bc);
+            LAUNCHED(D.ctx, st, "k_tent");
+        }
+    }
+    drain(D.ctx, st);
+    sps__dfree(k1);
+    sps__dfree(k2);
+    sps__dfree(i1);
+    sps__dfree(i2);
+    sps__dfree(has);
+    sps__dfree(start);
+    return st;
+}
+
+/* ---- diagonal scalings ------------------------------------------------------ */
+
+/* dinv = 1 / a_ii (0 without), g[i] = sum_j |a_ij| |dinv_i| (inverse_diag);
+ * l1 (when not NULL) = 1 / sum_j |a_ij| (l1_inverse). */
+__global__ void k_diag(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
+                       const double *__restrict__ v, double *__restrict__ dinv, double *__restrict__ g,
+                       double *__restrict__ l1)
+{
+    GRID_LOOP(i, n) {
+        double d = 0.0, s = 0.0;
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) {
+            if (ci[p] == i) d = v[p];
+            s = __dadd_rn(s, fabs(v[p]));
+        }
+        double di = d != 0.0 ? __ddiv_rn(1.0, d) : 0.0;
+        dinv[i] = di;
+        g[i] = __dmul_rn(s, fabs(di));
+        if (l1) l1[i] = s > 0 ? __ddiv_rn(1.0, s) : 0.0;
+    }
+}
+
+/* ---- Lanczos ------------------------------------------------------------------ */
+
+__global__ void k_lz_init(sps_idx n, const double *__restrict__ dinv, double *__restrict__ r,
+                          double *__restrict__ z, double *__restrict__ p)
+{
+    GRID_LOOP(i, n) {
+        double ri = sps__cheby_start(i);
+        r[i] = ri;
+        z[i] = p[i] = __dmul_rn(dinv[i], ri);
+    }
+}
+
+/* y = A x, one thread per row, spmv_rows' sums */
+__global__ void k_spmv(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
+                       const double *__restrict__ v, const double *__restrict__ x, double *__restrict__ y)
+{
+    GRID_LOOP(i, n) {
+        double s = 0.0;
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) s = __dadd_rn(s, __dmul_rn(v[p], x[ci[p]]));
+        y[i] = s;
+    }
+}
+
+__global__ void k_lz_update(sps_idx n, double alpha, const double *__restrict__ q,
+                            const double *__restrict__ dinv, double *__restrict__ r, double *__restrict__ z)
+{
+    GRID_LOOP(i, n) {
+        double ri = __dsub_rn(r[i], __dmul_rn(alpha, q[i]));
+        r[i] = ri;
+        z[i] = __dmul_rn(dinv[i], ri);
+    }
+}
+
+__global__ void k_lz_dir(sps_idx n, double beta, const double *__restrict__ z, double *__restrict__ p)
+{
+    GRID_LOOP(i, n) p[i] = __dadd_rn(z[i], __dmul_rn(beta, p[i]));
+}
+
+/* lanczos() of amg_setup.c with deterministic device dot products. */
+sps_status lanczos(dsetup &D, const dcsr &A, const double *dinv, double *w, double *alpha,
+                   double *beta, int *steps_done)
+{
+    sps_idx n = A.nr;
+    int gr = blocks_for(n), m = 0, steps = SPS_AMG_LANCZOS < n ? SPS_AMG_LANCZOS : (int)n;
+    double *r = w, *z = w + n, *p = w + 2 * (long long)n, *q = w + 3 * (long long)n;
+    k_lz_init<<<gr, TB, 0, D.s>>>(n, dinv, r, z, p);
+    SPS_LAUNCH_CHECK(D.ctx, "k_lz_init");
+    double rz = 0, rz0, pq, rzn;
+    sps_status st = reduce(D, 0, n, r, z, &rz);
+    rz0 = rz;
+    *steps_done = 0;
+    if (st != SPS_OK || !(rz0 > 0)) return st;
+    while (m < steps) {
+        k_spmv<<<gr, TB, 0, D.s>>>(n, A.rp, A.ci, A.v, p, q);
+        SPS_LAUNCH_CHECK(D.ctx, "k_spmv");
+        if ((st = reduce(D, 0, n, p, q, &pq)) != SPS_OK) return st;
+        if (!(pq > 0)) break;
+        alpha[m] = rz / pq;
+        k_lz_update<<<gr, TB, 0, D.s>>>(n, alpha[m], q, dinv, r, z);
+        SPS_LAUNCH_CHECK(D.ctx, "k_lz_update");
+        if ((st = reduce(D, 0, n, r, z, &rzn)) != SPS_OK) return st;
+        beta[m++] = rzn / rz;
+        if (!(rzn > 1e-30 * rz0)) break;
+        rz = rzn;
+        k_lz_dir<<<gr, TB, 0, D.s>>>(n, beta[m - 1], z, p);
+        SPS_LAUNCH_CHECK(D.ctx, "k_lz_dir");
+    }
+    *steps_done = m;
+    return SPS_OK;
+}
+
+/* ---- sparse products ------------------------------------------------------------ */
+
+/* S = I - omega D^-1 A on A's pattern (smoothing_matrix) */
+__global__ void k_smoother_matrix(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
+                                  const double *__restrict__ v, const double *__restrict__ dinv,
+                                  double omega, double *__restrict__ sv)
+{
+    GRID_LOOP(i, n) {
+        double f = __dmul_rn(omega, dinv[i]);
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++)
+            sv[p] = __dsub_rn(ci[p] == i ? 1.0 : 0.0, __dmul_rn(f, v[p]));
+    }
+}
+
+/* ub[i] = sum of the lengths of Y's rows that X's row i touches */
+__global__ void k_sg_bound(sps_idx n, const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
+                           const sps_idx *__restrict__ yrp, long long *__restrict__ ub)
+{
+    GRID_LOOP(i, n) {
+        long long c = 0;
+        for (sps_idx p = xrp[i]; p < xrp[i + 1]; p++) c += yrp[xci[p] + 1] - yrp[xci[p]];
+        ub[i] = c;
+    }
+}
+
+/* Row i of X Y into its hash slice [off[i], off[i+1]) (columns -1 on
+ * entry): the terms of an entry in X's row order, then Y's, the first one
+ * stored and the others added (fill_row's sums); cnt[i] = distinct columns. */
+__global__ void k_sg_hash(sps_idx n, const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
+                          const double *__restrict__ xv, const sps_idx *__restrict__ yrp,
+                          const sps_idx *__restrict__ yci, const double *__restrict__ yv,
+                          const long long *__restrict__ off, sps_idx *__restrict__ hc,
+                          double *__restrict__ hv, long long *__restrict__ cnt)
+{
+    GRID_LOOP(i, n) {
+        long long base = off[i], size = off[i + 1] - base, c = 0;
+        for (sps_idx p = xrp[i]; p < xrp[i + 1]; p++) {
+            sps_idx k = xci[p];
+            double x = xv[p];
+            for (sps_idx q = yrp[k]; q < yrp[k + 1]; q++) {
+                sps_idx j = yci[q];
+                double t = __dmul_rn(x, yv[q]);
+                long long h = (long long)(((unsigned long long)(unsigned)j * 0x9e3779b1ull) % (unsigned long long)size);
+                while (hc[base + h] != -1 && hc[base + h] != j) h = h + 1 == size ? 0 : h + 1;
+                if (hc[base + h] == -1) {
+                    hc[base + h] = j;
+                    hv[base + h] = t;
+                    c++;
+                } else {
+                    hv[base + h] = __dadd_rn(hv[base + h], t);
+                }
+            }
+        }
+        cnt[i] = c;
+    }
+}
+
+/* C's row i: the slice's entries, sorted by column (insertion sort). */
+__global__ void k_sg_gather(sps_idx n, const long long *__restrict__ off, const sps_idx *__restrict__ hc,
+                            const double *__restrict__ hv, const long long *__restrict__ crp64,
+                            sps_idx *__restrict__ crp, sps_idx *__restrict__ cci, double *__restrict__ cv)
+{
+    GRID_LOOP(i, n) {
+        long long w0 = crp64[i], w = w0;
+        for (long long s = off[i]; s < off[i + 1]; s++) {
+            sps_idx j = hc[s];
+            if (j < 0) continue;
+            double x = hv[s];
+            long long t = w++;
+            while (t > w0 && cci[t - 1] > j) {
+                cci[t] = cci[t - 1];
+                cv[t] = cv[t - 1];
+                t--;
+            }
+            cci[t] = j;
+            cv[t] = x;
+        }
+        crp[i] = (sps_idx)w0;
+        if (i == n - 1) crp[n] = (sps_idx)w;
+    }
+}
+
+/* C = X Y (rows sorted), the host's sums. */
+sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C)
+{
+    sps_idx n = X.nr;
+    int gr = blocks_for(n);
+    long long *ub = nullptr, *off = nullptr, *cnt = nullptr, *crp = nullptr, total = 0, nnz = 0;
+    sps_idx *hc = nullptr;
+    double *hv = nullptr;
+    sps_status st = dalloc(D.ctx, &ub, n);
+    if (st == SPS_OK) st = dalloc(D.ctx, &off, (long long)n + 1);
+    if (st == SPS_OK) st = dalloc(D.ctx, &cnt, n);
+    if (st == SPS_OK) st = dalloc(D.ctx, &crp, (long long)n + 1);
+    if (st == SPS_OK) {
+        k_sg_bound<<<gr, TB, 0, D.s>>>(n, X.rp, X.ci, Y.rp, ub);
+        LAUNCHED(D.ctx, st, "k_sg_bound");
+        if (st == SPS_OK) st = scan(D.ctx, ub, off, n);
+    }
+    if (st == SPS_OK) st = sps__d2h(D.ctx, &total, off + n, sizeof total);
+    if (st == SPS_OK) st = dalloc(D.ctx, &hc, total);
+    if (st == SPS_OK) st = dalloc(D.ctx, &hv, total);
+    if (st == SPS_OK) st = sps__dmemset(D.ctx, hc, 0xff, (size_t)(total > 0 ? total : 1) * sizeof *hc);
+    if (st == SPS_OK) {
+        k_sg_hash<<<gr, TB, 0, D.s>>>(n, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, hc, hv, cnt);
+        LAUNCHED(D.ctx, st, "k_sg_hash");
+        if (st == SPS_OK) st = scan(D.ctx, cnt, crp, n);
+    }
+    if (st == SPS_OK) st = sps__d2h(D.ctx, &nnz, crp + n, sizeof nnz);
+    if (st == SPS_OK && nnz > SPS_IDX_MAX)
+        st = sps__err(D.ctx, SPS_ERR_UNSUPPORTED,
+                      "amg: a product has more entries than the 32-bit index limit %d", SPS_IDX_MAX);
+    if (st == SPS_OK) st = dcsr_alloc(D.ctx, C, n, Y.nc, (sps_idx)nnz, 1);
+    if (st == SPS_OK && n == 0) st = sps__dmemset(D.ctx, C.rp, 0, sizeof *C.rp);
+    if (st == SPS_OK && n > 0) {
+        k_sg_gather<<<gr, TB, 0, D.s>>>(n, off, hc, hv, crp, C.rp, C.ci, C.v);
+        LAUNCHED(D.ctx, st, "k_sg_gather");
+    }
+    drain(D.ctx, st);
+    sps__dfree(ub);
+    sps__dfree(off);
+    sps__dfree(cnt);
+    sps__dfree(crp);
+    sps__dfree(hc);
+    sps__dfree(hv);
+    return st;
+}
+
+/* ---- transpose ------------------------------------------------------------------ */
+
+__global__ void k_entries(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
+                          sps_idx *__restrict__ row, unsigned *__restrict__ key, sps_idx *__restrict__ idx)
+{
+    GRID_LOOP(i, n)
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) {
+            row[p] = (sps_idx)i;
+            key[p] = (unsigned)ci[p];
+            idx[p] = p;
+        }
+}
+
+/* T's row pointer from the sorted columns: rp[c] = first entry of column c. */
+__global__ void k_col_start(sps_idx nnz, sps_idx ncols, const unsigned *__restrict__ key,
+                            sps_idx *__restrict__ rp)
+{
+    GRID_LOOP(q, nnz) {
+        unsigned prev = q ? key[q - 1] + 1 : 0u;
+        for (unsigned c = prev; c <= key[q]; c++) rp[c] = (sps_idx)q;
+        if (q == nnz - 1)
+            for (unsigned c = key[q] + 1; c <= (unsigned)ncols; c++) rp[c] = nnz;
+    }
+}
+
+__global__ void k_gather_t(sps_idx nnz, const sps_idx *__restrict__ idx, const sps_idx *__restrict__ row,
+                           const double *__restrict__ v, sps_idx *__restrict__ tci, double *__restrict__ tv)
+{
+    GRID_LOOP(q, nnz) {
+        tci[q] = row[idx[q]];
+        tv[q] = v[idx[q]];
+    }
+}
+
+__global__ void k_fill_int(long long n, sps_idx *__restrict__ x, sps_idx value)
+{
+    GRID_LOOP(i, n) x[i] = value;
+}
+
+/* T = X' (rows sorted: the sort is stable, so T's row c lists X's rows in order). */
+sps_status transpose(dsetup &D, const dcsr &X, dcsr &T)
+{
+    sps_idx nnz = X.nnz;
+    unsigned *k1 = nullptr, *k2 = nullptr;
+    sps_idx *row = nullptr, *i1 = nullptr, *i2 = nullptr;
+    sps_status st = dcsr_alloc(D.ctx, T, X.nc, X.nr, nnz, 1);
+    if (st == SPS_OK) st = dalloc(D.ctx, &k1, nnz);
+    if (st == SPS_OK) st = dalloc(D.ctx, &k2, nnz);
+    if (st == SPS_OK) st = dalloc(D.ctx, &row, nnz);
+    if (st == SPS_OK) st = dalloc(D.ctx, &i1, nnz);
+    if (st == SPS_OK) st = dalloc(D.ctx, &i2, nnz);
+    if (st == SPS_OK && nnz == 0) {
+        k_fill_int<<<blocks_for((long long)X.nc + 1), TB, 0, D.s>>>((long long)X.nc + 1, T.rp, 0);
+        LAUNCHED(D.ctx, st, "k_fill_int");
+    }
+    if (st == SPS_OK && nnz > 0) {
+        k_entries<<<blocks_for(X.nr), TB, 0, D.s>>>(X.nr, X.rp, X.ci, row, k1, i1);
+        LAUNCHED(D.ctx, st, "k_entries");
+        if (st == SPS_OK) st = sort_pairs(D.ctx, k1, k2, i1, i2, nnz, (unsigned)(X.nc > 0 ? X.nc - 1 : 0));
+    }
+    if (st == SPS_OK && nnz > 0) {
+        k_col_start<<<blocks_for(nnz), TB, 0, D.s>>>(nnz, X.nc, k2, T.rp);
+        LAUNCHED(D.ctx, st, "k_col_start");
+        k_gather_t<<<blocks_for(nnz), TB, 0, D.s>>>(nnz, i2, row, X.v, T.ci, T.v);
+        LAUNCHED(D.ctx, st, "k_gather_t");
+    }
+    drain(D.ctx, st);
+    sps__dfree(k1);
+    sps__dfree(k2);
+    sps__dfree(row);
+    sps__dfree(i1);
+    sps__dfree(i2);
+    return st;
+}
+
+/* ---- copies between the device and the host hierarchy ---------------------------- */
+
+sps_status upload_csr(sps_context *ctx, const sps_csr *A, dcsr &d)
+{
+    sps_status st = dcsr_alloc(ctx, d, A->nrows, A->ncols, A->nnz, 1);
+    if (st == SPS_OK) st = sps__h2d(ctx, d.rp, A->row_ptr, ((size_t)A->nrows + 1) * sizeof *d.rp);
+    if (st == SPS_OK && A->nnz) st = sps__h2d(ctx, d.ci, A->col_idx, (size_t)A->nnz * sizeof *d.ci);
+    if (st == SPS_OK && A->nnz) st = sps__h2d(ctx, d.v, A->val, (size_t)A->nnz * sizeof *d.v);
+    return st;
+}
+
+/* Into fresh host memory: through the context's pinned ring (core/gpu.h). */
+sps_status download_csr(sps_context *ctx, const dcsr &d, sps_csr *A)
+{
+    sps_status st = sps__csr_alloc(ctx, A, d.nr, d.nc, d.nnz);
+    if (st == SPS_OK) st = sps__d2h_pinned(ctx, A->row_ptr, d.rp, ((size_t)d.nr + 1) * sizeof *d.rp);
+    if (st == SPS_OK && d.nnz) st = sps__d2h_pinned(ctx, A->col_idx, d.ci, (size_t)d.nnz * sizeof *d.ci);
+    if (st == SPS_OK && d.nnz) st = sps__d2h_pinned(ctx, A->val, d.v, (size_t)d.nnz * sizeof *d.v);
+    return st;
+}
+
+/* d's arrays become A's device copy (core/gpu.h's sps_dcsr; A: the host CSR
+ * just copied from d): amg.cu's make_op builds the V-cycle's operator from
+ * it device to device and frees it, and sps__amg_free frees one left
+ * over. The caller stops owning d's arrays when this succeeds. */
+sps_status attach(sps_context *ctx, const dcsr &d, sps_csr *A)
+{
+    sps_dcsr *c = (sps_dcsr *)sps__calloc(1, sizeof *c);
+    if (!c) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
+    c->ctx = ctx;
+    c->h_row_ptr = A->row_ptr;
+    c->h_col_idx = A->col_idx;
+    c->h_val = A->val;
+    c->nrows = A->nrows;
+    c->ncols = A->ncols;
+    c->nnz = A->nnz;
+    c->row_ptr = d.rp;
+    c->col_idx = d.ci;
+    c->val = d.v;
+    c->bytes = ((size_t)A->nrows + 1 + (size_t)A->nnz) * sizeof(sps_idx) + (size_t)A->nnz * sizeof(double);
+    strcpy(c->how, "amg setup");
+    A->dev = c;
+    return SPS_OK;
+}
+
+/* download_csr, then d's arrays handed to A (d emptied), or freed. */
+sps_status download_attach(sps_context *ctx, dcsr &d, sps_csr *A)
+{
+    sps_status st = download_csr(ctx, d, A);
+    if (st == SPS_OK) st = attach(ctx, d, A);
+    if (st == SPS_OK) d = dcsr();
+    return st;
+}
+
+template <class T> sps_status download(sps_context *ctx, T **h, const T *d, long long count)
+{
+    *h = (T *)sps__malloc(sps__mul_size((size_t)count + 1, sizeof(T)));
+    if (!*h) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
+    return count > 0 ? sps__d2h(ctx, *h, d, (size_t)count * sizeof(T)) : SPS_OK;
+}
+
+/* ---- one level -------------------------------------------------------------------- */
+
+/* A level's device data; freed by level_free. */
+struct dlevel {
+    dcsr S, T, P, R, AP, Ac, Sm;
+    sps_idx *agg = nullptr;
+    double *dinv = nullptr, *g = nullptr, *l1 = nullptr, *w = nullptr, *Bc = nullptr;
+};
+
+void level_free(dlevel &L)
+{
+    dcsr_free(L.S);
+    dcsr_free(L.T);
+    dcsr_free(L.P);
+    dcsr_free(L.R);
+    dcsr_free(L.AP);
+    dcsr_free(L.Ac);
+    sps__dfree(L.Sm.v); /* Sm borrows A's pattern */
+    L.Sm = dcsr();
+    sps__dfree(L.agg);
+    sps__dfree(L.dinv);
+    sps__dfree(L.g);
+    sps__dfree(L.l1);
+    sps__dfree(L.w);
+    sps__dfree(L.Bc);
+    L.agg = nullptr;
+    L.dinv = L.g = L.l1 = L.w = L.Bc = nullptr;
+}
+
+struct gbuild {
+    dsetup D;
+    const sps_amg_prm *prm;
+    sps_amg *h;
+};
+
+/* The phase's kernels done (its time is honest): its time into h->ms. */
+double tick(gbuild &b, sps_status &st, double t0, int phase)
+{
+    sps_status sy = sps__gpu_sync(b.D.ctx);
+    if (st == SPS_OK) st = sy;
+    double t = sps__now_ms();
+    b.h->ms[phase] += t - t0;
+    return t;
+}
+
+/* Strength and aggregates of level l; *stalled when they would not shrink it. */
+sps_status level_aggregate(gbuild &b, const dcsr &A, int l, dlevel &G, int *stalled)
+{
+    sps_amg_level *L = &b.h->lv[l];
+    sps_context *ctx = b.D.ctx;
+    double t0 = sps__now_ms();
+    sps_status st = strength(b.D, A, b.prm->theta * ldexp(1.0, -l), G.S);
+    double t1 = tick(b, st, t0, 0);
+    if (st == SPS_OK) st = dalloc(ctx, &G.agg, A.nr);
+    if (st == SPS_OK) st = aggregate(b.D, G.S, G.agg, &L->nagg);
+    if (st == SPS_OK) st = download(ctx, &L->agg, G.agg, A.nr);
+    double t2 = tick(b, st, t1, 1);
+    /* the host's checks (sps__amg_aggregate), on the host copy */
+    sps_idx *srp = nullptr;
+    if (st == SPS_OK) st = download(ctx, &srp, G.S.rp, (long long)A.nr + 1);
+    for (sps_idx i = 0; st == SPS_OK && i < A.nr; i++)
+        if (L->agg[i] < 0 && srp[i + 1] > srp[i])
+            st = sps__err(ctx, SPS_ERR_INTERNAL, "amg: node %d left without an aggregate", i);
+    sps__free(srp);
+    *stalled = st == SPS_OK && (L->nagg == 0 || L->nagg >= A.nr);
+    b.h->ms_download += sps__now_ms() - t2;
+    return st;
+}
+
+/* Scalings and spectral bound of level l (level_smoother). */
+sps_status level_spectral(gbuild &b, const dcsr &A, int l, dlevel &G)
+{
+    sps_amg_level *L = &b.h->lv[l];
+    sps_context *ctx = b.D.ctx;
+    sps_idx n = A.nr;
+    int l1 = b.prm->smoother != SPS_AMG_CHEBY, m = 0;
+    double t0 = sps__now_ms(), gersh = 0, alpha[SPS_AMG_LANCZOS], beta[SPS_AMG_LANCZOS];
+    sps_status st = dalloc(ctx, &G.dinv, n);
+    if (st == SPS_OK) st = dalloc(ctx, &G.g, n);
+    if (st == SPS_OK && l1) st = dalloc(ctx, &G.l1, n);
+    if (st == SPS_OK) st = dalloc(ctx, &G.w, 4 * (long long)n);
+    if (st == SPS_OK) {
+        k_diag<<<blocks_for(n), TB, 0, b.D.s>>>(n, A.rp, A.ci, A.v, G.dinv, G.g, G.l1);
+        LAUNCHED(ctx, st, "k_diag");
+        if (st == SPS_OK) st = reduce(b.D, 1, n, G.g, nullptr, &gersh);
+    }
+    if (st == SPS_OK) st = lanczos(b.D, A, G.dinv, G.w, alpha, beta, &m);
+    if (st == SPS_OK) st = sps__amg_spectral_finish(ctx, n, gersh, b.prm->sweeps, alpha, beta, m, L);
+    if (st == SPS_OK) st = download(ctx, &L->dinv, l1 ? G.l1 : G.dinv, n);
+    tick(b, st, t0, 4);
+    return st;
+}
+
+/* P_tent, P, R (level_prolong) */
+sps_status level_prolong(gbuild &b, const dcsr &A, int l, dlevel &G, const double *B)
+{
+    sps_amg_level *L = &b.h->lv[l];
+    sps_context *ctx = b.D.ctx;
+    double t0 = sps__now_ms();
+    sps_status st = dalloc(ctx, &G.Bc, L->nagg);
+    if (st == SPS_OK) st = tentative(b.D, G.agg, A.nr, L->nagg, B, G.T, G.Bc);
+    if (st == SPS_OK) {
+        G.Sm = A;
+        G.Sm.v = nullptr;
+        st = dalloc(ctx, &G.Sm.v, A.nnz);
+    }
+    if (st == SPS_OK) {
+        k_smoother_matrix<<<blocks_for(A.nr), TB, 0, b.D.s>>>(A.nr, A.rp, A.ci, A.v, G.dinv,
+                                                              4.0 / (3.0 * L->rho), G.Sm.v);
+        LAUNCHED(ctx, st, "k_smoother_matrix");
+        if (st == SPS_OK) st = spgemm(b.D, G.Sm, G.T, G.P);
+    }
+    if (st == SPS_OK) st = transpose(b.D, G.P, G.R);
+    tick(b, st, t0, 2);
+    return st;
+}
+
+/* A P and R (A P) (the Galerkin product) */
+sps_status level_galerkin(gbuild &b, const dcsr &A, dlevel &G)
+{
+    double t0 = sps__now_ms();
+    sps_status st = spgemm(b.D, A, G.P, G.AP);
+    if (st == SPS_OK) st = spgemm(b.D, G.R, G.AP, G.Ac);
+    tick(b, st, t0, 3);
+    return st;
+}
+
+/* Level l's T, P, R and level l + 1's A into the host hierarchy. A P, the
+ * largest of them, stays behind: only the numeric re-setup needs its
+ * pattern, and it computes it when it is absent (amg_setup.c). */
+sps_status level_download(gbuild &b, int l, dlevel &G)
+{
+    sps_amg *h = b.h;
+    sps_amg_level *L = &h->lv[l];
+    double t0 = sps__now_ms();
+    sps_status st = download_csr(b.D.ctx, G.T, &L->T);
+    if (st == SPS_OK) st = download_attach(b.D.ctx, G.P, &L->P);
+    if (st == SPS_OK) st = download_attach(b.D.ctx, G.R, &L->R);
+    if (st == SPS_OK) st = download_csr(b.D.ctx, G.Ac, &h->lv[l + 1].A);
+    h->ms_download += sps__now_ms() - t0;
+    return st;
+}
+
+/* Level l on the device: 1 in *host when the host must take level l over
+ * (too small, the coarsest, or stalled), else A (device) becomes level
+ * l + 1's matrix and *B its nullspace (device). *own: whether A's arrays
+ * are ours to free (level 0's upload), or the hierarchy's device copy of
+ * level l's matrix (or the caller's). */
+sps_status device_level(gbuild &b, int l, dcsr &A, double **B, int *host, int *own)
+{
+    sps_amg *h = b.h;
+    h->lv[l].n = A.nr;
+    h->lv[l].nnz = A.nnz;
+    h->nlevels = l + 1;
+    *host = !sps__amg_coarsen_more(b.prm, l, A.nr) || A.nr <= b.prm->gpu_min;
+    if (*host) return SPS_OK;
+    dlevel G;
+    int stalled = 0;
+    sps_status st = level_aggregate(b, A, l, G, &stalled);
+    if (st == SPS_OK && stalled) {
+        sps__free(h->lv[l].agg);
+        h->lv[l].agg = nullptr;
+        *host = 1;
+    }
+    if (st == SPS_OK && !*host) st = level_spectral(b, A, l, G);
+    if (st == SPS_OK && !*host) st = level_prolong(b, A, l, G, *B);
+    if (st == SPS_OK && !*host) st = level_galerkin(b, A, G);
+    if (st == SPS_OK && !*host) st = level_download(b, l, G);
+    if (st == SPS_OK && !*host) {
+        h->lv[l + 1].bs = 1;
+        h->gpu_levels = l + 1;
+        if (*own) dcsr_free(A);
+        A = G.Ac; /* ours until the hierarchy's copy of A_{l+1} takes it */
+        G.Ac = dcsr();
+        *own = 1;
+        st = attach(b.D.ctx, A, &h->lv[l + 1].A);
+        if (st == SPS_OK) *own = 0;
+        sps__dfree(*B);
+        *B = G.Bc;
+        G.Bc = nullptr;
+    }
+    level_free(G);
+    return st;
+}
+
+/* The host's nullspace of level l (NULL on level 0: the constant). */
+sps_status host_nullspace(sps_context *ctx, const double *B, sps_idx n, double **hB)
+{
+    *hB = nullptr;
+    return B ? download(ctx, hB, B, n) : SPS_OK;
+}
+
+/* Level 0's matrix on the device: the caller's device copy when A0 has
+ * one (the solve's operator made it), else an upload of our own (*own). */
+sps_status level0(sps_context *ctx, const sps_csr *A0, dcsr &A, int *own)
+{
+    const sps_dcsr *d = sps__csr_device_copy(ctx, A0);
+    *own = !d;
+    if (!d) return upload_csr(ctx, A0, A);
+    A.nr = d->nrows;
+    A.nc = d->ncols;
+    A.nnz = d->nnz;
+    A.rp = d->row_ptr;
+    A.ci = d->col_idx;
+    A.v = d->val;
+    return SPS_OK;
+}
+
+sps_status build_levels(gbuild &b, const sps_csr *A0)
+{
+    sps_context *ctx = b.D.ctx;
+    dcsr A;
+    double *B = nullptr, *hB = nullptr;
+    int host = 0, l = 0, own = 1;
+    double t0 = sps__now_ms();
+    sps_status st = level0(ctx, A0, A, &own);
+    b.h->ms_download += sps__now_ms() - t0; /* the transfers, both ways */
+    for (; st == SPS_OK; l++) {
+        st = device_level(b, l, A, &B, &host, &own);
+        if (st != SPS_OK || host) break;
+    }
+    if (st == SPS_OK) st = host_nullspace(ctx, B, A.nr, &hB);
+    if (own) dcsr_free(A);
+    sps__dfree(B);
+    if (st == SPS_OK) return sps__amg_build_from(ctx, A0, l, hB, b.h); /* takes hB */
+    sps__free(hB);
+    return st;
+}
+
+} // namespace
+
+extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A,
+                                         sps_amg *h)
+{
+    sps_status st = sps__amg_init(ctx, prm, A, 1, 1, nullptr, h);
+    if (st != SPS_OK) return st;
+    gbuild b;
+    b.D.ctx = ctx;
+    b.D.s = (cudaStream_t)sps__gpu_stream(ctx);
+    b.prm = &h->prm;
+    b.h = h;
+    st = dalloc(ctx, &b.D.red, RED_BLOCKS + 1);
+    if (st == SPS_OK) st = build_levels(b, A);
+    sps__dfree(b.D.red);
+    return st;
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/precond/amg/emu/harness.cc: amg_dsetup.cu's device setup, run on
+ * the CPU emulation (cuda_emu.h), against the host setup: per level the
+ * aggregates and P_tent bitwise, level 0's scaling bitwise, rho within
+ * 1e-12, P, R, A P, A_c in the host's patterns within 1e-10, and the
+ * device's products bitwise the host's products of the same inputs.
+ * Arguments: generator specs, or `edges` (chains of 31..1025 rows, an empty
+ * row, a 1025-entry row, a diagonal matrix whose coarsening stalls). */
+#include "cuda_emu.h"
+#include "precond/amg/amg.h"
+#include <cstdio>
+extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A, sps_amg *h);
+static int same(const sps_csr *a, const sps_csr *b, int vals)
+{
+    return a->nrows == b->nrows && a->ncols == b->ncols && a->nnz == b->nnz &&
+           !memcmp(a->row_ptr, b->row_ptr, ((size_t)a->nrows + 1) * 4) && !memcmp(a->col_idx, b->col_idx, (size_t)a->nnz * 4) &&
+           (!vals || !memcmp(a->val, b->val, (size_t)a->nnz * 8));
+}
+static double vdiff(const sps_csr *a, const sps_csr *b)
+{
+    double d = 0, m = 0;
+    for (int p = 0; p < a->nnz; p++) { d = fmax(d, fabs(a->val[p] - b->val[p])); m = fmax(m, fabs(a->val[p])); }
+    return m ? d / m : d;
+}
+static int run(sps_context *ctx, sps_matrix *A, const char *name, int smoother, int sweeps, int coarse)
+{
+    sps_amg_prm prm = {0.08, sweeps, smoother, coarse, 10, 1, 1, 0};
+    sps_amg *h = (sps_amg *)calloc(1, sizeof *h), *g = (sps_amg *)calloc(1, sizeof *g);
+    sps_status hs = sps__amg_build(ctx, &prm, &A->A, 1, 1, NULL, h);
+    sps_dcsr *d0 = NULL;
+    if (emu_level0_copy) { /* the caller's device copy of level 0, as the solve's operator leaves it */
+        d0 = (sps_dcsr *)calloc(1, sizeof *d0);
+        const sps_csr *C = &A->A;
+        d0->ctx = ctx; d0->h_row_ptr = C->row_ptr; d0->h_col_idx = C->col_idx; d0->h_val = C->val;
+        d0->nrows = C->nrows; d0->ncols = C->ncols; d0->nnz = C->nnz;
+        d0->row_ptr = (sps_idx *)malloc(((size_t)C->nrows + 1) * 4); memcpy(d0->row_ptr, C->row_ptr, ((size_t)C->nrows + 1) * 4);
+        d0->col_idx = (sps_idx *)malloc((size_t)C->nnz * 4 + 4); memcpy(d0->col_idx, C->col_idx, (size_t)C->nnz * 4);
+        d0->val = (double *)malloc((size_t)C->nnz * 8 + 8); memcpy(d0->val, C->val, (size_t)C->nnz * 8);
+        A->A.dev = d0;
+    }
+    sps_status gs = sps__amg_build_gpu(ctx, &prm, &A->A, g);
+    if (d0) { A->A.dev = NULL; free(d0->row_ptr); free(d0->col_idx); free(d0->val); free(d0); }
+    int ok = hs == gs;
+    if (hs != SPS_OK || gs != SPS_OK) { printf("%s: status host %d gpu %d: %s\n", name, hs, gs, sps_last_error(ctx)); return ok; }
+    ok = h->nlevels == g->nlevels;
+    printf("%s: levels %d/%d, gpu levels %d\n", name, h->nlevels, g->nlevels, g->gpu_levels);
+    for (int l = 0; ok && l + 1 < h->nlevels; l++) {
+        sps_amg_level *a = &h->lv[l], *b = &g->lv[l];
+        int agg = a->nagg == b->nagg && !memcmp(a->agg, b->agg, (size_t)a->n * 4);
+        int T = same(&a->T, &b->T, 1), dinv = l > 0 || !memcmp(a->dinv, b->dinv, (size_t)a->n * 8);
+        /* the device's products redone on the host from its own inputs: bitwise */
+        const sps_csr *Al = l ? &b->A : &A->A;
+        sps_csr S, P, R, AP, Ac;
+        sps__csr_copy(ctx, Al, &S);
+        double omega = 4.0 / (3.0 * b->rho);
+        for (int i = 0; i < Al->nrows; i++) {
+            double dd = 0;
+            for (int p = Al->row_ptr[i]; p < Al->row_ptr[i + 1]; p++) if (Al->col_idx[p] == i) dd = Al->val[p];
+            double di = dd != 0.0 ? 1.0 / dd : 0.0;
+            for (int p = Al->row_ptr[i]; p < Al->row_ptr[i + 1]; p++) S.val[p] = (Al->col_idx[p] == i ? 1.0 : 0.0) - omega * di * Al->val[p];
+        }
+        sps__amg_spgemm(ctx, &S, &b->T, &P); sps__amg_transpose(ctx, &b->P, &R);
+        sps__amg_spgemm(ctx, Al, &b->P, &AP); sps__amg_spgemm(ctx, &b->R, &AP, &Ac);
+        int prod = same(&P, &b->P, 1) && same(&R, &b->R, 1) && same(&Ac, &g->lv[l + 1].A, 1);
+        sps__csr_free(&S); sps__csr_free(&P); sps__csr_free(&R); sps__csr_free(&AP); sps__csr_free(&Ac);
+        if (l < g->gpu_levels) { printf("  products bitwise %d\n", prod); if (!prod) ok = 0; }
+        int pat = same(&a->P, &b->P, 0) && same(&a->R, &b->R, 0) && (l >= g->gpu_levels || !b->AP.row_ptr) && same(&h->lv[l + 1].A, &g->lv[l + 1].A, 0);
+        double d = pat ? fmax(fmax(vdiff(&a->P, &b->P), vdiff(&a->R, &b->R)), vdiff(&h->lv[l + 1].A, &g->lv[l + 1].A)) : -1;
+        printf("  level %d: n %d agg %d T %d dinv %d patterns %d vals %.2g rho %.17g / %.17g (%.2g)\n", l, a->n, agg, T, dinv, pat, d, a->rho, b->rho, fabs(a->rho - b->rho) / a->rho);
+        ok = ok && agg && T && dinv && pat && d >= 0 && d < 1e-10 && fabs(a->rho - b->rho) <= 1e-12 * a->rho;
+    }
+    ok = ok && h->nc == g->nc;
+    /* the device copies handed to the hierarchy (P, R of each device level,
+     * A of the levels below them) match their host arrays, bitwise; freed here
+     * as amg.cu's make_op would */
+    int copies = 0, good = 1;
+    for (int l = 0; l < g->nlevels; l++) {
+        sps_csr *M[3] = {l ? &g->lv[l].A : NULL, &g->lv[l].P, &g->lv[l].R};
+        for (sps_csr *m : M) {
+            if (!m || !m->dev) continue;
+            const sps_dcsr *d = sps__csr_device_copy(ctx, m);
+            good = good && d && same(m, m, 1) && !memcmp(d->row_ptr, m->row_ptr, ((size_t)m->nrows + 1) * 4) &&
+                   !memcmp(d->col_idx, m->col_idx, (size_t)m->nnz * 4) && !memcmp(d->val, m->val, (size_t)m->nnz * 8);
+            sps__dcsr_free(m->dev);
+            m->dev = NULL;
+            copies++;
+        }
+    }
+    printf("  device copies handed over: %d, equal to the host arrays: %d\n", copies, good);
+    ok = ok && good && copies == 3 * g->gpu_levels;
+    /* the numeric re-setup (host code) of both for 2.5 A + I/2: bitwise equal
+     * (the device-built one computes its A P pattern first) */
+    const sps_csr *C = &A->A;
+    std::vector<double> w(C->val, C->val + C->nnz);
+    for (int i = 0; i < C->nrows; i++)
+        for (int p = C->row_ptr[i]; p < C->row_ptr[i + 1]; p++) w[p] = 2.5 * C->val[p] + (C->col_idx[p] == i ? 0.5 : 0.0);
+    sps_csr C2 = *C;
+    C2.val = w.data();
+    C2.dev = NULL;
+    int num = ok && sps__amg_numeric(ctx, &C2, h) == SPS_OK && sps__amg_numeric(ctx, &C2, g) == SPS_OK;
+    for (int l = 0; num && l + 1 < h->nlevels; l++)
+        num = same(&h->lv[l].P, &g->lv[l].P, 1) && same(&h->lv[l].R, &g->lv[l].R, 1) && same(&h->lv[l].AP, &g->lv[l].AP, 1) &&
+              same(&h->lv[l + 1].A, &g->lv[l + 1].A, 1) && h->lv[l].rho == g->lv[l].rho;
+    num = num && !memcmp(h->cinv, g->cinv, (size_t)h->nc * h->nc * 8);
+    if (ok) printf("  numeric re-setup of both bitwise equal: %d\n", num);
+    ok = ok && num;
+    sps__amg_free(h); sps__amg_free(g); free(h); free(g);
+    printf("%s: %s\n", name, ok ? "OK" : "MISMATCH");
+    return ok;
+}
+/* 1-D Laplacian (row `empty` cleared; arrow: row 0 couples to all; diag: a diagonal matrix) */
+static sps_matrix *chain(sps_context *ctx, int n, int empty, int arrow, int diag)
+{
+    std::vector<int> rp(1, 0), ci; std::vector<double> v;
+    for (int i = 0; i < n; i++) {
+        if (i != empty) {
+            if (arrow && i == 0) { ci.push_back(0); v.push_back(3.0); if (n > 1 && 1 != empty) { ci.push_back(1); v.push_back(-1.0); }
+                for (int j = 2; j < n; j++) { ci.push_back(j); v.push_back(-0.5 / n); } }
+            else {
+                if (i > 0 && i - 1 != empty && !diag) { ci.push_back(i - 1); v.push_back(-1.0 + (arrow && i == 1 ? 0 : 0)); }
+                if (arrow && i > 1) { /* column 0 before i-1: insert sorted */ ci.insert(ci.end() - (i > 0 && i - 1 != empty ? 1 : 0), 0); v.insert(v.end() - (i > 0 && i - 1 != empty ? 1 : 0), -0.5 / n); }
+                ci.push_back(i); v.push_back(diag ? 1.0 + i % 7 : (arrow ? 2.01 : 2.0));
+                if (i + 1 < n && i + 1 != empty && !diag) { ci.push_back(i + 1); v.push_back(-1.0); }
+            }
+        }
+        rp.push_back((int)ci.size());
+    }
+    sps_matrix *A = NULL;
+    if (sps_matrix_create_csr(ctx, n, n, rp.data(), ci.data(), v.data(), &A)) { printf("chain: %s\n", sps_last_error(ctx)); return NULL; }
+    return A;
+}
+
+int main(int argc, char **argv)
+{
+    sps_context *ctx; sps_context_create(&ctx, SPS_DEVICE_HOST);
+    int bad = 0;
+    if (argc == 2 && !strcmp(argv[1], "edges")) {
+        int sizes[] = {31, 32, 33, 1023, 1024, 1025};
+        for (int n : sizes) { sps_matrix *A = chain(ctx, n, -1, 0, 0); char nm[64]; snprintf(nm, 64, "chain %d", n);
+            bad += !run(ctx, A, nm, SPS_AMG_CHEBY, 1, 4); bad += !run(ctx, A, nm, SPS_AMG_L1JACOBI, 2, 4); sps_matrix_destroy(A); }
+        sps_matrix *E = chain(ctx, 1000, 500, 0, 0), *L = chain(ctx, 1025, -1, 1, 0), *D = chain(ctx, 300, -1, 0, 1);
+        bad += !run(ctx, E, "chain 1000 empty row 500", SPS_AMG_CHEBY, 1, 4);
+        bad += !run(ctx, L, "arrow 1025", SPS_AMG_CHEBY, 1, 4);
+        bad += !run(ctx, D, "diagonal 300 (no strong coupling: stalls)", SPS_AMG_CHEBY, 1, 4);
+        printf("%d mismatches\n", bad);
+        return bad != 0;
+    }
+    for (int a = 1; a < argc; a++) {
+        sps_matrix *A;
+        if (sps_matrix_generate(ctx, argv[a], &A)) { printf("gen %s failed\n", argv[a]); return 2; }
+        bad += !run(ctx, A, argv[a], SPS_AMG_CHEBY, 1, 20);
+        emu_level0_copy = 1;
+        bad += !run(ctx, A, argv[a], SPS_AMG_L1JACOBI, 2, 4);
+        emu_level0_copy = 0;
+        sps_matrix_destroy(A);
+    }
+    printf("%d mismatches\n", bad);
+    return bad != 0;
+}
