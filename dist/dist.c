@@ -119,6 +119,12 @@ static void op_exchange_plan(sps_dist_operator *op)
         op->rbytes[k] = (size_t)(h->recv_off[k + 1] - h->recv_off[k]) * sizeof(double);
     sps_xfer x = {h->nsend, h->nrecv, h->send_rank, h->recv_rank, op->sptr, op->rptr, op->sbytes, op->rbytes};
     op->x = x;
+}
+
+/* Whether the starts are on block boundaries, and the most blocks of a rank. */
+static void op_blocks(sps_dist_operator *op)
+{
+    sps_halo *h = &op->h;
     op->aligned = 1;
     for (int q = 0; q <= h->size; q++)
         if (h->starts[q] % SPS_DIST_BLK != 0 && h->starts[q] != h->n) op->aligned = 0;
@@ -143,9 +149,10 @@ sps_status sps_dist_operator_create(sps_dist *d, sps_idx n, const sps_idx *start
     x->ops = ops_for(d);
     sps_status st = sps__halo_build(d->c, n, starts, row_ptr, col_idx, val, &x->h);
     if (st == SPS_OK) {
-        op_exchange_plan(x);
+        op_blocks(x);
         st = op_buffers(x);
     }
+    if (st == SPS_OK) op_exchange_plan(x);
     if (st != SPS_OK) {
         sps_dist_operator_destroy(x);
         return st;
