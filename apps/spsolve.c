@@ -63,6 +63,8 @@ static const char *usage_text =
     "  --check-every K      read the convergence state every K iterations (default adaptive)\n"
     "  --device D           gpu | cpu | auto (default auto: the GPU if there is one)\n"
     "  --threads N          threads for reading the matrix (default 0: the online cores)\n"
+    "  --gpus N             distributed CG (none or jacobi) on N GPUs of this process over\n"
+    "                       NCCL (with --device cpu: N host ranks); doc/dist.md\n"
     "\n"
     "Output:\n"
     "  --info               print the matrix features and exit (no solve)\n"
@@ -105,6 +107,7 @@ typedef struct opts {
     long long maxit;
     int restart, check_every;
     int threads;            /* --threads: io threads (0: the online cores) */
+    int gpus;               /* --gpus N: the distributed solve on N ranks (0: off) */
     int info, json, monitor, verify, quiet;
     int fallback;           /* --fallback: explicit settings fall back to the auto plans */
     int no_stagnation;      /* --no-stagnation */
@@ -237,7 +240,7 @@ static int takes_value(const char *a)
     static const char *const names[] = {"-A", "--gen", "-b", "--x0", "-o", "--history",
                                          "--save-matrix", "--method", "--spmv", "--precond",
                                          "--device", "--rtol", "--atol", "--dtol", "--maxit",
-                                         "--restart", "--check-every", "--threads",
+                                         "--restart", "--check-every", "--threads", "--gpus",
                                          "--options-file", "--nullspace"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strcmp(a, names[i])) return 1;
@@ -268,6 +271,7 @@ static void value_option(opts *o, const char *a, const char *v)
     else if (!strcmp(a, "--restart")) o->restart = (int)parse_int(a, v, 1, 100000);
     else if (!strcmp(a, "--check-every")) o->check_every = (int)parse_int(a, v, 1, 100000);
     else if (!strcmp(a, "--threads")) o->threads = (int)parse_int(a, v, 0, 4096);
+    else if (!strcmp(a, "--gpus")) o->gpus = (int)parse_int(a, v, 1, 1024);
     else if (!strcmp(a, "--options-file")) options_file(o, v);
 }
 
@@ -1324,8 +1328,37 @@ static int solve_block(run *r)
     return conv ? EXIT_CONVERGED : EXIT_NOT_CONVERGED;
 }
 
+/* --gpus N: distributed CG on N ranks of this process (doc/dist.md). */
+static int solve_dist(run *r)
+{
+    sps_dist_solve_opts o;
+    sps_dist_solve_opts_default(&o);
+    if (r->o.method && strcmp(r->o.method, "cg") != 0)
+        return fail(r, EXIT_USAGE, "--gpus: the distributed solve runs cg, not %s", r->o.method);
+    if (strcmp(r->o.precond, "auto") != 0 && strcmp(r->o.precond, "none") != 0 && strcmp(r->o.precond, "jacobi") != 0)
+        return fail(r, EXIT_USAGE, "--gpus: the distributed solve takes --precond none or jacobi, not %s", r->o.precond);
+    if (!sps_context_on_gpu(r->ctx) && strcmp(r->o.device, "cpu") != 0)
+        return fail(r, EXIT_RUNTIME, "--gpus %d: no GPU on this machine (--device cpu --gpus N runs N host ranks)",
+                    r->o.gpus);
+    o.precond = strcmp(r->o.precond, "jacobi") == 0 ? "jacobi" : "none";
+    o.rtol = r->o.rtol;
+    o.atol = r->o.atol;
+    o.dtol = r->o.dtol;
+    o.maxit = r->o.maxit;
+    r->strategy = 0;
+    snprintf(r->oi.backend, sizeof r->oi.backend, "dist:%d", r->o.gpus);
+    snprintf(r->oi.reason, sizeof r->oi.reason, "%d ranks, CG with %s, local rows in CSR", r->o.gpus, o.precond);
+    if (r->text) print_header(r);
+    sps_status st = sps_dist_solve_ranks(r->ctx, r->A, r->o.gpus, &o, r->b, r->x, &r->info);
+    if (st != SPS_OK) return fail_status(r, st, "--gpus");
+    r->solved = 1;
+    check_solution(r);
+    return r->info.reason > 0 ? EXIT_CONVERGED : EXIT_NOT_CONVERGED;
+}
+
 static int solve(run *r)
 {
+    if (r->o.gpus) return solve_dist(r);
     if (r->nrhs > 1) return solve_block(r);
     if (r->strategy) {
         install_monitor(r); /* --monitor lines and the progress line, every attempt */
@@ -1676,6 +1709,7 @@ static int prepare(run *r)
     if (r->o.no_stagnation) sps_solver_set_stagnation(r->solver, 0);
     if ((rc = read_vectors(r)) >= 0) return rc;
     warn_inconsistent(r);
+    if (r->o.gpus) return -1; /* the ranks build their own operators */
     if ((rc = block_plan(r)) >= 0) return rc;
     if ((rc = build_operator(r)) >= 0 || (rc = build_precond(r)) >= 0) return rc;
     return -1;

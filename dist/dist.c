@@ -77,6 +77,7 @@ static const sps_dvops *ops_for(const sps_dist *d)
 #if SPS_HAVE_CUDA
     if (d->c->ops->device && d->ctx->gpu) return &sps__dvops_cuda;
 #endif
+    (void)d;
     return &sps__dvops_host;
 }
 

@@ -930,6 +930,15 @@ void sps_dist_solve_opts_default(sps_dist_solve_opts *o);
  *  the same); iterate_ms and per_iter_ms are this rank's. */
 sps_status sps_dist_solve(sps_dist_operator *op, const sps_dist_solve_opts *o, const double *b,
                           double *x, sps_solve_info *info);
+/** One process, `nranks` ranks, one thread each (`spsolve --gpus N`): on a
+ *  GPU context rank r runs on GPU r over NCCL (SPS_ERR_NO_DEVICE naming the
+ *  count when the machine has fewer GPUs; SPS_ERR_NOT_COMPILED without
+ *  NCCL); on a host context the ranks are host threads (the thread
+ *  transport). A is the whole matrix; b and x whole host vectors (x holds
+ *  the initial guess, and gets the solution); info is rank 0's. */
+sps_status sps_dist_solve_ranks(sps_context *ctx, const sps_matrix *A, int nranks,
+                                const sps_dist_solve_opts *o, const double *b, double *x,
+                                sps_solve_info *info);
 /** Every rank's rows of x in order into x_all (n entries) on rank 0
  *  (collective; x_all is not read on other ranks and may be NULL there). */
 sps_status sps_dist_gather(sps_dist_operator *op, const double *x, double *x_all);
