@@ -66,7 +66,7 @@ sps_status sps_dist_partition(sps_idx n, const sps_idx *row_ptr, int nranks, sps
     if (n < 0 || !row_ptr || !starts || nranks < 1 || nranks > SPS_DIST_MAX_RANKS)
         return sps__err(NULL, SPS_ERR_INVALID_ARG, "sps_dist_partition: n = %d, %d ranks (1 to %d)", (int)n,
                         nranks, SPS_DIST_MAX_RANKS);
-    sps__dist_partition(n, row_ptr, nranks, SPS_DIST_BLK, starts);
+    sps__dist_partition(n, row_ptr, nranks, sps__dist_block(n), starts);
     return SPS_OK;
 }
 
@@ -81,7 +81,16 @@ static const sps_dvops *ops_for(const sps_dist *d)
     return &sps__dvops_host;
 }
 
-static sps_idx nblocks(sps_idx rows) { return (rows + SPS_DIST_BLK - 1) / SPS_DIST_BLK; }
+sps_idx sps__dist_block(sps_idx n)
+{
+    sps_idx b = SPS_DIST_BLK;
+    while (b < SPS_DIST_BLK_MAX && n / (2 * b) >= 256) b *= 2;
+    return b;
+}
+
+sps_idx sps_dist_block(sps_idx n) { return sps__dist_block(n < 0 ? 0 : n); }
+
+static sps_idx nblocks(sps_idx rows, sps_idx blk) { return (rows + blk - 1) / blk; }
 
 /* Host arrays of the exchange and the ops's buffers. */
 static sps_status op_buffers(sps_dist_operator *op)
@@ -106,6 +115,7 @@ static sps_status op_buffers(sps_dist_operator *op)
         return st;
     if ((st = o->alloc(ctx, SPS_DIST_NSUM * ((size_t)op->maxblk + 1) * d, (void **)&op->part)) != SPS_OK)
         return st;
+    if ((st = o->alloc(ctx, ((size_t)h->nloc / SPS_DIST_BLK + 1) * d, (void **)&op->scr)) != SPS_OK) return st;
     return o->alloc(ctx, P * SPS_DIST_NSUM * ((size_t)op->maxblk + 1) * d, (void **)&op->part_all);
 }
 
@@ -126,12 +136,13 @@ static void op_exchange_plan(sps_dist_operator *op)
 static void op_blocks(sps_dist_operator *op)
 {
     sps_halo *h = &op->h;
+    op->blk = sps__dist_block(h->n);
     op->aligned = 1;
     for (int q = 0; q <= h->size; q++)
-        if (h->starts[q] % SPS_DIST_BLK != 0 && h->starts[q] != h->n) op->aligned = 0;
+        if (h->starts[q] % op->blk != 0 && h->starts[q] != h->n) op->aligned = 0;
     op->maxblk = 0;
     for (int q = 0; q < h->size; q++) {
-        sps_idx b = nblocks(h->starts[q + 1] - h->starts[q]);
+        sps_idx b = nblocks(h->starts[q + 1] - h->starts[q], op->blk);
         if (b > op->maxblk) op->maxblk = b;
     }
 }
@@ -173,7 +184,7 @@ sps_status sps_dist_operator_from_matrix(sps_dist *d, const sps_matrix *A, sps_d
     sps_idx *starts = sps__malloc(((size_t)P + 1) * sizeof(sps_idx));
     sps_idx *rp = NULL;
     if (!starts) return sps__err(d->ctx, SPS_ERR_NO_MEMORY, "sps_dist_operator_from_matrix: out of memory");
-    sps__dist_partition(M->nrows, M->row_ptr, P, SPS_DIST_BLK, starts);
+    sps__dist_partition(M->nrows, M->row_ptr, P, sps__dist_block(M->nrows), starts);
     sps_idx lo = starts[r], nloc = starts[r + 1] - lo, base = M->row_ptr[lo];
     rp = sps__malloc(((size_t)nloc + 1) * sizeof(sps_idx));
     sps_status st;
@@ -203,6 +214,7 @@ void sps_dist_operator_destroy(sps_dist_operator *op)
     o->free(op->sbuf);
     o->free(op->xe);
     o->free(op->part);
+    o->free(op->scr);
     o->free(op->part_all);
     sps__free(op->rptr);
     sps__free((void *)op->sptr);
@@ -237,7 +249,7 @@ sps_status sps__dist_dot(sps_dist_operator *op, int ns, const double *const *a,
     size_t mb = (size_t)op->maxblk, P = (size_t)h->size, row = (size_t)ns * mb;
     sps_status st;
     for (int q = 0; q < ns; q++)
-        if ((st = op->ops->partials(ctx, h->nloc, 1, a + q, b + q, op->part + (size_t)q * mb)) != SPS_OK)
+        if ((st = op->ops->partials(ctx, h->nloc, op->blk, a[q], b[q], op->part + (size_t)q * mb, op->scr)) != SPS_OK)
             return st;
     if ((st = op->d->c->ops->allgather(op->d->c, op->part, op->part_all, row * sizeof(double))) != SPS_OK)
         return st;
@@ -246,7 +258,7 @@ sps_status sps__dist_dot(sps_dist_operator *op, int ns, const double *const *a,
     for (int q = 0; q < ns; q++) {
         double t = 0.0;
         for (size_t r = 0; r < P; r++) {
-            sps_idx nb = nblocks(h->starts[r + 1] - h->starts[r]);
+            sps_idx nb = nblocks(h->starts[r + 1] - h->starts[r], op->blk);
             const double *p = op->part_host + r * row + (size_t)q * mb;
             for (sps_idx k = 0; k < nb; k++) t += p[k];
         }

@@ -107,11 +107,18 @@ void sps__halo_free(sps_halo *h);
 
 /* ---- distributed vector operations (dvops.c, dvops.cu) -------------------- */
 
-/* Rows per reduction block: dot products are sums of per-block partials
- * (each block's terms in row order), added in global block order. Rank
- * starts on block boundaries make every scalar independent of the rank
- * count. */
+/* Reduction blocks: dot products are sums of per-block partials, added in
+ * global block order; a block's partial depends only on its rows (host: its
+ * terms in row order; GPU: a fixed tree). Rank starts on block boundaries
+ * make every scalar independent of the rank count. The block length
+ * depends on n only (sps__dist_block): 256 rows, doubled while there are
+ * at least 256 blocks of the doubled length, at most 65536 rows, so that a
+ * large system's all-gather and read-back stay small (poisson3d:300:
+ * 65536-row blocks, 412 partials in all). SPS_DIST_BLK is the GPU's first
+ * level (one thread block); a longer block is a fixed tree over those. */
 #define SPS_DIST_BLK 256
+#define SPS_DIST_BLK_MAX 65536
+sps_idx sps__dist_block(sps_idx n);
 #define SPS_DIST_NSUM 2
 /* Most ranks of one communicator. */
 #define SPS_DIST_MAX_RANKS 1024
@@ -130,10 +137,11 @@ typedef struct sps_dvops {
     /* x += al p; r -= al q; z = d .* r when d (else z untouched) */
     sps_status (*cg_update)(sps_context *ctx, sps_idx n, double al, double *x, const double *p,
                             double *r, const double *q, const double *d, double *z);
-    /* part[q * nblk + b] = sum over block b's rows of a[q][i] b[q][i], q < ns,
-     * nblk = ceil(n / SPS_DIST_BLK) */
-    sps_status (*partials)(sps_context *ctx, sps_idx n, int ns, const double *const *a,
-                           const double *const *b, double *part);
+    /* part[k] = the sum over block k's rows (blk rows each, the last may
+     * be short) of a[i] b[i]; scr: ceil(n / SPS_DIST_BLK) doubles of the
+     * ops's memory (the GPU's first level) */
+    sps_status (*partials)(sps_context *ctx, sps_idx n, sps_idx blk, const double *a, const double *b,
+                           double *part, double *scr);
     /* buf[k] = x[idx[k]], k < m */
     sps_status (*gather)(sps_context *ctx, sps_idx m, const sps_idx *idx, const double *x, double *buf);
     /* y = A xe for the renumbered local CSR (device arrays on a device ops) */

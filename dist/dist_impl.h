@@ -20,13 +20,15 @@ struct sps_dist_operator {
     double *sbuf;         /* packed sends, ops's memory */
     double *xe;           /* nloc + nhalo: sps_dist_operator_apply's input */
     double *part, *part_all; /* reduction partials (ops's memory) */
+    double *scr;          /* the GPU's first-level partials */
+    sps_idx blk;          /* rows per reduction block (sps__dist_block(n)) */
     double *part_host;
     sps_idx maxblk;       /* most reduction blocks of a rank */
     sps_xfer x;           /* the halo exchange, into xe's halo (re-pointed per call) */
     void **rptr;          /* x.rbuf */
     const void **sptr;    /* x.sbuf */
     size_t *rbytes, *sbytes;
-    int aligned;          /* every row start is a multiple of SPS_DIST_BLK */
+    int aligned;          /* every row start is a multiple of blk */
 };
 
 /* y = A xe on the local rows; xe has nloc + nhalo entries (ops's memory), its

@@ -188,8 +188,8 @@ static sps_status check_opts(sps_dist_operator *op, const sps_dist_solve_opts *o
         return sps__err(ctx, SPS_ERR_UNSUPPORTED, "sps_dist_solve: preconditioner '%s' (none or jacobi)", o->precond);
     if (!op->aligned)
         return sps__err(ctx, SPS_ERR_INVALID_ARG,
-                        "sps_dist_solve: row starts must be multiples of %d (sps_dist_partition) for "
-                        "reductions independent of the rank count", SPS_DIST_BLK);
+                        "sps_dist_solve: row starts must be multiples of %d (sps_dist_block; "
+                        "sps_dist_partition) for reductions independent of the rank count", (int)op->blk);
     if (!(o->rtol >= 0) || !(o->atol >= 0) || !(o->dtol > 0) || o->maxit < 0)
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_dist_solve: rtol, atol >= 0, dtol > 0, maxit >= 0");
     return SPS_OK;

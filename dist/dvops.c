@@ -53,18 +53,17 @@ static sps_status h_cg_update(sps_context *ctx, sps_idx n, double al, double *x,
     return SPS_OK;
 }
 
-static sps_status h_partials(sps_context *ctx, sps_idx n, int ns, const double *const *a,
-                             const double *const *b, double *part)
+static sps_status h_partials(sps_context *ctx, sps_idx n, sps_idx blk, const double *a, const double *b,
+                             double *part, double *scr)
 {
     (void)ctx;
-    sps_idx nblk = (n + SPS_DIST_BLK - 1) / SPS_DIST_BLK;
-    for (int q = 0; q < ns; q++)
-        for (sps_idx k = 0; k < nblk; k++) {
-            sps_idx end = (k + 1) * SPS_DIST_BLK < n ? (k + 1) * SPS_DIST_BLK : n;
-            double s = 0.0;
-            for (sps_idx i = k * SPS_DIST_BLK; i < end; i++) s += a[q][i] * b[q][i];
-            part[(size_t)q * (size_t)nblk + (size_t)k] = s;
-        }
+    (void)scr;
+    for (sps_idx k = 0, i0 = 0; i0 < n; k++, i0 += blk) {
+        sps_idx end = n - i0 > blk ? i0 + blk : n;
+        double s = 0.0;
+        for (sps_idx i = i0; i < end; i++) s += a[i] * b[i];
+        part[k] = s;
+    }
     return SPS_OK;
 }
 

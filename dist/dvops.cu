@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/dist/dvops.cu: the distributed layer's vector operations on the
  * GPU (dvops.c is their specification). Every kernel runs on the context's
- * stream. The reduction partials are one thread block per SPS_DIST_BLK rows
- * (each thread one row, then a fixed tree in shared memory): a block's
+ * stream. The reduction partials: one thread block per SPS_DIST_BLK rows
+ * (each thread one row, then a fixed tree in shared memory), then for longer
+ * reduction blocks a fixed tree over their first-level partials: a block's
  * partial depends only on its rows, so the all-gathered partials summed in
  * global block order give the same scalar on any number of ranks. The local
  * SpMV is one warp per row, lanes striding the row's entries in order and a
@@ -59,6 +60,21 @@ __global__ void k_partials(sps_idx n, const double *a, const double *b, double *
     sh[threadIdx.x] = i < n ? a[i] * b[i] : 0.0;
     __syncthreads();
     for (int s = SPS_DIST_BLK / 2; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) part[blockIdx.x] = sh[0];
+}
+
+/* Second level: part[g] = the fixed tree over G = blockDim.x consecutive
+ * first-level partials (G a power of two <= 256; missing ones are 0). */
+__global__ void k_group(sps_idx m, const double *first, double *part)
+{
+    __shared__ double sh[256];
+    sps_idx i = (sps_idx)blockIdx.x * blockDim.x + threadIdx.x;
+    sh[threadIdx.x] = i < m ? first[i] : 0.0;
+    __syncthreads();
+    for (int s = (int)blockDim.x / 2; s > 0; s >>= 1) {
         if ((int)threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
         __syncthreads();
     }
@@ -126,15 +142,19 @@ sps_status d_cg_update(sps_context *ctx, sps_idx n, double al, double *x, const 
     return SPS_OK;
 }
 
-sps_status d_partials(sps_context *ctx, sps_idx n, int ns, const double *const *a, const double *const *b,
-                      double *part)
+sps_status d_partials(sps_context *ctx, sps_idx n, sps_idx blk, const double *a, const double *b, double *part,
+                      double *scr)
 {
-    sps_idx nblk = (n + SPS_DIST_BLK - 1) / SPS_DIST_BLK;
-    if (nblk == 0) return SPS_OK;
-    for (int q = 0; q < ns; q++) {
-        k_partials<<<nblk, SPS_DIST_BLK, 0, sps_stream(ctx)>>>(n, a[q], b[q], part + (size_t)q * nblk);
-        SPS_LAUNCH_CHECK(ctx, "k_partials");
-    }
+    sps_idx n1 = (n + SPS_DIST_BLK - 1) / SPS_DIST_BLK;
+    if (n1 == 0) return SPS_OK;
+    int G = (int)(blk / SPS_DIST_BLK);
+    if (G < 1 || G > 256 || (G & (G - 1)) || blk % SPS_DIST_BLK)
+        return sps__err(ctx, SPS_ERR_INTERNAL, "dist: reduction block of %d rows (%s:%d)", (int)blk, __FILE__, __LINE__);
+    k_partials<<<n1, SPS_DIST_BLK, 0, sps_stream(ctx)>>>(n, a, b, G == 1 ? part : scr);
+    SPS_LAUNCH_CHECK(ctx, "k_partials");
+    if (G == 1) return SPS_OK;
+    k_group<<<(n1 + G - 1) / G, G, 0, sps_stream(ctx)>>>(n1, scr, part);
+    SPS_LAUNCH_CHECK(ctx, "k_group");
     return SPS_OK;
 }
 

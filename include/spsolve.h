@@ -858,10 +858,9 @@ sps_status sps_solve_multi(sps_solver *s, sps_operator *op, sps_precond *pc, con
  *                     and size from it, rank 0 makes the unique id and
  *                     broadcasts it (builds with MPI and NCCL)
  * Scalars are reduced in a fixed order over fixed global blocks of
- * SPS_DIST_BLOCK rows: with row starts on block boundaries
+ * sps_dist_block(n) rows: with row starts on block boundaries
  * (sps_dist_partition), a solve gives bitwise the same iterates on any number
  * of ranks. */
-#define SPS_DIST_BLOCK 256
 #define SPS_DIST_ID_BYTES 128
 
 typedef struct sps_dist sps_dist;
@@ -895,8 +894,11 @@ int sps_dist_size(const sps_dist *d);
 const char *sps_dist_transport(const sps_dist *d);
 void sps_dist_destroy(sps_dist *d);
 
+/** Rows per reduction block for an n-row system: 256, doubled while at
+ *  least 256 blocks remain, at most 65536 (it depends on n only). */
+sps_idx sps_dist_block(sps_idx n);
 /** Row starts (nranks + 1 entries) of contiguous blocks balanced by nonzeros
- *  (plus one per row), each a multiple of SPS_DIST_BLOCK. Ranks may be empty. */
+ *  (plus one per row), each a multiple of sps_dist_block(n). Ranks may be empty. */
 sps_status sps_dist_partition(sps_idx n, const sps_idx *row_ptr, int nranks, sps_idx *starts);
 
 /** The distributed operator of this rank's rows (collective): rows

@@ -126,12 +126,12 @@ static void check_partition(const sps_matrix *A, int P, const char *name)
     int ok = s[0] == 0 && s[P] == n;
     int64_t total = rp[n] + n, most = 0, blkmax = 0;
     for (int q = 0; q < P; q++) {
-        ok = ok && s[q + 1] >= s[q] && (s[q] % SPS_DIST_BLOCK == 0 || s[q] == n);
+        ok = ok && s[q + 1] >= s[q] && (s[q] % sps_dist_block(n) == 0 || s[q] == n);
         int64_t w = (int64_t)rp[s[q + 1]] - rp[s[q]] + (s[q + 1] - s[q]);
         if (w > most) most = w;
     }
-    for (sps_idx b = 0; b < n; b += SPS_DIST_BLOCK) {
-        sps_idx e = b + SPS_DIST_BLOCK < n ? b + SPS_DIST_BLOCK : n;
+    for (sps_idx b = 0, B = sps_dist_block(n); b < n; b += B) {
+        sps_idx e = n - b > B ? b + B : n;
         int64_t w = (int64_t)rp[e] - rp[b] + (e - b);
         if (w > blkmax) blkmax = w;
     }
@@ -149,6 +149,10 @@ static void test_partition(void)
         for (int P = 1; P <= 7; P++) check_partition(A, P, specs[k]);
         sps_matrix_destroy(A);
     }
+    T_OK(sps_dist_block(0) == 256 && sps_dist_block(3600) == 256 && sps_dist_block(131071) == 256 &&
+             sps_dist_block(131072) == 512 && sps_dist_block(175616) == 512 && sps_dist_block(27000000) == 65536 &&
+             sps_dist_block(2000000000) == 65536,
+         "reduction block: 256 rows, doubled while 256 blocks remain, at most 65536");
     /* more ranks than blocks: the extra ranks are empty */
     sps_matrix *A = NULL;
     if (T_STATUS(NULL, sps_matrix_generate(NULL, "poisson2d:20", &A), "generate poisson2d:20")) {
@@ -348,6 +352,7 @@ static void test_solve(void)
     solve_case("poisson2d:60", "none");
     solve_case("poisson2d:60", "jacobi");
     solve_case("poisson3d:14", "jacobi");
+    solve_case("poisson3d:56", "jacobi"); /* 512-row reduction blocks */
 }
 
 /* ---- errors ---------------------------------------------------------------------------- */
