@@ -27,6 +27,7 @@ static sps_status open_comm(sps_context *ctx, const sps_dist_spec *sp, sps_comm 
         if (!sp->nccl_id) return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_dist_create: nccl_id is NULL");
         return sps__comm_nccl(ctx, sp->nccl_id, rank, size, c);
     case SPS_DIST_MPI:
+        if (!ctx->gpu) return sps__comm_mpi(ctx, sp->mpi_comm, c);
         if ((st = sps__mpi_bootstrap(ctx, sp->mpi_comm, &rank, &size, id)) != SPS_OK) return st;
         return sps__comm_nccl(ctx, id, rank, size, c);
     }

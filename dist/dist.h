@@ -79,6 +79,8 @@ sps_status sps__nccl_unique_id(sps_context *ctx, void *id);
  * communicator *mpi_comm, and the unique id made by rank 0 and broadcast. */
 sps_status sps__mpi_bootstrap(sps_context *ctx, const void *mpi_comm, int *rank, int *size,
                               void *id);
+/* The MPI transport on host buffers (comm_mpi.c): host contexts under mpiexec. */
+sps_status sps__comm_mpi(sps_context *ctx, const void *mpi_comm, sps_comm **c);
 
 /* ---- halo plan (halo.c) ---------------------------------------------------- */
 

@@ -24,6 +24,7 @@ typedef struct rank_job {
     sps_solve_info info;
     sps_status st;
     char msg[1024];
+    int mpi; /* a process of MPI_COMM_WORLD (sps_dist_solve_world) */
 } rank_job;
 
 static sps_status rank_solve(rank_job *j, sps_context *ctx)
@@ -31,6 +32,10 @@ static sps_status rank_solve(rank_job *j, sps_context *ctx)
     sps_dist *d = NULL;
     sps_dist_operator *op = NULL;
     sps_dist_spec sp = {j->gpu ? SPS_DIST_NCCL : SPS_DIST_THREADS, j->rank, j->size, j->g, j->id, NULL};
+    if (j->mpi) {
+        sp.kind = SPS_DIST_MPI;
+        sp.mpi_comm = sps_dist_mpi_world();
+    }
     sps_status st = sps_dist_create(ctx, &sp, &d);
     if (st == SPS_OK) st = sps_dist_operator_from_matrix(d, j->A, &op);
     sps_idx lo = 0, nl = op ? sps_dist_operator_rows(op, &lo) : 0;
@@ -40,7 +45,7 @@ static sps_status rank_solve(rank_job *j, sps_context *ctx)
         memcpy(xl, j->x + lo, (size_t)nl * sizeof(double));
         st = sps_dist_solve(op, j->o, j->b + lo, xl, &j->info);
     }
-    if (st == SPS_OK) st = sps_dist_gather(op, xl, j->rank == 0 ? j->x : NULL);
+    if (st == SPS_OK) st = sps_dist_gather(op, xl, sps_dist_rank(d) == 0 ? j->x : NULL);
     sps__free(xl);
     sps_dist_operator_destroy(op);
     sps_dist_destroy(d);
@@ -105,12 +110,32 @@ sps_status sps_dist_solve_ranks(sps_context *ctx, const sps_matrix *A, int nrank
     rank_job *jobs = st == SPS_OK ? sps__calloc((size_t)nranks, sizeof *jobs) : NULL;
     if (st == SPS_OK && !jobs) st = sps__err(ctx, SPS_ERR_NO_MEMORY, "sps_dist_solve_ranks: out of memory");
     for (int r = 0; st == SPS_OK && r < nranks; r++) {
-        rank_job j = {r, nranks, gpu, g, id, A, o, b, x, {0}, SPS_OK, ""};
+        rank_job j = {r, nranks, gpu, g, id, A, o, b, x, {0}, SPS_OK, "", 0};
         jobs[r] = j;
     }
     if (st == SPS_OK) st = launch(ctx, jobs, nranks);
     if (st == SPS_OK) *info = jobs[0].info;
     sps__free(jobs);
     sps_dist_group_destroy(g);
+    return st;
+}
+
+sps_status sps_dist_solve_world(sps_context *ctx, const sps_matrix *A, const sps_dist_solve_opts *o,
+                                const double *b, double *x, sps_solve_info *info)
+{
+    if (!ctx || !A || !o || !b || !x || !info)
+        return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_dist_solve_world: NULL argument");
+    if (!sps_dist_mpi_world())
+        return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_dist_solve_world: call sps_dist_mpi_init first");
+    rank_job j;
+    memset(&j, 0, sizeof j);
+    j.A = A;
+    j.o = o;
+    j.b = b;
+    j.x = x;
+    j.mpi = 1;
+    j.gpu = ctx->gpu != NULL;
+    sps_status st = rank_solve(&j, ctx);
+    if (st == SPS_OK) *info = j.info;
     return st;
 }

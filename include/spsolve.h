@@ -855,8 +855,9 @@ sps_status sps_solve_multi(sps_solver *s, sps_operator *op, sps_precond *pc, con
  *   SPS_DIST_NCCL     the triple: rank, size and the bytes of an NCCL unique
  *                     id (sps_dist_unique_id on one rank, passed to all)
  *   SPS_DIST_MPI      an MPI communicator (the address of an MPI_Comm): rank
- *                     and size from it, rank 0 makes the unique id and
- *                     broadcasts it (builds with MPI and NCCL)
+ *                     and size from it; on GPU contexts rank 0 makes the
+ *                     NCCL unique id and broadcasts it (builds with MPI and
+ *                     NCCL); on host contexts MPI is the transport
  * Scalars are reduced in a fixed order over fixed global blocks of
  * sps_dist_block(n) rows: with row starts on block boundaries
  * (sps_dist_partition), a solve gives bitwise the same iterates on any number
@@ -941,6 +942,21 @@ sps_status sps_dist_solve(sps_dist_operator *op, const sps_dist_solve_opts *o, c
 sps_status sps_dist_solve_ranks(sps_context *ctx, const sps_matrix *A, int nranks,
                                 const sps_dist_solve_opts *o, const double *b, double *x,
                                 sps_solve_info *info);
+/** Under mpiexec (builds with MPI; else SPS_ERR_NOT_COMPILED): MPI_Init
+ *  unless the caller did, this process's rank and size in MPI_COMM_WORLD and
+ *  its rank within its node (to choose its GPU). */
+sps_status sps_dist_mpi_init(int *rank, int *size, int *local_rank);
+/** MPI_Finalize if sps_dist_mpi_init called MPI_Init. */
+void sps_dist_mpi_finalize(void);
+/** The address of MPI_COMM_WORLD for sps_dist_spec.mpi_comm after
+ *  sps_dist_mpi_init (NULL before, or without MPI). */
+const void *sps_dist_mpi_world(void);
+/** Solve on the processes of MPI_COMM_WORLD after sps_dist_mpi_init
+ *  (collective; `mpiexec -n N spsolve --mpi`): each process holds the whole
+ *  A (read or generated), b and x, and solves its rows on its context (a GPU:
+ *  NCCL bootstrapped by MPI; the host: MPI itself); x is gathered on rank 0. */
+sps_status sps_dist_solve_world(sps_context *ctx, const sps_matrix *A, const sps_dist_solve_opts *o,
+                                const double *b, double *x, sps_solve_info *info);
 /** Every rank's rows of x in order into x_all (n entries) on rank 0
  *  (collective; x_all is not read on other ranks and may be NULL there). */
 sps_status sps_dist_gather(sps_dist_operator *op, const double *x, double *x_all);

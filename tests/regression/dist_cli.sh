@@ -4,7 +4,8 @@
 # with --device cpu (N host ranks over the thread transport): 1 to 4 ranks
 # converge in the same iterations to bitwise the same x (-o files equal);
 # on a machine without a GPU, --gpus without --device cpu is a clear
-# runtime error (exit 3); a method other than cg is bad usage (exit 2).
+# runtime error (exit 3); a method other than cg is bad usage (exit 2);
+# mpiexec -n 3 spsolve --mpi --device cpu gives the same x (when MPI is here).
 build=${1:-build}
 sp=$build/bin/spsolve
 [ -x "$sp" ] || { echo "FAIL - dist_cli: $sp not built"; exit 0; }
@@ -36,4 +37,22 @@ if [ -z "$(command -v nvidia-smi)" ] || ! nvidia-smi -L >/dev/null 2>&1; then
         echo "FAIL - dist_cli: --gpus 2 without a GPU: exit $rc: $msg"
 else
     echo "SKIP - dist_cli: --gpus without a GPU: this machine has one"
+fi
+# spsolve --mpi under mpiexec with host processes (MPI is the transport):
+# 3 processes write bitwise the x of 1 rank.
+if ! command -v mpiexec >/dev/null 2>&1; then
+    echo "SKIP - dist_cli: --mpi: no mpiexec on this machine"
+else
+    msg=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpiexec --oversubscribe -n 3 \
+        "$sp" --gen poisson3d:16 --device cpu --mpi --method cg --precond jacobi -q -o "$tmp/xm.mtx" 2>&1)
+    rc=$?
+    case "$msg" in
+    *"has no MPI"*) echo "SKIP - dist_cli: --mpi: this build has no MPI" ;;
+    *)
+        if [ $rc = 0 ] && cmp -s "$tmp/x1.mtx" "$tmp/xm.mtx"; then
+            echo "ok - dist_cli: mpiexec -n 3 spsolve --mpi --device cpu: x bitwise that of 1 rank"
+        else
+            echo "FAIL - dist_cli: mpiexec -n 3 spsolve --mpi: exit $rc: $msg"
+        fi ;;
+    esac
 fi
