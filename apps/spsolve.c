@@ -63,8 +63,8 @@ static const char *usage_text =
     "  --check-every K      read the convergence state every K iterations (default adaptive)\n"
     "  --device D           gpu | cpu | auto (default auto: the GPU if there is one)\n"
     "  --threads N          threads for reading the matrix (default 0: the online cores)\n"
-    "  --gpus N             distributed CG (none or jacobi) on N GPUs of this process over\n"
-    "                       NCCL (with --device cpu: N host ranks); doc/dist.md\n"
+    "  --gpus N             distributed CG or BiCGSTAB (none, jacobi) on N GPUs of this\n"
+    "                       process over NCCL (with --device cpu: N host ranks); doc/dist.md\n"
     "  --mpi                under mpiexec: one process per GPU (its rank on its node picks\n"
     "                       the GPU; --device cpu: host processes over MPI); doc/dist.md\n"
     "\n"
@@ -1338,8 +1338,10 @@ static int solve_dist(run *r)
 {
     sps_dist_solve_opts o;
     sps_dist_solve_opts_default(&o);
-    if (r->o.method && strcmp(r->o.method, "cg") != 0)
-        return fail(r, EXIT_USAGE, "--gpus: the distributed solve runs cg, not %s", r->o.method);
+    if (r->o.method && strcmp(r->o.method, "cg") != 0 && strcmp(r->o.method, "bicgstab") != 0)
+        return fail(r, EXIT_USAGE, "--%s: the distributed solve runs cg or bicgstab, not %s",
+                    r->o.mpi ? "mpi" : "gpus", r->o.method);
+    o.method = r->o.method && !strcmp(r->o.method, "bicgstab") ? SPS_BICGSTAB : SPS_CG;
     if (strcmp(r->o.precond, "auto") != 0 && strcmp(r->o.precond, "none") != 0 && strcmp(r->o.precond, "jacobi") != 0)
         return fail(r, EXIT_USAGE, "--gpus: the distributed solve takes --precond none or jacobi, not %s", r->o.precond);
     if (!sps_context_on_gpu(r->ctx) && strcmp(r->o.device, "cpu") != 0)
@@ -1353,8 +1355,8 @@ static int solve_dist(run *r)
     r->strategy = 0;
     int ranks = r->o.mpi ? r->mpi_size : r->o.gpus;
     snprintf(r->oi.backend, sizeof r->oi.backend, "dist:%d", ranks);
-    snprintf(r->oi.reason, sizeof r->oi.reason, "%d %s, CG with %s, local rows in CSR", ranks,
-             r->o.mpi ? "MPI processes" : "ranks", o.precond);
+    snprintf(r->oi.reason, sizeof r->oi.reason, "%d %s, %s with %s, local rows in CSR", ranks,
+             r->o.mpi ? "MPI processes" : "ranks", sps_method_name(o.method), o.precond);
     if (r->text) print_header(r);
     sps_status st = r->o.mpi ? sps_dist_solve_world(r->ctx, r->A, &o, r->b, r->x, &r->info)
                              : sps_dist_solve_ranks(r->ctx, r->A, r->o.gpus, &o, r->b, r->x, &r->info);

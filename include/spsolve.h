@@ -938,7 +938,9 @@ sps_status sps_dist_solve(sps_dist_operator *op, const sps_dist_solve_opts *o, c
  *  count when the machine has fewer GPUs; SPS_ERR_NOT_COMPILED without
  *  NCCL); on a host context the ranks are host threads (the thread
  *  transport). A is the whole matrix; b and x whole host vectors (x holds
- *  the initial guess, and gets the solution); info is rank 0's. */
+ *  the initial guess, and gets the solution); info is rank 0's, its
+ *  setup_ms including the communicator, the partition, the halo plan and
+ *  the upload (not the contexts). */
 sps_status sps_dist_solve_ranks(sps_context *ctx, const sps_matrix *A, int nranks,
                                 const sps_dist_solve_opts *o, const double *b, double *x,
                                 sps_solve_info *info);
