@@ -921,7 +921,7 @@ sps_status sps_dist_operator_apply(sps_dist_operator *op, const double *x, doubl
 void sps_dist_operator_destroy(sps_dist_operator *op);
 
 typedef struct sps_dist_solve_opts {
-    sps_method method;        /**< SPS_CG (the distributed methods as implemented) */
+    sps_method method;        /**< SPS_CG or SPS_BICGSTAB (others: SPS_ERR_UNSUPPORTED) */
     const char *precond;      /**< "none" or "jacobi" (NULL: none) */
     double rtol, atol, dtol;  /**< as the solver's (defaults 1e-8, 0, 1e5) */
     int64_t maxit;            /**< default 10000 */

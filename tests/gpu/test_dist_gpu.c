@@ -2,8 +2,8 @@
 /* spsolve/tests/gpu/test_dist_gpu.c: the distributed layer on GPUs over NCCL
  * (one thread per rank, each with its own GPU context, as `spsolve --gpus N`):
  *   - 1 rank on GPU 0: the distributed product against the serial CSR
- *     (1e-12; the warp-per-row sum has its own order), and distributed CG
- *     converging in the host distributed CG's iterations (within 2% + 2);
+ *     (1e-12; the warp-per-row sum has its own order), distributed CG and
+ *     BiCGSTAB (Jacobi) converging;
  *   - 2 ranks on GPUs 0 and 1 (skipped with the reason on fewer GPUs): the
  *     same iterations and bitwise the same x as 1 rank, and a second run
  *     bitwise equal. */
@@ -26,6 +26,7 @@ typedef struct job {
     double *out;           /* rank 0: the gathered solution, or the product */
     const unsigned char *id;
     const char *pc;
+    sps_method method;
     int product;
     sps_solve_info info;
     sps_status st;
@@ -43,6 +44,7 @@ static sps_status work(job *j, sps_dist_operator *op)
         sps_dist_solve_opts o;
         sps_dist_solve_opts_default(&o);
         o.precond = j->pc;
+        o.method = j->method;
         st = sps_dist_solve(op, &o, j->b + lo, v, &j->info);
     }
     if (st == SPS_OK) st = sps_dist_gather(op, v, j->rank == 0 ? j->out : NULL);
@@ -69,6 +71,8 @@ static void *rank_main(void *p)
 }
 
 /* P ranks on GPUs 0..P-1; rank 0's job is returned in *j0. */
+static sps_method g_method = SPS_CG;
+
 static int run(int P, const sps_matrix *A, const char *pc, int product, const double *in, double *out, job *j0)
 {
     unsigned char id[SPS_DIST_ID_BYTES];
@@ -85,6 +89,7 @@ static int run(int P, const sps_matrix *A, const char *pc, int product, const do
         j[r].out = out;
         j[r].id = id;
         j[r].pc = pc;
+        j[r].method = g_method;
         j[r].product = product;
         pthread_create(&t[r], NULL, rank_main, &j[r]);
     }
@@ -114,6 +119,11 @@ static void one_gpu(const sps_matrix *A, const char *spec, double *b, double *x1
     if (run(1, A, "jacobi", 0, b, x1, &j0))
         T_OK(j0.info.reason > 0 && j0.info.true_rel_rnorm <= 1e-8, "dist CG %s jacobi on 1 GPU: %s in %lld, true rel %.2e, %.4f ms/iteration",
              spec, sps_reason_str(j0.info.reason), (long long)j0.info.iterations, j0.info.true_rel_rnorm, j0.info.per_iter_ms);
+    g_method = SPS_BICGSTAB;
+    if (run(1, A, "jacobi", 0, b, y, &j0))
+        T_OK(j0.info.reason > 0 && j0.info.true_rel_rnorm <= 1e-8, "dist bicgstab %s jacobi on 1 GPU: %s in %lld, true rel %.2e",
+             spec, sps_reason_str(j0.info.reason), (long long)j0.info.iterations, j0.info.true_rel_rnorm);
+    g_method = SPS_CG;
     free(y);
     free(ref);
 }
