@@ -24,12 +24,20 @@ run() {
     esac
     $cmd 2>/dev/null | python3 -c '
 import json, sys
+d = {}
 try:
     d = json.load(sys.stdin)
     print(d["iterations"], "%.4f" % d["per_iter_ms"], "%.1f" % d["iterate_ms"], "%.1f" % d["solve_ms"],
           "%.2e" % d["true_rel_rnorm"], d.get("error") or "")
 except Exception as e:
-    print("- - - - -", "no result:", e)'
+    print("- - - - -", (d.get("error") if isinstance(d, dict) else None) or "no result: %s" % e)'
+}
+
+# the table cells of run's words: 5 numbers, then the note (the rest)
+cells() {
+    a=${1:--} b=${2:--} c=${3:--} d=${4:--} e=${5:--}
+    shift 5 2>/dev/null || shift $#
+    echo "$a | $b | $c | $d | $e | $*"
 }
 
 {
@@ -53,8 +61,7 @@ for spec in poisson3d:200 poisson3d:300; do
     for m in "single 1" "gpus 1" "gpus 2" "mpi 2"; do
         set -- $m
         r=$(run "$spec" "$1" "$2")
-        set -- $m $r
-        echo "| $spec | $1 $2 | $3 | $4 | $5 | $6 | $7 | ${8:-} |" >>"$tmp"
+        echo "| $spec | $m | $(cells $r) |" >>"$tmp"
     done
 done
 {
@@ -83,8 +90,7 @@ cat "$tmp.sp" >>"$tmp"; rm -f "$tmp.sp"
 for m in "poisson3d:200 gpus 1" "poisson3d:252 gpus 2"; do
     set -- $m
     r=$(run "$1" "$2" "$3")
-    set -- $m $r
-    echo "| $1 | $2 $3 | $4 | $5 | $6 | $7 | $8 | ${9:-} |" >>"$tmp"
+    echo "| $1 | $2 $3 | $(cells $r) |" >>"$tmp"
 done
 mkdir -p bench/results
 mv "$tmp" "$out"
