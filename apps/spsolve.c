@@ -63,6 +63,10 @@ static const char *usage_text =
     "  --check-every K      read the convergence state every K iterations (default adaptive)\n"
     "  --device D           gpu | cpu | auto (default auto: the GPU if there is one)\n"
     "  --threads N          threads for reading the matrix (default 0: the online cores)\n"
+    "  --gpus N             distributed CG or BiCGSTAB (none, jacobi) on N GPUs of this\n"
+    "                       process over NCCL (with --device cpu: N host ranks); doc/dist.md\n"
+    "  --mpi                under mpiexec: one process per GPU (its rank on its node picks\n"
+    "                       the GPU; --device cpu: host processes over MPI); doc/dist.md\n"
     "\n"
     "Output:\n"
     "  --info               print the matrix features and exit (no solve)\n"
@@ -105,6 +109,8 @@ typedef struct opts {
     long long maxit;
     int restart, check_every;
     int threads;            /* --threads: io threads (0: the online cores) */
+    int gpus;               /* --gpus N: the distributed solve on N ranks (0: off) */
+    int mpi;                /* --mpi: the distributed solve on MPI_COMM_WORLD */
     int info, json, monitor, verify, quiet;
     int fallback;           /* --fallback: explicit settings fall back to the auto plans */
     int no_stagnation;      /* --no-stagnation */
@@ -237,7 +243,7 @@ static int takes_value(const char *a)
     static const char *const names[] = {"-A", "--gen", "-b", "--x0", "-o", "--history",
                                          "--save-matrix", "--method", "--spmv", "--precond",
                                          "--device", "--rtol", "--atol", "--dtol", "--maxit",
-                                         "--restart", "--check-every", "--threads",
+                                         "--restart", "--check-every", "--threads", "--gpus",
                                          "--options-file", "--nullspace"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strcmp(a, names[i])) return 1;
@@ -268,6 +274,7 @@ static void value_option(opts *o, const char *a, const char *v)
     else if (!strcmp(a, "--restart")) o->restart = (int)parse_int(a, v, 1, 100000);
     else if (!strcmp(a, "--check-every")) o->check_every = (int)parse_int(a, v, 1, 100000);
     else if (!strcmp(a, "--threads")) o->threads = (int)parse_int(a, v, 0, 4096);
+    else if (!strcmp(a, "--gpus")) o->gpus = (int)parse_int(a, v, 1, 1024);
     else if (!strcmp(a, "--options-file")) options_file(o, v);
 }
 
@@ -281,6 +288,7 @@ static int flag_option(opts *o, const char *a)
     else if (!strcmp(a, "--no-stagnation")) o->no_stagnation = 1;
     else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = 1;
     else if (!strcmp(a, "--fallback")) o->fallback = 1;
+    else if (!strcmp(a, "--mpi")) o->mpi = 1;
     else return 0;
     return 1;
 }
@@ -616,6 +624,7 @@ typedef struct run {
     const char *verify_note;
     int solved;             /* sps_solve ran: info holds its outcome */
     sps_idx inconsistent;   /* first empty row with b nonzero, or -1 */
+    int mpi_rank, mpi_size, mpi_local; /* --mpi: this process in MPI_COMM_WORLD */
     int nwarn;
     char warnings[16][1200];
     char hint[600];         /* at most one, chosen at the end (choose_hint) */
@@ -813,7 +822,7 @@ static int open_context(run *r)
     char device_note[600] = "";
     if (!strcmp(r->o.device, "cpu")) {
         sps_context_create(&r->ctx, SPS_DEVICE_HOST);
-    } else if (sps_context_create(&r->ctx, 0) != SPS_OK) {
+    } else if (sps_context_create(&r->ctx, r->mpi_local) != SPS_OK) {
         if (!strcmp(r->o.device, "gpu")) return fail(r, EXIT_RUNTIME, "--device gpu: %s", sps_last_error(NULL));
         snprintf(device_note, sizeof device_note, "no GPU: %s; using the host reference path",
                  gpu_absence(sps_last_error(NULL)));
@@ -1324,8 +1333,42 @@ static int solve_block(run *r)
     return conv ? EXIT_CONVERGED : EXIT_NOT_CONVERGED;
 }
 
+/* --gpus N: distributed CG on N ranks of this process (doc/dist.md). */
+static int solve_dist(run *r)
+{
+    sps_dist_solve_opts o;
+    sps_dist_solve_opts_default(&o);
+    if (r->o.method && strcmp(r->o.method, "cg") != 0 && strcmp(r->o.method, "bicgstab") != 0)
+        return fail(r, EXIT_USAGE, "--%s: the distributed solve runs cg or bicgstab, not %s",
+                    r->o.mpi ? "mpi" : "gpus", r->o.method);
+    o.method = r->o.method && !strcmp(r->o.method, "bicgstab") ? SPS_BICGSTAB : SPS_CG;
+    if (strcmp(r->o.precond, "auto") != 0 && strcmp(r->o.precond, "none") != 0 && strcmp(r->o.precond, "jacobi") != 0)
+        return fail(r, EXIT_USAGE, "--gpus: the distributed solve takes --precond none or jacobi, not %s", r->o.precond);
+    if (!sps_context_on_gpu(r->ctx) && strcmp(r->o.device, "cpu") != 0)
+        return fail(r, EXIT_RUNTIME, "--%s: no GPU on this machine (--device cpu runs host ranks)",
+                    r->o.mpi ? "mpi" : "gpus");
+    o.precond = strcmp(r->o.precond, "jacobi") == 0 ? "jacobi" : "none";
+    o.rtol = r->o.rtol;
+    o.atol = r->o.atol;
+    o.dtol = r->o.dtol;
+    o.maxit = r->o.maxit;
+    r->strategy = 0;
+    int ranks = r->o.mpi ? r->mpi_size : r->o.gpus;
+    snprintf(r->oi.backend, sizeof r->oi.backend, "dist:%d", ranks);
+    snprintf(r->oi.reason, sizeof r->oi.reason, "%d %s, %s with %s, local rows in CSR", ranks,
+             r->o.mpi ? "MPI processes" : "ranks", sps_method_name(o.method), o.precond);
+    if (r->text) print_header(r);
+    sps_status st = r->o.mpi ? sps_dist_solve_world(r->ctx, r->A, &o, r->b, r->x, &r->info)
+                             : sps_dist_solve_ranks(r->ctx, r->A, r->o.gpus, &o, r->b, r->x, &r->info);
+    if (st != SPS_OK) return fail_status(r, st, r->o.mpi ? "--mpi" : "--gpus");
+    r->solved = 1;
+    check_solution(r);
+    return r->info.reason > 0 ? EXIT_CONVERGED : EXIT_NOT_CONVERGED;
+}
+
 static int solve(run *r)
 {
+    if (r->o.gpus || r->o.mpi) return solve_dist(r);
     if (r->nrhs > 1) return solve_block(r);
     if (r->strategy) {
         install_monitor(r); /* --monitor lines and the progress line, every attempt */
@@ -1676,9 +1719,24 @@ static int prepare(run *r)
     if (r->o.no_stagnation) sps_solver_set_stagnation(r->solver, 0);
     if ((rc = read_vectors(r)) >= 0) return rc;
     warn_inconsistent(r);
+    if (r->o.gpus || r->o.mpi) return -1; /* the ranks build their own operators */
     if ((rc = block_plan(r)) >= 0) return rc;
     if ((rc = build_operator(r)) >= 0 || (rc = build_precond(r)) >= 0) return rc;
     return -1;
+}
+
+/* --mpi: join MPI_COMM_WORLD; only rank 0 prints and writes files. */
+static void mpi_start(run *r)
+{
+    if (sps_dist_mpi_init(&r->mpi_rank, &r->mpi_size, &r->mpi_local) != SPS_OK) {
+        fprintf(stderr, "spsolve: --mpi: %s\n", sps_last_error(NULL));
+        exit(EXIT_RUNTIME);
+    }
+    if (r->mpi_rank == 0) return;
+    r->o.quiet = 1;
+    r->o.json = g_json = 0;
+    r->o.monitor = 0;
+    r->o.out_path = r->o.hist_path = r->o.save_path = NULL;
 }
 
 int main(int argc, char **argv)
@@ -1687,6 +1745,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--json")) g_json = 1;
     parse_args(argc, argv, &r.o);
+    if (r.o.mpi) mpi_start(&r);
     r.text = !r.o.json && !r.o.quiet;
     int to_stdout = (r.o.out_path && !strcmp(r.o.out_path, "-")) ||
                     (r.o.hist_path && !strcmp(r.o.hist_path, "-"));
@@ -1700,5 +1759,6 @@ int main(int argc, char **argv)
     }
     if (!r.info_done) report(&r, rc);
     cleanup(&r);
+    if (r.o.mpi) sps_dist_mpi_finalize();
     return rc;
 }

@@ -846,6 +846,127 @@ sps_status sps_operator_check_multi(sps_operator *op, const sps_matrix *A, sps_s
 sps_status sps_solve_multi(sps_solver *s, sps_operator *op, sps_precond *pc, const double *B,
                            double *X, int k, sps_solve_info *infos);
 
+/* ---- several GPUs (doc/dist.md) --------------------------------------------
+ * A distributed solve runs on `size` ranks, each with its own context (one
+ * GPU, or the host) and the contiguous rows [starts[rank], starts[rank + 1])
+ * of a square A. Every call below marked collective must be made by every
+ * rank of the communicator, in the same order. Three ways to form one, as
+ * PETSc's and AMGX's distributed entry points take an MPI communicator or a
+ * (rank, size, unique id) triple:
+ *   SPS_DIST_THREADS  ranks are threads of one process sharing a group
+ *                     (sps_dist_group_create); host contexts or GPUs
+ *   SPS_DIST_NCCL     the triple: rank, size and the bytes of an NCCL unique
+ *                     id (sps_dist_unique_id on one rank, passed to all)
+ *   SPS_DIST_MPI      an MPI communicator (the address of an MPI_Comm): rank
+ *                     and size from it; on GPU contexts rank 0 makes the
+ *                     NCCL unique id and broadcasts it (builds with MPI and
+ *                     NCCL); on host contexts MPI is the transport
+ * Scalars are reduced in a fixed order over fixed global blocks of
+ * sps_dist_block(n) rows: with row starts on block boundaries
+ * (sps_dist_partition), a solve gives bitwise the same iterates on any number
+ * of ranks. */
+#define SPS_DIST_ID_BYTES 128
+
+typedef struct sps_dist sps_dist;
+typedef struct sps_dist_group sps_dist_group;
+typedef struct sps_dist_operator sps_dist_operator;
+
+typedef enum sps_dist_kind {
+    SPS_DIST_THREADS = 0,
+    SPS_DIST_NCCL = 1,
+    SPS_DIST_MPI = 2
+} sps_dist_kind;
+
+typedef struct sps_dist_spec {
+    sps_dist_kind kind;
+    int rank, size;           /**< THREADS, NCCL (MPI: from the communicator) */
+    sps_dist_group *group;    /**< THREADS: the group every rank's thread shares */
+    const void *nccl_id;      /**< NCCL: SPS_DIST_ID_BYTES bytes, the same on every rank */
+    const void *mpi_comm;     /**< MPI: the address of an MPI_Comm */
+} sps_dist_spec;
+
+/** A group for `size` ranks that are threads of this process. */
+sps_status sps_dist_group_create(int size, sps_dist_group **g);
+void sps_dist_group_destroy(sps_dist_group *g);
+/** An NCCL unique id into id[SPS_DIST_ID_BYTES] (SPS_ERR_NOT_COMPILED without NCCL). */
+sps_status sps_dist_unique_id(sps_context *ctx, void *id);
+/** This rank's end of a communicator (collective). The context stays the caller's. */
+sps_status sps_dist_create(sps_context *ctx, const sps_dist_spec *spec, sps_dist **d);
+int sps_dist_rank(const sps_dist *d);
+int sps_dist_size(const sps_dist *d);
+/** The transport's name: "threads" or "nccl". */
+const char *sps_dist_transport(const sps_dist *d);
+void sps_dist_destroy(sps_dist *d);
+
+/** Rows per reduction block for an n-row system: 256, doubled while at
+ *  least 256 blocks remain, at most 65536 (it depends on n only). */
+sps_idx sps_dist_block(sps_idx n);
+/** Row starts (nranks + 1 entries) of contiguous blocks balanced by nonzeros
+ *  (plus one per row), each a multiple of sps_dist_block(n). Ranks may be empty. */
+sps_status sps_dist_partition(sps_idx n, const sps_idx *row_ptr, int nranks, sps_idx *starts);
+
+/** The distributed operator of this rank's rows (collective): rows
+ *  [starts[rank], starts[rank + 1]) of the n x n matrix as a CSR with global
+ *  column indices (row_ptr[0] = 0; the FEM case). The halo plan (which rows
+ *  each rank sends to which) is computed here, once. Any row starts work for
+ *  products; a solve wants them on block boundaries (else SPS_ERR_INVALID_ARG). */
+sps_status sps_dist_operator_create(sps_dist *d, sps_idx n, const sps_idx *starts,
+                                    const sps_idx *row_ptr, const sps_idx *col_idx,
+                                    const double *val, sps_dist_operator **op);
+/** The same from a whole matrix every rank holds (read or generated), split
+ *  by sps_dist_partition (collective). */
+sps_status sps_dist_operator_from_matrix(sps_dist *d, const sps_matrix *A, sps_dist_operator **op);
+/** This rank's rows: their count, and the first one's global index. */
+sps_idx sps_dist_operator_rows(const sps_dist_operator *op, sps_idx *first);
+/** y = A x on this rank's rows (collective); x and y host pointers of the
+ *  local rows. */
+sps_status sps_dist_operator_apply(sps_dist_operator *op, const double *x, double *y);
+void sps_dist_operator_destroy(sps_dist_operator *op);
+
+typedef struct sps_dist_solve_opts {
+    sps_method method;        /**< SPS_CG or SPS_BICGSTAB (others: SPS_ERR_UNSUPPORTED) */
+    const char *precond;      /**< "none" or "jacobi" (NULL: none) */
+    double rtol, atol, dtol;  /**< as the solver's (defaults 1e-8, 0, 1e5) */
+    int64_t maxit;            /**< default 10000 */
+} sps_dist_solve_opts;
+
+void sps_dist_solve_opts_default(sps_dist_solve_opts *o);
+/** Solve A x = b (collective): b and x are this rank's rows, host pointers;
+ *  x holds the initial guess. The info's fields are global (every rank gets
+ *  the same); iterate_ms and per_iter_ms are this rank's. */
+sps_status sps_dist_solve(sps_dist_operator *op, const sps_dist_solve_opts *o, const double *b,
+                          double *x, sps_solve_info *info);
+/** One process, `nranks` ranks, one thread each (`spsolve --gpus N`): on a
+ *  GPU context rank r runs on GPU r over NCCL (SPS_ERR_NO_DEVICE naming the
+ *  count when the machine has fewer GPUs; SPS_ERR_NOT_COMPILED without
+ *  NCCL); on a host context the ranks are host threads (the thread
+ *  transport). A is the whole matrix; b and x whole host vectors (x holds
+ *  the initial guess, and gets the solution); info is rank 0's, its
+ *  setup_ms including the communicator, the partition, the halo plan and
+ *  the upload (not the contexts). */
+sps_status sps_dist_solve_ranks(sps_context *ctx, const sps_matrix *A, int nranks,
+                                const sps_dist_solve_opts *o, const double *b, double *x,
+                                sps_solve_info *info);
+/** Under mpiexec (builds with MPI; else SPS_ERR_NOT_COMPILED): MPI_Init
+ *  unless the caller did, this process's rank and size in MPI_COMM_WORLD and
+ *  its rank within its node (to choose its GPU). */
+sps_status sps_dist_mpi_init(int *rank, int *size, int *local_rank);
+/** MPI_Finalize if sps_dist_mpi_init called MPI_Init. */
+void sps_dist_mpi_finalize(void);
+/** The address of MPI_COMM_WORLD for sps_dist_spec.mpi_comm after
+ *  sps_dist_mpi_init (NULL before, or without MPI). */
+const void *sps_dist_mpi_world(void);
+/** Solve on the processes of MPI_COMM_WORLD after sps_dist_mpi_init
+ *  (collective; `mpiexec -n N spsolve --mpi`): each process holds the whole
+ *  A (read or generated), b and x, and solves its rows on its context (a GPU:
+ *  NCCL bootstrapped by MPI; the host: MPI itself); x is gathered on rank 0. */
+sps_status sps_dist_solve_world(sps_context *ctx, const sps_matrix *A, const sps_dist_solve_opts *o,
+                                const double *b, double *x, sps_solve_info *info);
+/** Every rank's rows of x in order into x_all (n entries) on rank 0
+ *  (collective; x_all is not read on other ranks and may be NULL there). */
+sps_status sps_dist_gather(sps_dist_operator *op, const double *x, double *x_all);
+
+
 #ifdef __cplusplus
 }
 #endif
