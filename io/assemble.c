@@ -106,6 +106,17 @@ static void permute(int64_t total, sps_idx *dest, sps_idx *ci, double *v)
     for (int64_t b = 0; b < nb; b++) cycles(b << shift, (b + 1) << shift < total ? (b + 1) << shift : total, dest, ci, v);
 }
 
+/* A general file whose entries are already the CSR's order (rows in order,
+ * columns strictly increasing within a row, so no duplicates): the column
+ * and value arrays are the CSR's as they are. Files written row by row
+ * (spsolve --save-matrix, SciPy's mmwrite of a CSR) are this way. */
+static int in_csr_order(int64_t n, const sps_idx *ri, const sps_idx *ci)
+{
+    for (int64_t k = 1; k < n; k++)
+        if (ri[k] < ri[k - 1] || (ri[k] == ri[k - 1] && ci[k] <= ci[k - 1])) return 0;
+    return 1;
+}
+
 sps_status sps__io_assemble(sps_context *ctx, const char *path, sps_idx nrows, sps_idx ncols, sps_symmetry sym,
                             int64_t n, sps_idx **ri, sps_idx **ci, double **v, sps_csr *out)
 {
@@ -129,13 +140,21 @@ sps_status sps__io_assemble(sps_context *ctx, const char *path, sps_idx nrows, s
     }
     if (pattern)
         for (int64_t k = 0; k < n; k++) (*v)[k] = 1.0;
-    destinations(n, *ri, *ci, *v, sym, rp);
-    permute(total, *ri, *ci, *v);
-    sps__free(*ri);
-    *ri = NULL;
-    memmove(rp + 1, rp, (size_t)nrows * sizeof *rp); /* rp[r] was the end of row r */
-    rp[0] = 0;
-    int64_t w = sps__csr_sort_rows(nrows, rp, *ci, *v);
+    int64_t w = total;
+    if (sym == SPS_GENERAL && in_csr_order(n, *ri, *ci)) {
+        /* count_rows left the row pointer (rp[0] = 0, rp[r + 1] the end of
+         * row r); the entries are in place */
+        sps__free(*ri);
+        *ri = NULL;
+    } else {
+        destinations(n, *ri, *ci, *v, sym, rp);
+        permute(total, *ri, *ci, *v);
+        sps__free(*ri);
+        *ri = NULL;
+        memmove(rp + 1, rp, (size_t)nrows * sizeof *rp); /* rp[r] was the end of row r */
+        rp[0] = 0;
+        w = sps__csr_sort_rows(nrows, rp, *ci, *v);
+    }
     resize(ci, w, sizeof **ci); /* shrinking: failure is harmless */
     resize(v, w, sizeof **v);
     out->nrows = nrows;
