@@ -38,7 +38,7 @@ typedef enum sps_status {
     SPS_ERR_IO = 2,           /**< a file could not be opened, read or written */
     SPS_ERR_PARSE = 3,        /**< malformed input; message is `FILE:LINE: reason` */
     SPS_ERR_NO_MEMORY = 4,    /**< host or device allocation failed */
-    SPS_ERR_CUDA = 5,         /**< a CUDA, cuBLAS or cuSPARSE call failed */
+    SPS_ERR_CUDA = 5,         /**< a CUDA, cuSPARSE or NCCL call failed */
     SPS_ERR_NO_DEVICE = 6,    /**< no usable CUDA device */
     SPS_ERR_NOT_COMPILED = 7, /**< this build lacks the feature (CUDA, LAPACKE) */
     SPS_ERR_UNSUPPORTED = 8,  /**< a backend or preconditioner cannot take this matrix */
