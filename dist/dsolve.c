@@ -304,20 +304,9 @@ static sps_status check_opts(sps_dist_operator *op, const sps_dist_solve_opts *o
 
 static void fill_info(const dcg *g, sps_solve_info *info, double t0, double t1, double t2, double t3)
 {
+    const double t[4] = {t0, t1, t2, t3};
     memset(info, 0, sizeof *info);
-    const sps_kstate *st = &g->st;
-    info->reason = (sps_reason)st->reason;
-    info->iterations = st->iter;
-    info->bnorm = st->bnorm;
-    info->r0norm = st->r0norm;
-    info->rnorm = st->rnorm;
-    info->true_rnorm = st->true_rnorm;
-    info->rel_rnorm = st->bnorm > 0 ? st->rnorm / st->bnorm : 0.0;
-    info->true_rel_rnorm = st->bnorm > 0 ? st->true_rnorm / st->bnorm : 0.0;
-    info->setup_ms = t1 - t0;
-    info->iterate_ms = t2 - t1;
-    info->per_iter_ms = st->iter > 0 ? (t2 - t1) / (double)st->iter : 0.0;
-    info->finish_ms = t3 - t2;
+    sps__kstate_report(&g->st, 0, t, info);
     info->spmvs = g->spmvs;
     info->precond_applies = g->pcs;
     info->replacements = g->reps;

@@ -173,6 +173,14 @@ SPS_HD static inline void sps__k_common_finish(int step, sps_kstate *st, const d
     }
 }
 
+/* Host (solvers/solve.c): the fields of sps_solve_info every driver reports
+ * from its final state: reason, iterations, restarts, the norms scaled by
+ * 2^un (back from a rescaled problem; 0 if none), the relative norms (a bad
+ * ||b|| reported as it is), and the phase times from the clock readings t[0]
+ * (start), t[1] (first iteration), t[2] (last), t[3] (end). The rest of info
+ * is left as it is. */
+void sps__kstate_report(const sps_kstate *st, int un, const double t[4], sps_solve_info *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -484,23 +484,10 @@ static void report(const multi *m, int j, const double t[4], sps_solve_info *inf
     const sps_kstate *st = &m->st[j];
     const sps_krylov *kr = &m->kr[j];
     memset(info, 0, sizeof *info);
-    info->reason = (sps_reason)st->reason;
-    info->iterations = st->iter;
-    info->bnorm = st->bnorm;
-    info->r0norm = st->r0norm;
-    info->rnorm = st->rnorm;
-    info->true_rnorm = st->true_rnorm;
-    info->rel_rnorm = st->bnorm > 0 ? st->rnorm / st->bnorm : 0.0;
-    info->true_rel_rnorm = st->bnorm > 0 ? st->true_rnorm / st->bnorm : 0.0;
-    if (sps__k_bad(st->bnorm)) info->rel_rnorm = info->true_rel_rnorm = st->bnorm;
-    info->setup_ms = t[1] - t[0];
-    info->iterate_ms = t[2] - t[1];
-    info->per_iter_ms = st->iter > 0 ? (t[2] - t[1]) / (double)st->iter : 0.0;
-    info->finish_ms = t[3] - t[2];
+    sps__kstate_report(st, 0, t, info);
     info->host_syncs = m->syncs;
     info->spmvs = kr->spmvs;
     info->precond_applies = kr->pc_applies;
-    info->restarts = st->restarts;
     info->replacements = kr->replacements;
     info->engine = "block";
 }

@@ -527,13 +527,12 @@ static sps_status warm_up(sps_solver *s, sps_krylov *k, double *wx, sps_operator
     return SPS_OK;
 }
 
-static void report(const sps_solver *s, const sps_krylov *k, const sps_kstate *st,
-                   const double t[4], int64_t syncs, sps_solve_info *info)
+void sps__kstate_report(const sps_kstate *st, int un, const double t[4], sps_solve_info *info)
 {
-    int un = -(int)k->sexp; /* back from the rescaled problem */
     int64_t iters = st->iter;
     info->reason = (sps_reason)st->reason;
     info->iterations = iters;
+    info->restarts = st->restarts;
     info->bnorm = ldexp(st->bnorm, un);
     info->r0norm = ldexp(st->r0norm, un);
     info->rnorm = ldexp(st->rnorm, un);
@@ -545,13 +544,18 @@ static void report(const sps_solver *s, const sps_krylov *k, const sps_kstate *s
     info->iterate_ms = t[2] - t[1];
     info->per_iter_ms = iters > 0 ? (t[2] - t[1]) / (double)iters : 0.0;
     info->finish_ms = t[3] - t[2];
+}
+
+static void report(const sps_solver *s, const sps_krylov *k, const sps_kstate *st,
+                   const double t[4], int64_t syncs, sps_solve_info *info)
+{
+    sps__kstate_report(st, -(int)k->sexp, t, info); /* back from the rescaled problem */
     info->host_syncs = syncs;
     info->spmvs = k->spmvs;
     info->precond_applies = k->pc_applies;
-    info->restarts = st->restarts;
     info->replacements = k->replacements;
     info->history = s->history ? s->hist : NULL;
-    info->history_len = s->history ? iters + 1 : 0;
+    info->history_len = s->history ? st->iter + 1 : 0;
 }
 
 /* The copy bandwidth the floor divides by: the context's (measured once, as
