@@ -121,32 +121,6 @@ cudaError_t ring_work(int device, ring_worker *w, const std::vector<piece> *chun
     return e != cudaSuccess ? e : e2;
 }
 
-sps_status copy_ring(sps_context *ctx, const std::vector<piece> &parts)
-{
-    std::vector<piece> chunks;
-    for (const piece &p : parts)
-        for (size_t off = 0; off < p.bytes; off += CHUNK)
-            chunks.push_back({p.dst + off, p.src + off, p.bytes - off < CHUNK ? p.bytes - off : CHUNK});
-    int W = env_int("SPS_UPLOAD_THREADS", 4, 1, MAX_WORKERS);
-    if ((size_t)W > chunks.size()) W = (int)chunks.size();
-    ring *r = NULL;
-    sps_status st = ring_get(ctx, W, &r);
-    if (st != SPS_OK) return st; /* the caller falls back to a plain copy */
-    /* the context's stream may still be writing the destinations' neighbours:
-     * the copies start after it */
-    SPS_CUDA(ctx, cudaStreamSynchronize(sps_stream(ctx)));
-    std::vector<cudaError_t> err((size_t)W, cudaSuccess);
-    std::vector<std::thread> th;
-    for (int k = 1; k < W; k++)
-        th.emplace_back([&, k] {
-            err[(size_t)k] = ring_work(ctx->device, &r->w[k], &chunks, (size_t)k, (size_t)W);
-        });
-    err[0] = ring_work(ctx->device, &r->w[0], &chunks, 0, (size_t)W);
-    for (std::thread &t : th) t.join();
-    for (int k = 0; k < W; k++) SPS_CUDA(ctx, err[(size_t)k]);
-    return SPS_OK;
-}
-
 /* The other way: worker k brings chunks k, k + W, ... back, the DMA of one
  * chunk into a pinned buffer overlapping the memcpy of the previous one out of
  * the other buffer. Several threads also share the first-touch page faults of
@@ -179,27 +153,42 @@ cudaError_t ring_work_down(int device, ring_worker *w, const std::vector<piece> 
     return e != cudaSuccess ? e : e2;
 }
 
-sps_status copy_ring_down(sps_context *ctx, char *dst, const char *src, size_t bytes)
+typedef cudaError_t (*ring_fn)(int device, ring_worker *w, const std::vector<piece> *chunks, size_t k,
+                               size_t W);
+
+/* The parts cut into chunks, W workers (the calling thread one of them) each
+ * running `work` over chunks k, k + W, ...; after the context's stream (it
+ * may still be writing the sources, or the destinations' neighbours). */
+sps_status run_ring(sps_context *ctx, const std::vector<piece> &parts, ring_fn work)
 {
     std::vector<piece> chunks;
-    for (size_t off = 0; off < bytes; off += CHUNK)
-        chunks.push_back({dst + off, src + off, bytes - off < CHUNK ? bytes - off : CHUNK});
+    for (const piece &p : parts)
+        for (size_t off = 0; off < p.bytes; off += CHUNK)
+            chunks.push_back({p.dst + off, p.src + off, p.bytes - off < CHUNK ? p.bytes - off : CHUNK});
     int W = env_int("SPS_UPLOAD_THREADS", 4, 1, MAX_WORKERS);
     if ((size_t)W > chunks.size()) W = (int)chunks.size();
     ring *r = NULL;
     sps_status st = ring_get(ctx, W, &r);
-    if (st != SPS_OK) return st;
-    SPS_CUDA(ctx, cudaStreamSynchronize(sps_stream(ctx))); /* src's writers */
+    if (st != SPS_OK) return st; /* the caller falls back to a plain copy */
+    SPS_CUDA(ctx, cudaStreamSynchronize(sps_stream(ctx)));
     std::vector<cudaError_t> err((size_t)W, cudaSuccess);
     std::vector<std::thread> th;
     for (int k = 1; k < W; k++)
-        th.emplace_back([&, k] {
-            err[(size_t)k] = ring_work_down(ctx->device, &r->w[k], &chunks, (size_t)k, (size_t)W);
-        });
-    err[0] = ring_work_down(ctx->device, &r->w[0], &chunks, 0, (size_t)W);
+        th.emplace_back([&, k] { err[(size_t)k] = work(ctx->device, &r->w[k], &chunks, (size_t)k, (size_t)W); });
+    err[0] = work(ctx->device, &r->w[0], &chunks, 0, (size_t)W);
     for (std::thread &t : th) t.join();
     for (int k = 0; k < W; k++) SPS_CUDA(ctx, err[(size_t)k]);
     return SPS_OK;
+}
+
+sps_status copy_ring(sps_context *ctx, const std::vector<piece> &parts)
+{
+    return run_ring(ctx, parts, ring_work);
+}
+
+sps_status copy_ring_down(sps_context *ctx, char *dst, const char *src, size_t bytes)
+{
+    return run_ring(ctx, std::vector<piece>{{dst, src, bytes}}, ring_work_down);
 }
 
 sps_status copy_register(sps_context *ctx, const std::vector<piece> &parts)
