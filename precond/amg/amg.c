@@ -226,7 +226,7 @@ static void amg_default(void *p)
     prm->coarse = 500;
     prm->levels = 10;
     prm->block = 1;
-    prm->setup = SPS_AMG_SETUP_HOST;
+    prm->setup = SPS_AMG_SETUP_GPU; /* on a GPU context; a host context always builds on the host */
     prm->gpu_min = SPS_AMG_GPU_MIN;
 }
 
@@ -271,7 +271,7 @@ static sps_status amg_set(sps_context *ctx, void *p, const char *key, const char
 const sps_pc_type sps_pc_amg = {
     .name = "amg",
     .summary = "smoothed-aggregation AMG, one V-cycle (smoother=cheby|l1jacobi, sweeps=1, "
-               "theta=0.08, coarse=500, levels=10, block=1, setup=host|gpu, gpu_min=4096); SPD "
+               "theta=0.08, coarse=500, levels=10, block=1, setup=gpu|host, gpu_min=4096); SPD "
                "matrices",
     .caps = SPS_PCT_SYMMETRIC | SPS_PCT_USES_OP,
     .keys = "theta, sweeps, smoother, coarse, levels, block, setup, gpu_min",

@@ -633,6 +633,11 @@ static sps_status levels(build *b, const sps_csr *A0, int l0)
             sps__csr_free(&L->T);
             sps__csr_free(&L->AP);
             h->nlevels = l + 1;
+            if (A->nrows > SPS_AMG_MAX_DENSE)
+                return sps__err(b->ctx, SPS_ERR_UNSUPPORTED,
+                                "amg: coarsening stalled at level %d (%d rows): too few couplings "
+                                "are strong at theta=%g; lower theta=",
+                                l, A->nrows, b->prm->theta * ldexp(1.0, -l));
             return finish_coarse(b, A);
         }
     }

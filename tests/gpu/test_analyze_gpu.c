@@ -140,7 +140,7 @@ static void test_download(sps_context *ctx)
     for (size_t i = 0; i < most; i++) h[i] = (char)(i * 2654435761u >> 13);
     if (!T_STATUS(ctx, sps__h2d(ctx, d, h, most), "download: fill")) goto out;
     for (int threads = 1; threads <= 16; threads *= 4) {
-        char t[8];
+        char t[16];
         snprintf(t, sizeof t, "%d", threads);
         setenv("SPS_UPLOAD_THREADS", t, 1);
         for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {

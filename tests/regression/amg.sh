@@ -19,7 +19,7 @@ else
     echo "FAIL - amg: poisson3d:24 CG+amg '$a', CG+jacobi '$j': $out"
 fi
 echo "$out" | grep -q '^ *amg: [0-9]* levels, operator complexity' && echo "$out" | grep -q '^ *level 1: ' &&
-    echo "$out" | grep -q '^ *setup ms: strength' && echo "ok - amg: the summary shows the hierarchy" ||
+    echo "$out" | grep -qE '^ *setup ms( \(setup=gpu\))?: strength' && echo "ok - amg: the summary shows the hierarchy" ||
     echo "FAIL - amg: no hierarchy in the summary: $out"
 
 c=$(its "$("$b" --gen elasticity3d:8 --method cg --precond amg --device cpu 2>&1)")
