@@ -654,7 +654,7 @@ sps_status sps_solver_set_monitor(sps_solver *s, sps_monitor_fn fn, void *user);
 sps_status sps_solver_set_engine(sps_solver *s, const char *engine);
 
 /** One plan tried by sps_solve_strategy. */
-#define SPS_MAX_ATTEMPTS 8
+#define SPS_MAX_ATTEMPTS 10
 typedef struct sps_attempt {
     char method[48];         /**< method spec run, e.g. "gmres:restart=100" */
     char precond[48];        /**< preconditioner spec, e.g. "ilu0" */

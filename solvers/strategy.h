@@ -11,6 +11,7 @@
 typedef struct sps_plan {
     char method[48];   /* method spec, e.g. "gmres:restart=100" */
     char precond[48];  /* preconditioner spec */
+    int64_t maxit;     /* > 0: at most this many iterations (a probe); 0: the usual share */
 } sps_plan;
 
 /* The plans for a matrix with features f, in order, when the method and the

@@ -117,10 +117,20 @@ static void test_plans(void)
     /* the GPU lists: the cheap preconditioners first, the host list after */
     f.diag_dominant = 0;
     np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
-    T_OK(np >= 4 && !strcmp(p[0].precond, "jacobi") && !strcmp(p[1].precond, "ilu0:solve=jacobi") &&
-             !strcmp(p[2].precond, "ilu0") && strstr(why, "GPU"),
-         "GPU nonsymmetric: gmres+jacobi, gmres+ilu0:solve=jacobi, then gmres+ilu0 (%s, %s, %s; %s)",
-         p[0].precond, p[1].precond, p[2].precond, why);
+    T_OK(np >= 5 && !strcmp(p[0].method, "bicgstab") && !strcmp(p[0].precond, "none") &&
+             p[0].maxit > 0 && !strcmp(p[1].precond, "jacobi") &&
+             !strcmp(p[2].precond, "ilu0:solve=jacobi") && !strcmp(p[3].precond, "ilu0") &&
+             strstr(why, "GPU"),
+         "GPU nonsymmetric: a capped bicgstab probe (%s+%s, %lld its), gmres+jacobi, "
+         "gmres+ilu0:solve=jacobi, then gmres+ilu0 (%s, %s, %s; %s)",
+         p[0].method, p[0].precond, (long long)p[0].maxit, p[1].precond, p[2].precond,
+         p[3].precond, why);
+    T_OK(!strcmp(p[np - 1].method, "bicgstab") && !strcmp(p[np - 1].precond, "none") &&
+             p[np - 1].maxit == 0 && np <= SPS_MAX_PLANS,
+         "GPU nonsymmetric: the uncapped bicgstab+none stays last (%s+%s, %d plans)",
+         p[np - 1].method, p[np - 1].precond, np);
+    for (int i = 1; i < np; i++)
+        if (p[i].maxit > 0) T_FAIL("GPU nonsymmetric", "plan %d (%s+%s) capped", i, p[i].method, p[i].precond);
     f.symmetric = 1;
     np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
     T_OK(np >= 4 && !strcmp(p[0].precond, "cheby") && !strcmp(p[1].precond, "jacobi") &&
@@ -132,11 +142,11 @@ static void test_plans(void)
     sps_plan h[SPS_MAX_PLANS];
     int nh = sps__strategy_plans(&f, 0, 0, h, why, sizeof why);
     np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
-    int same = np == nh;
-    for (int i = 0; same && i < np; i++)
-        same = !strcmp(p[i].method, h[i].method) && !strcmp(p[i].precond, h[i].precond);
+    int same = np == nh + 1 && p[0].maxit > 0 && !strcmp(p[0].method, "bicgstab");
+    for (int i = 0; same && i < nh; i++)
+        same = !strcmp(p[i + 1].method, h[i].method) && !strcmp(p[i + 1].precond, h[i].precond);
     T_OK(same,
-         "GPU, missing diagonal entries: the host list (%d plans)", np);
+         "GPU, missing diagonal entries: the bicgstab probe, then the host list (%d plans)", np);
 }
 
 /* Nonsymmetric tridiagonal with a stored zero at (0,0): ILU(0) meets a zero
