@@ -1,11 +1,13 @@
 # issue 10: the plain `spsolve -A FILE` (auto method, auto precond) against every
 # single plan of the GPU list, on every shared matrix; time to solution = solve_ms.
+# Writes robust.csv (default against the best plan) and robust_plans.csv (every run: the
+# default with its attempts, then each single plan), for simulating other plan orders.
 import csv, json, os, subprocess, sys
 S, M, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
 SPD = ["cg:cheby", "cg:jacobi", "cg:ic0", "cg:none", "gmres:restart=100:ilu0"]
 NS = ["gmres:restart=100:jacobi", "gmres:restart=100:ilu0:solve=jacobi", "gmres:restart=100:ilu0",
       "idr:ilu0", "bicgstab:ilu0", "gmres:restart=2000:none", "idr:none", "bicgstab:none"]
-def run(path, method=None, precond=None, dev="gpu"):
+def run(path, method=None, precond=None, dev=os.environ.get("ROBUST_DEVICE", "gpu")):
     cmd = [S, "-A", path, "--json", "-q", "--device", dev]
     if method: cmd += ["--method", method, "--precond", precond]
     try:
@@ -15,13 +17,16 @@ def run(path, method=None, precond=None, dev="gpu"):
         return {"ok": False, "ms": None, "why": str(e)[:60]}
     ok = str(j.get("reason", "")).startswith("converged") and j.get("true_rel_rnorm", 1) <= 1e-8 * 1.0000001
     return {"ok": ok, "ms": j.get("solve_ms"), "why": j.get("reason"), "its": j.get("iterations"),
-            "plan": "%s+%s" % (j.get("method"), j.get("precond")), "rr": j.get("true_rel_rnorm")}
-rows = []
+            "plan": "%s+%s" % (j.get("method"), j.get("precond")), "rr": j.get("true_rel_rnorm"),
+            "attempts": " / ".join("%s+%s %s its %.1f ms" % (a["method"], a["precond"], a.get("iterations"),
+                                                          a.get("solve_ms") or 0) for a in j.get("attempts") or [])}
+rows, per_plan = [], []
 with open(os.path.join(M, "MANIFEST.tsv")) as f:
     mats = [(m["name"], m["kind"]) for m in csv.DictReader(f, delimiter="\t")]
 for name, kind in mats:
     path = os.path.join(M, name + ".mtx.gz")
     d = run(path)
+    per_plan.append((name, kind, "default", d["ok"], d.get("its"), d["ms"], d.get("why"), d.get("rr"), d.get("attempts")))
     best = None
     plans = SPD + NS if kind == "spd" else NS
     for pl in plans:
@@ -31,6 +36,7 @@ for name, kind in mats:
         else:
             method, precond = parts[0], ":".join(parts[1:])
         r = run(path, method, precond)
+        per_plan.append((name, kind, pl, r["ok"], r.get("its"), r["ms"], r.get("why"), r.get("rr"), ""))
         if r["ok"] and (best is None or r["ms"] < best[1]):
             best = (pl, r["ms"])
     ratio = d["ms"] / best[1] if d["ok"] and best else None
@@ -46,3 +52,5 @@ print("default converged on %d of %d; some plan converged on %d; default within 
     conv, len(rows), anyc, sum(1 for r in both if r[8] <= 2), len(both), max(r[8] for r in both) if both else 0))
 with open(os.path.join(OUT, "robust.csv"), "w") as f:
     w = csv.writer(f); w.writerow(["matrix", "kind", "default_ok", "default_plan", "its", "default_ms", "best_plan", "best_ms", "ratio", "reason"]); w.writerows(rows)
+with open(os.path.join(OUT, "robust_plans.csv"), "w") as f:
+    w = csv.writer(f); w.writerow(["matrix", "kind", "plan", "ok", "its", "ms", "reason", "true_rel_rnorm", "attempts"]); w.writerows(per_plan)
