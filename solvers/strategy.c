@@ -354,6 +354,32 @@ static int64_t share(const run *r, const sps_strategy *how, int64_t used, double
     return total - used < want ? total - used : want;
 }
 
+/* After a capped attempt (a probe) that ran out of its iterations: when its
+ * residual fell steadily enough to reach the tolerance within 4x the cap at
+ * the rate it kept (a deterministic test on the residuals, not on time), the
+ * uncapped plan of the same method and preconditioner moves up to run next,
+ * from the probe's iterate. */
+static void promote_probe(const run *r, sps_plan *plans, int np, int i, const sps_solve_info *in)
+{
+    const sps_plan *p = &plans[i];
+    if (p->maxit <= 0 || in->reason != SPS_DIVERGED_MAXIT || in->iterations <= 0 || in->bnorm <= 0)
+        return;
+    double start = in->r0norm / in->bnorm, now = in->true_rel_rnorm;
+    double goal = fmax(r->cfg0.rtol, r->cfg0.atol / in->bnorm);
+    if (!(now < start) || !(now > 0) || !(goal > 0) || !isfinite(start)) return;
+    double rate = log(now / start) / (double)in->iterations; /* < 0 */
+    double more = log(goal / now) / rate;
+    if (!(more <= 4.0 * (double)p->maxit)) return;
+    for (int j = i + 1; j < np; j++)
+        if (plans[j].maxit == 0 && !strcmp(plans[j].method, p->method) &&
+            !strcmp(plans[j].precond, p->precond)) {
+            sps_plan keep = plans[j];
+            memmove(&plans[i + 2], &plans[i + 1], (size_t)(j - i - 1) * sizeof *plans);
+            plans[i + 1] = keep;
+            return;
+        }
+}
+
 static sps_status strategy(run *r, const sps_strategy *how, const sps_features *f,
                            sps_solve_info *info)
 {
@@ -389,6 +415,7 @@ static sps_status strategy(run *r, const sps_strategy *how, const sps_features *
             break;
         }
         leave_note(a, &in);
+        promote_probe(r, plans, np, i, &in);
         if (in.true_rnorm < r->best_rn || info->winner < 0) {
             if ((e = x_out(r, r->best)) != SPS_OK) return e;
             r->best_rn = in.true_rnorm;

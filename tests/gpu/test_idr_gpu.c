@@ -337,7 +337,44 @@ static void test_strategy(void)
     }
 }
 
-T_MAIN_GPU("IDR and the strategy on the GPU", gctx, hctx, test_ops, test_solves, test_strategy)
+/* The GPU list's BiCGSTAB probe: on convdiff2d:300,10 BiCGSTAB needs about
+ * 600 iterations (601 on the host), more than the probe's 400, but its
+ * residual falls steadily (2.3e-4 after 400 on the host), so the uncapped
+ * bicgstab+none runs next from the probe's iterate and wins; on a matrix
+ * where the probe converges it wins at once. */
+static void test_probe(void)
+{
+    static const char *const specs[] = {"convdiff2d:300,10", "convdiff2d:100,10"};
+    for (int k = 0; k < 2; k++) {
+        sps_matrix *A = NULL;
+        if (!T_STATUS(hctx, sps_matrix_generate(hctx, specs[k], &A), "%s", specs[k])) continue;
+        result g = strategy_on(gctx, A);
+        if (g.ok) {
+            const sps_solve_info *in = &g.in;
+            const sps_attempt *a0 = &in->attempts[0], *w = in->winner >= 0 ? &in->attempts[in->winner] : NULL;
+            int probe = in->nattempts >= 1 && !strcmp(a0->method, "bicgstab") && !strcmp(a0->precond, "none") &&
+                        a0->maxit == 400;
+            T_OK(probe, "%s: the first attempt is the bicgstab+none probe (%s+%s, maxit %lld)", specs[k],
+                 a0->method, a0->precond, (long long)a0->maxit);
+            if (k == 0)
+                T_OK(probe && a0->reason == SPS_DIVERGED_MAXIT && in->winner == 1 && w &&
+                         !strcmp(w->method, "bicgstab") && !strcmp(w->precond, "none") && w->maxit > 400 &&
+                         in->reason > 0,
+                     "%s: the probe ran out of iterations and the uncapped bicgstab+none ran next and won "
+                     "(winner %d: %s+%s after %lld + %lld iterations, %s)",
+                     specs[k], in->winner, w ? w->method : "-", w ? w->precond : "-", (long long)a0->iterations,
+                     w ? (long long)w->iterations : -1LL, sps_reason_str(in->reason));
+            else
+                T_OK(probe && in->winner == 0 && in->reason > 0,
+                     "%s: the probe converged and won (%lld iterations)", specs[k], (long long)a0->iterations);
+            if (in->reason > 0) T_OK(in->true_rel_rnorm <= 1e-8, "%s: honest (%.2e)", specs[k], in->true_rel_rnorm);
+        }
+        free(g.x);
+        sps_matrix_destroy(A);
+    }
+}
+
+T_MAIN_GPU("IDR and the strategy on the GPU", gctx, hctx, test_ops, test_solves, test_strategy, test_probe)
 
 #else
 
