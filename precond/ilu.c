@@ -268,13 +268,11 @@ static sps_idx mirror(const sps_csr *A, sps_idx i, sps_idx j)
     return lo < A->row_ptr[j + 1] && A->col_idx[lo] == i ? lo : -1;
 }
 
-/* check_symmetric's test for a refresh, without a full analysis: each
- * entry's mirror by a binary search in its column's row, the sums scaled by
- * the power of two the analysis uses. The same decision and words. */
-static sps_status check_symmetric_values(sps_context *ctx, const sps_matrix *A)
+/* ||A - A'||_F / ||A||_F through each entry's mirror, found by a binary
+ * search, the sums scaled by the analysis's power of two (any values, any
+ * pattern). */
+static sps_status check_symmetric_scaled(sps_context *ctx, const sps_csr *M)
 {
-    if (A->src.symmetry == SPS_SYMMETRIC) return SPS_OK;
-    const sps_csr *M = &A->A;
     double amax = 0.0, na = 0.0, nd = 0.0;
     int pat = 1;
     for (int64_t p = 0; p < M->nnz; p++) amax = fmax(amax, fabs(M->val[p]));
@@ -289,6 +287,45 @@ static sps_status check_symmetric_values(sps_context *ctx, const sps_matrix *A)
         }
     double asym = na > 0 ? sqrt(nd) / sqrt(na) : 0.0;
     return pat && asym <= 1e-12 ? SPS_OK : not_symmetric(ctx, pat, asym);
+}
+
+/* check_symmetric's test for a refresh, without a full analysis: rows in
+ * order, each upper entry (i, j) meets its mirror (j, i) at row j's cursor
+ * (a symmetric pattern lists them in column order), the sums unscaled in the
+ * analysis's cursor order, so the same number. A mirror missing, a lower
+ * entry left over, or values where unscaled sums are not exact: the scaled
+ * pass decides. */
+static sps_status check_symmetric_values(sps_context *ctx, const sps_matrix *A)
+{
+    if (A->src.symmetry == SPS_SYMMETRIC) return SPS_OK;
+    const sps_csr *M = &A->A;
+    const sps_idx *rp = M->row_ptr, *ci = M->col_idx;
+    sps_idx n = M->nrows, *pos = sps__malloc(sps__mul_size((size_t)n + 1, sizeof *pos));
+    if (!pos) return sps__err(ctx, SPS_ERR_NO_MEMORY, "ic0: out of memory");
+    memcpy(pos, rp, ((size_t)n + 1) * sizeof *pos);
+    double amax = 0.0, na = 0.0, nd = 0.0;
+    int pat = 1;
+    for (sps_idx i = 0; i < n; i++)
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) {
+            sps_idx c = ci[p], q = pos[c];
+            double x = M->val[p], ax = fabs(x);
+            amax = ax > amax ? ax : amax; /* not fmax: a call per entry */
+            na += x * x;
+            if (c <= i) continue;
+            if (q < rp[c + 1] && ci[q] == i) {
+                double d = x - M->val[q];
+                nd += 2.0 * d * d;
+                pos[c] = q + 1;
+            } else {
+                pat = 0;
+            }
+        }
+    for (sps_idx j = 0; j < n; j++) pat &= pos[j] == rp[j + 1] || ci[pos[j]] >= j;
+    sps__free(pos);
+    if (!pat || (amax != 0.0 && (amax < 0x1p-400 || amax > 0x1p400)))
+        return check_symmetric_scaled(ctx, M);
+    double asym = na > 0 ? sqrt(nd) / sqrt(na) : 0.0;
+    return asym <= 1e-12 ? SPS_OK : not_symmetric(ctx, 1, asym);
 }
 
 /* ---- numeric-only refresh -------------------------------------------------- */
