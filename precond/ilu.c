@@ -363,6 +363,15 @@ static sps_status ic0_refresh_dev(sps_precond *pc, const sps_matrix *A)
 }
 #endif
 
+/* The new factor v replaces F's values (and the sweeps' view of them). */
+static void adopt_values(host_pc *h, double *v)
+{
+    if (h->lo.v == h->F.val) h->lo.v = v;
+    if (h->up.v == h->F.val) h->up.v = v;
+    sps__free(h->F.val);
+    h->F.val = v;
+}
+
 /* Factor into a scratch copy; the kept factor takes it only on success. */
 static sps_status ilu0_refresh(sps_precond *pc, const sps_matrix *A)
 {
@@ -376,9 +385,12 @@ static sps_status ilu0_refresh(sps_precond *pc, const sps_matrix *A)
     if (!v) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "ilu0: out of memory");
     memcpy(v, A->A.val, (size_t)h->F.nnz * sizeof *v);
     sps_status st = ilu0_numeric(pc, &h->F, h->dpos, v);
-    if (st == SPS_OK) memcpy(h->F.val, v, (size_t)h->F.nnz * sizeof *v);
-    sps__free(v);
-    return st;
+    if (st != SPS_OK) {
+        sps__free(v);
+        return st;
+    }
+    adopt_values(h, v);
+    return SPS_OK;
 }
 
 /* The symmetry check first (IC(0) reads only tril(A)), then as ilu0; with
@@ -396,10 +408,13 @@ static sps_status ic0_refresh(sps_precond *pc, const sps_matrix *A)
     if (!v) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "ic0: out of memory");
     tril_values(&A->A, h->F.row_ptr, v);
     st = ic0_numeric(pc, &h->F, v);
-    if (st == SPS_OK) memcpy(h->F.val, v, (size_t)h->F.nnz * sizeof *v);
-    sps__free(v);
-    for (sps_idx q = 0; st == SPS_OK && h->tperm && q < h->T.nnz; q++) h->T.val[q] = h->F.val[h->tperm[q]];
-    return st;
+    if (st != SPS_OK) {
+        sps__free(v);
+        return st;
+    }
+    adopt_values(h, v);
+    for (sps_idx q = 0; h->tperm && q < h->T.nnz; q++) h->T.val[q] = v[h->tperm[q]];
+    return SPS_OK;
 }
 
 /* ---- setups and tables ---------------------------------------------------- */
