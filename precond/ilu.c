@@ -22,7 +22,13 @@
  * Structural checks (diagonal present, symmetry for ic0) run on the host for
  * both paths, so host and GPU report the same row in the same words. On a GPU
  * context the host stops there (ilu0) or at tril(A) (ic0): cuSPARSE
- * factorizes. */
+ * factorizes.
+ *
+ * Refresh (sps_precond_update_values): numeric only. The setup's symbolic
+ * part (F's pattern, the diagonal positions, L' and its map) stays; the new
+ * values are factorized by the same numeric code into a scratch array that
+ * becomes F's values on success, so a failure leaves pc as it was. On a GPU
+ * context the values go to sps__pc_gpu_ilu_refresh. */
 #include "pc_impl.h"
 
 #include <math.h>

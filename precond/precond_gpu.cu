@@ -19,6 +19,10 @@
  * Everything that allocates or synchronizes (buffer sizes, the factorization,
  * the SpSV analyses, zero-pivot queries) happens in setup; apply only points
  * the vector descriptors at r and z and launches, on the context's stream.
+ * The csrilu02/csric02 analysis stays with the factor: a refresh
+ * (sps__pc_gpu_ilu_refresh) factorizes new values in a scratch array with
+ * it and, on success only, copies them into the factor and updates the SpSV
+ * descriptors (cusparseSpSV_updateMatrix) or L' (gather).
  * Triangular solves are level-scheduled: they win on matrices with few, wide
  * levels (stencils, banded) and lose on long dependency chains, where each
  * level is a launch-bound sliver of work.
