@@ -630,6 +630,31 @@ struct dscratch {
     ~dscratch() { sps__dfree(p); }
 };
 
+/* The SpSV descriptors keep a copy of the values from their analysis: give
+ * them g->v's new ones (cusparseSpSV_updateMatrix, CUDA 12.1 on; before it,
+ * the analyses again over the kept buffers, the vectors pointed at scratch). */
+sps_status spsv_refresh(sps_precond *pc, gpu_pc *g)
+{
+    sps_context *ctx = pc->ctx;
+    cusparseHandle_t h = (cusparseHandle_t)sps__gpu_cusparse(ctx);
+#if CUDART_VERSION >= 12010
+    SPS_CUSPARSE(ctx, cusparseSpSV_updateMatrix(h, g->s1, g->v, CUSPARSE_SPSV_UPDATE_GENERAL));
+    SPS_CUSPARSE(ctx, cusparseSpSV_updateMatrix(h, g->s2, g->v, CUSPARSE_SPSV_UPDATE_GENERAL));
+#else
+    cusparseSpMatDescr_t M2 = g->U ? g->U : g->L;
+    host_mode hm(h);
+    SPS_CUSPARSE(ctx, hm.st);
+    SPS_CUSPARSE(ctx, cusparseDnVecSetValues(g->vx, g->scr));
+    SPS_CUSPARSE(ctx, cusparseDnVecSetValues(g->vy, g->scr));
+    SPS_CUSPARSE(ctx, cusparseSpSV_analysis(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, g->L,
+                                            g->vx, g->vt, CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT,
+                                            g->s1, g->b1));
+    SPS_CUSPARSE(ctx, cusparseSpSV_analysis(h, g->op2, &one, M2, g->vt, g->vy, CUDA_R_64F,
+                                            CUSPARSE_SPSV_ALG_DEFAULT, g->s2, g->b2));
+#endif
+    return SPS_OK;
+}
+
 /* The new factor s (device, the factor's pattern) becomes g->v, in stream
  * order after any apply still reading the old one; then what reads it: the
  * SpSV analyses (their copy of the values) or L' for the sweeps. */
@@ -643,12 +668,8 @@ sps_status adopt_factor(sps_precond *pc, gpu_pc *g, const double *s)
         gather<<<grid_for(ctx, (int)g->nnz, 256), 256, 0, stream>>>(g->nnz, g->perm, g->v, g->tv);
         SPS_LAUNCH_CHECK(ctx, "gather");
     }
-    if (g->s1) {
-        cusparseHandle_t h = (cusparseHandle_t)sps__gpu_cusparse(ctx);
-        SPS_CUSPARSE(ctx, cusparseSpSV_updateMatrix(h, g->s1, g->v, CUSPARSE_SPSV_UPDATE_GENERAL));
-        SPS_CUSPARSE(ctx, cusparseSpSV_updateMatrix(h, g->s2, g->v, CUSPARSE_SPSV_UPDATE_GENERAL));
-    }
-    return sps__gpu_sync(ctx);
+    sps_status st = g->s1 ? spsv_refresh(pc, g) : SPS_OK;
+    return st == SPS_OK ? sps__gpu_sync(ctx) : st;
 }
 
 } // namespace
