@@ -550,9 +550,13 @@ sps_status sps_precond_set_nullspace(sps_precond *pc, const sps_matrix *A, int b
  *  updates itself). amg is numeric only: it keeps its aggregates, tentative
  *  prolongator and patterns and recomputes the smoothers, P's values, the
  *  Galerkin products and the coarse inverse (after a failure it can only be
- *  destroyed). The other types are built again on A's values with the same
- *  spec and swapped in (jacobi, l1jacobi, cheby, bjacobi have no symbolic
- *  step; ilu0/ic0 repeat theirs); on failure pc stays as it was. The setup
+ *  destroyed). ilu0 and ic0 are numeric only too: they keep the factor's
+ *  pattern and the symbolic analyses (on the GPU cuSPARSE's) and factorize
+ *  the new values into a scratch copy, adopted on success (ic0 still
+ *  refuses nonsymmetric values). The other types are built again on A's
+ *  values with the same spec and swapped in (jacobi, l1jacobi, cheby,
+ *  bjacobi have no symbolic step). On failure (e.g. a zero pivot in the new
+ *  values) every type but amg stays as it was and keeps working. The setup
  *  time becomes this one's. A in another pattern (size, entry count and a
  *  sample of the indices are compared): SPS_ERR_INVALID_ARG; a user
  *  preconditioner: SPS_ERR_UNSUPPORTED. */

@@ -22,7 +22,13 @@
  * Structural checks (diagonal present, symmetry for ic0) run on the host for
  * both paths, so host and GPU report the same row in the same words. On a GPU
  * context the host stops there (ilu0) or at tril(A) (ic0): cuSPARSE
- * factorizes. */
+ * factorizes.
+ *
+ * Refresh (sps_precond_update_values): numeric only. The setup's symbolic
+ * part (F's pattern, the diagonal positions, L' and its map) stays; the new
+ * values are factorized by the same numeric code into a scratch array that
+ * becomes F's values on success, so a failure leaves pc as it was. On a GPU
+ * context the values go to sps__pc_gpu_ilu_refresh. */
 #include "pc_impl.h"
 
 #include <math.h>
@@ -133,27 +139,15 @@ static sps_status apply_ic0_host(sps_precond *pc, const double *r, double *z)
     return SPS_OK;
 }
 
-/* ILU(0), IKJ variant: for each row i, eliminate with the rows k < i it
+/* ILU(0), IKJ variant, on the values v in the pattern of F (dp: its
+ * diagonal positions): for each row i, eliminate with the rows k < i it
  * references (in increasing k), updating only positions already in row i. */
-static sps_status ilu0_factor(sps_precond *pc, const sps_csr *A, host_pc *h)
+static sps_status ilu0_numeric(sps_precond *pc, const sps_csr *F, const sps_idx *dp, double *v)
 {
-    sps_context *ctx = pc->ctx;
-    sps_idx n = A->nrows, first;
-    h->dpos = sps__malloc(sps__mul_size((size_t)n, sizeof *h->dpos));
+    sps_idx n = F->nrows;
     sps_idx *iw = sps__malloc(sps__mul_size((size_t)n, sizeof *iw));
-    sps_status st = h->dpos && iw ? sps__csr_copy(ctx, A, &h->F)
-                                  : sps__err(ctx, SPS_ERR_NO_MEMORY, "ilu0: out of memory");
-    if (st != SPS_OK) {
-        sps__free(iw);
-        return st;
-    }
-    sps_idx missing = sps__pc_find_diag(A, h->dpos, &first);
-    if (missing) {
-        sps__free(iw);
-        return sps__pc_pivot_error(pc, 0, first, missing);
-    }
-    const sps_idx *rp = h->F.row_ptr, *ci = h->F.col_idx, *dp = h->dpos;
-    double *v = h->F.val;
+    if (!iw) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "ilu0: out of memory");
+    const sps_idx *rp = F->row_ptr, *ci = F->col_idx;
     for (sps_idx i = 0; i < n; i++) iw[i] = -1;
     for (sps_idx i = 0; i < n; i++) {
         for (sps_idx p = rp[i]; p < rp[i + 1]; p++) iw[ci[p]] = p;
@@ -174,6 +168,20 @@ static sps_status ilu0_factor(sps_precond *pc, const sps_csr *A, host_pc *h)
     }
     sps__free(iw);
     return SPS_OK;
+}
+
+/* The symbolic step (F = A, the diagonal positions), then the numeric one. */
+static sps_status ilu0_factor(sps_precond *pc, const sps_csr *A, host_pc *h)
+{
+    sps_context *ctx = pc->ctx;
+    sps_idx first;
+    h->dpos = sps__malloc(sps__mul_size((size_t)A->nrows, sizeof *h->dpos));
+    sps_status st = h->dpos ? sps__csr_copy(ctx, A, &h->F)
+                            : sps__err(ctx, SPS_ERR_NO_MEMORY, "ilu0: out of memory");
+    if (st != SPS_OK) return st;
+    sps_idx missing = sps__pc_find_diag(A, h->dpos, &first);
+    if (missing) return sps__pc_pivot_error(pc, 0, first, missing);
+    return ilu0_numeric(pc, &h->F, h->dpos, h->F.val);
 }
 
 /* tril(A) with a structural check: each row must end with its diagonal. */
@@ -199,17 +207,15 @@ static sps_status lower_triangle(sps_precond *pc, const sps_csr *A, sps_csr *L)
     return SPS_OK;
 }
 
-/* IC(0) on L = tril(A) in place, row by row:
+/* IC(0) on the values v in the pattern of L = tril(A), row by row:
  *   l_ik = (a_ik - sum_{j<k} l_ij l_kj) / l_kk,  l_ii = sqrt(a_ii - sum_{j<i} l_ij^2),
  * sums over the pattern only. */
-static sps_status ic0_factor(sps_precond *pc, sps_csr *L)
+static sps_status ic0_numeric(sps_precond *pc, const sps_csr *L, double *v)
 {
-    sps_context *ctx = pc->ctx;
     sps_idx n = L->nrows;
     sps_idx *iw = sps__malloc(sps__mul_size((size_t)n, sizeof *iw));
-    if (!iw) return sps__err(ctx, SPS_ERR_NO_MEMORY, "ic0: out of memory");
+    if (!iw) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "ic0: out of memory");
     const sps_idx *rp = L->row_ptr, *ci = L->col_idx;
-    double *v = L->val;
     for (sps_idx i = 0; i < n; i++) iw[i] = -1;
     for (sps_idx i = 0; i < n; i++) {
         sps_idx d = rp[i + 1] - 1;
@@ -236,6 +242,14 @@ static sps_status ic0_factor(sps_precond *pc, sps_csr *L)
     return SPS_OK;
 }
 
+static sps_status not_symmetric(sps_context *ctx, int pattern_symmetric, double asymmetry)
+{
+    return sps__err(ctx, SPS_ERR_UNSUPPORTED,
+                    "ic0: the matrix is not symmetric (pattern %s, ||A - A'||_F / ||A||_F = %.3g); "
+                    "IC(0) needs a symmetric positive definite matrix: try --precond ilu0",
+                    pattern_symmetric ? "symmetric" : "nonsymmetric", asymmetry);
+}
+
 /* IC(0) reads only the lower triangle: refuse matrices whose upper triangle
  * says something else (relative asymmetry above 1e-12). */
 static sps_status check_symmetric(sps_context *ctx, const sps_matrix *A)
@@ -245,10 +259,168 @@ static sps_status check_symmetric(sps_context *ctx, const sps_matrix *A)
     sps_status st = sps_matrix_analyze(ctx, A, &f);
     if (st != SPS_OK) return st;
     if (f.symmetric || (f.pattern_symmetric && f.asymmetry <= 1e-12)) return SPS_OK;
-    return sps__err(ctx, SPS_ERR_UNSUPPORTED,
-                    "ic0: the matrix is not symmetric (pattern %s, ||A - A'||_F / ||A||_F = %.3g); "
-                    "IC(0) needs a symmetric positive definite matrix: try --precond ilu0",
-                    f.pattern_symmetric ? "symmetric" : "nonsymmetric", f.asymmetry);
+    return not_symmetric(ctx, f.pattern_symmetric, f.asymmetry);
+}
+
+/* Position of (j, i) in A (rows sorted), or -1. */
+static sps_idx mirror(const sps_csr *A, sps_idx i, sps_idx j)
+{
+    sps_idx lo = A->row_ptr[j], hi = A->row_ptr[j + 1];
+    while (lo < hi) {
+        sps_idx mid = lo + (hi - lo) / 2;
+        if (A->col_idx[mid] < i) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < A->row_ptr[j + 1] && A->col_idx[lo] == i ? lo : -1;
+}
+
+/* ||A - A'||_F / ||A||_F through each entry's mirror, found by a binary
+ * search, the sums scaled by the analysis's power of two (any values, any
+ * pattern). */
+static sps_status check_symmetric_scaled(sps_context *ctx, const sps_csr *M)
+{
+    double amax = 0.0, na = 0.0, nd = 0.0;
+    int pat = 1;
+    for (int64_t p = 0; p < M->nnz; p++) amax = fmax(amax, fabs(M->val[p]));
+    double sc = sps__asym_scale(amax);
+    for (sps_idx i = 0; i < M->nrows; i++)
+        for (sps_idx p = M->row_ptr[i]; p < M->row_ptr[i + 1]; p++) {
+            sps_idx q = mirror(M, i, M->col_idx[p]);
+            double x = M->val[p] * sc, y = q >= 0 ? M->val[q] * sc : 0.0;
+            pat &= q >= 0;
+            na += x * x;
+            nd += (x - y) * (x - y);
+        }
+    double asym = na > 0 ? sqrt(nd) / sqrt(na) : 0.0;
+    return pat && asym <= 1e-12 ? SPS_OK : not_symmetric(ctx, pat, asym);
+}
+
+/* check_symmetric's test for a refresh, without a full analysis: rows in
+ * order, each upper entry (i, j) meets its mirror (j, i) at row j's cursor
+ * (a symmetric pattern lists them in column order), the sums unscaled in the
+ * analysis's cursor order, so the same number. A mirror missing, a lower
+ * entry left over, or values where unscaled sums are not exact: the scaled
+ * pass decides. */
+static sps_status check_symmetric_values(sps_context *ctx, const sps_matrix *A)
+{
+    if (A->src.symmetry == SPS_SYMMETRIC) return SPS_OK;
+    const sps_csr *M = &A->A;
+    const sps_idx *rp = M->row_ptr, *ci = M->col_idx;
+    sps_idx n = M->nrows, *pos = sps__malloc(sps__mul_size((size_t)n + 1, sizeof *pos));
+    if (!pos) return sps__err(ctx, SPS_ERR_NO_MEMORY, "ic0: out of memory");
+    memcpy(pos, rp, ((size_t)n + 1) * sizeof *pos);
+    double amax = 0.0, na = 0.0, nd = 0.0;
+    int pat = 1;
+    for (sps_idx i = 0; i < n; i++)
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) {
+            sps_idx c = ci[p], q = pos[c];
+            double x = M->val[p], ax = fabs(x);
+            amax = ax > amax ? ax : amax; /* not fmax: a call per entry */
+            na += x * x;
+            if (c <= i) continue;
+            if (q < rp[c + 1] && ci[q] == i) {
+                double d = x - M->val[q];
+                nd += 2.0 * d * d;
+                pos[c] = q + 1;
+            } else {
+                pat = 0;
+            }
+        }
+    for (sps_idx j = 0; j < n; j++) pat &= pos[j] == rp[j + 1] || ci[pos[j]] >= j;
+    sps__free(pos);
+    if (!pat || (amax != 0.0 && (amax < 0x1p-400 || amax > 0x1p400)))
+        return check_symmetric_scaled(ctx, M);
+    double asym = na > 0 ? sqrt(nd) / sqrt(na) : 0.0;
+    return asym <= 1e-12 ? SPS_OK : not_symmetric(ctx, 1, asym);
+}
+
+/* ---- numeric-only refresh -------------------------------------------------- */
+
+/* tril(A)'s values in the pattern of L (row i of L: the first
+ * L.row_ptr[i + 1] - L.row_ptr[i] entries of A's row i). */
+static void tril_values(const sps_csr *A, const sps_idx *lrp, double *out)
+{
+    for (sps_idx i = 0; i < A->nrows; i++)
+        memcpy(out + lrp[i], A->val + A->row_ptr[i], (size_t)(lrp[i + 1] - lrp[i]) * sizeof *out);
+}
+
+/* ic0 on a GPU context: the factor's pattern is tril(A)'s, counted again. */
+#if SPS_HAVE_CUDA
+static sps_status ic0_refresh_dev(sps_precond *pc, const sps_matrix *A)
+{
+    const sps_csr *M = &A->A;
+    sps_idx n = M->nrows, *lrp = sps__malloc(sps__mul_size((size_t)n + 1, sizeof *lrp));
+    if (!lrp) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "ic0: out of memory");
+    lrp[0] = 0;
+    for (sps_idx i = 0; i < n; i++) {
+        sps_idx p = M->row_ptr[i];
+        while (p < M->row_ptr[i + 1] && M->col_idx[p] <= i) p++;
+        lrp[i + 1] = lrp[i] + (p - M->row_ptr[i]);
+    }
+    double *v = sps__malloc(sps__mul_size((size_t)(lrp[n] ? lrp[n] : 1), sizeof *v));
+    sps_status st = v ? SPS_OK : sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "ic0: out of memory");
+    if (st == SPS_OK) {
+        tril_values(M, lrp, v);
+        st = sps__pc_gpu_ilu_refresh(pc, v, lrp[n]);
+    }
+    sps__free(v);
+    sps__free(lrp);
+    return st;
+}
+#endif
+
+/* The new factor v replaces F's values (and the sweeps' view of them). */
+static void adopt_values(host_pc *h, double *v)
+{
+    if (h->lo.v == h->F.val) h->lo.v = v;
+    if (h->up.v == h->F.val) h->up.v = v;
+    sps__free(h->F.val);
+    h->F.val = v;
+}
+
+/* Factor into a scratch copy; the kept factor takes it only on success. */
+static sps_status ilu0_refresh(sps_precond *pc, const sps_matrix *A)
+{
+    if (!pc->impl) return SPS_OK; /* n = 0 */
+#if SPS_HAVE_CUDA
+    if (sps_context_on_gpu(pc->ctx)) return sps__pc_gpu_ilu_refresh(pc, A->A.val, (sps_idx)A->A.nnz);
+#endif
+    host_pc *h = pc->impl;
+    size_t nb = sps__mul_size((size_t)(h->F.nnz ? h->F.nnz : 1), sizeof(double));
+    double *v = sps__malloc(nb);
+    if (!v) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "ilu0: out of memory");
+    memcpy(v, A->A.val, (size_t)h->F.nnz * sizeof *v);
+    sps_status st = ilu0_numeric(pc, &h->F, h->dpos, v);
+    if (st != SPS_OK) {
+        sps__free(v);
+        return st;
+    }
+    adopt_values(h, v);
+    return SPS_OK;
+}
+
+/* The symmetry check first (IC(0) reads only tril(A)), then as ilu0; with
+ * solve=jacobi, L' takes the new factor through tperm. */
+static sps_status ic0_refresh(sps_precond *pc, const sps_matrix *A)
+{
+    if (!pc->impl) return SPS_OK; /* n = 0 */
+    sps_status st = check_symmetric_values(pc->ctx, A);
+    if (st != SPS_OK) return st;
+#if SPS_HAVE_CUDA
+    if (sps_context_on_gpu(pc->ctx)) return ic0_refresh_dev(pc, A);
+#endif
+    host_pc *h = pc->impl;
+    double *v = sps__malloc(sps__mul_size((size_t)(h->F.nnz ? h->F.nnz : 1), sizeof *v));
+    if (!v) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "ic0: out of memory");
+    tril_values(&A->A, h->F.row_ptr, v);
+    st = ic0_numeric(pc, &h->F, v);
+    if (st != SPS_OK) {
+        sps__free(v);
+        return st;
+    }
+    adopt_values(h, v);
+    for (sps_idx q = 0; h->tperm && q < h->T.nnz; q++) h->T.val[q] = v[h->tperm[q]];
+    return SPS_OK;
 }
 
 /* ---- setups and tables ---------------------------------------------------- */
@@ -356,7 +528,7 @@ static sps_status ic0_setup(sps_precond *pc, const sps_pc_input *in)
     if (st == SPS_OK) st = new_host(pc, &h);
     if (st == SPS_OK) st = lower_triangle(pc, &in->A->A, &h->F);
     pc->apply = apply_ic0_host;
-    if (st == SPS_OK && !in->gpu) st = ic0_factor(pc, &h->F);
+    if (st == SPS_OK && !in->gpu) st = ic0_numeric(pc, &h->F, h->F.val);
     if (st != SPS_OK || !((const ilu_prm *)pc->prm)->jacobi) return st;
     if ((st = transpose_lower(pc, h)) != SPS_OK || in->gpu) return st; /* values: after the factorization */
     h->lo = (sps_ilu_tri){h->F.row_ptr, h->F.col_idx, h->dpos, h->F.val, 1, 0};
@@ -393,6 +565,7 @@ const sps_pc_type sps_pc_ilu0 = {
     .prm_set = ilu_set,
     .setup_host = ilu0_setup,
     .setup_dev = SPS_PC_DEV(ilu0_setup_dev),
+    .refresh = ilu0_refresh,
 };
 
 const sps_pc_type sps_pc_ic0 = {
@@ -406,4 +579,5 @@ const sps_pc_type sps_pc_ic0 = {
     .prm_set = ilu_set,
     .setup_host = ic0_setup,
     .setup_dev = SPS_PC_DEV(ic0_setup_dev),
+    .refresh = ic0_refresh,
 };

@@ -57,6 +57,12 @@ typedef struct sps_pc_type {
      * the host path, which words the refusal (a zero pivot, a missing
      * diagonal) exactly as on a host context. */
     sps_status (*setup_gpu)(sps_precond *pc, const sps_pc_input *in);
+    /* Optional: numeric-only re-setup on A's new values in the pattern pc was
+     * built on (sps__pc_refresh has checked the pattern), reusing the symbolic
+     * step; pc->impl is the host or the device one, as pc->ctx says. On
+     * failure pc is left exactly as it was and keeps working. NULL: the spec
+     * is built again and swapped in. */
+    sps_status (*refresh)(sps_precond *pc, const sps_matrix *A);
 } sps_pc_type;
 
 /* ---- helpers the types share (precond/registry.c, precond/diag.c) ------- */
@@ -65,10 +71,10 @@ typedef struct sps_pc_type {
  * most 4096 row pointers and column indices (cheap at any size; a refresh
  * with another pattern is refused on it). */
 uint64_t sps__pc_pattern(const sps_csr *A);
-/* sps_precond_update_values for the types without a numeric-only re-setup of
- * their own: the same spec built again on A's values, swapped into pc (jacobi,
- * l1jacobi, cheby, bjacobi: their setup is numeric only; ilu0/ic0 repeat their
- * symbolic step too). */
+/* sps_precond_update_values for every type but amg: the pattern check, then
+ * the type's refresh (ilu0, ic0: numeric only) or, without one, the same spec
+ * built again on A's values and swapped into pc (jacobi, l1jacobi, cheby,
+ * bjacobi: their setup is numeric only). setup_ms becomes the refresh's. */
 sps_status sps__pc_refresh(sps_precond *pc, const sps_matrix *A);
 
 /* An integer parameter in [lo, hi]: else SPS_ERR_INVALID_ARG naming it. */
@@ -139,6 +145,12 @@ sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const sps_idx *dp
 /* L: the lower triangle of a symmetric A, each row ending with its diagonal.
  * t: NULL for exact solves, else the pattern for `sweeps` Jacobi sweeps. */
 sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L, const sps_ilu_pattern *t, int sweeps);
+/* Numeric-only refresh of a device ilu0/ic0: vals (host, nnz entries) are the
+ * new values in the factor's pattern (ilu0: A's; ic0: tril(A)). Factorizes
+ * into a scratch copy with the kept analysis; a zero pivot fails with the
+ * setup's words and leaves pc as it was; else the factor takes the values and
+ * the triangular solves (SpSV or L' for the sweeps) follow. */
+sps_status sps__pc_gpu_ilu_refresh(sps_precond *pc, const double *vals, sps_idx nnz);
 #endif
 
 #ifdef __cplusplus

@@ -19,6 +19,10 @@
  * Everything that allocates or synchronizes (buffer sizes, the factorization,
  * the SpSV analyses, zero-pivot queries) happens in setup; apply only points
  * the vector descriptors at r and z and launches, on the context's stream.
+ * The csrilu02/csric02 analysis stays with the factor: a refresh
+ * (sps__pc_gpu_ilu_refresh) factorizes new values in a scratch array with
+ * it and, on success only, copies them into the factor and updates the SpSV
+ * descriptors (cusparseSpSV_updateMatrix) or L' (gather).
  * Triangular solves are level-scheduled: they win on matrices with few, wide
  * levels (stencils, banded) and lose on long dependency chains, where each
  * level is a launch-bound sliver of work.
@@ -35,6 +39,23 @@
 
 namespace {
 
+/* The legacy factorization object (descriptor, csrilu02/csric02 analysis,
+ * its buffer): kept with the factor so that a refresh reuses the analysis;
+ * freed with it. */
+struct legacy {
+    cusparseMatDescr_t d = nullptr;
+    csrilu02Info_t ilu = nullptr;
+    csric02Info_t ic = nullptr;
+    void *buf = nullptr;
+    ~legacy()
+    {
+        if (ilu) cusparseDestroyCsrilu02Info(ilu);
+        if (ic) cusparseDestroyCsric02Info(ic);
+        if (d) cusparseDestroyMatDescr(d);
+        sps__dfree(buf);
+    }
+};
+
 struct gpu_pc {
     double *dinv = nullptr;            /* jacobi */
     int *rp = nullptr, *ci = nullptr;  /* ilu0 / ic0 factor */
@@ -50,6 +71,8 @@ struct gpu_pc {
     int *dpos = nullptr, *trp = nullptr, *tci = nullptr, *tdpos = nullptr, *perm = nullptr;
     double *tv = nullptr, *y = nullptr, *w = nullptr;
     sps_ilu_tri lo{}, up{};
+    legacy lg;              /* ilu0, ic0: the analysis a refresh reuses */
+    long long nnz = 0;      /* ilu0, ic0: the factor's entries */
 };
 
 const double one = 1.0;
@@ -289,61 +312,89 @@ __global__ void first_bad_diag(int n, const int *__restrict__ rp, const double *
         if (!(v[rp[i + 1] - 1] > 0.0)) atomicMin(first, (int)i); /* integer min: deterministic */
 }
 
-/* The legacy factorization object, freed on every path. */
-struct legacy {
-    cusparseMatDescr_t d = nullptr;
-    csrilu02Info_t ilu = nullptr;
-    csric02Info_t ic = nullptr;
-    void *buf = nullptr;
-    ~legacy()
-    {
-        if (ilu) cusparseDestroyCsrilu02Info(ilu);
-        if (ic) cusparseDestroyCsric02Info(ic);
-        if (d) cusparseDestroyMatDescr(d);
-        sps__dfree(buf);
-    }
-};
-
 /* Common start of ilu0/ic0: the impl, A on the device, the legacy descriptor. */
-sps_status begin(sps_precond *pc, const sps_csr *A, gpu_pc **g, legacy &lg)
+sps_status begin(sps_precond *pc, const sps_csr *A, gpu_pc **g)
 {
     sps_context *ctx = pc->ctx;
     sps_status st = new_impl(pc, g);
     if (st == SPS_OK) st = upload(ctx, *g, A);
     if (st != SPS_OK) return st;
+    legacy &lg = (*g)->lg;
+    (*g)->nnz = A->nnz;
     SPS_CUSPARSE(ctx, cusparseCreateMatDescr(&lg.d));
     SPS_CUSPARSE(ctx, cusparseSetMatIndexBase(lg.d, CUSPARSE_INDEX_BASE_ZERO));
     SPS_CUSPARSE(ctx, cusparseSetMatType(lg.d, CUSPARSE_MATRIX_TYPE_GENERAL));
     return SPS_OK;
 }
 
-/* The legacy incomplete factorization in place on g->v: csrilu02 and csric02
- * take the same four calls. *structural / *numerical get the first zero
- * pivot of the analysis / the factorization (-1: none; the first one found
- * stops the sequence). */
-template <typename Info, typename Size, typename Analysis, typename Factor, typename Zero>
-sps_status factorize(sps_precond *pc, gpu_pc *g, sps_idx nnz, legacy &lg, Info info, Size size,
-                     Analysis analysis, Factor factor, Zero zero, int *structural, int *numerical)
+/* The analysis of the legacy incomplete factorization (the pattern only;
+ * csrilu02 and csric02 take the same calls), kept in g->lg. *structural:
+ * the first structural zero pivot (-1: none). */
+template <typename Info, typename Size, typename Analysis, typename Zero>
+sps_status analyze(sps_precond *pc, gpu_pc *g, Info info, Size size, Analysis analysis, Zero zero,
+                   int *structural)
 {
     sps_context *ctx = pc->ctx;
     cusparseHandle_t h = (cusparseHandle_t)sps__gpu_cusparse(ctx);
-    const cusparseSolvePolicy_t pol = CUSPARSE_SOLVE_POLICY_USE_LEVEL;
-    int bytes = 0;
+    legacy &lg = g->lg;
+    int bytes = 0, nnz = (int)g->nnz;
     sps_status st;
-    *structural = *numerical = -1;
+    *structural = -1;
     SPS_CUSPARSE(ctx, size(h, pc->n, nnz, lg.d, g->v, g->rp, g->ci, info, &bytes));
     if ((st = sps__dmalloc(ctx, &lg.buf, (size_t)bytes)) != SPS_OK) return st;
-    SPS_CUSPARSE(ctx, analysis(h, pc->n, nnz, lg.d, g->v, g->rp, g->ci, info, pol, lg.buf));
+    SPS_CUSPARSE(ctx, analysis(h, pc->n, nnz, lg.d, g->v, g->rp, g->ci, info,
+                               CUSPARSE_SOLVE_POLICY_USE_LEVEL, lg.buf));
     cusparseStatus_t zs = zero(h, info, structural);
     if (zs == CUSPARSE_STATUS_ZERO_PIVOT) return SPS_OK;
     *structural = -1;
     SPS_CUSPARSE(ctx, zs);
-    SPS_CUSPARSE(ctx, factor(h, pc->n, nnz, lg.d, g->v, g->rp, g->ci, info, pol, lg.buf));
-    zs = zero(h, info, numerical); /* waits for the factorization */
+    return SPS_OK;
+}
+
+/* The numeric factorization in place on vals (the factor's pattern, on the
+ * device) with the kept analysis. *numerical: the first zero pivot (-1:
+ * none); the query waits for the factorization. */
+template <typename Info, typename Factor, typename Zero>
+sps_status numeric(sps_precond *pc, gpu_pc *g, double *vals, Info info, Factor factor, Zero zero,
+                   int *numerical)
+{
+    sps_context *ctx = pc->ctx;
+    cusparseHandle_t h = (cusparseHandle_t)sps__gpu_cusparse(ctx);
+    *numerical = -1;
+    SPS_CUSPARSE(ctx, factor(h, pc->n, (int)g->nnz, g->lg.d, vals, g->rp, g->ci, info,
+                             CUSPARSE_SOLVE_POLICY_USE_LEVEL, g->lg.buf));
+    cusparseStatus_t zs = zero(h, info, numerical);
     if (zs == CUSPARSE_STATUS_ZERO_PIVOT) return SPS_OK;
     *numerical = -1;
     SPS_CUSPARSE(ctx, zs);
     return SPS_OK;
+}
+
+sps_status ilu_numeric(sps_precond *pc, gpu_pc *g, double *vals, int *bad)
+{
+    return numeric(pc, g, vals, g->lg.ilu, cusparseDcsrilu02, cusparseXcsrilu02_zeroPivot, bad);
+}
+
+/* IC(0) on vals, *bad the first row whose pivot is not > 0 (-1: none). A
+ * negative pivot is not a "zero pivot" to cuSPARSE: the diagonal is scanned. */
+sps_status ic_numeric(sps_precond *pc, gpu_pc *g, double *vals, int *bad)
+{
+    sps_context *ctx = pc->ctx;
+    int pos = -1, *d_first = nullptr, first = pc->n;
+    sps_status st = numeric(pc, g, vals, g->lg.ic, cusparseDcsric02, cusparseXcsric02_zeroPivot, &pos);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&d_first, sizeof(int));
+    if (st == SPS_OK) st = sps__h2d(ctx, d_first, &first, sizeof(int));
+    if (st == SPS_OK) {
+        first_bad_diag<<<grid_for(ctx, pc->n, 256), 256, 0, sps_stream(ctx)>>>(pc->n, g->rp, vals,
+                                                                              d_first);
+        cudaError_t e = cudaGetLastError();
+        st = e == cudaSuccess ? sps__d2h(ctx, &first, d_first, sizeof(int))
+                              : sps__cuda_fail(ctx, e, "launch first_bad_diag", __FILE__, __LINE__);
+    }
+    sps__dfree(d_first);
+    if (pos >= 0 && pos < first) first = pos;
+    *bad = first < pc->n ? first : -1;
+    return st;
 }
 
 /* ---- ilu0 / ic0 with Jacobi sweeps --------------------------------------- */
@@ -497,20 +548,17 @@ extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const 
 {
     sps_context *ctx = pc->ctx;
     gpu_pc *g = nullptr;
-    sps_status st;
-    {
-        legacy lg; /* freed at the end of the block: the solves do not need it */
-        int zs, zn;
-        if ((st = begin(pc, A, &g, lg)) != SPS_OK) return st;
-        SPS_CUSPARSE(ctx, cusparseCreateCsrilu02Info(&lg.ilu));
-        st = factorize(pc, g, A->nnz, lg, lg.ilu, cusparseDcsrilu02_bufferSize,
-                       cusparseDcsrilu02_analysis, cusparseDcsrilu02, cusparseXcsrilu02_zeroPivot,
-                       &zs, &zn);
-        if (st != SPS_OK) return st;
-        /* structural zeros were ruled out on the host; report one anyway */
-        if (zs >= 0) return sps__pc_pivot_error(pc, 0, zs, 1);
-        if (zn >= 0) return sps__pc_pivot_error(pc, 0, zn, 0);
-    }
+    int zs, zn;
+    sps_status st = begin(pc, A, &g);
+    if (st != SPS_OK) return st;
+    SPS_CUSPARSE(ctx, cusparseCreateCsrilu02Info(&g->lg.ilu));
+    st = analyze(pc, g, g->lg.ilu, cusparseDcsrilu02_bufferSize, cusparseDcsrilu02_analysis,
+                 cusparseXcsrilu02_zeroPivot, &zs);
+    if (st != SPS_OK) return st;
+    /* structural zeros were ruled out on the host; report one anyway */
+    if (zs >= 0) return sps__pc_pivot_error(pc, 0, zs, 1);
+    if ((st = ilu_numeric(pc, g, g->v, &zn)) != SPS_OK) return st;
+    if (zn >= 0) return sps__pc_pivot_error(pc, 0, zn, 0);
     if (dpos) {
         if ((st = upload_ints(ctx, &g->dpos, dpos, (size_t)pc->n)) != SPS_OK) return st;
         g->lo = sps_ilu_tri{g->rp, g->ci, g->dpos, g->v, 1, 1};
@@ -527,58 +575,119 @@ extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const 
     return tri_setup(pc, g);
 }
 
+namespace {
+
+/* ic0 with Jacobi sweeps: L' as its own CSR, its values gathered from L. */
+sps_status ic0_sweeps(sps_precond *pc, gpu_pc *g, const sps_ilu_pattern *t, int sweeps)
+{
+    sps_context *ctx = pc->ctx;
+    size_t n = (size_t)pc->n, nnz = (size_t)g->nnz;
+    sps_status st;
+    if ((st = upload_ints(ctx, &g->dpos, t->dpos, n)) != SPS_OK) return st;
+    if ((st = upload_ints(ctx, &g->trp, t->trp, n + 1)) != SPS_OK) return st;
+    if ((st = upload_ints(ctx, &g->tci, t->tci, nnz)) != SPS_OK) return st;
+    if ((st = upload_ints(ctx, &g->tdpos, t->tdpos, n)) != SPS_OK) return st;
+    if ((st = upload_ints(ctx, &g->perm, t->perm, nnz)) != SPS_OK) return st;
+    if ((st = sps__dmalloc(ctx, (void **)&g->tv, nnz * sizeof(double))) != SPS_OK) return st;
+    gather<<<grid_for(ctx, (int)nnz, 256), 256, 0, sps_stream(ctx)>>>((long long)nnz, g->perm,
+                                                                      g->v, g->tv);
+    SPS_LAUNCH_CHECK(ctx, "gather");
+    g->lo = sps_ilu_tri{g->rp, g->ci, g->dpos, g->v, 1, 0};
+    g->up = sps_ilu_tri{g->trp, g->tci, g->tdpos, g->tv, 0, 0};
+    return sweeps_setup(pc, g, sweeps);
+}
+
+} // namespace
+
 extern "C" sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L, const sps_ilu_pattern *t,
                                      int sweeps)
 {
     sps_context *ctx = pc->ctx;
     gpu_pc *g = nullptr;
-    sps_status st;
-    int pos = -1;
-    {
-        legacy lg;
-        int zs;
-        if ((st = begin(pc, L, &g, lg)) != SPS_OK) return st;
-        SPS_CUSPARSE(ctx, cusparseCreateCsric02Info(&lg.ic));
-        st = factorize(pc, g, L->nnz, lg, lg.ic, cusparseDcsric02_bufferSize,
-                       cusparseDcsric02_analysis, cusparseDcsric02, cusparseXcsric02_zeroPivot,
-                       &zs, &pos);
-        if (st != SPS_OK) return st;
-        if (zs >= 0) return sps__pc_pivot_error(pc, 1, zs, 1);
-    }
-    /* A negative pivot is not a "zero pivot" to cuSPARSE: scan the diagonal. */
-    int *d_first = nullptr, first = pc->n;
-    if ((st = sps__dmalloc(ctx, (void **)&d_first, sizeof(int))) != SPS_OK) return st;
-    st = sps__h2d(ctx, d_first, &first, sizeof(int));
-    if (st == SPS_OK) {
-        first_bad_diag<<<grid_for(ctx, pc->n, 256), 256, 0, sps_stream(ctx)>>>(pc->n, g->rp, g->v,
-                                                                              d_first);
-        cudaError_t e = cudaGetLastError();
-        st = e == cudaSuccess ? sps__d2h(ctx, &first, d_first, sizeof(int))
-                              : sps__cuda_fail(ctx, e, "launch first_bad_diag", __FILE__, __LINE__);
-    }
-    sps__dfree(d_first);
+    int zs, bad;
+    sps_status st = begin(pc, L, &g);
     if (st != SPS_OK) return st;
-    if (pos >= 0 && pos < first) first = pos;
-    if (first < pc->n) return sps__pc_pivot_error(pc, 1, first, 0);
-    if (t) {
-        size_t n = (size_t)pc->n, nnz = (size_t)L->nnz;
-        if ((st = upload_ints(ctx, &g->dpos, t->dpos, n)) != SPS_OK) return st;
-        if ((st = upload_ints(ctx, &g->trp, t->trp, n + 1)) != SPS_OK) return st;
-        if ((st = upload_ints(ctx, &g->tci, t->tci, nnz)) != SPS_OK) return st;
-        if ((st = upload_ints(ctx, &g->tdpos, t->tdpos, n)) != SPS_OK) return st;
-        if ((st = upload_ints(ctx, &g->perm, t->perm, nnz)) != SPS_OK) return st;
-        if ((st = sps__dmalloc(ctx, (void **)&g->tv, nnz * sizeof(double))) != SPS_OK) return st;
-        gather<<<grid_for(ctx, (int)nnz, 256), 256, 0, sps_stream(ctx)>>>((long long)nnz, g->perm,
-                                                                          g->v, g->tv);
-        SPS_LAUNCH_CHECK(ctx, "gather");
-        g->lo = sps_ilu_tri{g->rp, g->ci, g->dpos, g->v, 1, 0};
-        g->up = sps_ilu_tri{g->trp, g->tci, g->tdpos, g->tv, 0, 0};
-        return sweeps_setup(pc, g, sweeps);
-    }
-
+    SPS_CUSPARSE(ctx, cusparseCreateCsric02Info(&g->lg.ic));
+    st = analyze(pc, g, g->lg.ic, cusparseDcsric02_bufferSize, cusparseDcsric02_analysis,
+                 cusparseXcsric02_zeroPivot, &zs);
+    if (st != SPS_OK) return st;
+    if (zs >= 0) return sps__pc_pivot_error(pc, 1, zs, 1);
+    if ((st = ic_numeric(pc, g, g->v, &bad)) != SPS_OK) return st;
+    if (bad >= 0) return sps__pc_pivot_error(pc, 1, bad, 0);
+    if (t) return ic0_sweeps(pc, g, t, sweeps);
     if ((st = create_csr(ctx, g, pc->n, L->nnz, &g->L)) != SPS_OK) return st;
     if ((st = set_tri(ctx, g->L, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_NON_UNIT)) != SPS_OK)
         return st;
     g->op2 = CUSPARSE_OPERATION_TRANSPOSE; /* second solve: L' with the same descriptor */
     return tri_setup(pc, g);
+}
+
+namespace {
+
+/* A device array freed on every path. */
+struct dscratch {
+    double *p = nullptr;
+    ~dscratch() { sps__dfree(p); }
+};
+
+/* The SpSV descriptors keep a copy of the values from their analysis: give
+ * them g->v's new ones (cusparseSpSV_updateMatrix, CUDA 12.1 on; before it,
+ * the analyses again over the kept buffers, the vectors pointed at scratch). */
+sps_status spsv_refresh(sps_precond *pc, gpu_pc *g)
+{
+    sps_context *ctx = pc->ctx;
+    cusparseHandle_t h = (cusparseHandle_t)sps__gpu_cusparse(ctx);
+#if CUDART_VERSION >= 12010
+    SPS_CUSPARSE(ctx, cusparseSpSV_updateMatrix(h, g->s1, g->v, CUSPARSE_SPSV_UPDATE_GENERAL));
+    SPS_CUSPARSE(ctx, cusparseSpSV_updateMatrix(h, g->s2, g->v, CUSPARSE_SPSV_UPDATE_GENERAL));
+#else
+    cusparseSpMatDescr_t M2 = g->U ? g->U : g->L;
+    host_mode hm(h);
+    SPS_CUSPARSE(ctx, hm.st);
+    SPS_CUSPARSE(ctx, cusparseDnVecSetValues(g->vx, g->scr));
+    SPS_CUSPARSE(ctx, cusparseDnVecSetValues(g->vy, g->scr));
+    SPS_CUSPARSE(ctx, cusparseSpSV_analysis(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, g->L,
+                                            g->vx, g->vt, CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT,
+                                            g->s1, g->b1));
+    SPS_CUSPARSE(ctx, cusparseSpSV_analysis(h, g->op2, &one, M2, g->vt, g->vy, CUDA_R_64F,
+                                            CUSPARSE_SPSV_ALG_DEFAULT, g->s2, g->b2));
+#endif
+    return SPS_OK;
+}
+
+/* The new factor s (device, the factor's pattern) becomes g->v, in stream
+ * order after any apply still reading the old one; then what reads it: the
+ * SpSV analyses (their copy of the values) or L' for the sweeps. */
+sps_status adopt_factor(sps_precond *pc, gpu_pc *g, const double *s)
+{
+    sps_context *ctx = pc->ctx;
+    cudaStream_t stream = sps_stream(ctx);
+    size_t nb = (size_t)g->nnz * sizeof(double);
+    SPS_CUDA(ctx, cudaMemcpyAsync(g->v, s, nb, cudaMemcpyDeviceToDevice, stream));
+    if (g->tv) {
+        gather<<<grid_for(ctx, (int)g->nnz, 256), 256, 0, stream>>>(g->nnz, g->perm, g->v, g->tv);
+        SPS_LAUNCH_CHECK(ctx, "gather");
+    }
+    sps_status st = g->s1 ? spsv_refresh(pc, g) : SPS_OK;
+    return st == SPS_OK ? sps__gpu_sync(ctx) : st;
+}
+
+} // namespace
+
+extern "C" sps_status sps__pc_gpu_ilu_refresh(sps_precond *pc, const double *vals, sps_idx nnz)
+{
+    sps_context *ctx = pc->ctx;
+    gpu_pc *g = (gpu_pc *)pc->impl;
+    if (!g || !g->lg.d || nnz != g->nnz)
+        return sps__err(ctx, SPS_ERR_INTERNAL, "%s: refresh with %lld entries of a factor of %lld",
+                        pc->name, (long long)nnz, g ? g->nnz : -1LL);
+    dscratch s;
+    int bad = -1;
+    size_t nb = (size_t)nnz * sizeof(double);
+    sps_status st = sps__dmalloc(ctx, (void **)&s.p, nb);
+    if (st == SPS_OK) st = sps__h2d(ctx, s.p, vals, nb);
+    if (st == SPS_OK) st = g->lg.ilu ? ilu_numeric(pc, g, s.p, &bad) : ic_numeric(pc, g, s.p, &bad);
+    if (st != SPS_OK) return st;
+    if (bad >= 0) return sps__pc_pivot_error(pc, g->lg.ic != nullptr, bad, 0);
+    return adopt_factor(pc, g, s.p);
 }

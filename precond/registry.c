@@ -267,6 +267,12 @@ sps_status sps__pc_refresh(sps_precond *pc, const sps_matrix *A)
                         "sps_precond_update_values: %s: the matrix (%d x %d, %lld entries) is not in "
                         "the pattern the preconditioner was built on (%d rows)",
                         pc->name, A->A.nrows, A->A.ncols, (long long)A->A.nnz, pc->n);
+    if (pc->type->refresh) {
+        double t0 = sps__now_ms();
+        sps_status sr = pc->type->refresh(pc, A);
+        if (sr == SPS_OK) pc->setup_ms = sps__now_ms() - t0;
+        return sr;
+    }
     const char *params = "";
     const sps_pc_type *t = find_type(pc->name, &params);
     if (!t || t != pc->type)

@@ -5,7 +5,8 @@
  * of what a rounding-level perturbation of A does to the host's own result,
  * for unstable incomplete factorizations), twice bitwise
  * equal, r untouched, and the same error (status and message) where the
- * host's factorization fails */
+ * host's factorization fails; ilu0/ic0 refreshed onto new values equal to a
+ * fresh GPU build, and a failed refresh leaves the old one working */
 #include "check.h"
 #include "core/gpu.h"
 #include "internal.h"
@@ -311,9 +312,269 @@ static void test_solve(void)
     sps_matrix_destroy(A);
 }
 
+/* ---- numeric-only refresh (sps_precond_update_values) ---------------------- */
+
+/* A copy of A (made on hctx) with f applied to each entry (i, j, a_ij). */
+static sps_matrix *revalued(const sps_matrix *A, double (*f)(sps_idx, sps_idx, double, const void *),
+                            const void *u)
+{
+    const sps_idx *rp, *ci;
+    const double *v;
+    sps_matrix *B = NULL;
+    if (sps_matrix_csr(A, &rp, &ci, &v) != SPS_OK) return NULL;
+    sps_idx n = sps_matrix_rows(A);
+    double *w = malloc((size_t)(rp[n] ? rp[n] : 1) * sizeof *w);
+    for (sps_idx i = 0; w && i < n; i++)
+        for (sps_idx k = rp[i]; k < rp[i + 1]; k++) w[k] = f(i, ci[k], v[k], u);
+    if (w) sps_matrix_create_csr(hctx, n, sps_matrix_cols(A), rp, ci, w, &B);
+    free(w);
+    return B;
+}
+
+/* Symmetric new values: a_ij (1 + ((i + j) % 5) / 8) plus 0.25 |a_ii| on the diagonal. */
+static double sym_scaled(sps_idx i, sps_idx j, double a, const void *u)
+{
+    (void)u;
+    return a * (1.0 + (i + j) % 5 / 8.0) + (i == j ? 0.25 * fabs(a) : 0.0);
+}
+
+/* sym_scaled with row k's lower part and diagonal and column k's upper part
+ * zeroed (the pattern stays): the first zero pivot of ILU(0) and IC(0) is at row k. */
+static double zero_pivot_at(sps_idx i, sps_idx j, double a, const void *u)
+{
+    sps_idx k = *(const sps_idx *)u;
+    return (i == k && j <= k) || (j == k && i < k) ? 0.0 : sym_scaled(i, j, a, u);
+}
+
+/* Rows scaled by 1 + (i % 3) / 4: the pattern symmetric, the values not. */
+static double row_scaled(sps_idx i, sps_idx j, double a, const void *u)
+{
+    (void)j, (void)u;
+    return a * (1.0 + (i % 3) / 4.0);
+}
+
+/* z = M^-1 r on the device for host r and z. */
+static sps_status gpu_apply(sps_precond *pc, const double *r, double *z, sps_idx n)
+{
+    size_t nb = (size_t)n * sizeof(double);
+    double *dr = NULL, *dz = NULL;
+    sps_status st = sps__dmalloc(gctx, (void **)&dr, nb);
+    if (st == SPS_OK) st = sps__dmalloc(gctx, (void **)&dz, nb);
+    if (st == SPS_OK) st = sps__h2d(gctx, dr, r, nb);
+    if (st == SPS_OK) st = sps__dmemset(gctx, dz, 0xff, nb); /* NaN: every entry must be written */
+    if (st == SPS_OK) st = sps_precond_apply(pc, dr, dz);
+    if (st == SPS_OK) st = sps__d2h(gctx, z, dz, nb);
+    sps__dfree(dr);
+    sps__dfree(dz);
+    return st;
+}
+
+static double rel_diff(const double *a, const double *b, sps_idx n)
+{
+    double num = 0, den = 0;
+    for (sps_idx i = 0; i < n; i++) {
+        num += (a[i] - b[i]) * (a[i] - b[i]);
+        den += b[i] * b[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* pc refreshed onto B against a fresh GPU build on B: relative 1e-12, and
+ * bitwise (csrilu02/csric02 and SpSV are deterministic; the analyses depend
+ * on the pattern only). Where the build on B fails (a real matrix whose
+ * factorization breaks down on the new values), the refresh fails alike. */
+static void refresh_equals_fresh(const char *what, const char *type, sps_precond *pc,
+                                 const sps_matrix *B, const double *r, double *z1, double *z2)
+{
+    sps_idx n = sps_matrix_rows(B);
+    sps_precond *fresh = NULL;
+    sps_status fs = sps_precond_create(gctx, B, type, &fresh);
+    if (fs != SPS_OK) {
+        char want[512];
+        snprintf(want, sizeof want, "%s", sps_last_error(gctx));
+        T_OK(sps_precond_update_values(pc, B) == fs && strcmp(sps_last_error(gctx), want) == 0,
+             "%s %s: the build on the new values fails and so does the refresh (%s)", what, type, want);
+        return;
+    }
+    if (T_STATUS(gctx, sps_precond_update_values(pc, B), "%s %s: GPU refresh (%.2f ms)", what, type,
+                 sps_precond_setup_ms(pc))) {
+        sps_status st = gpu_apply(pc, r, z1, n);
+        if (st == SPS_OK) st = gpu_apply(fresh, r, z2, n);
+        if (T_STATUS(gctx, st, "%s %s: applies", what, type)) {
+            double rel = rel_diff(z1, z2, n);
+            T_OK(rel <= 1e-12, "%s %s: refreshed apply = a fresh GPU build's (relative %.2g)", what, type, rel);
+            T_OK(memcmp(z1, z2, (size_t)n * sizeof *z1) == 0, "%s %s: and bitwise", what, type);
+        }
+    }
+    sps_precond_destroy(fresh);
+}
+
+/* A refresh that must fail (zero pivot, nonsymmetric values for ic0): the
+ * status and words of a GPU build on the same values, and the apply after it
+ * bitwise the one before. */
+static void refresh_fails(const char *what, const char *type, sps_precond *pc, const sps_matrix *Z,
+                          const double *r, double *z1, double *z2)
+{
+    sps_idx n = sps_matrix_rows(Z);
+    sps_precond *fresh = NULL;
+    sps_status fs = sps_precond_create(gctx, Z, type, &fresh);
+    char want[512];
+    snprintf(want, sizeof want, "%s", sps_last_error(gctx));
+    sps_precond_destroy(fresh);
+    sps_status st0 = gpu_apply(pc, r, z1, n);
+    sps_status st = sps_precond_update_values(pc, Z);
+    T_OK(fs != SPS_OK && st == fs && strcmp(sps_last_error(gctx), want) == 0,
+         "%s %s: the refresh fails as a GPU build does (%s / %s)", what, type, want, sps_last_error(gctx));
+    T_OK(st0 == SPS_OK && gpu_apply(pc, r, z2, n) == SPS_OK && memcmp(z1, z2, (size_t)n * sizeof *z1) == 0,
+         "%s %s: after the failed refresh the apply is bitwise the old one", what, type);
+}
+
+/* Every ilu0/ic0 variant on A: refreshed onto new values, onto a zero pivot
+ * at row k (then onto good values again), and ic0 onto nonsymmetric values. */
+static void refresh_case(const char *what, const sps_matrix *A, int spd, int real)
+{
+    static const char *const types[] = {"ilu0", "ic0", "ilu0:solve=jacobi", "ic0:solve=jacobi"};
+    sps_idx n = sps_matrix_rows(A), k = n / 3;
+    sps_matrix *B = revalued(A, sym_scaled, NULL), *Z = revalued(A, zero_pivot_at, &k);
+    sps_matrix *N = revalued(A, row_scaled, NULL);
+    double *r = malloc((size_t)n * sizeof *r), *z1 = malloc((size_t)n * sizeof *z1),
+           *z2 = malloc((size_t)n * sizeof *z2);
+    uint64_t seed = 5;
+    for (sps_idx i = 0; i < n; i++) r[i] = t_rand(&seed);
+    for (int t = 0; B && Z && N && t < 4; t++) {
+        int ic = strncmp(types[t], "ic0", 3) == 0;
+        sps_precond *pc = NULL;
+        if (ic && !spd) continue;
+        sps_status st = sps_precond_create(gctx, A, types[t], &pc);
+        if (real && st != SPS_OK) continue; /* a breakdown on A itself: compare() covers it */
+        if (!T_STATUS(gctx, st, "%s %s: GPU build", what, types[t])) continue;
+        refresh_equals_fresh(what, types[t], pc, B, r, z1, z2);
+        refresh_fails(what, types[t], pc, Z, r, z1, z2);
+        if (ic) refresh_fails(what, types[t], pc, N, r, z1, z2);
+        refresh_equals_fresh(what, types[t], pc, A, r, z1, z2); /* back to A after the failures */
+        sps_precond_destroy(pc);
+    }
+    free(r), free(z1), free(z2);
+    sps_matrix_destroy(B);
+    sps_matrix_destroy(Z);
+    sps_matrix_destroy(N);
+}
+
+/* SPD, n rows: tridiagonal plus a long row and column 0 (an arrow). */
+static sps_matrix *arrow(sps_idx n)
+{
+    sps_idx cap = 5 * n, k = 0;
+    sps_idx *ri = malloc((size_t)cap * sizeof *ri), *ci = malloc((size_t)cap * sizeof *ci);
+    double *v = malloc((size_t)cap * sizeof *v);
+    for (sps_idx i = 0; ri && ci && v && i < n; i++)
+        for (sps_idx j = 0; j < n; j++) {
+            int tri = j >= i - 1 && j <= i + 1, arm = (i == 0) != (j == 0);
+            if (!tri && !arm) continue;
+            ri[k] = i, ci[k] = j;
+            v[k++] = i == j ? (i == 0 ? n + 2.0 : 4.0 + i % 3) : (tri ? -1.0 : 0.5);
+        }
+    sps_matrix *A = NULL;
+    if (ri && ci && v) sps_matrix_create_coo(hctx, n, n, k, ri, ci, v, &A);
+    free(ri), free(ci), free(v);
+    return A;
+}
+
+static void test_refresh(void)
+{
+    static const char *const gens[] = {"poisson2d:20", "poisson3d:12", "poisson3d27:8"};
+    for (size_t g = 0; g < sizeof gens / sizeof *gens; g++) {
+        sps_matrix *A = NULL;
+        if (!T_STATUS(hctx, sps_matrix_generate(hctx, gens[g], &A), "%s", gens[g])) continue;
+        refresh_case(gens[g], A, 1, 0);
+        sps_matrix_destroy(A);
+    }
+    static const sps_idx sizes[] = {31, 32, 33, 1023, 1024, 1025};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        char what[32];
+        snprintf(what, sizeof what, "arrow n=%d", sizes[s]);
+        sps_matrix *A = arrow(sizes[s]);
+        if (T_OK(A != NULL, "%s", what)) refresh_case(what, A, 1, 0);
+        sps_matrix_destroy(A);
+    }
+    const char *const *names = t_real_matrices();
+    int done = 0;
+    for (int k = 0; names[k]; k++) {
+        const char *path = t_real_matrix_path(names[k]), *kind = t_manifest_kind(names[k]);
+        sps_matrix *A = NULL;
+        sps_features f;
+        if (!path || !kind || sps_matrix_read(hctx, path, &A) != SPS_OK) continue;
+        if (sps_matrix_analyze(hctx, A, &f) == SPS_OK && f.rows <= 60000 && f.missing_diagonal == 0 &&
+            f.zero_diagonal == 0) {
+            sps_precond *probe = NULL; /* a matrix whose own factorization fails has nothing to refresh */
+            int ok = sps_precond_create(hctx, A, "ilu0", &probe) == SPS_OK;
+            sps_precond_destroy(probe);
+            if (ok) refresh_case(names[k], A, strcmp(kind, "spd") == 0 && f.symmetric, 1);
+            done += ok;
+        }
+        sps_matrix_destroy(A);
+    }
+    T_OK(done > 0, "real matrices refreshed: %d", done);
+    /* 0 x 0: nothing to refresh */
+    sps_idx r0[] = {0};
+    sps_matrix *E = NULL;
+    if (sps_matrix_create_csr(hctx, 0, 0, r0, NULL, NULL, &E) == SPS_OK) {
+        static const char *const types[] = {"ilu0", "ic0", "ilu0:solve=jacobi", "ic0:solve=jacobi"};
+        for (int t = 0; t < 4; t++) {
+            sps_precond *pc = NULL;
+            T_OK(sps_precond_create(gctx, E, types[t], &pc) == SPS_OK &&
+                     sps_precond_update_values(pc, E) == SPS_OK,
+                 "%s on 0x0: refresh", types[t]);
+            sps_precond_destroy(pc);
+        }
+        sps_matrix_destroy(E);
+    }
+}
+
+/* GPU refresh against a full GPU build on poisson3d:60, medians of 5: a
+ * measurement (the analyses a refresh skips are the GPU's symbolic cost). */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_refresh_time(void)
+{
+    sps_matrix *A = NULL;
+    if (!T_STATUS(hctx, sps_matrix_generate(hctx, "poisson3d:60", &A), "poisson3d:60")) return;
+    sps_matrix *B = revalued(A, sym_scaled, NULL);
+    static const char *const types[] = {"ilu0", "ic0", "ilu0:solve=jacobi", "ic0:solve=jacobi"};
+    for (int t = 0; B && t < 4; t++) {
+        double full[5], upd[5];
+        sps_precond *pc = NULL;
+        int ok = 1;
+        for (int k = 0; k < 5 && ok; k++) {
+            sps_precond *f = NULL;
+            ok = sps_precond_create(gctx, B, types[t], &f) == SPS_OK;
+            full[k] = sps_precond_setup_ms(f);
+            sps_precond_destroy(f);
+        }
+        ok = ok && sps_precond_create(gctx, A, types[t], &pc) == SPS_OK;
+        for (int k = 0; k < 5 && ok; k++) {
+            ok = sps_precond_update_values(pc, k % 2 ? A : B) == SPS_OK;
+            upd[k] = sps_precond_setup_ms(pc);
+        }
+        sps_precond_destroy(pc);
+        if (!T_OK(ok, "%s: GPU builds and refreshes on poisson3d:60 (%s)", types[t], sps_last_error(gctx)))
+            continue;
+        qsort(full, 5, sizeof *full, cmp_double);
+        qsort(upd, 5, sizeof *upd, cmp_double);
+        printf("# GPU %-18s poisson3d:60: refresh %.2f ms, full create %.2f ms (%.2f), medians of 5\n",
+               types[t], upd[2], full[2], upd[2] / full[2]);
+    }
+    sps_matrix_destroy(B);
+    sps_matrix_destroy(A);
+}
+
 static void run(sps_context *ctx)
 {
-    static const t_test_fn tests[] = {test_generated, test_pivots, test_real, test_operator, test_solve, NULL};
+    static const t_test_fn tests[] = {test_generated, test_pivots, test_real, test_operator, test_solve,
+                                      test_refresh, test_refresh_time, NULL};
     gctx = ctx;
     t_run_host(&hctx, tests);
 }
