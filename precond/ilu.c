@@ -529,8 +529,10 @@ static sps_status ic0_setup(sps_precond *pc, const sps_pc_input *in)
     if (st == SPS_OK) st = lower_triangle(pc, &in->A->A, &h->F);
     pc->apply = apply_ic0_host;
     if (st == SPS_OK && !in->gpu) st = ic0_numeric(pc, &h->F, h->F.val);
-    if (st != SPS_OK || !((const ilu_prm *)pc->prm)->jacobi) return st;
-    if ((st = transpose_lower(pc, h)) != SPS_OK || in->gpu) return st; /* values: after the factorization */
+    if (st != SPS_OK || (!((const ilu_prm *)pc->prm)->jacobi && !in->gpu)) return st;
+    /* L' for the sweeps, and on a GPU for the exact solves too (values: after
+     * the factorization) */
+    if ((st = transpose_lower(pc, h)) != SPS_OK || in->gpu) return st;
     h->lo = (sps_ilu_tri){h->F.row_ptr, h->F.col_idx, h->dpos, h->F.val, 1, 0};
     h->up = (sps_ilu_tri){h->T.row_ptr, h->T.col_idx, h->tdpos, h->T.val, 0, 0};
     return work_vectors(pc, h);
@@ -549,9 +551,8 @@ static sps_status ic0_setup_dev(sps_precond *pc, const sps_pc_input *in, void *h
     (void)in;
     const ilu_prm *prm = pc->prm;
     const host_pc *h = host;
-    if (!prm->jacobi) return sps__pc_gpu_ic0(pc, &h->F, NULL, prm->sweeps);
     sps_ilu_pattern t = {h->dpos, h->T.row_ptr, h->T.col_idx, h->tdpos, h->tperm};
-    return sps__pc_gpu_ic0(pc, &h->F, &t, prm->sweeps);
+    return sps__pc_gpu_ic0(pc, &h->F, &t, prm->jacobi ? prm->sweeps : -1);
 }
 #endif
 

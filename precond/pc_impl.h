@@ -143,7 +143,8 @@ sps_status sps__pc_gpu_diag_adopt(sps_precond *pc, double *dinv);
  * (SpSV) solves, else the diagonal positions and `sweeps` Jacobi sweeps. */
 sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const sps_idx *dpos, int sweeps);
 /* L: the lower triangle of a symmetric A, each row ending with its diagonal.
- * t: NULL for exact solves, else the pattern for `sweeps` Jacobi sweeps. */
+ * t: L' as a pattern (its values gathered on the device); sweeps >= 0: that
+ * many Jacobi sweeps per triangle, < 0: exact (SpSV) solves with L and L'. */
 sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L, const sps_ilu_pattern *t, int sweeps);
 /* Numeric-only refresh of a device ilu0/ic0: vals (host, nnz entries) are the
  * new values in the factor's pattern (ilu0: A's; ic0: tril(A)). Factorizes

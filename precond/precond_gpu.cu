@@ -8,8 +8,10 @@
  *   ilu0    cusparseDcsrilu02 (level-scheduled, in place on a device copy of
  *           A's values), then two cusparseSpSV solves over the same arrays:
  *           L (fill lower, unit diagonal) and U (fill upper, non-unit).
- *   ic0     cusparseDcsric02 on tril(A), then SpSV with L and with L'
- *           (CUSPARSE_OPERATION_TRANSPOSE on the same descriptor).
+ *   ic0     cusparseDcsric02 on tril(A), then SpSV with L and with L' stored
+ *           as its own upper CSR (values gathered from the factor): not the
+ *           transposed solve on L's descriptor, whose results two analyses of
+ *           the same factor did not reproduce bitwise (H100, CUDA 13.0).
  *   ilu0:solve=jacobi, ic0:solve=jacobi  the same factorizations, then each
  *           triangular solve as K + 1 Jacobi sweeps (tri_sweep: one thread per
  *           row, the terms in the host's order, two buffers in turn). ic0's
@@ -578,7 +580,9 @@ extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const 
 namespace {
 
 /* ic0 with Jacobi sweeps: L' as its own CSR, its values gathered from L. */
-sps_status ic0_sweeps(sps_precond *pc, gpu_pc *g, const sps_ilu_pattern *t, int sweeps)
+/* L' as its own CSR on the device: the pattern from the host, the values
+ * gathered from the factor (again after a refresh: adopt_factor). */
+sps_status ic0_transpose(sps_precond *pc, gpu_pc *g, const sps_ilu_pattern *t)
 {
     sps_context *ctx = pc->ctx;
     size_t n = (size_t)pc->n, nnz = (size_t)g->nnz;
@@ -592,9 +596,33 @@ sps_status ic0_sweeps(sps_precond *pc, gpu_pc *g, const sps_ilu_pattern *t, int 
     gather<<<grid_for(ctx, (int)nnz, 256), 256, 0, sps_stream(ctx)>>>((long long)nnz, g->perm,
                                                                       g->v, g->tv);
     SPS_LAUNCH_CHECK(ctx, "gather");
+    return SPS_OK;
+}
+
+sps_status ic0_sweeps(sps_precond *pc, gpu_pc *g, int sweeps)
+{
     g->lo = sps_ilu_tri{g->rp, g->ci, g->dpos, g->v, 1, 0};
     g->up = sps_ilu_tri{g->trp, g->tci, g->tdpos, g->tv, 0, 0};
     return sweeps_setup(pc, g, sweeps);
+}
+
+/* Exact solves: L (lower, non-unit) and L' stored as an upper CSR, both
+ * without a transpose: cuSPARSE's transposed SpSV gave results that two
+ * analyses of the same factor did not reproduce bitwise (H100, CUDA 13.0). */
+sps_status ic0_exact(sps_precond *pc, gpu_pc *g)
+{
+    sps_context *ctx = pc->ctx;
+    sps_status st;
+    if ((st = create_csr(ctx, g, pc->n, g->nnz, &g->L)) != SPS_OK) return st;
+    if ((st = set_tri(ctx, g->L, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_NON_UNIT)) != SPS_OK)
+        return st;
+    SPS_CUSPARSE(ctx, cusparseCreateCsr(&g->U, pc->n, pc->n, g->nnz, g->trp, g->tci, g->tv,
+                                        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                        CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    if ((st = set_tri(ctx, g->U, CUSPARSE_FILL_MODE_UPPER, CUSPARSE_DIAG_TYPE_NON_UNIT)) != SPS_OK)
+        return st;
+    g->op2 = CUSPARSE_OPERATION_NON_TRANSPOSE;
+    return tri_setup(pc, g);
 }
 
 } // namespace
@@ -614,12 +642,8 @@ extern "C" sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L, const s
     if (zs >= 0) return sps__pc_pivot_error(pc, 1, zs, 1);
     if ((st = ic_numeric(pc, g, g->v, &bad)) != SPS_OK) return st;
     if (bad >= 0) return sps__pc_pivot_error(pc, 1, bad, 0);
-    if (t) return ic0_sweeps(pc, g, t, sweeps);
-    if ((st = create_csr(ctx, g, pc->n, L->nnz, &g->L)) != SPS_OK) return st;
-    if ((st = set_tri(ctx, g->L, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_NON_UNIT)) != SPS_OK)
-        return st;
-    g->op2 = CUSPARSE_OPERATION_TRANSPOSE; /* second solve: L' with the same descriptor */
-    return tri_setup(pc, g);
+    if ((st = ic0_transpose(pc, g, t)) != SPS_OK) return st;
+    return sweeps >= 0 ? ic0_sweeps(pc, g, sweeps) : ic0_exact(pc, g);
 }
 
 namespace {
@@ -639,13 +663,13 @@ sps_status spsv_refresh(sps_precond *pc, gpu_pc *g)
     cusparseHandle_t h = (cusparseHandle_t)sps__gpu_cusparse(ctx);
     int reanalyze1 = 1, reanalyze2 = 1;
 #if CUDART_VERSION >= 12010
-    /* updateMatrix for the solves on the factor as stored; the transposed
-     * solve (ic0's L') analyzed again: after updateMatrix its results were
-     * within 1e-12 of a fresh build's but not bitwise (H100, CUDA 13.0) */
+    /* updateMatrix (ic0's second solve reads L' = g->tv); a transposed
+     * solve, which no type uses now, would be analyzed again */
     SPS_CUSPARSE(ctx, cusparseSpSV_updateMatrix(h, g->s1, g->v, CUSPARSE_SPSV_UPDATE_GENERAL));
     reanalyze1 = 0;
     if (g->op2 == CUSPARSE_OPERATION_NON_TRANSPOSE) {
-        SPS_CUSPARSE(ctx, cusparseSpSV_updateMatrix(h, g->s2, g->v, CUSPARSE_SPSV_UPDATE_GENERAL));
+        SPS_CUSPARSE(ctx, cusparseSpSV_updateMatrix(h, g->s2, g->tv ? g->tv : g->v,
+                                                    CUSPARSE_SPSV_UPDATE_GENERAL));
         reanalyze2 = 0;
     }
 #endif
