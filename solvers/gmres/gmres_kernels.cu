@@ -151,6 +151,9 @@ __global__ void __launch_bounds__(TPB) k_gemv_n(int n, int ncols, const double *
     GRID_STRIDE(i, n)
     {
         double s = 0.0;
+        /* unrolled: the loads of later columns issue before the sums of the
+         * earlier ones finish; the sums stay in column order (bitwise the same) */
+#pragma unroll 16
         for (int64_t c = 0; c < ncols; c++) s += V[i + c * (int64_t)n] * h[c];
         x[i] -= s;
     }
@@ -167,6 +170,7 @@ __global__ void __launch_bounds__(TPB) k_gm_update(int n, double *x, const doubl
     GRID_STRIDE(i, n)
     {
         double s = 0.0;
+#pragma unroll 16
         for (int64_t c = 0; c < k; c++) s += V[i + c * (int64_t)n] * y[c];
         if constexpr (MODE == 2) u[i] = s;
         else if constexpr (MODE == 1) x[i] += dinv[i] * s;
