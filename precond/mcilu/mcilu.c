@@ -15,6 +15,7 @@
 #include "mcilu.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,6 +144,7 @@ sps_status sps__mcilu_color(sps_context *ctx, sps_mcilu *m)
     }
     m->ncolors = maxc + 1;
     m->rounds = r;
+    sps__mcilu_set_desc(m);
     sps__free(rnd);
     sps__free(work);
     return SPS_OK;
@@ -344,6 +346,22 @@ sps_status sps__mcilu_setup_host(sps_precond *pc, const sps_pc_input *in, int ch
     sps_status st = build_graph(pc, m, A);
     if (st != SPS_OK || in->gpu) return st;
     return host_rest(pc, m, A);
+}
+
+void sps__mcilu_set_desc(sps_mcilu *m)
+{
+    snprintf(m->desc, sizeof m->desc,
+             "multicolor: %d colours in %d Jones-Plassmann rounds; apply: %d sweeps by colour",
+             m->ncolors, m->rounds, 2 * m->ncolors);
+}
+
+const char *sps__mcilu_describe(const sps_precond *pc)
+{
+    if (!sps__mcilu_is(pc)) return NULL;
+#if SPS_HAVE_CUDA
+    if (sps_context_on_gpu(pc->ctx)) return sps__mcilu_describe_dev(pc);
+#endif
+    return ((const sps_mcilu *)pc->impl)->desc;
 }
 
 int sps__mcilu_is(const sps_precond *pc)

@@ -152,6 +152,7 @@ sps_status color_dev(sps_context *ctx, sps_mcilu *m)
         if (rnd[i] + 1 > m->rounds) m->rounds = rnd[i] + 1;
     }
     sps__free(rnd);
+    sps__mcilu_set_desc(m);
     return st;
 }
 
@@ -187,7 +188,8 @@ sps_status factor_dev(sps_context *ctx, dev_mcilu *g, double *v, sps_idx *bad)
 {
     const sps_mcilu &h = g->h;
     int none = h.n;
-    SPS_CUDA(ctx, cudaMemcpyAsync(g->bad, &none, sizeof(int), cudaMemcpyHostToDevice, sps_stream(ctx)));
+    sps_status st = sps__h2d(ctx, g->bad, &none, sizeof(int));
+    if (st != SPS_OK) return st;
     for (sps_idx c = 0; c < h.ncolors; c++) {
         int lo = h.cptr[c], hi = h.cptr[c + 1];
         factor_color<<<grid(ctx, hi - lo), BLOCK, 0, sps_stream(ctx)>>>(lo, hi, h.cholesky, g->rp, g->ci,
@@ -195,7 +197,7 @@ sps_status factor_dev(sps_context *ctx, dev_mcilu *g, double *v, sps_idx *bad)
         SPS_LAUNCH_CHECK(ctx, "factor_color");
     }
     int first = none;
-    sps_status st = sps__d2h(ctx, &first, g->bad, sizeof(int)); /* synchronizes: `none` lived on */
+    st = sps__d2h(ctx, &first, g->bad, sizeof(int));
     *bad = first < h.n ? first : -1;
     return st;
 }
@@ -248,6 +250,7 @@ void adopt_host(dev_mcilu *g, sps_mcilu *m)
     g->h.cholesky = m->cholesky;
     g->h.ncolors = m->ncolors;
     g->h.rounds = m->rounds;
+    memcpy(g->h.desc, m->desc, sizeof g->h.desc);
     g->h.color = m->color;
     g->h.perm = m->perm;
     g->h.cptr = m->cptr;
@@ -333,6 +336,11 @@ extern "C" sps_status sps__mcilu_refresh_dev(sps_precond *pc, const sps_matrix *
 extern "C" int sps__mcilu_is_dev(const sps_precond *pc)
 {
     return pc && pc->impl && pc->destroy == dev_destroy;
+}
+
+extern "C" const char *sps__mcilu_describe_dev(const sps_precond *pc)
+{
+    return sps__mcilu_is_dev(pc) ? ((const dev_mcilu *)pc->impl)->h.desc : nullptr;
 }
 
 extern "C" sps_status sps__mcilu_fetch_dev(const sps_precond *pc, sps_mcilu_view *view, sps_idx *color,

@@ -60,6 +60,7 @@ typedef struct sps_mcilu {
     sps_csr T;        /* ic0: L' (rows start with the diagonal) */
     sps_idx *tmap;    /* ic0: T.val[q] = F.val[tmap[q]] */
     double *y;        /* the host apply's permuted vector */
+    char desc[160];   /* sps_precond_describe */
 } sps_mcilu;
 
 /* splitmix64 of the row index: the node's priority. */
@@ -204,6 +205,11 @@ sps_status sps__mcilu_fetch(const sps_precond *pc, sps_mcilu_view *view, sps_idx
                             double *fval);
 /* Is pc an order=color ilu0/ic0 (with n > 0)? */
 int sps__mcilu_is(const sps_precond *pc);
+/* Its summary ("N colours in R Jones-Plassmann rounds; apply: 2N sweeps by
+ * colour"), or NULL when pc is not one (sps_precond_describe). */
+const char *sps__mcilu_describe(const sps_precond *pc);
+/* Writes m->desc from ncolors, rounds. */
+void sps__mcilu_set_desc(sps_mcilu *m);
 
 #if SPS_HAVE_CUDA
 /* Device setup (mcilu.cu) from the host one (graph built, A checked). */
@@ -212,6 +218,7 @@ sps_status sps__mcilu_refresh_dev(sps_precond *pc, const sps_matrix *A);
 sps_status sps__mcilu_fetch_dev(const sps_precond *pc, sps_mcilu_view *view, sps_idx *color,
                                 sps_idx *perm, double *fval);
 int sps__mcilu_is_dev(const sps_precond *pc);
+const char *sps__mcilu_describe_dev(const sps_precond *pc);
 #endif
 
 #ifdef __cplusplus

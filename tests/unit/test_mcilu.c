@@ -188,6 +188,10 @@ static void coloring_case(const char *what, const sps_matrix *A, const char *spe
                  what, nc, diff);
             free(rc);
         }
+        char want[64];
+        snprintf(want, sizeof want, "multicolor: %d colours in %d ", b1.v.ncolors, b1.v.rounds);
+        T_OK(strstr(sps_precond_describe(p1), want) != NULL, "%s: describe says '%s': %s", what, want,
+             sps_precond_describe(p1));
         printf("# %-28s %-16s n %7d: %3d colours, %3d rounds\n", what, spec, b1.v.n, b1.v.ncolors, b1.v.rounds);
         built_free(&b1);
     }
