@@ -301,6 +301,55 @@ static void test_refresh(void)
     sps_matrix_destroy(A);
 }
 
+/* A solve on the host and twice on the GPU: within an iteration of the host's
+ * (the solvers' reductions round in another order), bitwise repeatable. */
+static void solve_case(const char *gen, sps_method m, const char *spec)
+{
+    sps_matrix *A = NULL;
+    if (!T_STATUS(hctx, sps_matrix_generate(hctx, gen, &A), "%s", gen)) return;
+    sps_idx n = sps_matrix_rows(A);
+    size_t nb = (size_t)n * sizeof(double);
+    double *b = malloc(nb), *x[3];
+    for (sps_idx i = 0; i < n; i++) b[i] = 1.0 + (i % 7) * 0.1;
+    sps_context *cs[3] = {hctx, gctx, gctx};
+    int64_t its[3] = {-1, -1, -1};
+    int reason[3] = {0, 0, 0};
+    double ms[3] = {0, 0, 0};
+    for (int k = 0; k < 3; k++) {
+        x[k] = calloc((size_t)n, sizeof(double));
+        sps_operator *op = NULL;
+        sps_precond *pc = NULL;
+        sps_solver *s = NULL;
+        sps_solve_info in;
+        if (T_STATUS(cs[k], sps_operator_create(cs[k], A, "csr-vector", NULL, &op), "op %d", k) &&
+            T_STATUS(cs[k], sps_precond_create_ex(cs[k], A, op, spec, &pc), "%s %d", spec, k) &&
+            T_STATUS(cs[k], sps_solver_create(cs[k], &s), "solver %d", k) &&
+            T_STATUS(cs[k], sps_solver_set_method(s, m), "method") &&
+            T_STATUS(cs[k], sps_solve(s, op, pc, b, x[k], &in), "solve %d", k)) {
+            its[k] = in.iterations;
+            reason[k] = in.reason;
+            ms[k] = in.iterate_ms;
+        }
+        sps_solver_destroy(s);
+        sps_precond_destroy(pc);
+        sps_operator_destroy(op);
+    }
+    printf("# %-20s %-18s host %lld iterations, GPU %lld (iterating %.2f ms, %.1f us/it)\n", gen, spec,
+           (long long)its[0], (long long)its[1], ms[1], its[1] > 0 ? 1e3 * ms[1] / (double)its[1] : 0.0);
+    T_OK(reason[0] > 0 && reason[1] > 0 && llabs(its[1] - its[0]) <= 1, "%s %s: GPU %lld iterations, host %lld",
+         gen, spec, (long long)its[1], (long long)its[0]);
+    T_OK(its[1] == its[2] && memcmp(x[1], x[2], nb) == 0, "%s %s: two GPU solves bitwise equal", gen, spec);
+    for (int k = 0; k < 3; k++) free(x[k]);
+    free(b);
+    sps_matrix_destroy(A);
+}
+
+static void test_solve(void)
+{
+    solve_case("poisson2d:63", SPS_CG, "ic0:order=color");
+    solve_case("convdiff2d:100,10", SPS_BICGSTAB, "ilu0:order=color");
+}
+
 /* Median ms of 20 calls of f (after a warm-up call), synchronized. */
 static double timed(sps_status (*f)(void *), void *u)
 {
@@ -373,7 +422,7 @@ static void test_cost(void)
 }
 
 T_MAIN_GPU("multicolor ILU(0)/IC(0) on the GPU", gctx, hctx, test_generated, test_edges, test_pivots, test_real,
-           test_refresh, test_cost)
+           test_refresh, test_solve, test_cost)
 
 #else
 
