@@ -139,7 +139,8 @@ sps_status color_dev(sps_context *ctx, sps_mcilu *m)
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&b.color, (size_t)n * sizeof(int));
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&b.left, sizeof(int));
     if (st == SPS_OK) {
-        color_init<<<grid(ctx, n), BLOCK, 0, sps_stream(ctx)>>>(n, b.rnd, b.color);
+        int gr = grid(ctx, n);
+        color_init<<<gr, BLOCK, 0, sps_stream(ctx)>>>(n, b.rnd, b.color);
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch color_init", __FILE__, __LINE__);
     }
@@ -177,7 +178,8 @@ __global__ void gather(long long m, const int *__restrict__ map, const double *_
 sps_status launch_gather(sps_context *ctx, long long m, const int *map, const double *src, double *dst)
 {
     if (m == 0) return SPS_OK;
-    gather<<<grid(ctx, m), BLOCK, 0, sps_stream(ctx)>>>(m, map, src, dst);
+    int gr = grid(ctx, m);
+    gather<<<gr, BLOCK, 0, sps_stream(ctx)>>>(m, map, src, dst);
     SPS_LAUNCH_CHECK(ctx, "gather");
     return SPS_OK;
 }
@@ -191,8 +193,8 @@ sps_status factor_dev(sps_context *ctx, dev_mcilu *g, double *v, sps_idx *bad)
     sps_status st = sps__h2d(ctx, g->bad, &none, sizeof(int));
     if (st != SPS_OK) return st;
     for (sps_idx c = 0; c < h.ncolors; c++) {
-        int lo = h.cptr[c], hi = h.cptr[c + 1];
-        factor_color<<<grid(ctx, hi - lo), BLOCK, 0, sps_stream(ctx)>>>(lo, hi, h.cholesky, g->rp, g->ci,
+        int lo = h.cptr[c], hi = h.cptr[c + 1], gr = grid(ctx, hi - lo);
+        factor_color<<<gr, BLOCK, 0, sps_stream(ctx)>>>(lo, hi, h.cholesky, g->rp, g->ci,
                                                                        g->dpos, v, g->bad);
         SPS_LAUNCH_CHECK(ctx, "factor_color");
     }
@@ -226,16 +228,16 @@ sps_status apply_dev(sps_precond *pc, const double *r, double *z)
     const sps_mcilu &h = g->h;
     cudaStream_t s = sps_stream(ctx);
     for (sps_idx c = 0; c < h.ncolors; c++) {
-        int lo = h.cptr[c], hi = h.cptr[c + 1];
-        fwd_color<<<grid(ctx, hi - lo), BLOCK, 0, s>>>(lo, hi, h.cholesky, g->rp, g->ci, g->dpos, g->v,
+        int lo = h.cptr[c], hi = h.cptr[c + 1], gr = grid(ctx, hi - lo);
+        fwd_color<<<gr, BLOCK, 0, s>>>(lo, hi, h.cholesky, g->rp, g->ci, g->dpos, g->v,
                                                        g->perm, r, g->y);
         SPS_LAUNCH_CHECK(ctx, "fwd_color");
     }
     const int *urp = h.cholesky ? g->trp : g->rp, *uci = h.cholesky ? g->tci : g->ci;
     const double *uv = h.cholesky ? g->tv : g->v;
     for (sps_idx c = h.ncolors - 1; c >= 0; c--) {
-        int lo = h.cptr[c], hi = h.cptr[c + 1];
-        bwd_color<<<grid(ctx, hi - lo), BLOCK, 0, s>>>(lo, hi, urp, uci, g->dpos, uv, g->perm, g->y, z);
+        int lo = h.cptr[c], hi = h.cptr[c + 1], gr = grid(ctx, hi - lo);
+        bwd_color<<<gr, BLOCK, 0, s>>>(lo, hi, urp, uci, g->dpos, uv, g->perm, g->y, z);
         SPS_LAUNCH_CHECK(ctx, "bwd_color");
     }
     return SPS_OK;
