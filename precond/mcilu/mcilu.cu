@@ -109,9 +109,11 @@ sps_status color_rounds(sps_context *ctx, sps_idx n, color_bufs &b)
     cudaStream_t s = sps_stream(ctx);
     int gr = grid(ctx, n);
     for (sps_idx r = 0, left = 1; left; r += ROUNDS_PER_CHECK) {
-        if (r > n) return sps__err(ctx, SPS_ERR_INTERNAL, "coloring failed: %d rounds for %d nodes", r, n);
-        SPS_CUDA(ctx, cudaMemsetAsync(b.left, 0, sizeof(int), s));
+        if (r > n) /* each round colours at least the uncoloured node of highest priority */
+            return sps__err(ctx, SPS_ERR_INTERNAL, "coloring failed: %d rounds for %d nodes", r, n);
         for (int j = 0; j < ROUNDS_PER_CHECK; j++) {
+            if (j == ROUNDS_PER_CHECK - 1) /* the flag: nodes left after the batch's last round */
+                SPS_CUDA(ctx, cudaMemsetAsync(b.left, 0, sizeof(int), s));
             color_win<<<gr, BLOCK, 0, s>>>(n, r + j, b.rp, b.ci, b.rnd);
             SPS_LAUNCH_CHECK(ctx, "color_win");
             color_pick<<<gr, BLOCK, 0, s>>>(n, r + j, b.rp, b.ci, b.rnd, b.color, b.left);

@@ -106,40 +106,65 @@ SPS_MC_HD static inline sps_idx sps__mcilu_pick(sps_idx i, sps_idx r, const sps_
     }
 }
 
-/* ILU(0) of row i (IKJ, as precond/ilu.c's ilu0_numeric, the updated
- * position found by a merge instead of a dense map: the same updates in the
- * same order). Rows i references are final. Returns 0 on a zero pivot. */
+/* The first position in [lo, hi) of the sorted ci whose column is >= c. */
+SPS_MC_HD static inline sps_idx sps__mcilu_seek(const sps_idx *ci, sps_idx lo, sps_idx hi, sps_idx c)
+{
+    while (lo < hi) {
+        sps_idx mid = lo + (hi - lo) / 2;
+        if (ci[mid] < c) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* ILU(0) of row i (IKJ, as precond/ilu.c's ilu0_numeric; the position a
+ * row-k entry updates is found by merging the two sorted rows, skipping ahead
+ * by binary search, instead of a dense map: the same updates in the same
+ * order, and a long row k costs a row i of a few entries log time). Rows i
+ * references are final. Returns 0 on a zero pivot. */
 SPS_MC_HD static inline int sps__mcilu_ilu_row(sps_idx i, const sps_idx *rp, const sps_idx *ci,
                                              const sps_idx *dp, double *v)
 {
     sps_idx end = rp[i + 1];
     for (sps_idx p = rp[i]; p < dp[i]; p++) {
-        sps_idx k = ci[p], a = p + 1;
+        sps_idx k = ci[p], a = p + 1, q = dp[k] + 1, qe = rp[k + 1];
         double l = SPS_MC_DIV(v[p], v[dp[k]]);
         v[p] = l;
-        for (sps_idx q = dp[k] + 1; q < rp[k + 1] && a < end; q++) {
-            sps_idx c = ci[q];
-            while (a < end && ci[a] < c) a++;
-            if (a < end && ci[a] == c) v[a] = SPS_MC_SUB(v[a], SPS_MC_MUL(l, v[q]));
+        while (q < qe && a < end) {
+            if (ci[q] == ci[a]) {
+                v[a] = SPS_MC_SUB(v[a], SPS_MC_MUL(l, v[q]));
+                q++;
+                a++;
+            } else if (ci[q] < ci[a]) {
+                q = sps__mcilu_seek(ci, q + 1, qe, ci[a]);
+            } else {
+                a = sps__mcilu_seek(ci, a + 1, end, ci[q]);
+            }
         }
     }
     return v[dp[i]] != 0.0;
 }
 
 /* IC(0) of row i of L (rows end with the diagonal), as precond/ilu.c's
- * ic0_numeric. Returns 0 on a pivot that is not > 0 (the diagonal then
- * keeps its unfactored value). */
+ * ic0_numeric, merging as above. Returns 0 on a pivot that is not > 0 (the
+ * diagonal then keeps its unfactored value). */
 SPS_MC_HD static inline int sps__mcilu_ic_row(sps_idx i, const sps_idx *rp, const sps_idx *ci, double *v)
 {
     sps_idx d = rp[i + 1] - 1;
     double dd = v[d];
     for (sps_idx p = rp[i]; p < d; p++) {
-        sps_idx k = ci[p], dk = rp[k + 1] - 1, a = rp[i];
+        sps_idx k = ci[p], dk = rp[k + 1] - 1, a = rp[i], q = rp[k];
         double s = v[p];
-        for (sps_idx q = rp[k]; q < dk && a < p; q++) {
-            sps_idx c = ci[q];
-            while (a < p && ci[a] < c) a++;
-            if (a < p && ci[a] == c) s = SPS_MC_SUB(s, SPS_MC_MUL(v[a], v[q]));
+        while (q < dk && a < p) {
+            if (ci[q] == ci[a]) {
+                s = SPS_MC_SUB(s, SPS_MC_MUL(v[a], v[q]));
+                q++;
+                a++;
+            } else if (ci[q] < ci[a]) {
+                q = sps__mcilu_seek(ci, q + 1, dk, ci[a]);
+            } else {
+                a = sps__mcilu_seek(ci, a + 1, p, ci[q]);
+            }
         }
         v[p] = SPS_MC_DIV(s, v[dk]);
         dd = SPS_MC_SUB(dd, SPS_MC_MUL(v[p], v[p]));

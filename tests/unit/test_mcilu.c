@@ -461,9 +461,12 @@ static void test_dense(void)
     for (size_t k = 0; k < 3; k++) {
         char what[32];
         snprintf(what, sizeof what, "one-way %d", big[k]);
-        sps_matrix *O = oneway(big[k]);
+        sps_matrix *O = oneway(big[k]), *A = arrow(big[k], 0);
         if (O) natural_case(what, O);
+        snprintf(what, sizeof what, "arrow %d", big[k]);
+        if (A) natural_case(what, A);
         sps_matrix_destroy(O);
+        sps_matrix_destroy(A);
     }
 }
 
