@@ -222,6 +222,18 @@ static void test_pivots(void)
         if (A) compare("pivot at row 3", A, chol ? "ic0:order=color" : "ilu0:order=color");
         sps_matrix_destroy(A);
     }
+    t_triplets t = {0}; /* row 5 of 9 empty */
+    for (sps_idx i = 0; i < 9; i++) {
+        if (i == 5) continue;
+        t_trip_add(&t, i, i, 4.0);
+        if (i + 1 < 9 && i + 1 != 5) {
+            t_trip_add(&t, i, i + 1, -1.0);
+            t_trip_add(&t, i + 1, i, -1.0);
+        }
+    }
+    sps_matrix *E = t_trip_matrix(hctx, 9, 9, &t);
+    if (E) compare("empty row 5", E, "ilu0:order=color"), compare("empty row 5", E, "ic0:order=color");
+    sps_matrix_destroy(E);
     double z3[9] = {1, 1, 0, 1, 1, 1, 0, 1, 1}, ind[4] = {1, 2, 2, 1};
     double mis[16] = {2, 1, 0, 0, 1, 0, 1, 0, 0, 1, 2, 0, 0, 0, 0, 3};
     sps_matrix *A = t_matrix_from_dense(hctx, 3, 3, z3);

@@ -565,6 +565,32 @@ static void test_pivots(void)
     }
 }
 
+/* A row with no entry at all (row 5 of 9): refused, named, on both types. */
+static void test_empty_row(void)
+{
+    t_triplets t = {0};
+    for (sps_idx i = 0; i < 9; i++) {
+        if (i == 5) continue;
+        t_trip_add(&t, i, i, 4.0);
+        if (i + 1 < 9 && i + 1 != 5 && i != 5) {
+            t_trip_add(&t, i, i + 1, -1.0);
+            t_trip_add(&t, i + 1, i, -1.0);
+        }
+    }
+    sps_matrix *A = t_trip_matrix(ctx, 9, 9, &t);
+    if (!A) return;
+    static const char *specs[] = {"ilu0:order=color", "ic0:order=color"};
+    for (int k = 0; k < 2; k++) {
+        sps_precond *pc = NULL;
+        sps_status st = sps_precond_create(ctx, A, specs[k], &pc);
+        T_OK(st == SPS_ERR_ZERO_PIVOT && pc == NULL &&
+                 strstr(sps_last_error(ctx), "zero pivot at row 5 (1-based 6) of 9: the matrix has 1 row with no "
+                                             "diagonal entry"),
+             "%s, an empty row: %s", specs[k], sps_last_error(ctx));
+    }
+    sps_matrix_destroy(A);
+}
+
 static void test_position_moves(void)
 {
     /* the pivot test is meaningful only if row 3 moves: check on good values */
@@ -670,4 +696,4 @@ static void test_solves(void)
 }
 
 T_MAIN_HOST(ctx, test_coloring_generated, test_coloring_real, test_dense, test_refresh, test_pivots,
-            test_position_moves, test_params, test_solves)
+            test_empty_row, test_position_moves, test_params, test_solves)
