@@ -564,7 +564,8 @@ sps_status sps_precond_update_values(sps_precond *pc, const sps_matrix *A);
 
 /** A description of the preconditioner's setup, several lines (amg: the
  *  levels with their rows and entries, operator complexity, setup time per
- *  phase), or "" for a type that has none. Valid until pc changes. */
+ *  phase; ilu0/ic0:order=color: one line with the colours), or "" for a type
+ *  that has none. Valid until pc changes. */
 const char *sps_precond_describe(const sps_precond *pc);
 
 /** A user preconditioner's apply: z = M^-1 r, r and z distinct vectors of n

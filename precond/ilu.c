@@ -29,6 +29,7 @@
  * values are factorized by the same numeric code into a scratch array that
  * becomes F's values on success, so a failure leaves pc as it was. On a GPU
  * context the values go to sps__pc_gpu_ilu_refresh. */
+#include "mcilu/mcilu.h"
 #include "pc_impl.h"
 
 #include <math.h>
@@ -38,6 +39,7 @@ typedef struct ilu_prm {
     int jacobi;     /* solve=jacobi */
     int sweeps;     /* K */
     int sweeps_set; /* sweeps= was given */
+    int color;      /* order=color: multicolor (precond/mcilu/) */
 } ilu_prm;
 
 typedef struct host_pc {
@@ -382,6 +384,7 @@ static void adopt_values(host_pc *h, double *v)
 static sps_status ilu0_refresh(sps_precond *pc, const sps_matrix *A)
 {
     if (!pc->impl) return SPS_OK; /* n = 0 */
+    if (((const ilu_prm *)pc->prm)->color) return sps__mcilu_refresh(pc, A);
 #if SPS_HAVE_CUDA
     if (sps_context_on_gpu(pc->ctx)) return sps__pc_gpu_ilu_refresh(pc, A->A.val, (sps_idx)A->A.nnz);
 #endif
@@ -406,6 +409,7 @@ static sps_status ic0_refresh(sps_precond *pc, const sps_matrix *A)
     if (!pc->impl) return SPS_OK; /* n = 0 */
     sps_status st = check_symmetric_values(pc->ctx, A);
     if (st != SPS_OK) return st;
+    if (((const ilu_prm *)pc->prm)->color) return sps__mcilu_refresh(pc, A);
 #if SPS_HAVE_CUDA
     if (sps_context_on_gpu(pc->ctx)) return ic0_refresh_dev(pc, A);
 #endif
@@ -434,6 +438,12 @@ static sps_status ilu_set(sps_context *ctx, void *p, const char *key, const char
         prm->sweeps_set = 1;
         return sps__pc_int(ctx, "ilu0/ic0", key, value, 0, 100, &prm->sweeps);
     }
+    if (strcmp(key, "order") == 0) {
+        if (strcmp(value, "natural") && strcmp(value, "color"))
+            return sps__err(ctx, SPS_ERR_INVALID_ARG, "order='%s' is not natural or color", value);
+        prm->color = strcmp(value, "color") == 0;
+        return SPS_OK;
+    }
     if (strcmp(key, "solve") == 0) {
         if (strcmp(value, "exact") && strcmp(value, "jacobi"))
             return sps__err(ctx, SPS_ERR_INVALID_ARG, "solve='%s' is not exact or jacobi", value);
@@ -452,6 +462,10 @@ static sps_status new_host(sps_precond *pc, host_pc **h)
     const ilu_prm *prm = pc->prm;
     if (prm->sweeps_set && !prm->jacobi)
         return sps__err(pc->ctx, SPS_ERR_INVALID_ARG, "%s: sweeps=K needs solve=jacobi",
+                        pc->type->name);
+    if (prm->color && prm->jacobi)
+        return sps__err(pc->ctx, SPS_ERR_INVALID_ARG,
+                        "%s: order=color has exact solves only (not with solve=jacobi)",
                         pc->type->name);
     *h = sps__calloc(1, sizeof **h);
     if (!*h) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory", pc->type->name);
@@ -475,6 +489,10 @@ static sps_status ilu0_setup(sps_precond *pc, const sps_pc_input *in)
     host_pc *h;
     sps_status st = new_host(pc, &h);
     if (st != SPS_OK) return st;
+    if (((const ilu_prm *)pc->prm)->color) {
+        host_destroy(pc);
+        return sps__mcilu_setup_host(pc, in, 0);
+    }
     pc->apply = apply_ilu0_host;
     if (!in->gpu) st = ilu0_factor(pc, &in->A->A, h);
     else {
@@ -526,6 +544,10 @@ static sps_status ic0_setup(sps_precond *pc, const sps_pc_input *in)
     host_pc *h;
     sps_status st = check_symmetric(pc->ctx, in->A);
     if (st == SPS_OK) st = new_host(pc, &h);
+    if (st == SPS_OK && ((const ilu_prm *)pc->prm)->color) {
+        host_destroy(pc);
+        return sps__mcilu_setup_host(pc, in, 1);
+    }
     if (st == SPS_OK) st = lower_triangle(pc, &in->A->A, &h->F);
     pc->apply = apply_ic0_host;
     if (st == SPS_OK && !in->gpu) st = ic0_numeric(pc, &h->F, h->F.val);
@@ -543,14 +565,15 @@ static sps_status ilu0_setup_dev(sps_precond *pc, const sps_pc_input *in, void *
 {
     const ilu_prm *prm = pc->prm;
     const host_pc *h = host;
+    if (prm->color) return sps__mcilu_setup_dev(pc, in, host);
     return sps__pc_gpu_ilu0(pc, &in->A->A, prm->jacobi ? h->dpos : NULL, prm->sweeps);
 }
 
 static sps_status ic0_setup_dev(sps_precond *pc, const sps_pc_input *in, void *host)
 {
-    (void)in;
     const ilu_prm *prm = pc->prm;
     const host_pc *h = host;
+    if (prm->color) return sps__mcilu_setup_dev(pc, in, host);
     sps_ilu_pattern t = {h->dpos, h->T.row_ptr, h->T.col_idx, h->tdpos, h->tperm};
     return sps__pc_gpu_ic0(pc, &h->F, &t, prm->jacobi ? prm->sweeps : -1);
 }
@@ -558,9 +581,10 @@ static sps_status ic0_setup_dev(sps_precond *pc, const sps_pc_input *in, void *h
 
 const sps_pc_type sps_pc_ilu0 = {
     .name = "ilu0",
-    .summary = "ILU(0): incomplete LU with A's sparsity pattern (solve=exact | jacobi,sweeps=K)",
+    .summary = "ILU(0): incomplete LU with A's sparsity pattern (solve=exact | jacobi,sweeps=K; "
+               "order=color: multicolor, exact solves by colour)",
     .caps = 0,
-    .keys = "exact, solve, sweeps",
+    .keys = "exact, solve, sweeps, order",
     .prm_size = sizeof(ilu_prm),
     .prm_default = ilu_default,
     .prm_set = ilu_set,
@@ -572,9 +596,9 @@ const sps_pc_type sps_pc_ilu0 = {
 const sps_pc_type sps_pc_ic0 = {
     .name = "ic0",
     .summary = "IC(0): incomplete Cholesky with A's sparsity pattern, SPD matrices "
-               "(solve=exact | jacobi,sweeps=K)",
+               "(solve=exact | jacobi,sweeps=K; order=color: multicolor)",
     .caps = SPS_PCT_SYMMETRIC,
-    .keys = "exact, solve, sweeps",
+    .keys = "exact, solve, sweeps, order",
     .prm_size = sizeof(ilu_prm),
     .prm_default = ilu_default,
     .prm_set = ilu_set,

@@ -14,6 +14,7 @@
  * operator (the caller's or a csr-vector one), the others through the host
  * CSR; no reduction in the apply, so it is deterministic. */
 #include "amg.h"
+#include "../mcilu/mcilu.h" /* sps_precond_describe: the colours */
 
 #include <math.h>
 #include <string.h>
@@ -382,6 +383,8 @@ sps_amg *sps__amg_hierarchy(const sps_precond *pc)
 
 const char *sps_precond_describe(const sps_precond *pc)
 {
+    const char *mc = sps__mcilu_describe(pc); /* ilu0/ic0:order=color: the colours */
+    if (mc) return mc;
     const sps_amg *h = sps__amg_hierarchy(pc);
     return h ? h->desc : "";
 }

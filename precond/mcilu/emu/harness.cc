@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/precond/mcilu/emu/harness.cc: mcilu.cu's device setup, apply and
+ * refresh on the CPU emulation against the host reference (run.sh): the
+ * colours, rounds, permutation, factor and apply bitwise equal; the same
+ * failures in the same words. */
+#include "mcilu_emu.cc"
+
+#include <cstdio>
+#include <string>
+
+extern "C" {
+extern const sps_pc_type sps_pc_ilu0, sps_pc_ic0;
+int sps__gpu_sm_count(sps_context *) { return 4; }
+sps_status sps__d2d(sps_context *, void *d, const void *s, size_t b) { memcpy(d, s, b); return SPS_OK; }
+}
+
+static int fails, checks;
+
+#define CHECK(c, ...)                                                                                  \
+    do {                                                                                               \
+        checks++;                                                                                      \
+        if (!(c)) {                                                                                    \
+            fails++;                                                                                   \
+            printf("FAIL ");                                                                           \
+            printf(__VA_ARGS__);                                                                       \
+            printf("\n");                                                                              \
+        }                                                                                              \
+    } while (0)
+
+struct copy {
+    sps_mcilu_view v{};
+    std::vector<sps_idx> color, perm;
+    std::vector<double> f;
+};
+
+static copy fetch(const sps_precond *pc, bool dev)
+{
+    copy c;
+    if (dev) sps__mcilu_fetch_dev(pc, &c.v, nullptr, nullptr, nullptr);
+    else sps__mcilu_fetch(pc, &c.v, nullptr, nullptr, nullptr);
+    c.color.resize(c.v.n + 1);
+    c.perm.resize(c.v.n + 1);
+    c.f.resize(c.v.nnz + 1);
+    if (dev) sps__mcilu_fetch_dev(pc, nullptr, c.color.data(), c.perm.data(), c.f.data());
+    else sps__mcilu_fetch(pc, nullptr, c.color.data(), c.perm.data(), c.f.data());
+    return c;
+}
+
+static void same(const char *what, const sps_precond *hp, const sps_precond *dp)
+{
+    copy a = fetch(hp, false), b = fetch(dp, true);
+    CHECK(a.v.ncolors == b.v.ncolors && a.v.rounds == b.v.rounds && a.v.nnz == b.v.nnz,
+          "%s: colours %d/%d rounds %d/%d nnz %lld/%lld", what, a.v.ncolors, b.v.ncolors, a.v.rounds, b.v.rounds,
+          (long long)a.v.nnz, (long long)b.v.nnz);
+    CHECK(a.color == b.color, "%s: colours differ", what);
+    CHECK(a.perm == b.perm, "%s: permutations differ", what);
+    CHECK(a.f.size() == b.f.size() && memcmp(a.f.data(), b.f.data(), a.f.size() * sizeof(double) - sizeof(double)) == 0,
+          "%s: factors differ", what);
+    sps_idx n = a.v.n;
+    std::vector<double> r(n), zh(n), zd(n, -1.0), zd2(n, -2.0);
+    for (sps_idx i = 0; i < n; i++) r[i] = std::sin(1.0 + i) + 0.25 * (i % 5);
+    std::vector<double> rb = r;
+    sps_precond_apply(const_cast<sps_precond *>(hp), r.data(), zh.data());
+    sps_precond *d = const_cast<sps_precond *>(dp);
+    CHECK(d->apply(d, r.data(), zd.data()) == SPS_OK && d->apply(d, r.data(), zd2.data()) == SPS_OK, "%s: apply", what);
+    CHECK(memcmp(zh.data(), zd.data(), n * sizeof(double)) == 0, "%s: apply differs", what);
+    CHECK(memcmp(zd2.data(), zd.data(), n * sizeof(double)) == 0 && r == rb, "%s: second apply differs / r changed", what);
+}
+
+/* The registry's GPU path by hand: host setup (graph), then the device one. */
+static sps_status dev_build(sps_context *ctx, const sps_matrix *A, int chol, sps_precond *pc)
+{
+    memset(pc, 0, sizeof *pc);
+    pc->ctx = ctx;
+    pc->type = chol ? &sps_pc_ic0 : &sps_pc_ilu0;
+    pc->n = A->A.nrows;
+    snprintf(pc->name, sizeof pc->name, "%s", chol ? "ic0:order=color" : "ilu0:order=color");
+    sps_pc_input in = {A, nullptr, 1};
+    sps_status st = sps__mcilu_setup_host(pc, &in, chol);
+    sps_precond host = *pc;
+    pc->impl = nullptr;
+    pc->destroy = nullptr;
+    pc->apply = nullptr;
+    if (st == SPS_OK) st = sps__mcilu_setup_dev(pc, &in, (sps_mcilu *)host.impl);
+    if (host.destroy) host.destroy(&host);
+    return st;
+}
+
+static sps_matrix *scaled(sps_context *ctx, const sps_matrix *A, double s)
+{
+    const sps_csr &M = A->A;
+    std::vector<double> v(M.nnz + 1);
+    for (sps_idx p = 0; p < M.nnz; p++) v[p] = s * M.val[p];
+    sps_matrix *B = nullptr;
+    sps_matrix_create_csr(ctx, M.nrows, M.ncols, M.row_ptr, M.col_idx, v.data(), &B);
+    return B;
+}
+
+static void one(sps_context *ctx, const sps_matrix *A, const char *name, int chol)
+{
+    std::string what = std::string(name) + (chol ? " ic0" : " ilu0");
+    sps_precond *hp = nullptr, dp;
+    sps_status hs = sps_precond_create(ctx, A, chol ? "ic0:order=color" : "ilu0:order=color", &hp);
+    std::string hmsg = hs == SPS_OK ? "" : sps_last_error(ctx);
+    sps_status ds = dev_build(ctx, A, chol, &dp);
+    std::string dmsg = ds == SPS_OK ? "" : sps_last_error(ctx);
+    CHECK(hs == ds && hmsg == dmsg, "%s: host %d '%s', device %d '%s'", what.c_str(), hs, hmsg.c_str(), ds, dmsg.c_str());
+    if (hs == SPS_OK && ds == SPS_OK && A->A.nrows > 0) {
+        same(what.c_str(), hp, &dp);
+        sps_matrix *B = scaled(ctx, A, 1.5), *Z = scaled(ctx, A, 0.0);
+        CHECK(sps_precond_update_values(hp, B) == SPS_OK && sps__mcilu_refresh_dev(&dp, B) == SPS_OK, "%s: refresh",
+              what.c_str());
+        same((what + " refreshed").c_str(), hp, &dp);
+        sps_status h2 = sps_precond_update_values(hp, Z);
+        std::string m2 = sps_last_error(ctx);
+        sps_status d2 = sps__mcilu_refresh_dev(&dp, Z);
+        CHECK(h2 == SPS_ERR_ZERO_PIVOT && d2 == h2 && m2 == sps_last_error(ctx), "%s: failed refresh: '%s' / '%s'",
+              what.c_str(), m2.c_str(), sps_last_error(ctx));
+        same((what + " after a failed refresh").c_str(), hp, &dp);
+        printf("# %-28s %3d colours\n", what.c_str(), fetch(&dp, true).v.ncolors);
+        sps_matrix_destroy(B);
+        sps_matrix_destroy(Z);
+    }
+    if (dp.destroy) dp.destroy(&dp);
+    sps_precond_destroy(hp);
+}
+
+static sps_matrix *from_triplets(sps_context *ctx, sps_idx n, std::vector<sps_idx> &r, std::vector<sps_idx> &c,
+                                 std::vector<double> &v)
+{
+    sps_matrix *A = nullptr;
+    sps_matrix_create_coo(ctx, n, n, (int64_t)v.size(), r.data(), c.data(), v.data(), &A);
+    return A;
+}
+
+static sps_matrix *arrow(sps_context *ctx, sps_idx n)
+{
+    std::vector<sps_idx> r, c;
+    std::vector<double> v;
+    auto add = [&](sps_idx i, sps_idx j, double x) { r.push_back(i); c.push_back(j); v.push_back(x); };
+    for (sps_idx i = 0; i < n; i++) {
+        add(i, i, i == 0 ? 4.0 + 0.5 * n : 4.0);
+        if (i > 0) add(i, i - 1, -1.0);
+        if (i + 1 < n) add(i, i + 1, -1.0);
+        if (i > 1) add(0, i, 0.5), add(i, 0, 0.5);
+    }
+    return from_triplets(ctx, n, r, c, v);
+}
+
+static sps_matrix *oneway(sps_context *ctx, sps_idx n)
+{
+    std::vector<sps_idx> r, c;
+    std::vector<double> v;
+    auto add = [&](sps_idx i, sps_idx j, double x) { r.push_back(i); c.push_back(j); v.push_back(x); };
+    for (sps_idx i = 0; i < n; i++) {
+        add(i, i, 3.0 + (i % 4));
+        if (i % 5 == 0) continue;
+        if (i + 3 < n && (i + 3) % 5) add(i, i + 3, -1.0);
+        if (i >= 1 && (i - 1) % 5) add(i, i - 1, -0.5);
+    }
+    return from_triplets(ctx, n, r, c, v);
+}
+
+/* Row 3: a stored zero (ic0: -1) with no neighbours. */
+static sps_matrix *pivot12(sps_context *ctx, int chol)
+{
+    std::vector<sps_idx> r, c;
+    std::vector<double> v;
+    auto add = [&](sps_idx i, sps_idx j, double x) { r.push_back(i); c.push_back(j); v.push_back(x); };
+    for (sps_idx i = 0; i < 12; i++) {
+        add(i, i, i == 3 ? (chol ? -1.0 : 0.0) : 4.0);
+        if (i == 3 || i == 2 || i == 4) continue;
+        if (i + 1 < 12 && i + 1 != 3) add(i, i + 1, -1.0), add(i + 1, i, -1.0);
+    }
+    return from_triplets(ctx, 12, r, c, v);
+}
+
+int main(int argc, char **argv)
+{
+    sps_context *ctx = nullptr;
+    if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) return 2;
+    const char *gens[] = {"poisson2d:30", "poisson3d:10", "convdiff2d:30,10", "poisson3d27:7",
+                          "powerlaw:3000,6,3", "banded:1025,5,0,2", "poisson2d:200"};
+    for (const char *g : gens) {
+        sps_matrix *A = nullptr;
+        if (sps_matrix_generate(ctx, g, &A) != SPS_OK) { CHECK(0, "%s", g); continue; }
+        one(ctx, A, g, 0);
+        if (strncmp(g, "poisson", 7) == 0) one(ctx, A, g, 1);
+        sps_matrix_destroy(A);
+    }
+    for (sps_idx n : {1, 2, 31, 32, 33, 1023, 1024, 1025, 40000}) {
+        char w[48];
+        sps_matrix *A = arrow(ctx, n), *O = oneway(ctx, n);
+        snprintf(w, sizeof w, "arrow %d", n);
+        one(ctx, A, w, 0);
+        one(ctx, A, w, 1);
+        snprintf(w, sizeof w, "one-way %d", n);
+        one(ctx, O, w, 0);
+        sps_matrix_destroy(A);
+        sps_matrix_destroy(O);
+    }
+    for (int chol = 0; chol < 2; chol++) {
+        sps_matrix *P = pivot12(ctx, chol);
+        one(ctx, P, "pivot at row 3", chol);
+        sps_matrix_destroy(P);
+    }
+    for (int k = 1; k < argc; k++) { /* real matrices: paths */
+        sps_matrix *A = nullptr;
+        if (sps_matrix_read(ctx, argv[k], &A) != SPS_OK) { CHECK(0, "read %s", argv[k]); continue; }
+        const char *b = strrchr(argv[k], '/');
+        one(ctx, A, b ? b + 1 : argv[k], 0);
+        if (A->src.symmetry == SPS_SYMMETRIC) one(ctx, A, b ? b + 1 : argv[k], 1);
+        sps_matrix_destroy(A);
+    }
+    sps_context_destroy(ctx);
+    printf("%d checks, %d failed\n", checks, fails);
+    return fails != 0;
+}

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/precond/mcilu/emu/mcilu_emu.h: what mcilu.cu needs beyond the CPU
+ * emulation of precond/amg/emu/cuda_emu.h (verification only: run.sh). */
+#pragma once
+#include "cuda_emu.h"
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return 0; }
+inline cudaStream_t sps_stream(const sps_context *) { return nullptr; }
+inline int atomicMin(int *p, int v) { int o = *p; if (v < o) *p = v; return o; }
+extern "C" {
+int sps__gpu_sm_count(sps_context *ctx);
+sps_status sps__d2d(sps_context *ctx, void *dst, const void *src, size_t bytes);
+}
