@@ -90,6 +90,8 @@ size_t sps__mul_size(size_t n, size_t size);
 /* ---- time (core/clock.c) ----------------------------------------------- */
 
 double sps__now_ms(void); /* monotonic wall clock */
+/* t from n > 0 per-call times in microseconds (us is sorted in place). */
+void sps__timing_summarize(double *us, int n, sps_timing *t);
 
 /* ---- CSR helpers (core/csr.c) ------------------------------------------ */
 

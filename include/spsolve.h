@@ -532,6 +532,12 @@ const char *sps_precond_name(const sps_precond *pc);
 /** z = M^-1 r in the context's memory space (device pointers on a GPU). */
 sps_status sps_precond_apply(sps_precond *pc, const double *r, double *z);
 
+/** Time `reps` applications of pc (after two untimed ones) on a fixed r in
+ *  its memory space: CUDA events around each call on a GPU context, the wall
+ *  clock on the host. t's figures are per apply. `spsolve` prints the median
+ *  in SpMVs of the solve's operator. */
+sps_status sps_precond_time(sps_precond *pc, int reps, sps_timing *t);
+
 void sps_precond_destroy(sps_precond *pc);
 
 /** AMG (`amg`) with user near-nullspace vectors: redo the setup of pc, built

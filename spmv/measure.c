@@ -22,21 +22,6 @@ static double urand(uint64_t *s)
     return (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static void summarize(double *us, int n, sps_timing *t)
-{
-    qsort(us, (size_t)n, sizeof *us, cmp_double);
-    t->min_us = us[0];
-    t->max_us = us[n - 1];
-    t->median_us = n % 2 ? us[n / 2] : 0.5 * (us[n / 2 - 1] + us[n / 2]);
-    t->reps = n;
-}
-
 /* The operator's vectors: n values in its memory space and precision. */
 typedef struct opvec {
     void *p;
@@ -166,7 +151,7 @@ sps_status sps_operator_time(sps_operator *op, int reps, int nx, sps_timing *t)
 #if SPS_HAVE_CUDA
     sps__timer_destroy(timer);
 #endif
-    if (st == SPS_OK) summarize(us, reps, t);
+    if (st == SPS_OK) sps__timing_summarize(us, reps, t);
     opvec_free(&xs);
     opvec_free(&y);
     sps__free(us);
@@ -202,7 +187,7 @@ sps_status sps_copy_bandwidth(sps_context *ctx, size_t bytes, double *gbps)
         a[rep] = b[bytes - 1 - (size_t)rep]; /* a data dependence: the copy is not elided */
     }
     sps_timing t;
-    summarize(ms + 1, REPS, &t); /* unit-agnostic: these are ms */
+    sps__timing_summarize(ms + 1, REPS, &t); /* unit-agnostic: these are ms */
     double med_ms = t.median_us;
     sps__free(a);
     sps__free(b);

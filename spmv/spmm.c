@@ -169,12 +169,6 @@ sps_status sps_operator_apply_multi(sps_operator *op, int k, double alpha, const
 
 /* ---- timing (spmv-bench --nrhs) ------------------------------------------ */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* A block of n x k in the operator's memory space and precision, filled with
  * a fixed pattern of values in [0.5, 1.5). */
 static sps_status block_alloc(sps_operator *op, size_t n, int k, void **p)
@@ -268,13 +262,7 @@ sps_status sps_operator_time_multi(sps_operator *op, sps_spmm_kind kind, int k, 
     if (st == SPS_OK) st = block_alloc(op, (size_t)op->ncols, k, &X);
     if (st == SPS_OK) st = block_alloc(op, (size_t)op->nrows, k, &Y);
     if (st == SPS_OK) st = time_reps(op, kind, k, reps, X, Y, us);
-    if (st == SPS_OK) {
-        qsort(us, (size_t)reps, sizeof *us, cmp_double);
-        t->min_us = us[0];
-        t->max_us = us[reps - 1];
-        t->median_us = reps % 2 ? us[reps / 2] : 0.5 * (us[reps / 2 - 1] + us[reps / 2]);
-        t->reps = reps;
-    }
+    if (st == SPS_OK) sps__timing_summarize(us, reps, t);
     if (X) block_free(op, X);
     if (Y) block_free(op, Y);
     sps__free(us);
