@@ -571,10 +571,30 @@ static void test_refresh_time(void)
     sps_matrix_destroy(A);
 }
 
+/* sps_precond_time on a GPU context: device vectors and CUDA events; the
+ * figures order as the work does (ilu0's exact solves against Jacobi). */
+static void test_time(void)
+{
+    sps_matrix *A = NULL;
+    sps_precond *jac = NULL, *ilu = NULL;
+    sps_timing tj, ti;
+    if (!T_STATUS(hctx, sps_matrix_generate(hctx, "poisson3d:40", &A), "poisson3d:40")) return;
+    if (T_STATUS(gctx, sps_precond_create(gctx, A, "jacobi", &jac), "GPU jacobi") &&
+        T_STATUS(gctx, sps_precond_create(gctx, A, "ilu0", &ilu), "GPU ilu0") &&
+        T_STATUS(gctx, sps_precond_time(jac, 9, &tj), "time GPU jacobi") &&
+        T_STATUS(gctx, sps_precond_time(ilu, 9, &ti), "time GPU ilu0"))
+        T_OK(tj.reps == 9 && tj.min_us > 0 && tj.min_us <= tj.median_us && tj.median_us <= tj.max_us &&
+                 ti.median_us > tj.median_us,
+             "GPU, 9 timed applies: jacobi %.1f us, ilu0 %.1f us", tj.median_us, ti.median_us);
+    sps_precond_destroy(jac);
+    sps_precond_destroy(ilu);
+    sps_matrix_destroy(A);
+}
+
 static void run(sps_context *ctx)
 {
     static const t_test_fn tests[] = {test_generated, test_pivots, test_real, test_operator, test_solve,
-                                      test_refresh, test_refresh_time, NULL};
+                                      test_refresh, test_refresh_time, test_time, NULL};
     gctx = ctx;
     t_run_host(&hctx, tests);
 }

@@ -659,6 +659,31 @@ static void test_refresh_time(void)
     sps_matrix_destroy(A);
 }
 
+/* sps_precond_time: its argument checks, and figures that order as the work
+ * does: IC(0)'s two triangular solves cost more than Jacobi's scaling. */
+static void test_time(void)
+{
+    sps_matrix *A = NULL;
+    sps_precond *jac = NULL, *ic = NULL;
+    sps_timing tj, ti;
+    if (!T_STATUS(ctx, sps_matrix_generate(ctx, "poisson3d:30", &A), "poisson3d:30")) return;
+    if (T_STATUS(ctx, sps_precond_create(ctx, A, "jacobi", &jac), "jacobi") &&
+        T_STATUS(ctx, sps_precond_create(ctx, A, "ic0", &ic), "ic0")) {
+        T_OK(sps_precond_time(NULL, 3, &tj) == SPS_ERR_INVALID_ARG && sps_precond_time(jac, 3, NULL) == SPS_ERR_INVALID_ARG &&
+                 sps_precond_time(jac, 0, &tj) == SPS_ERR_INVALID_ARG,
+             "sps_precond_time: NULL pc or t and reps < 1 refused");
+        if (T_STATUS(ctx, sps_precond_time(jac, 9, &tj), "time jacobi") &&
+            T_STATUS(ctx, sps_precond_time(ic, 9, &ti), "time ic0"))
+            T_OK(tj.reps == 9 && tj.min_us > 0 && tj.min_us <= tj.median_us && tj.median_us <= tj.max_us &&
+                     ti.median_us > tj.median_us,
+                 "9 timed applies: jacobi %.1f us (min %.1f, max %.1f), ic0 %.1f us", tj.median_us, tj.min_us,
+                 tj.max_us, ti.median_us);
+    }
+    sps_precond_destroy(jac);
+    sps_precond_destroy(ic);
+    sps_matrix_destroy(A);
+}
+
 T_MAIN_HOST(ctx,
             test_hand, test_exact_tridiagonal, test_errors, test_generated, test_alloc_failure, test_registry, test_real,
-            test_refresh, test_refresh_numeric, test_refresh_time)
+            test_refresh, test_refresh_numeric, test_refresh_time, test_time)
