@@ -81,10 +81,9 @@ sps_status sps_precond_time(sps_precond *pc, int reps, sps_timing *t)
     if (reps < 1)
         return sps__err(pc->ctx, SPS_ERR_INVALID_ARG, "sps_precond_time: reps = %d (need reps >= 1)", reps);
     memset(t, 0, sizeof *t);
-    pc_vecs v;
+    pc_vecs v = {NULL, NULL, 0};
     double *us = sps__malloc((size_t)reps * sizeof *us);
     sps_status st = us ? vecs_alloc(pc, &v) : sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "sps_precond_time: out of memory");
-    if (!us) memset(&v, 0, sizeof v);
     void *timer = NULL;
 #if SPS_HAVE_CUDA
     if (st == SPS_OK && v.dev) st = sps__timer_create(pc->ctx, (sps_gpu_timer **)&timer);
