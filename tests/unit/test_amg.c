@@ -235,6 +235,41 @@ static void test_direct(void)
     sps_matrix_destroy(A);
 }
 
+/* The coarse inverse with row interchanges: a one-level hierarchy of a
+ * nonsingular matrix whose diagonal is 0 on even rows (each pivot search
+ * swaps rows), and an exactly singular one (two equal rows) refused. */
+static void test_direct_pivoting(void)
+{
+    enum { N = 40 };
+    t_triplets t = {0}, u = {0};
+    for (sps_idx i = 0; i < N; i++) {
+        if (i % 2) t_trip_add(&t, i, i, 1.0 + i);
+        t_trip_add(&t, i, (i + 1) % N, 3.0 + (i % 5));
+        t_trip_add(&t, i, (i + N - 1) % N, -1.0 - (i % 3));
+        t_trip_add(&u, i, i, 2.0);
+        if (i == 1) t_trip_add(&u, i, 0, 2.0);
+        if (i == 0) t_trip_add(&u, i, 1, 2.0);
+        if (i == 1) t_trip_add(&u, i, 1, 0.0);
+    }
+    sps_matrix *A = t_trip_matrix(ctx, N, N, &t), *S = t_trip_matrix(ctx, N, N, &u);
+    double r[N], z[N], y[N];
+    uint64_t seed = 5;
+    for (int i = 0; i < N; i++) r[i] = t_rand(&seed);
+    if (A && T_STATUS(ctx, pc_apply(ctx, A, "amg", r, z), "amg on a zero-diagonal 40 x 40")) {
+        sps__csr_spmv(&A->A, 1.0, z, 0.0, y);
+        double e = 0;
+        for (int i = 0; i < N; i++) e = fmax(e, fabs(y[i] - r[i]));
+        T_OK(e < 1e-12, "zero diagonal on even rows: the pivoted coarse inverse solves A z = r (%.2g)", e);
+    }
+    sps_precond *pc = NULL;
+    sps_status st = S ? sps_precond_create(ctx, S, "amg", &pc) : SPS_ERR_INTERNAL;
+    T_OK(st == SPS_ERR_UNSUPPORTED && strstr(sps_last_error(ctx), "singular"),
+         "two equal rows: the coarse inverse says singular (%s)", sps_last_error(ctx));
+    sps_precond_destroy(pc);
+    sps_matrix_destroy(A);
+    sps_matrix_destroy(S);
+}
+
 static void test_iterations(void)
 {
     static const struct {
@@ -608,5 +643,5 @@ static void test_threads(void)
     sps_matrix_destroy(A2);
 }
 
-T_MAIN_HOST(ctx, test_threads, test_real, test_numeric, test_edges, test_hierarchy, test_aggregate_chain, test_vcycle_spd, test_direct, test_iterations,
+T_MAIN_HOST(ctx, test_threads, test_real, test_numeric, test_edges, test_hierarchy, test_aggregate_chain, test_vcycle_spd, test_direct, test_direct_pivoting, test_iterations,
             test_elasticity, test_generators, test_errors, test_alloc_failures)
