@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/tests/unit/pc_check.h: helpers shared by the preconditioner tests
  * (static; included by test_precond.c, test_cheby.c, test_bjacobi.c,
+ * test_precond_gpu.c, test_amg_gpu.c,
  * test_ilu_sweeps.c) */
 #ifndef SPS_TEST_PC_CHECK_H
 #define SPS_TEST_PC_CHECK_H
@@ -135,6 +136,37 @@ static inline void pc_check_spd(const char *what, sps_precond *pc, int n, double
     T_OK(minq > 0, "%s: x'M^-1 x > 0 on 50 random x (min %.3g)", what, minq);
     free(Mi);
     free(e);
+}
+
+/* Medians of 5, in ms: the setup of a fresh `type` on B (*full_ms), and
+ * the numeric refresh of one built on A (*refresh_ms) onto B, or onto B and
+ * A in turn when `alternate`. 0 if a build or refresh fails (the message in
+ * ctx). A measurement for '#' lines, not an assertion. */
+static inline int pc_refresh_medians(sps_context *ctx, const sps_matrix *A, const sps_matrix *B,
+                                     const char *type, int alternate, double *full_ms, double *refresh_ms)
+{
+    double full[5], upd[5];
+    sps_precond *pc = NULL;
+    int ok = 1;
+    for (int k = 0; k < 5 && ok; k++) {
+        sps_precond *f = NULL;
+        ok = sps_precond_create(ctx, B, type, &f) == SPS_OK;
+        full[k] = sps_precond_setup_ms(f);
+        sps_precond_destroy(f);
+    }
+    ok = ok && sps_precond_create(ctx, A, type, &pc) == SPS_OK;
+    for (int k = 0; k < 5 && ok; k++) {
+        ok = sps_precond_update_values(pc, alternate && k % 2 ? A : B) == SPS_OK;
+        upd[k] = sps_precond_setup_ms(pc);
+    }
+    sps_precond_destroy(pc);
+    if (!ok) return 0;
+    sps_timing tf, tu;
+    sps__timing_summarize(full, 5, &tf);
+    sps__timing_summarize(upd, 5, &tu);
+    *full_ms = tf.median_us; /* the helper only sorts and picks: the unit is ms */
+    *refresh_ms = tu.median_us;
+    return 1;
 }
 
 #endif
