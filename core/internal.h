@@ -92,6 +92,13 @@ size_t sps__mul_size(size_t n, size_t size);
 double sps__now_ms(void); /* monotonic wall clock */
 /* t from n > 0 per-call times in microseconds (us is sorted in place). */
 void sps__timing_summarize(double *us, int n, sps_timing *t);
+/* us[k] = the time of fn(arg, k), k < reps, after fn(arg, 0..warmup-1)
+ * untimed: on the device (device != 0) CUDA events on ctx's stream around
+ * each call, the stream synchronized after the warm-up; else the wall clock.
+ * Stops at the first error. */
+typedef sps_status (*sps_timed_fn)(void *arg, int k);
+sps_status sps__time_calls(sps_context *ctx, int device, sps_timed_fn fn, void *arg, int warmup, int reps,
+                           double *us);
 
 /* ---- CSR helpers (core/csr.c) ------------------------------------------ */
 

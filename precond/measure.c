@@ -55,24 +55,17 @@ static sps_status vecs_alloc(sps_precond *pc, pc_vecs *v)
     return st;
 }
 
-/* One timed apply: CUDA events on a GPU context, the wall clock on the host. */
-static sps_status timed_apply(sps_precond *pc, pc_vecs *v, void *timer, double *us)
+/* One apply of sps_precond_time. */
+typedef struct timed_apply {
+    sps_precond *pc;
+    pc_vecs *v;
+} timed_apply;
+
+static sps_status apply_call(void *arg, int k)
 {
-#if SPS_HAVE_CUDA
-    if (v->dev) {
-        double ms = 0;
-        sps_status st = sps__timer_start(pc->ctx, (sps_gpu_timer *)timer);
-        if (st == SPS_OK) st = sps_precond_apply(pc, v->r, v->z);
-        if (st == SPS_OK) st = sps__timer_stop(pc->ctx, (sps_gpu_timer *)timer, &ms);
-        *us = ms * 1000.0;
-        return st;
-    }
-#endif
-    (void)timer;
-    double t0 = sps__now_ms();
-    sps_status st = sps_precond_apply(pc, v->r, v->z);
-    *us = (sps__now_ms() - t0) * 1000.0;
-    return st;
+    (void)k;
+    const timed_apply *a = arg;
+    return sps_precond_apply(a->pc, a->v->r, a->v->z);
 }
 
 sps_status sps_precond_time(sps_precond *pc, int reps, sps_timing *t)
@@ -84,18 +77,8 @@ sps_status sps_precond_time(sps_precond *pc, int reps, sps_timing *t)
     pc_vecs v = {NULL, NULL, 0};
     double *us = sps__malloc((size_t)reps * sizeof *us);
     sps_status st = us ? vecs_alloc(pc, &v) : sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "sps_precond_time: out of memory");
-    void *timer = NULL;
-#if SPS_HAVE_CUDA
-    if (st == SPS_OK && v.dev) st = sps__timer_create(pc->ctx, (sps_gpu_timer **)&timer);
-#endif
-    for (int k = 0; st == SPS_OK && k < PC_WARMUP; k++) st = sps_precond_apply(pc, v.r, v.z);
-#if SPS_HAVE_CUDA
-    if (st == SPS_OK && v.dev) st = sps__gpu_sync(pc->ctx);
-#endif
-    for (int k = 0; st == SPS_OK && k < reps; k++) st = timed_apply(pc, &v, timer, &us[k]);
-#if SPS_HAVE_CUDA
-    sps__timer_destroy((sps_gpu_timer *)timer);
-#endif
+    timed_apply ta = {pc, &v};
+    if (st == SPS_OK) st = sps__time_calls(pc->ctx, v.dev, apply_call, &ta, PC_WARMUP, reps, us);
     if (st == SPS_OK) sps__timing_summarize(us, reps, t);
     vecs_free(&v);
     sps__free(us);

@@ -101,6 +101,22 @@ static sps_status opvec_nan(sps_operator *op, opvec *v, size_t n)
     return SPS_OK;
 }
 
+/* One SpMV of sps_operator_time: x is the (k mod nx)-th vector. */
+typedef struct timed_spmv {
+    sps_operator *op;
+    const void *xs;
+    void *y;
+    size_t xbytes;
+    int nx;
+} timed_spmv;
+
+static sps_status spmv_call(void *arg, int k)
+{
+    const timed_spmv *a = arg;
+    const void *x = a->xs ? (const char *)a->xs + (size_t)(k % a->nx) * a->xbytes : NULL;
+    return sps_operator_apply(a->op, 1.0, x, 0.0, a->y);
+}
+
 sps_status sps_operator_time(sps_operator *op, int reps, int nx, sps_timing *t)
 {
     if (!op || !t) return sps__err(op ? op->ctx : NULL, SPS_ERR_INVALID_ARG, "sps_operator_time: NULL argument");
@@ -121,36 +137,8 @@ sps_status sps_operator_time(sps_operator *op, int reps, int nx, sps_timing *t)
         for (size_t i = 0; i < m; i++) h[i] = urand(&seed);
         st = opvec_set(op, &xs, (size_t)k * m, h, m);
     }
-#define X_AT(k) (xs.p ? (const char *)xs.p + (size_t)(k) * m * elem_size(op) : NULL)
-#if SPS_HAVE_CUDA
-    sps_gpu_timer *timer = NULL;
-    if (st == SPS_OK && y.dev) st = sps__timer_create(op->ctx, &timer);
-#endif
-    for (int k = 0; st == SPS_OK && k < WARMUP_CALLS; k++)
-        st = sps_operator_apply(op, 1.0, X_AT(k % nx), 0.0, y.p);
-#if SPS_HAVE_CUDA
-    if (st == SPS_OK && y.dev) st = sps__gpu_sync(op->ctx);
-#endif
-    for (int r = 0; st == SPS_OK && r < reps; r++) {
-        const void *x = X_AT(r % nx);
-#if SPS_HAVE_CUDA
-        if (y.dev) {
-            double ms = 0;
-            st = sps__timer_start(op->ctx, timer);
-            if (st == SPS_OK) st = sps_operator_apply(op, 1.0, x, 0.0, y.p);
-            if (st == SPS_OK) st = sps__timer_stop(op->ctx, timer, &ms);
-            us[r] = ms * 1000.0;
-            continue;
-        }
-#endif
-        double t0 = sps__now_ms();
-        st = sps_operator_apply(op, 1.0, x, 0.0, y.p);
-        us[r] = (sps__now_ms() - t0) * 1000.0;
-    }
-#undef X_AT
-#if SPS_HAVE_CUDA
-    sps__timer_destroy(timer);
-#endif
+    timed_spmv ts = {op, xs.p, y.p, m * elem_size(op), nx};
+    if (st == SPS_OK) st = sps__time_calls(op->ctx, y.dev, spmv_call, &ts, WARMUP_CALLS, reps, us);
     if (st == SPS_OK) sps__timing_summarize(us, reps, t);
     opvec_free(&xs);
     opvec_free(&y);

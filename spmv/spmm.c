@@ -206,47 +206,20 @@ static void block_free(const sps_operator *op, void *p)
     sps__free(p);
 }
 
-/* One timed call in microseconds. */
-static sps_status time_one(sps_operator *op, sps_spmm_kind kind, int k, const void *X, void *Y,
-                           void *timer, double *us)
-{
-    double ms = 0;
-    sps_status st = SPS_OK;
-#if SPS_HAVE_CUDA
-    if (timer) {
-        st = sps__timer_start(op->ctx, (sps_gpu_timer *)timer);
-        if (st == SPS_OK)
-            st = sps_operator_apply_multi_kind(op, kind, k, 1.0, X, op->ncols, 0.0, Y, op->nrows);
-        if (st == SPS_OK) st = sps__timer_stop(op->ctx, (sps_gpu_timer *)timer, &ms);
-        *us = ms * 1000.0;
-        return st;
-    }
-#else
-    (void)timer;
-#endif
-    double t0 = sps__now_ms();
-    st = sps_operator_apply_multi_kind(op, kind, k, 1.0, X, op->ncols, 0.0, Y, op->nrows);
-    ms = sps__now_ms() - t0;
-    *us = ms * 1000.0;
-    return st;
-}
+/* One block product of sps_operator_time_multi. */
+typedef struct timed_spmm {
+    sps_operator *op;
+    sps_spmm_kind kind;
+    int k;
+    const void *X;
+    void *Y;
+} timed_spmm;
 
-static sps_status time_reps(sps_operator *op, sps_spmm_kind kind, int k, int reps, const void *X,
-                            void *Y, double *us)
+static sps_status spmm_call(void *arg, int i)
 {
-    void *timer = NULL;
-    sps_status st = SPS_OK;
-#if SPS_HAVE_CUDA
-    sps_gpu_timer *tm = NULL;
-    if (op->info.on_gpu && (st = sps__timer_create(op->ctx, &tm)) != SPS_OK) return st;
-    timer = tm;
-#endif
-    for (int i = 0; i < 3 && st == SPS_OK; i++) st = time_one(op, kind, k, X, Y, timer, &us[0]);
-    for (int i = 0; i < reps && st == SPS_OK; i++) st = time_one(op, kind, k, X, Y, timer, &us[i]);
-#if SPS_HAVE_CUDA
-    sps__timer_destroy(tm);
-#endif
-    return st;
+    (void)i;
+    const timed_spmm *a = arg;
+    return sps_operator_apply_multi_kind(a->op, a->kind, a->k, 1.0, a->X, a->op->ncols, 0.0, a->Y, a->op->nrows);
 }
 
 sps_status sps_operator_time_multi(sps_operator *op, sps_spmm_kind kind, int k, int reps,
@@ -261,7 +234,8 @@ sps_status sps_operator_time_multi(sps_operator *op, sps_spmm_kind kind, int k, 
     sps_status st = us ? SPS_OK : sps__err(op->ctx, SPS_ERR_NO_MEMORY, "sps_operator_time_multi: out of memory");
     if (st == SPS_OK) st = block_alloc(op, (size_t)op->ncols, k, &X);
     if (st == SPS_OK) st = block_alloc(op, (size_t)op->nrows, k, &Y);
-    if (st == SPS_OK) st = time_reps(op, kind, k, reps, X, Y, us);
+    timed_spmm ts = {op, kind, k, X, Y};
+    if (st == SPS_OK) st = sps__time_calls(op->ctx, op->info.on_gpu, spmm_call, &ts, 3, reps, us);
     if (st == SPS_OK) sps__timing_summarize(us, reps, t);
     if (X) block_free(op, X);
     if (Y) block_free(op, Y);
