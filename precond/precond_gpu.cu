@@ -67,7 +67,6 @@ struct gpu_pc {
     cusparseDnVecDescr_t vx = nullptr, vt = nullptr, vy = nullptr;
     cusparseSpSVDescr_t s1 = nullptr, s2 = nullptr;
     void *b1 = nullptr, *b2 = nullptr;
-    cusparseOperation_t op2 = CUSPARSE_OPERATION_NON_TRANSPOSE;
     /* solve=jacobi */
     int sweeps = -1;
     int *dpos = nullptr, *trp = nullptr, *tci = nullptr, *tdpos = nullptr, *perm = nullptr;
@@ -222,13 +221,12 @@ struct host_mode {
     }
 };
 
-/* z = op2(M2)^-1 L^-1 r: r -> tmp with s1, tmp -> z with s2. */
+/* z = U^-1 L^-1 r: r -> tmp with s1, tmp -> z with s2 (ic0: U = L'). */
 sps_status apply_tri(sps_precond *pc, const double *r, double *z)
 {
     sps_context *ctx = pc->ctx;
     gpu_pc *g = (gpu_pc *)pc->impl;
     cusparseHandle_t h = (cusparseHandle_t)sps__gpu_cusparse(ctx);
-    cusparseSpMatDescr_t M2 = g->U ? g->U : g->L;
     host_mode hm(h);
     SPS_CUSPARSE(ctx, hm.st);
     /* SpSV never writes its x: the cast only satisfies the setter. */
@@ -236,8 +234,8 @@ sps_status apply_tri(sps_precond *pc, const double *r, double *z)
     SPS_CUSPARSE(ctx, cusparseDnVecSetValues(g->vy, z));
     SPS_CUSPARSE(ctx, cusparseSpSV_solve(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, g->L, g->vx,
                                          g->vt, CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, g->s1));
-    SPS_CUSPARSE(ctx, cusparseSpSV_solve(h, g->op2, &one, M2, g->vt, g->vy, CUDA_R_64F,
-                                         CUSPARSE_SPSV_ALG_DEFAULT, g->s2));
+    SPS_CUSPARSE(ctx, cusparseSpSV_solve(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, g->U, g->vt,
+                                         g->vy, CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, g->s2));
     return SPS_OK;
 }
 
@@ -262,6 +260,26 @@ sps_status set_tri(sps_context *ctx, cusparseSpMatDescr_t M, cusparseFillMode_t 
     return SPS_OK;
 }
 
+/* Both SpSV analyses on the factor's current values (vx and vy pointed at
+ * scratch: apply re-points them): the setup's, and a refresh's where
+ * cusparseSpSV_updateMatrix is missing. */
+sps_status spsv_analyze(sps_precond *pc, gpu_pc *g)
+{
+    sps_context *ctx = pc->ctx;
+    cusparseHandle_t h = (cusparseHandle_t)sps__gpu_cusparse(ctx);
+    host_mode hm(h);
+    SPS_CUSPARSE(ctx, hm.st);
+    SPS_CUSPARSE(ctx, cusparseDnVecSetValues(g->vx, g->scr));
+    SPS_CUSPARSE(ctx, cusparseDnVecSetValues(g->vy, g->scr));
+    SPS_CUSPARSE(ctx, cusparseSpSV_analysis(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, g->L,
+                                            g->vx, g->vt, CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT,
+                                            g->s1, g->b1));
+    SPS_CUSPARSE(ctx, cusparseSpSV_analysis(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, g->U,
+                                            g->vt, g->vy, CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT,
+                                            g->s2, g->b2));
+    return SPS_OK;
+}
+
 /* After the factorization: vectors, SpSV descriptors, buffers, analyses. */
 sps_status tri_setup(sps_precond *pc, gpu_pc *g)
 {
@@ -277,21 +295,17 @@ sps_status tri_setup(sps_precond *pc, gpu_pc *g)
     SPS_CUSPARSE(ctx, cusparseCreateDnVec(&g->vy, pc->n, g->scr, CUDA_R_64F));
     SPS_CUSPARSE(ctx, cusparseSpSV_createDescr(&g->s1));
     SPS_CUSPARSE(ctx, cusparseSpSV_createDescr(&g->s2));
-    cusparseSpMatDescr_t M2 = g->U ? g->U : g->L;
     host_mode hm(h);
     SPS_CUSPARSE(ctx, hm.st);
     SPS_CUSPARSE(ctx, cusparseSpSV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, g->L,
                                               g->vx, g->vt, CUDA_R_64F,
                                               CUSPARSE_SPSV_ALG_DEFAULT, g->s1, &s1));
-    SPS_CUSPARSE(ctx, cusparseSpSV_bufferSize(h, g->op2, &one, M2, g->vt, g->vy, CUDA_R_64F,
+    SPS_CUSPARSE(ctx, cusparseSpSV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, g->U,
+                                              g->vt, g->vy, CUDA_R_64F,
                                               CUSPARSE_SPSV_ALG_DEFAULT, g->s2, &s2));
     if ((st = sps__dmalloc(ctx, &g->b1, s1)) != SPS_OK) return st;
     if ((st = sps__dmalloc(ctx, &g->b2, s2)) != SPS_OK) return st;
-    SPS_CUSPARSE(ctx, cusparseSpSV_analysis(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, g->L,
-                                            g->vx, g->vt, CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT,
-                                            g->s1, g->b1));
-    SPS_CUSPARSE(ctx, cusparseSpSV_analysis(h, g->op2, &one, M2, g->vt, g->vy, CUDA_R_64F,
-                                            CUSPARSE_SPSV_ALG_DEFAULT, g->s2, g->b2));
+    if ((st = spsv_analyze(pc, g)) != SPS_OK) return st;
     pc->apply = apply_tri;
     return SPS_OK;
 }
@@ -573,7 +587,6 @@ extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const 
     if ((st = create_csr(ctx, g, pc->n, A->nnz, &g->U)) != SPS_OK) return st;
     if ((st = set_tri(ctx, g->U, CUSPARSE_FILL_MODE_UPPER, CUSPARSE_DIAG_TYPE_NON_UNIT)) != SPS_OK)
         return st;
-    g->op2 = CUSPARSE_OPERATION_NON_TRANSPOSE;
     return tri_setup(pc, g);
 }
 
@@ -621,7 +634,6 @@ sps_status ic0_exact(sps_precond *pc, gpu_pc *g)
                                         CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
     if ((st = set_tri(ctx, g->U, CUSPARSE_FILL_MODE_UPPER, CUSPARSE_DIAG_TYPE_NON_UNIT)) != SPS_OK)
         return st;
-    g->op2 = CUSPARSE_OPERATION_NON_TRANSPOSE;
     return tri_setup(pc, g);
 }
 
@@ -655,38 +667,20 @@ struct dscratch {
 };
 
 /* The SpSV descriptors keep a copy of the values from their analysis: give
- * them g->v's new ones (cusparseSpSV_updateMatrix, CUDA 12.1 on; before it,
- * the analyses again over the kept buffers, the vectors pointed at scratch). */
+ * them the new ones (L's in g->v; U's in g->v, or ic0's L' in g->tv) with
+ * cusparseSpSV_updateMatrix (CUDA 12.1 on), or analyze again before it. */
 sps_status spsv_refresh(sps_precond *pc, gpu_pc *g)
 {
+#if CUDART_VERSION >= 12010
     sps_context *ctx = pc->ctx;
     cusparseHandle_t h = (cusparseHandle_t)sps__gpu_cusparse(ctx);
-    int reanalyze1 = 1, reanalyze2 = 1;
-#if CUDART_VERSION >= 12010
-    /* updateMatrix (ic0's second solve reads L' = g->tv); a transposed
-     * solve, which no type uses now, would be analyzed again */
     SPS_CUSPARSE(ctx, cusparseSpSV_updateMatrix(h, g->s1, g->v, CUSPARSE_SPSV_UPDATE_GENERAL));
-    reanalyze1 = 0;
-    if (g->op2 == CUSPARSE_OPERATION_NON_TRANSPOSE) {
-        SPS_CUSPARSE(ctx, cusparseSpSV_updateMatrix(h, g->s2, g->tv ? g->tv : g->v,
-                                                    CUSPARSE_SPSV_UPDATE_GENERAL));
-        reanalyze2 = 0;
-    }
-#endif
-    if (!reanalyze1 && !reanalyze2) return SPS_OK;
-    cusparseSpMatDescr_t M2 = g->U ? g->U : g->L;
-    host_mode hm(h);
-    SPS_CUSPARSE(ctx, hm.st);
-    SPS_CUSPARSE(ctx, cusparseDnVecSetValues(g->vx, g->scr));
-    SPS_CUSPARSE(ctx, cusparseDnVecSetValues(g->vy, g->scr));
-    if (reanalyze1)
-        SPS_CUSPARSE(ctx, cusparseSpSV_analysis(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, g->L,
-                                                g->vx, g->vt, CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT,
-                                                g->s1, g->b1));
-    if (reanalyze2)
-        SPS_CUSPARSE(ctx, cusparseSpSV_analysis(h, g->op2, &one, M2, g->vt, g->vy, CUDA_R_64F,
-                                                CUSPARSE_SPSV_ALG_DEFAULT, g->s2, g->b2));
+    SPS_CUSPARSE(ctx, cusparseSpSV_updateMatrix(h, g->s2, g->tv ? g->tv : g->v,
+                                                CUSPARSE_SPSV_UPDATE_GENERAL));
     return SPS_OK;
+#else
+    return spsv_analyze(pc, g);
+#endif
 }
 
 /* The new factor s (device, the factor's pattern) becomes g->v, in stream
