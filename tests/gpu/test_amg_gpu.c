@@ -214,9 +214,10 @@ static void test_real(void)
     T_OK(n > 0, "SPD real matrices compared: %d", n);
 }
 
-/* Numeric-only re-setup on both after A's values change (x 2.5, + 0.5 on the
- * diagonal): the device's hierarchy and V-cycle equal the host's again. */
-static void test_numeric(void)
+/* Numeric-only re-setup on the host and on the GPU (gspec: the GPU's amg)
+ * after A's values change (x 2.5, + 0.5 on the diagonal): the device's
+ * hierarchy and V-cycle equal the host's again. */
+static void compare_numeric(const char *what, const char *gspec)
 {
     sps_matrix *A = NULL, *A2 = NULL;
     if (sps_matrix_generate(hctx, "poisson3d-jump:24,1e3", &A) != SPS_OK) return;
@@ -228,12 +229,11 @@ static void test_numeric(void)
     sps_precond *hp = NULL, *gp = NULL;
     if (T_STATUS(hctx, sps_matrix_create_csr(hctx, C->nrows, C->ncols, C->row_ptr, C->col_idx, v, &A2), "A2") &&
         T_STATUS(hctx, sps_precond_create(hctx, A, "amg:coarse=30", &hp), "host amg") &&
-        T_STATUS(gctx, sps_precond_create(gctx, A, "amg:coarse=30,setup=host", &gp), "GPU amg (host setup)") &&
+        T_STATUS(gctx, sps_precond_create(gctx, A, gspec, &gp), "GPU %s", gspec) &&
         T_STATUS(hctx, sps_precond_update_values(hp, A2), "host numeric re-setup") &&
-        T_STATUS(gctx, sps_precond_update_values(gp, A2), "GPU numeric re-setup (%.1f ms)",
-                 sps_precond_setup_ms(gp))) {
-        compare_hierarchy("numeric re-setup", hp, gp);
-        compare_apply("numeric re-setup", A2, hp, gp);
+        T_STATUS(gctx, sps_precond_update_values(gp, A2), "%s (%.1f ms)", what, sps_precond_setup_ms(gp))) {
+        compare_hierarchy(what, hp, gp);
+        compare_apply(what, A2, hp, gp);
     }
     sps_precond_destroy(hp);
     sps_precond_destroy(gp);
@@ -241,6 +241,9 @@ static void test_numeric(void)
     sps_matrix_destroy(A2);
     free(v);
 }
+
+/* A host-built hierarchy on the GPU (setup=host): its numeric re-setup. */
+static void test_numeric(void) { compare_numeric("numeric re-setup", "amg:coarse=30,setup=host"); }
 
 /* 1-D Laplacian of n rows (row `empty` cleared when >= 0; row 0 coupled to
  * every other row when arrow: one very long row). */
@@ -515,28 +518,7 @@ static void test_setup_gpu_edges(void)
  * P_tent and the patterns, which are the host's. */
 static void test_setup_gpu_numeric(void)
 {
-    sps_matrix *A = NULL, *A2 = NULL;
-    if (sps_matrix_generate(hctx, "poisson3d-jump:24,1e3", &A) != SPS_OK) return;
-    const sps_csr *C = &A->A;
-    double *v = malloc((size_t)C->nnz * sizeof *v);
-    for (sps_idx i = 0; i < C->nrows; i++)
-        for (sps_idx p = C->row_ptr[i]; p < C->row_ptr[i + 1]; p++)
-            v[p] = 2.5 * C->val[p] + (C->col_idx[p] == i ? 0.5 : 0.0);
-    sps_precond *hp = NULL, *gp = NULL;
-    if (T_STATUS(hctx, sps_matrix_create_csr(hctx, C->nrows, C->ncols, C->row_ptr, C->col_idx, v, &A2), "A2") &&
-        T_STATUS(hctx, sps_precond_create(hctx, A, "amg:coarse=30", &hp), "host amg") &&
-        T_STATUS(gctx, sps_precond_create(gctx, A, "amg:coarse=30,setup=gpu,gpu_min=0", &gp), "GPU-setup amg") &&
-        T_STATUS(hctx, sps_precond_update_values(hp, A2), "host numeric re-setup") &&
-        T_STATUS(gctx, sps_precond_update_values(gp, A2), "numeric re-setup of the device setup (%.1f ms)",
-                 sps_precond_setup_ms(gp))) {
-        compare_hierarchy("setup=gpu, then numeric re-setup", hp, gp);
-        compare_apply("setup=gpu, then numeric re-setup", A2, hp, gp);
-    }
-    sps_precond_destroy(hp);
-    sps_precond_destroy(gp);
-    sps_matrix_destroy(A);
-    sps_matrix_destroy(A2);
-    free(v);
+    compare_numeric("setup=gpu, then numeric re-setup", "amg:coarse=30,setup=gpu,gpu_min=0");
 }
 
 /* CG + amg:setup=gpu converges in the host setup's iteration count; two
