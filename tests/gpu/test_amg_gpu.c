@@ -245,37 +245,17 @@ static void compare_numeric(const char *what, const char *gspec)
 /* A host-built hierarchy on the GPU (setup=host): its numeric re-setup. */
 static void test_numeric(void) { compare_numeric("numeric re-setup", "amg:coarse=30,setup=host"); }
 
-/* 1-D Laplacian of n rows (row `empty` cleared when >= 0; row 0 coupled to
- * every other row when arrow: one very long row). */
-static sps_matrix *chain(sps_idx n, sps_idx empty, int arrow)
-{
-    t_triplets t = {0};
-    for (sps_idx i = 0; i < n; i++) {
-        if (i == empty) continue;
-        t_trip_add(&t, i, i, arrow ? (i == 0 ? 3.0 : 2.01) : 2.0); /* arrow: shifted, SPD */
-        if (i + 1 < n && i + 1 != empty) {
-            t_trip_add(&t, i, i + 1, -1.0);
-            t_trip_add(&t, i + 1, i, -1.0);
-        }
-        if (arrow && i > 1) {
-            t_trip_add(&t, 0, i, -0.5 / n);
-            t_trip_add(&t, i, 0, -0.5 / n);
-        }
-    }
-    return t_trip_matrix(hctx, n, n, &t);
-}
-
 static void test_edges(void)
 {
     const sps_idx sizes[] = {31, 32, 33, 1023, 1024, 1025};
     char what[64];
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
-        sps_matrix *A = chain(sizes[k], -1, 0);
+        sps_matrix *A = pc_chain(hctx, sizes[k], -1, 0);
         snprintf(what, sizeof what, "chain n=%d", sizes[k]);
         if (A) compare(what, A, "amg:coarse=4");
         sps_matrix_destroy(A);
     }
-    sps_matrix *E = chain(1000, 500, 0), *L = chain(1025, -1, 1);
+    sps_matrix *E = pc_chain(hctx, 1000, 500, 0), *L = pc_chain(hctx, 1025, -1, 1);
     if (E) compare("chain 1000, row 500 empty", E, "amg:coarse=4");
     if (L) compare("arrow 1025 (row 0 has 1025 entries)", L, "amg:coarse=4");
     sps_matrix_destroy(E);
@@ -499,12 +479,12 @@ static void test_setup_gpu_edges(void)
     const sps_idx sizes[] = {31, 32, 33, 1023, 1024, 1025};
     char what[64];
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
-        sps_matrix *A = chain(sizes[k], -1, 0);
+        sps_matrix *A = pc_chain(hctx, sizes[k], -1, 0);
         snprintf(what, sizeof what, "chain n=%d", sizes[k]);
         if (A) compare_gpu_setup(what, A, "amg:coarse=4", ",gpu_min=0", 1, 0, NULL);
         sps_matrix_destroy(A);
     }
-    sps_matrix *E = chain(1000, 500, 0), *L = chain(1025, -1, 1);
+    sps_matrix *E = pc_chain(hctx, 1000, 500, 0), *L = pc_chain(hctx, 1025, -1, 1);
     if (E) compare_gpu_setup("chain 1000, row 500 empty", E, "amg:coarse=4", ",gpu_min=0", 1, 0, NULL);
     if (L) compare_gpu_setup("arrow 1025 (row 0 has 1025 entries)", L, "amg:coarse=4", ",gpu_min=0", 1, 0, NULL);
     sps_matrix_destroy(E);

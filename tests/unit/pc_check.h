@@ -169,4 +169,25 @@ static inline int pc_refresh_medians(sps_context *ctx, const sps_matrix *A, cons
     return 1;
 }
 
+/* 1-D Laplacian of n rows on ctx (row `empty` cleared when >= 0; row 0
+ * coupled to every other row when arrow: one very long row, the diagonal
+ * shifted to stay SPD). NULL after a FAIL line. */
+static inline sps_matrix *pc_chain(sps_context *ctx, sps_idx n, sps_idx empty, int arrow)
+{
+    t_triplets t = {0};
+    for (sps_idx i = 0; i < n; i++) {
+        if (i == empty) continue;
+        t_trip_add(&t, i, i, arrow ? (i == 0 ? 3.0 : 2.01) : 2.0);
+        if (i + 1 < n && i + 1 != empty) {
+            t_trip_add(&t, i, i + 1, -1.0);
+            t_trip_add(&t, i + 1, i, -1.0);
+        }
+        if (arrow && i > 1) {
+            t_trip_add(&t, 0, i, -0.5 / n);
+            t_trip_add(&t, i, 0, -0.5 / n);
+        }
+    }
+    return t_trip_matrix(ctx, n, n, &t);
+}
+
 #endif

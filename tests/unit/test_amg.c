@@ -450,32 +450,12 @@ static void test_alloc_failures(void)
     sps_matrix_destroy(A);
 }
 
-/* 1-D Laplacian of n rows (row `empty` cleared when >= 0; row 0 coupled to
- * every other row when arrow: one very long row); the GPU test's cases. */
-static sps_matrix *chain(sps_idx n, sps_idx empty, int arrow)
-{
-    t_triplets t = {0};
-    for (sps_idx i = 0; i < n; i++) {
-        if (i == empty) continue;
-        t_trip_add(&t, i, i, arrow ? (i == 0 ? 3.0 : 2.01) : 2.0); /* arrow: shifted, SPD */
-        if (i + 1 < n && i + 1 != empty) {
-            t_trip_add(&t, i, i + 1, -1.0);
-            t_trip_add(&t, i + 1, i, -1.0);
-        }
-        if (arrow && i > 1) {
-            t_trip_add(&t, 0, i, -0.5 / n);
-            t_trip_add(&t, i, 0, -0.5 / n);
-        }
-    }
-    return t_trip_matrix(ctx, n, n, &t);
-}
-
 static void test_edges(void)
 {
     const sps_idx sizes[] = {31, 32, 33, 1023, 1024, 1025};
     for (size_t k = 0; k < 8; k++) {
         sps_idx n = k < 6 ? sizes[k] : k == 6 ? 1000 : 1025;
-        sps_matrix *A = chain(n, k == 6 ? 500 : -1, k == 7);
+        sps_matrix *A = pc_chain(ctx, n, k == 6 ? 500 : -1, k == 7);
         sps_precond *pc = NULL;
         double *r = malloc((size_t)n * sizeof *r), *z = malloc((size_t)n * sizeof *z);
         for (sps_idx i = 0; i < n; i++) r[i] = i == 500 && k == 6 ? 0.0 : 1.0;
