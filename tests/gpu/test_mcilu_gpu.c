@@ -13,6 +13,7 @@
 #include "internal.h"
 #include "precond/mcilu/mcilu.h"
 #include "precond/precond.h"
+#include "unit/pc_check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -122,35 +123,6 @@ static void compare(const char *what, const sps_matrix *A, const char *spec)
     sps_precond_destroy(gp);
 }
 
-/* Tridiagonal plus row and column 0 full: one row of n entries. */
-static sps_matrix *arrow(sps_idx n)
-{
-    t_triplets t = {0};
-    for (sps_idx i = 0; i < n; i++) {
-        t_trip_add(&t, i, i, i == 0 ? 4.0 + 0.5 * n : 4.0);
-        if (i > 0) t_trip_add(&t, i, i - 1, -1.0);
-        if (i + 1 < n) t_trip_add(&t, i, i + 1, -1.0);
-        if (i > 1) {
-            t_trip_add(&t, 0, i, 0.5);
-            t_trip_add(&t, i, 0, 0.5);
-        }
-    }
-    return t_trip_matrix(hctx, n, n, &t);
-}
-
-/* A one-way coupling i -> i + 3 and isolated rows 5k (graph rows empty). */
-static sps_matrix *oneway(sps_idx n)
-{
-    t_triplets t = {0};
-    for (sps_idx i = 0; i < n; i++) {
-        t_trip_add(&t, i, i, 3.0 + (i % 4));
-        if (i % 5 == 0) continue;
-        if (i + 3 < n && (i + 3) % 5) t_trip_add(&t, i, i + 3, -1.0);
-        if (i >= 1 && (i - 1) % 5) t_trip_add(&t, i, i - 1, -0.5);
-    }
-    return t_trip_matrix(hctx, n, n, &t);
-}
-
 static void test_generated(void)
 {
     static const struct {
@@ -188,7 +160,7 @@ static void test_edges(void)
     sps_idx sizes[] = {1, 2, 31, 32, 33, 1023, 1024, 1025, 100000};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         char what[48];
-        sps_matrix *A = arrow(sizes[k]), *O = oneway(sizes[k]);
+        sps_matrix *A = pc_arrow(hctx, sizes[k], 1), *O = pc_oneway(hctx, sizes[k]);
         snprintf(what, sizeof what, "arrow %d", sizes[k]);
         if (A) compare(what, A, "ilu0:order=color"), compare(what, A, "ic0:order=color");
         snprintf(what, sizeof what, "one-way %d", sizes[k]);

@@ -190,4 +190,36 @@ static inline sps_matrix *pc_chain(sps_context *ctx, sps_idx n, sps_idx empty, i
     return t_trip_matrix(ctx, n, n, &t);
 }
 
+/* Tridiagonal 4, -1 plus row and column 0 full: one very long row (the
+ * diagonal 4 + n/2 on row 0). sym: -1 and 0.5 both ways; else -1.5 above
+ * the diagonal and 0.25 in column 0 (nonsymmetric values, symmetric pattern). */
+static inline sps_matrix *pc_arrow(sps_context *ctx, sps_idx n, int sym)
+{
+    t_triplets t = {0};
+    for (sps_idx i = 0; i < n; i++) {
+        t_trip_add(&t, i, i, i == 0 ? 4.0 + 0.5 * n : 4.0);
+        if (i > 0) t_trip_add(&t, i, i - 1, -1.0);
+        if (i + 1 < n) t_trip_add(&t, i, i + 1, sym ? -1.0 : -1.5);
+        if (i > 1) {
+            t_trip_add(&t, 0, i, 0.5);
+            t_trip_add(&t, i, 0, sym ? 0.5 : 0.25);
+        }
+    }
+    return t_trip_matrix(ctx, n, n, &t);
+}
+
+/* A nonsymmetric pattern: i couples to i + 3 one way only, and rows 5k are
+ * isolated (the diagonal alone: an empty row of the graph). */
+static inline sps_matrix *pc_oneway(sps_context *ctx, sps_idx n)
+{
+    t_triplets t = {0};
+    for (sps_idx i = 0; i < n; i++) {
+        t_trip_add(&t, i, i, 3.0 + (i % 4));
+        if (i % 5 == 0) continue;
+        if (i + 3 < n && (i + 3) % 5) t_trip_add(&t, i, i + 3, -1.0);
+        if (i >= 1 && (i - 1) % 5) t_trip_add(&t, i, i - 1, -0.5);
+    }
+    return t_trip_matrix(ctx, n, n, &t);
+}
+
 #endif

@@ -201,36 +201,6 @@ static void coloring_case(const char *what, const sps_matrix *A, const char *spe
 
 /* ---- test matrices ----------------------------------------------------------- */
 
-/* Tridiagonal 4,-1 plus row and column 0 full (0.5): one very long row. */
-static sps_matrix *arrow(sps_idx n, int sym)
-{
-    t_triplets t = {0};
-    for (sps_idx i = 0; i < n; i++) {
-        t_trip_add(&t, i, i, i == 0 ? 4.0 + 0.5 * n : 4.0);
-        if (i > 0) t_trip_add(&t, i, i - 1, -1.0);
-        if (i + 1 < n) t_trip_add(&t, i, i + 1, sym ? -1.0 : -1.5);
-        if (i > 1) {
-            t_trip_add(&t, 0, i, 0.5);
-            t_trip_add(&t, i, 0, sym ? 0.5 : 0.25);
-        }
-    }
-    return t_trip_matrix(ctx, n, n, &t);
-}
-
-/* Nonsymmetric pattern: i couples to i + 3 only one way, rows 5k are isolated
- * (diagonal only, an empty row of the graph). */
-static sps_matrix *oneway(sps_idx n)
-{
-    t_triplets t = {0};
-    for (sps_idx i = 0; i < n; i++) {
-        t_trip_add(&t, i, i, 3.0 + (i % 4));
-        if (i % 5 == 0) continue;
-        if (i + 3 < n && (i + 3) % 5) t_trip_add(&t, i, i + 3, -1.0);
-        if (i >= 1 && (i - 1) % 5) t_trip_add(&t, i, i - 1, -0.5);
-    }
-    return t_trip_matrix(ctx, n, n, &t);
-}
-
 static sps_matrix *diagonal(sps_idx n)
 {
     t_triplets t = {0};
@@ -251,11 +221,11 @@ static void test_coloring_generated(void)
     sps_idx sizes[] = {1, 2, 31, 32, 33, 1023, 1024, 1025};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         char what[64];
-        sps_matrix *A = arrow(sizes[k], 0);
+        sps_matrix *A = pc_arrow(ctx, sizes[k], 0);
         snprintf(what, sizeof what, "arrow %d", sizes[k]);
         if (A) coloring_case(what, A, "ilu0:order=color");
         sps_matrix_destroy(A);
-        A = oneway(sizes[k]);
+        A = pc_oneway(ctx, sizes[k]);
         snprintf(what, sizeof what, "one-way %d", sizes[k]);
         if (A) coloring_case(what, A, "ilu0:order=color");
         sps_matrix_destroy(A);
@@ -447,7 +417,7 @@ static void test_dense(void)
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         char what[32];
         snprintf(what, sizeof what, "arrow %d", sizes[k]);
-        sps_matrix *A = arrow(sizes[k], 0), *S = arrow(sizes[k], 1), *O = oneway(sizes[k]);
+        sps_matrix *A = pc_arrow(ctx, sizes[k], 0), *S = pc_arrow(ctx, sizes[k], 1), *O = pc_oneway(ctx, sizes[k]);
         if (A) dense_case(what, A, 0), natural_case(what, A);
         snprintf(what, sizeof what, "symmetric arrow %d", sizes[k]);
         if (S) dense_case(what, S, 1);
@@ -461,7 +431,7 @@ static void test_dense(void)
     for (size_t k = 0; k < 3; k++) {
         char what[32];
         snprintf(what, sizeof what, "one-way %d", big[k]);
-        sps_matrix *O = oneway(big[k]), *A = arrow(big[k], 0);
+        sps_matrix *O = pc_oneway(ctx, big[k]), *A = pc_arrow(ctx, big[k], 0);
         if (O) natural_case(what, O);
         snprintf(what, sizeof what, "arrow %d", big[k]);
         if (A) natural_case(what, A);
