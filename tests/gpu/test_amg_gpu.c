@@ -155,32 +155,25 @@ static void compare(const char *what, const sps_matrix *A, const char *type)
     compare_nb(what, A, type, 1, 0, NULL);
 }
 
+static void each_compare(const char *spec, const sps_matrix *A, const char *type, const char *extra)
+{
+    (void)extra;
+    compare(spec, A, type);
+}
+
 static void test_generated(void)
 {
-    static const struct {
-        const char *spec, *types;
-    } cases[] = {
-        {"poisson3d:20", "amg amg:smoother=l1jacobi amg:sweeps=3 amg:coarse=20 amg:levels=2,coarse=4000"},
-        {"poisson3d:64", "amg amg:smoother=l1jacobi,sweeps=2"},
-        {"poisson3d-jump:24,1e4", "amg"},
-        {"aniso3d:20,0.001", "amg amg:theta=0.25"},
-        {"poisson2d:60", "amg amg:coarse=1"},
-        {"poisson3d27:12", "amg"},
-        {"elasticity3d:5", "amg amg:block=3"},
-        {"poisson3d:6", "amg"}, /* one level: the dense inverse alone */
+    static const pc_case cases[] = {
+        {"poisson3d:20", "amg amg:smoother=l1jacobi amg:sweeps=3 amg:coarse=20 amg:levels=2,coarse=4000", NULL},
+        {"poisson3d:64", "amg amg:smoother=l1jacobi,sweeps=2", NULL},
+        {"poisson3d-jump:24,1e4", "amg", NULL},
+        {"aniso3d:20,0.001", "amg amg:theta=0.25", NULL},
+        {"poisson2d:60", "amg amg:coarse=1", NULL},
+        {"poisson3d27:12", "amg", NULL},
+        {"elasticity3d:5", "amg amg:block=3", NULL},
+        {"poisson3d:6", "amg", NULL}, /* one level: the dense inverse alone */
     };
-    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-        sps_matrix *A = NULL;
-        if (sps_matrix_generate(hctx, cases[k].spec, &A) != SPS_OK) {
-            T_FAIL(cases[k].spec, "%s", sps_last_error(hctx));
-            continue;
-        }
-        char types[160], *save = NULL;
-        snprintf(types, sizeof types, "%s", cases[k].types);
-        for (char *t = strtok_r(types, " ", &save); t; t = strtok_r(NULL, " ", &save))
-            compare(cases[k].spec, A, t);
-        sps_matrix_destroy(A);
-    }
+    pc_each_case(hctx, cases, sizeof cases / sizeof *cases, each_compare);
 }
 
 static void test_rbm(void)
@@ -435,11 +428,14 @@ static void compare_gpu_setup(const char *what, const sps_matrix *A, const char 
     sps_precond_destroy(gp2);
 }
 
+static void each_setup_gpu(const char *spec, const sps_matrix *A, const char *type, const char *extra)
+{
+    compare_gpu_setup(spec, A, type, extra, 1, 0, NULL);
+}
+
 static void test_setup_gpu(void)
 {
-    static const struct {
-        const char *spec, *types, *extra;
-    } cases[] = {
+    static const pc_case cases[] = {
         {"poisson3d:20", "amg amg:smoother=l1jacobi amg:sweeps=3 amg:coarse=20", ",gpu_min=0"},
         {"poisson3d:64", "amg amg:smoother=l1jacobi,sweeps=2", ""},
         {"poisson3d-jump:24,1e4", "amg", ",gpu_min=0"},
@@ -449,18 +445,7 @@ static void test_setup_gpu(void)
         {"elasticity3d:5", "amg amg:block=3", ",gpu_min=0"}, /* block=3: the host path */
         {"poisson3d:6", "amg", ",gpu_min=0"},                /* one level */
     };
-    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        sps_matrix *A = NULL;
-        if (sps_matrix_generate(hctx, cases[c].spec, &A) != SPS_OK) {
-            T_FAIL(cases[c].spec, "%s", sps_last_error(hctx));
-            continue;
-        }
-        char types[160], *save = NULL;
-        snprintf(types, sizeof types, "%s", cases[c].types);
-        for (char *t = strtok_r(types, " ", &save); t; t = strtok_r(NULL, " ", &save))
-            compare_gpu_setup(cases[c].spec, A, t, cases[c].extra, 1, 0, NULL);
-        sps_matrix_destroy(A);
-    }
+    pc_each_case(hctx, cases, sizeof cases / sizeof *cases, each_setup_gpu);
     sps_matrix *E = NULL; /* a user nullspace: the host path */
     if (sps_matrix_generate(hctx, "elasticity3d:6", &E) == SPS_OK) {
         sps_idx n = sps_matrix_rows(E);

@@ -123,36 +123,30 @@ static void compare(const char *what, const sps_matrix *A, const char *spec)
     sps_precond_destroy(gp);
 }
 
+static void each_compare(const char *spec, const sps_matrix *A, const char *type, const char *extra)
+{
+    (void)extra;
+    compare(spec, A, type);
+}
+
 static void test_generated(void)
 {
-    static const struct {
-        const char *spec, *types;
-    } cases[] = {
-        {"poisson2d:60", "ilu0:order=color ic0:order=color"},
-        {"poisson3d:20", "ilu0:order=color ic0:order=color"},
-        {"poisson3d27:12", "ic0:order=color"},
-        {"convdiff2d:50,100", "ilu0:order=color"},
-        {"banded:20000,9,0.01,5", "ilu0:order=color"},
-        {"powerlaw:5000,6,3", "ilu0:order=color"},
-        {"poisson3d:100", "ic0:order=color"},
-        {"banded:31,3,0,1", "ilu0:order=color"},
-        {"banded:32,3,0,1", "ilu0:order=color"},
-        {"banded:33,3,0,1", "ilu0:order=color"},
-        {"banded:1023,5,0,2", "ilu0:order=color"},
-        {"banded:1024,5,0,2", "ilu0:order=color"},
-        {"banded:1025,5,0,2", "ilu0:order=color"},
+    static const pc_case cases[] = {
+        {"poisson2d:60", "ilu0:order=color ic0:order=color", NULL},
+        {"poisson3d:20", "ilu0:order=color ic0:order=color", NULL},
+        {"poisson3d27:12", "ic0:order=color", NULL},
+        {"convdiff2d:50,100", "ilu0:order=color", NULL},
+        {"banded:20000,9,0.01,5", "ilu0:order=color", NULL},
+        {"powerlaw:5000,6,3", "ilu0:order=color", NULL},
+        {"poisson3d:100", "ic0:order=color", NULL},
+        {"banded:31,3,0,1", "ilu0:order=color", NULL},
+        {"banded:32,3,0,1", "ilu0:order=color", NULL},
+        {"banded:33,3,0,1", "ilu0:order=color", NULL},
+        {"banded:1023,5,0,2", "ilu0:order=color", NULL},
+        {"banded:1024,5,0,2", "ilu0:order=color", NULL},
+        {"banded:1025,5,0,2", "ilu0:order=color", NULL},
     };
-    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-        sps_matrix *A = NULL;
-        if (sps_matrix_generate(hctx, cases[k].spec, &A) != SPS_OK) {
-            T_FAIL(cases[k].spec, "%s", sps_last_error(hctx));
-            continue;
-        }
-        char types[160], *save = NULL;
-        snprintf(types, sizeof types, "%s", cases[k].types);
-        for (char *t = strtok_r(types, " ", &save); t; t = strtok_r(NULL, " ", &save)) compare(cases[k].spec, A, t);
-        sps_matrix_destroy(A);
-    }
+    pc_each_case(hctx, cases, sizeof cases / sizeof *cases, each_compare);
 }
 
 static void test_edges(void)

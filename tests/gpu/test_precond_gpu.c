@@ -128,38 +128,31 @@ static void compare(const char *what, const sps_matrix *A, const char *type)
     compare_op(what, A, type, NULL);
 }
 
+static void each_compare(const char *spec, const sps_matrix *A, const char *type, const char *extra)
+{
+    (void)extra;
+    compare(spec, A, type);
+}
+
 static void test_generated(void)
 {
-    static const struct {
-        const char *spec, *types;
-    } cases[] = {
-        {"poisson2d:60", "none jacobi ilu0 ic0 ilu0:exact ic0:exact l1jacobi cheby bjacobi:block=8 ilu0:solve=jacobi ic0:solve=jacobi,sweeps=3"},
-        {"poisson3d:20", "jacobi ilu0 ic0 l1jacobi cheby cheby:degree=8 cheby:degree=0 ic0:solve=jacobi"},
-        {"poisson3d27:12", "ic0 cheby cheby:degree=2,lanczos=40,ratio=20"},
-        {"convdiff2d:50,100", "jacobi ilu0 l1jacobi cheby ilu0:solve=jacobi ilu0:solve=jacobi,sweeps=0"},
-        {"banded:20000,9,0.01,5", "jacobi ilu0 l1jacobi cheby"},
-        {"powerlaw:5000,6,3", "jacobi ilu0 l1jacobi bjacobi bjacobi:block=1 bjacobi:block=3 bjacobi:block=32"},
-        {"poisson2d:33", "none jacobi l1jacobi cheby"}, /* 1089 rows: past one block */
-        {"poisson3d:160", "cheby"},                        /* 4.1M rows: the dot's grid is capped */
-        {"banded:31,3,0,1", "jacobi l1jacobi cheby"},
-        {"banded:32,3,0,1", "jacobi l1jacobi cheby"},
-        {"banded:33,3,0,1", "jacobi l1jacobi cheby bjacobi:block=4"},
-        {"banded:1023,5,0,2", "l1jacobi cheby"},
-        {"banded:1024,5,0,2", "l1jacobi cheby ilu0:solve=jacobi,sweeps=4"},
-        {"banded:1025,5,0,2", "l1jacobi cheby bjacobi:block=32"},
+    static const pc_case cases[] = {
+        {"poisson2d:60", "none jacobi ilu0 ic0 ilu0:exact ic0:exact l1jacobi cheby bjacobi:block=8 ilu0:solve=jacobi ic0:solve=jacobi,sweeps=3", NULL},
+        {"poisson3d:20", "jacobi ilu0 ic0 l1jacobi cheby cheby:degree=8 cheby:degree=0 ic0:solve=jacobi", NULL},
+        {"poisson3d27:12", "ic0 cheby cheby:degree=2,lanczos=40,ratio=20", NULL},
+        {"convdiff2d:50,100", "jacobi ilu0 l1jacobi cheby ilu0:solve=jacobi ilu0:solve=jacobi,sweeps=0", NULL},
+        {"banded:20000,9,0.01,5", "jacobi ilu0 l1jacobi cheby", NULL},
+        {"powerlaw:5000,6,3", "jacobi ilu0 l1jacobi bjacobi bjacobi:block=1 bjacobi:block=3 bjacobi:block=32", NULL},
+        {"poisson2d:33", "none jacobi l1jacobi cheby", NULL}, /* 1089 rows: past one block */
+        {"poisson3d:160", "cheby", NULL},                        /* 4.1M rows: the dot's grid is capped */
+        {"banded:31,3,0,1", "jacobi l1jacobi cheby", NULL},
+        {"banded:32,3,0,1", "jacobi l1jacobi cheby", NULL},
+        {"banded:33,3,0,1", "jacobi l1jacobi cheby bjacobi:block=4", NULL},
+        {"banded:1023,5,0,2", "l1jacobi cheby", NULL},
+        {"banded:1024,5,0,2", "l1jacobi cheby ilu0:solve=jacobi,sweeps=4", NULL},
+        {"banded:1025,5,0,2", "l1jacobi cheby bjacobi:block=32", NULL},
     };
-    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-        sps_matrix *A = NULL;
-        if (sps_matrix_generate(hctx, cases[k].spec, &A) != SPS_OK) {
-            T_FAIL(cases[k].spec, "%s", sps_last_error(hctx));
-            continue;
-        }
-        char types[160], *save = NULL;
-        snprintf(types, sizeof types, "%s", cases[k].types);
-        for (char *t = strtok_r(types, " ", &save); t; t = strtok_r(NULL, " ", &save))
-            compare(cases[k].spec, A, t);
-        sps_matrix_destroy(A);
-    }
+    pc_each_case(hctx, cases, sizeof cases / sizeof *cases, each_compare);
 }
 
 static void test_pivots(void)

@@ -222,4 +222,29 @@ static inline sps_matrix *pc_oneway(sps_context *ctx, sps_idx n)
     return t_trip_matrix(ctx, n, n, &t);
 }
 
+/* Generated matrices and the preconditioner specs to run on each: `types`
+ * space-separated; `extra` passed through (may be NULL). */
+typedef struct pc_case {
+    const char *spec, *types, *extra;
+} pc_case;
+typedef void (*pc_case_fn)(const char *spec, const sps_matrix *A, const char *type, const char *extra);
+
+/* fn on each case's matrix (generated on ctx; a FAIL line if it cannot be)
+ * and each of its types in turn. */
+static inline void pc_each_case(sps_context *ctx, const pc_case *cases, size_t n, pc_case_fn fn)
+{
+    for (size_t k = 0; k < n; k++) {
+        sps_matrix *A = NULL;
+        if (sps_matrix_generate(ctx, cases[k].spec, &A) != SPS_OK) {
+            T_FAIL(cases[k].spec, "%s", sps_last_error(ctx));
+            continue;
+        }
+        char types[200], *save = NULL;
+        snprintf(types, sizeof types, "%s", cases[k].types);
+        for (char *t = strtok_r(types, " ", &save); t; t = strtok_r(NULL, " ", &save))
+            fn(cases[k].spec, A, t, cases[k].extra);
+        sps_matrix_destroy(A);
+    }
+}
+
 #endif
