@@ -1,23 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/solvers/gmres/gmres.c: restarted, right-preconditioned GMRES(m) (Saad and
- * Schultz 1986) with classical Gram-Schmidt applied twice (CGS2) as dense
- * GEMVs on the Krylov basis, Givens rotations, and a convergence test at every
- * inner iteration from the rotated residual |g[j+1]|.
+ * Schultz 1986) with classical Gram-Schmidt as dense GEMVs on the Krylov
+ * basis, a second pass only where the first cancelled most of w (selective
+ * reorthogonalization, gmres_state.h), Givens rotations, and a convergence
+ * test at every inner iteration from the rotated residual |g[j+1]|.
  *
  * Memory movement per inner iteration j (j+1 basis vectors to orthogonalise
  * against), in vectors of n doubles (Jacobi; the SpMV moves its format's bytes):
  *   z = D^-1 v_j                            3n
  *   1x SpMV  w = A z                        A + 2n
- *   h = V'w, w -= V h, twice (4 GEMVs)      4(j+1)n + 6n
+ *   h = V'w, w -= V h (2 GEMVs)             2(j+1)n + 3n
  *   ||w||                                   n
+ *   [the second pass, when due: 2(j+1)n + 4n]
  *   v_{j+1} = w / h_{j+1,j}                 2n
- *   total                                   (4(j+1) + 14)n + A
- * The basis dominates: GMRES(m) averages 2(m+1)n per iteration for the GEMVs.
- * Without a preconditioner z is v_j (3n less). Once per cycle: y = R^-1 g
- * (m^2/2 flops, one thread), x += M^-1 V y (kn + 3n), and at a restart
- * r = b - A x, ||r||, v_0 = r / ||r|| (A + 6n).
- * Launches per inner iteration on the GPU: SpMV, 4 GEMVs, partials + finish
- * (the finish applies the rotations), the scale: 8 (+1 for Jacobi). */
+ *   total, one pass                         (2(j+1) + 11)n + A
+ * The basis dominates: GMRES(m) averages (m+1)n per iteration for the GEMVs
+ * with one pass, 2(m+1)n with two. Without a preconditioner z is v_j (3n
+ * less). Once per cycle: y = R^-1 g (one block), x += M^-1 V y (kn + 3n), and
+ * at a restart r = b - A x, ||r||, v_0 = r / ||r|| (A + 6n).
+ * Launches per inner iteration on the GPU: SpMV, 2 GEMVs, partials + finish
+ * (the check, and the rotations when no second pass is due), the second
+ * pass's 2 GEMVs and partials + finish (which return at once unless it is
+ * due), the scale: 11 (+1 for Jacobi). */
 #include "../krylov.h"
 #include "gmres.h"
 
@@ -175,14 +179,18 @@ static sps_status gm_iterate(sps_krylov *k, int64_t jj)
     }
     /* w <- A z */
     if ((st = sps__kr_spmv(k, z, wv)) != SPS_OK) return st;
-    /* h <- V'w;  w <- w - V h;  h2 <- V'w;  w <- w - V h2   (CGS2) */
-    if ((st = go->gemv_t(w, &g, j + 1, wv, h)) != SPS_OK) return st;
-    if ((st = go->gemv_n(w, &g, j + 1, h, wv)) != SPS_OK) return st;
-    if ((st = go->gemv_t(w, &g, j + 1, wv, h2)) != SPS_OK) return st;
-    if ((st = go->gemv_n(w, &g, j + 1, h2, wv)) != SPS_OK) return st;
-    /* H[:, j] <- h + h2;  H[j+1, j] <- ||w||;  rotate;  |g[j+1]| is the residual */
-    sps_kfin f = sps__kfin(go->finish, &g, SPS_GM_ARNOLDI, 1, j);
+    /* h <- V'w;  w <- w - V h;  the check (sps__gm_reorth): without a second
+     * pass, H[:, j] <- h, H[j+1, j] <- ||w||, rotate, |g[j+1]| is the residual */
     const double *a[1] = {wv};
+    if ((st = go->gemv_t(w, &g, j + 1, wv, h, 0)) != SPS_OK) return st;
+    if ((st = go->gemv_n(w, &g, j + 1, h, wv, 0)) != SPS_OK) return st;
+    sps_kfin f = sps__kfin(go->finish, &g, SPS_GM_CHECK, 1, j);
+    if ((st = o->dot(w, 1, a, a, &f)) != SPS_OK) return st;
+    /* the second pass, when the check asked for it (CGS2): h2 <- V'w;
+     * w <- w - V h2;  H[:, j] <- h + h2, then the Arnoldi step as above */
+    if ((st = go->gemv_t(w, &g, j + 1, wv, h2, 1)) != SPS_OK) return st;
+    if ((st = go->gemv_n(w, &g, j + 1, h2, wv, 1)) != SPS_OK) return st;
+    f = sps__kfin(go->finish, &g, SPS_GM_ARNOLDI, 1, j);
     if ((st = o->dot(w, 1, a, a, &f)) != SPS_OK) return st;
     k->inner = j + 1;
     /* v_{j+1} <- w / H[j+1, j] */
@@ -202,15 +210,17 @@ static sps_status gm_checked(sps_krylov *k, const sps_kstate *st)
 }
 
 /* The traffic model, averaged over a cycle of m (the header's table without
- * the SpMV's own bytes): inner step j moves 4(j+1)n + 12n with Jacobi (9n
- * without), 2(m+1)n + 12n on average; once per cycle x += M^-1 V y (mn + 3n)
- * and the restart (6n and one SpMV), spread over the cycle's m steps. */
+ * the SpMV's own bytes), for steps that take one Gram-Schmidt pass: inner
+ * step j moves 2(j+1)n + 12n with Jacobi (9n without), (m+1)n + 12n on
+ * average; once per cycle x += M^-1 V y (mn + 3n) and the restart (6n and one
+ * SpMV), spread over the cycle's m steps. A step that takes the second pass
+ * (sps__gm_reorth) moves 2(j+1)n more: the floor is a lower bound. */
 static double gm_traffic(const sps_krylov *k, double *spmvs)
 {
     double m = (double)gm_len(k->cfg, k->w.n);
     if (m < 1) m = 1;
     *spmvs = 1.0 + 1.0 / m;
-    double v = 2.0 * (m + 1.0) + (k->pcmode == SPS_PCM_NONE ? 9.0 : 12.0) + (m + 9.0) / m;
+    double v = (m + 1.0) + (k->pcmode == SPS_PCM_NONE ? 9.0 : 12.0) + (m + 9.0) / m;
     return v * 8.0 * (double)k->w.n;
 }
 

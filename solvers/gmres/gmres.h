@@ -21,15 +21,18 @@ typedef struct sps_gm_ws {
 
 typedef struct sps_gm_ops {
     /* A GMRES finish step (sps_kfin's fn: f->step is an sps_gm_step, f->aux
-     * the sps_gm_ws, f->arg the Arnoldi column). SPS_GM_ARNOLDI first adds
-     * the second Gram-Schmidt pass into H[:, j] and takes ||h||^2. */
+     * the sps_gm_ws, f->arg the Arnoldi column). SPS_GM_CHECK takes ||h||^2
+     * of the first pass and sets reorth (sps__gm_reorth); without the second
+     * pass it makes the Arnoldi step itself. SPS_GM_ARNOLDI, when reorth is
+     * set, first adds the second pass into H[:, j]. */
     sps_status (*finish)(sps_kws *w, const sps_kfin *f);
-    /* h = V[:, 0..ncols-1]' x  (ungated; h in the state's memory space) */
+    /* h = V[:, 0..ncols-1]' x  (h in the state's memory space). Ungated, or
+     * with second != 0 only when the state's reorth is set (the second pass). */
     sps_status (*gemv_t)(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *x,
-                         double *h);
-    /* x -= V[:, 0..ncols-1] h  (ungated) */
+                         double *h, int second);
+    /* x -= V[:, 0..ncols-1] h  (the same gate) */
     sps_status (*gemv_n)(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *h,
-                         double *x);
+                         double *x, int second);
     /* Gated. j >= 0: V[:, j+1] = src / hn (H[j+1, j] before its rotation);
      * j = -1: V[:, 0] = src / g[0]. */
     sps_status (*scale)(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *src);

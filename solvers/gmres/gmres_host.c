@@ -11,27 +11,41 @@ static sps_status h_gm_finish(sps_kws *w, const sps_kfin *f)
     if (st->stop) return SPS_OK;
     double s[SPS_K_NSUM] = {0};
     for (int q = 0; q < w->nsum; q++) s[q] = w->red[q];
-    if (f->step != SPS_GM_ARNOLDI) {
+    if (f->step != SPS_GM_ARNOLDI && f->step != SPS_GM_CHECK) {
         sps__gm_finish(f->step, st, gs, s, g->gm);
         return SPS_OK;
     }
     /* The device does this part with the whole block. */
     int64_t j = f->arg;
     double *col = g->gm.H + j * (gs->m + 1), hsq = 0;
-    for (int64_t i = 0; i <= j; i++) {
-        col[i] += g->gm.h2[i];
-        hsq += col[i] * col[i];
+    if (f->step == SPS_GM_CHECK) {
+        for (int64_t i = 0; i <= j; i++) hsq += col[i] * col[i];
+        gs->reorth = sps__gm_reorth(s[0], hsq);
+        if (gs->reorth) return SPS_OK;
+    } else {
+        if (!gs->reorth) return SPS_OK;
+        for (int64_t i = 0; i <= j; i++) {
+            col[i] += g->gm.h2[i];
+            hsq += col[i] * col[i];
+        }
     }
     double a = sps__gm_rotate(col, g->gm.cs, g->gm.sn, j);
     sps__gm_arnoldi(st, gs, j, a, sqrt(s[0]), hsq, w->hist, g->gm);
     return SPS_OK;
 }
 
+/* The second Gram-Schmidt pass's gate: skipped unless the check asked for it. */
+static int h_skip(const sps_kws *w, int second)
+{
+    return second && !((const sps_gm_state *)w->ms)->reorth;
+}
+
 /* h = V' x, four columns per sweep over x (column-major V: each column is a
  * contiguous stream; x stays in cache). */
 static sps_status h_gemv_t(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *x,
-                           double *h)
+                           double *h, int second)
 {
+    if (h_skip(w, second)) return SPS_OK;
     sps_idx n = w->n;
     const double *V = g->V;
     int64_t c = 0;
@@ -61,8 +75,9 @@ static sps_status h_gemv_t(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const 
 
 /* x -= V h, four columns per sweep over x. */
 static sps_status h_gemv_n(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *h,
-                           double *x)
+                           double *x, int second)
 {
+    if (h_skip(w, second)) return SPS_OK;
     sps_idx n = w->n;
     const double *V = g->V;
     int64_t c = 0;

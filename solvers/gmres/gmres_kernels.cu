@@ -20,24 +20,50 @@
 
 namespace {
 
-/* The Arnoldi step after the block sum v: adds the second Gram-Schmidt pass
- * into H[:, j] (all threads) and runs the old rotations out of shared memory. */
-__device__ void arnoldi_block(int64_t j, sps_kstate *st, sps_gm_state *gs, const double *v,
-                              double *hist, sps_kgm gm)
+/* The rotations of one chunk on one thread, ROT_GROUP at a time: a group's
+ * loads issue together, then its chain of dependent updates runs in registers
+ * (one shared-memory latency per group, not per rotation: on an H100 the
+ * plain loop took 44 us at j = 1105). The same operations in the same order
+ * as sps__gm_rotate. */
+#define ROT_GROUP 16
+__device__ __forceinline__ double rotate_run(const double *sc, const double *scs, const double *ssn,
+                                             double *sout, int cnt, double carry)
+{
+    int t = 0;
+    for (; t + ROT_GROUP <= cnt; t += ROT_GROUP) {
+        double c[ROT_GROUP], sn[ROT_GROUP], nx[ROT_GROUP];
+#pragma unroll
+        for (int u = 0; u < ROT_GROUP; u++) {
+            c[u] = scs[t + u];
+            sn[u] = ssn[t + u];
+            nx[u] = sc[t + u];
+        }
+#pragma unroll
+        for (int u = 0; u < ROT_GROUP; u++) {
+            sout[t + u] = c[u] * carry + sn[u] * nx[u];
+            carry = -sn[u] * carry + c[u] * nx[u];
+        }
+    }
+    for (; t < cnt; t++) {
+        double c = scs[t], sn = ssn[t], next = sc[t];
+        sout[t] = c * carry + sn * next;
+        carry = -sn * carry + c * next;
+    }
+    return carry;
+}
+
+/* The Arnoldi step on column j, whose entries 0..j are final: the old
+ * rotations out of shared memory (thread 0), then sps__gm_arnoldi with
+ * hn = ||w|| and hsq = ||h||^2 (the block's total). */
+__device__ void arnoldi_rotate(int64_t j, sps_kstate *st, sps_gm_state *gs, double ww, double hsq,
+                               double *hist, sps_kgm gm)
 {
     double *col = gm.H + j * (gs->m + 1);
-    double hsq[1] = {0.0};
-    for (int64_t i = threadIdx.x; i <= j; i += TPB) {
-        double h = col[i] + gm.h2[i];
-        col[i] = h;
-        hsq[0] += h * h;
-    }
-    block_sum<1>(hsq); /* its barriers also publish the col[] writes */
-    __shared__ double sc[ROT_CHUNK], scs[ROT_CHUNK], ssn[ROT_CHUNK];
+    __shared__ double sc[ROT_CHUNK], scs[ROT_CHUNK], ssn[ROT_CHUNK], sout[ROT_CHUNK];
     __shared__ double carry_sh;
     if (threadIdx.x == 0) carry_sh = col[0];
-    /* sps__gm_rotate, chunk by chunk: sc[t] holds row base+1+t on entry
-     * and the rotated row base+t on exit. */
+    /* sps__gm_rotate, chunk by chunk: sc[t] holds row base+1+t, sout[t] the
+     * rotated row base+t. */
     for (int64_t base = 0; base < j; base += ROT_CHUNK) {
         int cnt = (int)(j - base < ROT_CHUNK ? j - base : ROT_CHUNK);
         __syncthreads();
@@ -47,24 +73,41 @@ __device__ void arnoldi_block(int64_t j, sps_kstate *st, sps_gm_state *gs, const
             ssn[t] = gm.sn[base + t];
         }
         __syncthreads();
-        if (threadIdx.x == 0) {
-            double carry = carry_sh;
-            for (int t = 0; t < cnt; t++) {
-                double c = scs[t], s = ssn[t], next = sc[t];
-                sc[t] = c * carry + s * next;
-                carry = -s * carry + c * next;
-            }
-            carry_sh = carry;
-        }
+        if (threadIdx.x == 0) carry_sh = rotate_run(sc, scs, ssn, sout, cnt, carry_sh);
         __syncthreads();
-        for (int t = threadIdx.x; t < cnt; t += TPB) col[base + t] = sc[t];
+        for (int t = threadIdx.x; t < cnt; t += TPB) col[base + t] = sout[t];
     }
     __syncthreads();
-    if (threadIdx.x == 0) sps__gm_arnoldi(st, gs, j, carry_sh, sqrt(v[0]), hsq[0], hist, gm);
+    if (threadIdx.x == 0) sps__gm_arnoldi(st, gs, j, carry_sh, sqrt(ww), hsq, hist, gm);
 }
 
-/* GMRES's finish steps: the Arnoldi step with the whole block, the others on
- * thread 0. */
+/* SPS_GM_CHECK and SPS_GM_ARNOLDI with the whole block (gmres_host.c's
+ * h_gm_finish): ||h||^2 of column j (after adding the second pass's h2, for
+ * ARNOLDI), the check's decision, the Arnoldi step. */
+__device__ void arnoldi_block(int step, int64_t j, sps_kstate *st, sps_gm_state *gs,
+                              const double *v, double *hist, sps_kgm gm)
+{
+    const int check = step == SPS_GM_CHECK;
+    if (!check && !gs->reorth) return; /* the whole block reads the check's flag */
+    double *col = gm.H + j * (gs->m + 1);
+    double hsq[1] = {0.0};
+    for (int64_t i = threadIdx.x; i <= j; i += TPB) {
+        double h = check ? col[i] : col[i] + gm.h2[i];
+        if (!check) col[i] = h;
+        hsq[0] += h * h;
+    }
+    block_sum<1>(hsq); /* its barriers also publish the col[] writes */
+    __shared__ int second;
+    if (threadIdx.x == 0) {
+        second = check ? (int)sps__gm_reorth(v[0], hsq[0]) : 0;
+        if (check) gs->reorth = second;
+    }
+    __syncthreads();
+    if (!second) arnoldi_rotate(j, st, gs, v[0], hsq[0], hist, gm);
+}
+
+/* GMRES's finish steps: the check and the Arnoldi step with the whole block,
+ * the others on thread 0. */
 struct gm_fin {
     int step;
     int64_t j;
@@ -74,7 +117,7 @@ struct gm_fin {
     sps_kgm gm;
     __device__ void operator()(const double *v) const
     {
-        if (step == SPS_GM_ARNOLDI) arnoldi_block(j, st, gs, v, hist, gm);
+        if (step == SPS_GM_ARNOLDI || step == SPS_GM_CHECK) arnoldi_block(step, j, st, gs, v, hist, gm);
         else if (threadIdx.x == 0) sps__gm_finish(step, st, gs, v, gm);
     }
 };
@@ -117,8 +160,10 @@ __global__ void __launch_bounds__(1024) k_gm_solve(const sps_gm_state *gs, sps_k
  * part[j * P + b] = sum over block b's rows (i = b*TPB + t, stepping P*TPB)
  * of V[i, j] x[i], reduced in the block by a fixed tree. */
 __global__ void __launch_bounds__(TPB) k_gemv_t_part(int n, int P, const double *__restrict__ V,
-                                                     const double *__restrict__ x, double *part)
+                                                     const double *__restrict__ x, double *part,
+                                                     const sps_gm_state *gate)
 {
+    if (gate && !gate->reorth) return;
     __shared__ double sm[TPB];
     const int64_t j = blockIdx.y;
     const double *col = V + j * (int64_t)n;
@@ -135,8 +180,10 @@ __global__ void __launch_bounds__(TPB) k_gemv_t_part(int n, int P, const double 
 }
 
 /* h[j] = the sum of column j's P partials, in order. */
-__global__ void k_gemv_t_sum(int ncols, int P, const double *__restrict__ part, double *h)
+__global__ void k_gemv_t_sum(int ncols, int P, const double *__restrict__ part, double *h,
+                             const sps_gm_state *gate)
 {
+    if (gate && !gate->reorth) return;
     for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < ncols; j += gridDim.x * blockDim.x) {
         double s = 0.0;
         for (int b = 0; b < P; b++) s += part[(int64_t)j * P + b];
@@ -144,52 +191,60 @@ __global__ void k_gemv_t_sum(int ncols, int P, const double *__restrict__ part, 
     }
 }
 
-/* The basis products x -/+= V y for a few thousand rows and up to m columns:
- * one thread per row summing all m columns left an H100 mostly idle (GMRES(2000)
- * on lns_3937, 3937 rows: 1621 ms of iterations, 389 with cuBLAS). A block
- * takes 32 rows, one per lane; its 8 warps split the columns (warp w sums
- * w, w + 8, ...; loads stay coalesced down a column) and warp 0 adds the 8
- * partials in warp order: a fixed order, so run to run bitwise the same. */
-#define GM_WARPS (TPB / 32)
-__device__ __forceinline__ double gm_rows_dot(int n, int64_t ncols, const double *__restrict__ V,
-                                              const double *__restrict__ y, double (*sm)[32],
-                                              int64_t *row)
+/* The basis products x -/+= V y. One thread per row summing all m columns
+ * left an H100 mostly idle for a few thousand rows and a long basis (GMRES(2000)
+ * on lns_3937, 3937 rows: 1621 ms of iterations, 389 with cuBLAS). A block is
+ * 32 rows (threadIdx.x, the lane) by W warps (threadIdx.y) that split the
+ * columns: warp w sums columns w, w + W, ... in order (loads stay coalesced
+ * down a column), and warp 0 adds the W partials in warp order. W depends only
+ * on the column count (gm_warps), so the order is fixed: run to run bitwise
+ * the same. */
+#define GM_MAXW 32
+static unsigned gm_warps(int64_t ncols)
 {
-    const int lane = (int)(threadIdx.x & 31), wp = (int)(threadIdx.x >> 5);
+    unsigned w = 1;
+    while (w < GM_MAXW && (int64_t)w * 32 < ncols) w *= 2;
+    return w;
+}
+static dim3 gm_rows_grid(int64_t n) { return dim3((unsigned)((n + 31) / 32)); }
+
+__device__ __forceinline__ double gm_rows_dot(int n, int64_t ncols, const double *__restrict__ V,
+                                              const double *__restrict__ y, int64_t *row)
+{
+    __shared__ double sm[GM_MAXW][32];
+    const int lane = (int)threadIdx.x, wp = (int)threadIdx.y, W = (int)blockDim.y;
     const int64_t i = (int64_t)blockIdx.x * 32 + lane;
     double s = 0.0;
     if (i < n)
 #pragma unroll 4
-        for (int64_t c = wp; c < ncols; c += GM_WARPS) s += V[i + c * (int64_t)n] * y[c];
+        for (int64_t c = wp; c < ncols; c += W) s += V[i + c * (int64_t)n] * y[c];
     sm[wp][lane] = s;
     __syncthreads();
     double t = sm[0][lane];
-    for (int k = 1; k < GM_WARPS; k++) t += sm[k][lane];
+    for (int k = 1; k < W; k++) t += sm[k][lane];
     *row = wp == 0 && i < n ? i : -1;
     return t;
 }
 
-static unsigned gm_rows_grid(int64_t n) { return (unsigned)((n + 31) / 32); }
-
 /* x[i] -= sum_j V[i, j] h[j]. */
-__global__ void __launch_bounds__(TPB) k_gemv_n(int n, int ncols, const double *__restrict__ V,
-                                                const double *__restrict__ h, double *x)
+__global__ void __launch_bounds__(32 * GM_MAXW) k_gemv_n(int n, int ncols, const double *__restrict__ V,
+                                                          const double *__restrict__ h, double *x,
+                                                          const sps_gm_state *gate)
 {
-    __shared__ double sm[GM_WARPS][32];
+    if (gate && !gate->reorth) return;
     int64_t i;
-    const double s = gm_rows_dot(n, ncols, V, h, sm, &i);
+    const double s = gm_rows_dot(n, ncols, V, h, &i);
     if (i >= 0) x[i] -= s;
 }
 
 /* MODE 0: x += V y;  1: x += dinv .* (V y);  2: u = V y. */
 template <int MODE>
-__global__ void __launch_bounds__(TPB) k_gm_update(int n, double *x, const double *dinv,
-                                                   double *u, const double *V,
-                                                   const sps_gm_state *gs, const double *y)
+__global__ void __launch_bounds__(32 * GM_MAXW) k_gm_update(int n, double *x, const double *dinv,
+                                                             double *u, const double *V,
+                                                             const sps_gm_state *gs, const double *y)
 {
-    __shared__ double sm[GM_WARPS][32];
     int64_t i;
-    const double s = gm_rows_dot(n, gs->kdim, V, y, sm, &i);
+    const double s = gm_rows_dot(n, gs->kdim, V, y, &i);
     if (i < 0) return;
     if constexpr (MODE == 2) u[i] = s;
     else if constexpr (MODE == 1) x[i] += dinv[i] * s;
@@ -210,9 +265,12 @@ static sps_status c_gm_finish(sps_kws *w, const sps_kfin *f)
  * doubles, free between reductions): P blocks per column, as many as fit;
  * where not even one per column fits (a basis wider than 8 * kgrid(n), small
  * n), one block per column writes h directly. */
+/* second: the second Gram-Schmidt pass, which the kernels skip unless the
+ * state's reorth is set (a device flag: the host does not know it). */
 static sps_status c_gemv_t(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *x,
-                           double *h)
+                           double *h, int second)
 {
+    const sps_gm_state *gate = second ? (const sps_gm_state *)w->ms : NULL;
     if (ncols < 1 || ncols > 65535)
         return sps__err(w->ctx, SPS_ERR_INTERNAL, "gmres: %lld basis columns (%s:%d)",
                         (long long)ncols, __FILE__, __LINE__);
@@ -220,18 +278,20 @@ static sps_status c_gemv_t(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const 
     int P = (int)(room < 1 ? 1 : room < sps__kgrid(w->n) ? room : sps__kgrid(w->n));
     cudaStream_t s = sps_stream(w->ctx);
     k_gemv_t_part<<<dim3((unsigned)P, (unsigned)ncols), TPB, 0, s>>>(w->n, P, g->V, x,
-                                                                     P == 1 ? h : w->red);
+                                                                     P == 1 ? h : w->red, gate);
     SPS_LAUNCH_CHECK(w->ctx, "k_gemv_t_part");
     if (P == 1) return SPS_OK;
-    k_gemv_t_sum<<<(unsigned)((ncols + TPB - 1) / TPB), TPB, 0, s>>>((int)ncols, P, w->red, h);
+    k_gemv_t_sum<<<(unsigned)((ncols + TPB - 1) / TPB), TPB, 0, s>>>((int)ncols, P, w->red, h, gate);
     SPS_LAUNCH_CHECK(w->ctx, "k_gemv_t_sum");
     return SPS_OK;
 }
 
 static sps_status c_gemv_n(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *h,
-                           double *x)
+                           double *x, int second)
 {
-    k_gemv_n<<<gm_rows_grid(w->n), TPB, 0, sps_stream(w->ctx)>>>(w->n, (int)ncols, g->V, h, x);
+    const sps_gm_state *gate = second ? (const sps_gm_state *)w->ms : NULL;
+    k_gemv_n<<<gm_rows_grid(w->n), dim3(32, gm_warps(ncols)), 0, sps_stream(w->ctx)>>>(
+        w->n, (int)ncols, g->V, h, x, gate);
     SPS_LAUNCH_CHECK(w->ctx, "k_gemv_n");
     return SPS_OK;
 }
@@ -253,11 +313,12 @@ static sps_status c_gm_update(sps_kws *w, const sps_gm_ws *g, double *x, const d
                               double *u)
 {
     const sps_gm_state *gs = (const sps_gm_state *)w->ms;
-    const unsigned nb = gm_rows_grid(w->n);
+    /* the block shape from m: kdim is on the device */
+    const dim3 nb = gm_rows_grid(w->n), tb(32, gm_warps(g->m));
     cudaStream_t s = sps_stream(w->ctx);
-    if (u) k_gm_update<2><<<nb, TPB, 0, s>>>(w->n, x, dinv, u, g->V, gs, g->gm.y);
-    else if (dinv) k_gm_update<1><<<nb, TPB, 0, s>>>(w->n, x, dinv, u, g->V, gs, g->gm.y);
-    else k_gm_update<0><<<nb, TPB, 0, s>>>(w->n, x, dinv, u, g->V, gs, g->gm.y);
+    if (u) k_gm_update<2><<<nb, tb, 0, s>>>(w->n, x, dinv, u, g->V, gs, g->gm.y);
+    else if (dinv) k_gm_update<1><<<nb, tb, 0, s>>>(w->n, x, dinv, u, g->V, gs, g->gm.y);
+    else k_gm_update<0><<<nb, tb, 0, s>>>(w->n, x, dinv, u, g->V, gs, g->gm.y);
     SPS_LAUNCH_CHECK(w->ctx, "k_gm_update");
     return SPS_OK;
 }

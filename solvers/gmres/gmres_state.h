@@ -22,6 +22,7 @@ typedef struct sps_gm_state {
     int64_t kdim;     /* Arnoldi columns of this cycle the update uses */
     int64_t stag_win; /* stagnation window (cycles) */
     int64_t stag_at;  /* cycle (st->restarts) at which the current window began */
+    int64_t reorth;   /* this Arnoldi step takes the second Gram-Schmidt pass (SPS_GM_CHECK) */
     double hn;        /* ||w|| of the last Arnoldi step (H[j+1, j] before rotation) */
     double stag_ref;  /* true residual when the current window began */
 } sps_gm_state;
@@ -40,8 +41,20 @@ enum sps_gm_step {
     SPS_GM_START0 = 0, /* s0 = r0'r0 at the first cycle: g = ||r0|| e1; the stagnation reference */
     SPS_GM_START,      /* s0 = r'r after a residual replacement: g = ||r|| e1 */
     SPS_GM_RESTART,    /* s0 = r'r of b - A x at a restart: tests, g = ||r|| e1 */
-    SPS_GM_ARNOLDI     /* s0 = w'w after CGS2, s1 = ||h||^2: Givens, residual test (arg: column) */
+    SPS_GM_ARNOLDI,    /* s0 = w'w after the second pass: Givens, residual test (arg: column);
+                          runs only when SPS_GM_CHECK asked for the second pass */
+    SPS_GM_CHECK       /* s0 = w'w after the first pass: the second pass or, without it,
+                          the Arnoldi step (arg: column) */
 };
+
+/* Selective reorthogonalization (Daniel, Gragg, Kaufman and Stewart, 1976):
+ * the second classical Gram-Schmidt pass runs only when the first removed
+ * more than half of w's square norm, ||w_after|| < ||w_before|| / sqrt(2).
+ * With h = V'w, ||w_before||^2 = ||h||^2 + ||w_after||^2, so the test needs
+ * no other product: ||w_after||^2 < ||h||^2. A pass that keeps most of w is
+ * orthogonal to working precision already; one that cancels most of it is
+ * repeated (twice is enough). */
+SPS_HD static inline int64_t sps__gm_reorth(double ww, double hsq) { return !(ww >= hsq); }
 
 /* Upper-triangular solve R y = g over the kdim columns of this cycle. Zero
  * pivots cannot occur: a column whose rotated diagonal is 0 is left out of

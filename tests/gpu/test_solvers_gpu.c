@@ -179,7 +179,7 @@ static void cmp_state(const pair *p, const char *what, int method)
         dv[nv] = a->omega, hv[nv++] = b->omega;
     } else {
         const sps_gm_state *a = (const void *)dms, *b = (const void *)p->hms;
-        same = same && a->kdim == b->kdim && a->stag_at == b->stag_at;
+        same = same && a->kdim == b->kdim && a->stag_at == b->stag_at && a->reorth == b->reorth;
         dv[nv] = a->hn, hv[nv++] = b->hn;
         dv[nv] = a->stag_ref, hv[nv++] = b->stag_ref;
     }
@@ -292,7 +292,43 @@ static void test_bicg_ops(pair *p, const sps_kstate *s, const char *g)
     vecs_free(&v);
 }
 
-/* GMRES: CGS2 on the basis, the Arnoldi finish, the scale. */
+/* GMRES's check (SPS_GM_CHECK) or Arnoldi step on both sides, from the same
+ * state with reorth set as given; compares the state, H, g and the rotations. */
+static void gm_finish_case(pair *p, const vecs *v, mstates *ms, const sps_kstate *s, int step,
+                           int reorth, const char *what)
+{
+    const sps_gm_ops *H = &sps__gm_ops_host, *D = &sps__gm_ops_cuda;
+    size_t ld = p->m + 1;
+    int64_t j = (int64_t)p->m - 2;
+    ms->gm.reorth = reorth;
+    set_state(p, s, &ms->gm, sizeof ms->gm);
+    sps_kfin fh = sps__kfin(H->finish, &p->hg, step, 1, j);
+    sps_kfin fd = sps__kfin(D->finish, &p->dg, step, 1, j);
+    const double *ah[1] = {v->h[1]}, *ad[1] = {v->d[1]};
+    sps__vops_host.dot(&p->h, 1, ah, ah, &fh);
+    sps__vops_cuda.dot(&p->d, 1, ad, ad, &fd);
+    cmp_state(p, what, M_GM);
+    T_OK(maxdiff(p->hg.gm.H, p->dg.gm.H, ld * p->m, 1e-12) <= 1e-11 &&
+             maxdiff(p->hg.gm.g, p->dg.gm.g, ld, 1e-12) <= 1e-11 &&
+             maxdiff(p->hg.gm.cs, p->dg.gm.cs, p->m, 1e-12) <= 1e-11 &&
+             maxdiff(p->hg.gm.sn, p->dg.gm.sn, p->m, 1e-12) <= 1e-11,
+         "%s: H, g and the rotations agree", what);
+}
+
+/* Column j of H, rows 0..j, on both sides: equal entries whose squares sum to
+ * ratio times w'w (w = vector 1). */
+static void gm_set_col(pair *p, const vecs *v, int64_t j, double ratio)
+{
+    size_t ld = p->m + 1;
+    double ww = 0;
+    for (size_t i = 0; i < p->n; i++) ww += v->h[1][i] * v->h[1][i];
+    double c = sqrt(ratio * ww / (double)(j + 1));
+    for (int64_t i = 0; i <= j; i++) p->hg.gm.H[i + j * ld] = c;
+    sps__h2d(gctx, p->dg.gm.H, p->hg.gm.H, ld * p->m * sizeof(double));
+}
+
+/* GMRES: the Gram-Schmidt products (the second pass's gate), the check and
+ * the Arnoldi finish, the scale. */
 static void test_gm_ops(pair *p, const sps_kstate *s, const char *g)
 {
     const sps_gm_ops *H = &sps__gm_ops_host, *D = &sps__gm_ops_cuda;
@@ -305,28 +341,39 @@ static void test_gm_ops(pair *p, const sps_kstate *s, const char *g)
     vecs_init(&v, n, 300);
     set_state(p, s, &ms.gm, sizeof ms.gm);
     double *hh = hvec(p->m + 1), *hd = dvec(p->m + 1);
-    H->gemv_t(h, &p->hg, j + 1, v.h[1], hh);
-    D->gemv_t(d, &p->dg, j + 1, v.d[1], hd);
+    H->gemv_t(h, &p->hg, j + 1, v.h[1], hh, 0);
+    D->gemv_t(d, &p->dg, j + 1, v.d[1], hd, 0);
     snprintf(what, sizeof what, "n=%zu gemv_t over %lld columns", n, (long long)j + 1);
     T_OK(maxdiff(hh, hd, (size_t)j + 1, 1e-10) <= 1e-11, "%s", what);
-    H->gemv_n(h, &p->hg, j + 1, hh, v.h[1]);
-    D->gemv_n(d, &p->dg, j + 1, hd, v.d[1]);
+    H->gemv_n(h, &p->hg, j + 1, hh, v.h[1], 0);
+    D->gemv_n(d, &p->dg, j + 1, hd, v.d[1], 0);
     snprintf(what, sizeof what, "n=%zu gemv_n", n);
+    cmp_vecs(&v, n, what, 1, 1);
+    /* reorth is 0: the second pass's products change nothing */
+    H->gemv_t(h, &p->hg, j + 1, v.h[2], hh, 1);
+    D->gemv_t(d, &p->dg, j + 1, v.d[2], hd, 1);
+    H->gemv_n(h, &p->hg, j + 1, hh, v.h[1], 1);
+    D->gemv_n(d, &p->dg, j + 1, hd, v.d[1], 1);
+    snprintf(what, sizeof what, "n=%zu second pass skipped (reorth 0)", n);
+    T_OK(maxdiff(hh, hd, (size_t)j + 1, 1e-10) <= 1e-11, "%s: h unchanged", what);
     cmp_vecs(&v, n, what, 1, 1);
     free(hh);
     sps__dfree(hd);
-    sps_kfin fh = sps__kfin(H->finish, &p->hg, SPS_GM_ARNOLDI, 1, j);
-    sps_kfin fd = sps__kfin(D->finish, &p->dg, SPS_GM_ARNOLDI, 1, j);
-    const double *ah[1] = {v.h[1]}, *ad[1] = {v.d[1]};
-    sps__vops_host.dot(h, 1, ah, ah, &fh);
-    sps__vops_cuda.dot(d, 1, ad, ad, &fd);
+    /* the check: w'w against ||h||^2 of column j (set here to twice, then
+     * half, w'w) decides on both sides: due, only the flag moves; not due,
+     * the Arnoldi step runs at once */
+    for (int due = 1; due >= 0; due--) {
+        gm_set_col(p, &v, j, due ? 2.0 : 0.5);
+        snprintf(what, sizeof what, "n=%zu GMRES check, ||h||^2 = %s w'w%s", n, due ? "2" : "0.5", g);
+        gm_finish_case(p, &v, &ms, s, SPS_GM_CHECK, !due, what);
+        sps_gm_state hs;
+        memcpy(&hs, p->hms, sizeof hs);
+        T_OK(hs.reorth == due, "%s: second pass %s", what, due ? "due" : "not due");
+    }
     snprintf(what, sizeof what, "n=%zu GMRES Arnoldi finish, column %lld%s", n, (long long)j, g);
-    cmp_state(p, what, M_GM);
-    T_OK(maxdiff(p->hg.gm.H, p->dg.gm.H, ld * p->m, 1e-12) <= 1e-11 &&
-             maxdiff(p->hg.gm.g, p->dg.gm.g, ld, 1e-12) <= 1e-11 &&
-             maxdiff(p->hg.gm.cs, p->dg.gm.cs, p->m, 1e-12) <= 1e-11 &&
-             maxdiff(p->hg.gm.sn, p->dg.gm.sn, p->m, 1e-12) <= 1e-11,
-         "%s: H, g and the rotations agree", what);
+    gm_finish_case(p, &v, &ms, s, SPS_GM_ARNOLDI, 1, what);
+    snprintf(what, sizeof what, "n=%zu GMRES Arnoldi finish skipped without reorth%s", n, g);
+    gm_finish_case(p, &v, &ms, s, SPS_GM_ARNOLDI, 0, what);
     H->scale(h, &p->hg, j, v.h[1]);
     D->scale(d, &p->dg, j, v.d[1]);
     T_OK(maxdiff(p->hg.V, p->dg.V, n * ld, 1e-12) <= 1e-12, "n=%zu gmres scale%s", n, g);
