@@ -4,81 +4,75 @@
  *
  * The Gram-Schmidt passes are our own GEMV kernels on the column-major basis
  * (transposed for h = V'w, then w -= V h). The Givens rotations are inherently
- * sequential: the finish block stages column j and the rotations in shared
- * memory, 512 at a time, and thread 0 runs the sequence out of shared memory
- * (global loads in a dependent chain would cost a memory latency per
- * rotation). The triangular solve, once per cycle, is one block; the update
- * x += V y reads kdim from the state (the host does not know it), one row per
- * thread.
- *
- * Where it loses: for a long restart, the sequential rotations (a few
- * nanoseconds per rotation). */
+ * a recurrence: the finish block runs it as a scan (rotate_scan). The
+ * triangular solve, once per cycle, is one block; the update x += V y reads
+ * kdim from the state (the host does not know it). */
 #include "../kernels.cuh"
 #include "gmres.h"
 
-#define ROT_CHUNK 512
-
 namespace {
 
-/* The rotations of one chunk on one thread, ROT_GROUP at a time: a group's
- * loads issue together, then its chain of dependent updates runs in registers
- * (one shared-memory latency per group, not per rotation: on an H100 the
- * plain loop took 44 us at j = 1105). The same operations in the same order
- * as sps__gm_rotate. */
-#define ROT_GROUP 16
-__device__ __forceinline__ double rotate_run(const double *sc, const double *scs, const double *ssn,
-                                             double *sout, int cnt, double carry)
+/* The previous rotations 0..j-1 on column j with the whole block.
+ * sps__gm_rotate's recurrence carries one value from rotation to rotation:
+ * carry' = -s_i carry + c_i col[i+1], an affine map of carry. One thread ran
+ * it in 17 ns a rotation on an H100 (j = 1500: 26 us per Arnoldi step), so
+ * here each thread composes the maps of its own run of rotations, a fixed
+ * Hillis-Steele scan over the block composes the runs, and each thread then
+ * replays its run from its starting carry. The rounding differs from the
+ * host's sequential loop (tests compare within 1e-11); the segments depend
+ * only on j and the block size, so the result is run to run bitwise the same.
+ * The rotated rows go through tmp (m entries, free at this point) because a
+ * run reads col[i+1], the next run's first row. Returns the rotated row j
+ * (before its own rotation) in every thread. */
+__device__ double rotate_scan(double *col, const double *cs, const double *sn, double *tmp,
+                              int64_t j)
 {
-    int t = 0;
-    for (; t + ROT_GROUP <= cnt; t += ROT_GROUP) {
-        double c[ROT_GROUP], sn[ROT_GROUP], nx[ROT_GROUP];
-#pragma unroll
-        for (int u = 0; u < ROT_GROUP; u++) {
-            c[u] = scs[t + u];
-            sn[u] = ssn[t + u];
-            nx[u] = sc[t + u];
-        }
-#pragma unroll
-        for (int u = 0; u < ROT_GROUP; u++) {
-            sout[t + u] = c[u] * carry + sn[u] * nx[u];
-            carry = -sn[u] * carry + c[u] * nx[u];
-        }
+    __shared__ double sA[TPB], sB[TPB];
+    const int t = (int)threadIdx.x;
+    const int64_t L = (j + TPB - 1) / TPB;
+    const int64_t lo = t * L < j ? t * L : j, hi = lo + L < j ? lo + L : j;
+    const double carry0 = col[0];
+    double A = 1.0, B = 0.0; /* carry at hi = A * (carry at lo) + B */
+    for (int64_t i = lo; i < hi; i++) {
+        const double a = -sn[i], b = cs[i] * col[i + 1];
+        A = a * A;
+        B = a * B + b;
     }
-    for (; t < cnt; t++) {
-        double c = scs[t], sn = ssn[t], next = sc[t];
-        sout[t] = c * carry + sn * next;
-        carry = -sn * carry + c * next;
+    sA[t] = A;
+    sB[t] = B;
+    __syncthreads();
+    for (int d = 1; d < TPB; d <<= 1) { /* inclusive: runs 0..t composed */
+        double pa = 1.0, pb = 0.0;
+        if (t >= d) pa = sA[t - d], pb = sB[t - d];
+        __syncthreads();
+        if (t >= d) {
+            const double a = sA[t], b = sB[t];
+            sA[t] = a * pa;
+            sB[t] = a * pb + b;
+        }
+        __syncthreads();
     }
-    return carry;
+    double carry = t == 0 ? carry0 : sA[t - 1] * carry0 + sB[t - 1];
+    for (int64_t i = lo; i < hi; i++) {
+        const double c = cs[i], s = sn[i], next = col[i + 1];
+        tmp[i] = c * carry + s * next;
+        carry = -s * carry + c * next;
+    }
+    __syncthreads();
+    for (int64_t i = t; i < j; i += TPB) col[i] = tmp[i];
+    return sA[TPB - 1] * carry0 + sB[TPB - 1];
 }
 
-/* The Arnoldi step on column j, whose entries 0..j are final: the old
- * rotations out of shared memory (thread 0), then sps__gm_arnoldi with
- * hn = ||w|| and hsq = ||h||^2 (the block's total). */
+/* The Arnoldi step on column j, whose entries 0..j are final: the previous
+ * rotations, then sps__gm_arnoldi (thread 0) with hn = ||w|| and hsq = ||h||^2
+ * (totals in thread 0). gm.h2 is free here (ARNOLDI added it into H). */
 __device__ void arnoldi_rotate(int64_t j, sps_kstate *st, sps_gm_state *gs, double ww, double hsq,
                                double *hist, sps_kgm gm)
 {
     double *col = gm.H + j * (gs->m + 1);
-    __shared__ double sc[ROT_CHUNK], scs[ROT_CHUNK], ssn[ROT_CHUNK], sout[ROT_CHUNK];
-    __shared__ double carry_sh;
-    if (threadIdx.x == 0) carry_sh = col[0];
-    /* sps__gm_rotate, chunk by chunk: sc[t] holds row base+1+t, sout[t] the
-     * rotated row base+t. */
-    for (int64_t base = 0; base < j; base += ROT_CHUNK) {
-        int cnt = (int)(j - base < ROT_CHUNK ? j - base : ROT_CHUNK);
-        __syncthreads();
-        for (int t = threadIdx.x; t < cnt; t += TPB) {
-            sc[t] = col[base + 1 + t];
-            scs[t] = gm.cs[base + t];
-            ssn[t] = gm.sn[base + t];
-        }
-        __syncthreads();
-        if (threadIdx.x == 0) carry_sh = rotate_run(sc, scs, ssn, sout, cnt, carry_sh);
-        __syncthreads();
-        for (int t = threadIdx.x; t < cnt; t += TPB) col[base + t] = sout[t];
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) sps__gm_arnoldi(st, gs, j, carry_sh, sqrt(ww), hsq, hist, gm);
+    const double a = rotate_scan(col, gm.cs, gm.sn, gm.h2, j);
+    __syncthreads(); /* every row rotated before thread 0 writes rows j, j + 1 */
+    if (threadIdx.x == 0) sps__gm_arnoldi(st, gs, j, a, sqrt(ww), hsq, hist, gm);
 }
 
 /* SPS_GM_CHECK and SPS_GM_ARNOLDI with the whole block (gmres_host.c's
@@ -168,6 +162,7 @@ __global__ void __launch_bounds__(TPB) k_gemv_t_part(int n, int P, const double 
     const int64_t j = blockIdx.y;
     const double *col = V + j * (int64_t)n;
     double s = 0.0;
+#pragma unroll 8
     for (int64_t i = (int64_t)blockIdx.x * TPB + threadIdx.x; i < n; i += (int64_t)P * TPB)
         s += col[i] * x[i];
     sm[threadIdx.x] = s;
@@ -216,7 +211,7 @@ __device__ __forceinline__ double gm_rows_dot(int n, int64_t ncols, const double
     const int64_t i = (int64_t)blockIdx.x * 32 + lane;
     double s = 0.0;
     if (i < n)
-#pragma unroll 4
+#pragma unroll 8
         for (int64_t c = wp; c < ncols; c += W) s += V[i + c * (int64_t)n] * y[c];
     sm[wp][lane] = s;
     __syncthreads();

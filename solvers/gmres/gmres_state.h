@@ -77,8 +77,9 @@ SPS_HD static inline void sps__gm_solve(const sps_gm_state *gs, sps_kgm gm)
 
 /* Apply the previous rotations 0..j-1, in order, to column j of H; returns
  * the rotated entry of row j (still to be combined with H[j+1, j]). The
- * running value carries row i+1 from one rotation to the next. The device
- * runs the same sequence out of shared memory (gmres_kernels.cu). */
+ * running value carries row i+1 from one rotation to the next: an affine
+ * recurrence, which the device runs as a scan over the block (rotate_scan in
+ * gmres_kernels.cu; the same maps, rounded in another order). */
 SPS_HD static inline double sps__gm_rotate(double *col, const double *cs, const double *sn,
                                          int64_t j)
 {
