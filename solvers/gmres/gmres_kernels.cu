@@ -19,19 +19,18 @@ namespace {
  * here each thread composes the maps of its own run of rotations, a fixed
  * Hillis-Steele scan over the block composes the runs, and each thread then
  * replays its run from its starting carry. The rounding differs from the
- * host's sequential loop (tests compare within 1e-11); the segments depend
- * only on j and the block size, so the result is run to run bitwise the same.
- * The rotated rows go through tmp (m entries, free at this point) because a
- * run reads col[i+1], the next run's first row. Returns the rotated row j
- * (before its own rotation) in every thread. */
-__device__ double rotate_scan(double *col, const double *cs, const double *sn, double *tmp,
-                              int64_t j)
+ * host's sequential loop (tests compare within 1e-11); the runs depend only
+ * on j and the block size, so the result is run to run bitwise the same. A
+ * run's last rotation reads the next run's first row, which that run
+ * overwrites: it is read before the scan's barriers (edge). Returns the
+ * rotated row j (before its own rotation) in every thread. */
+__device__ double rotate_scan(double *col, const double *cs, const double *sn, int64_t j)
 {
     __shared__ double sA[TPB], sB[TPB];
     const int t = (int)threadIdx.x;
     const int64_t L = (j + TPB - 1) / TPB;
     const int64_t lo = t * L < j ? t * L : j, hi = lo + L < j ? lo + L : j;
-    const double carry0 = col[0];
+    const double carry0 = col[0], edge = hi > lo ? col[hi] : 0.0;
     double A = 1.0, B = 0.0; /* carry at hi = A * (carry at lo) + B */
     for (int64_t i = lo; i < hi; i++) {
         const double a = -sn[i], b = cs[i] * col[i + 1];
@@ -54,23 +53,21 @@ __device__ double rotate_scan(double *col, const double *cs, const double *sn, d
     }
     double carry = t == 0 ? carry0 : sA[t - 1] * carry0 + sB[t - 1];
     for (int64_t i = lo; i < hi; i++) {
-        const double c = cs[i], s = sn[i], next = col[i + 1];
-        tmp[i] = c * carry + s * next;
+        const double c = cs[i], s = sn[i], next = i + 1 == hi ? edge : col[i + 1];
+        col[i] = c * carry + s * next;
         carry = -s * carry + c * next;
     }
-    __syncthreads();
-    for (int64_t i = t; i < j; i += TPB) col[i] = tmp[i];
     return sA[TPB - 1] * carry0 + sB[TPB - 1];
 }
 
 /* The Arnoldi step on column j, whose entries 0..j are final: the previous
  * rotations, then sps__gm_arnoldi (thread 0) with hn = ||w|| and hsq = ||h||^2
- * (totals in thread 0). gm.h2 is free here (ARNOLDI added it into H). */
+ * (totals in thread 0). */
 __device__ void arnoldi_rotate(int64_t j, sps_kstate *st, sps_gm_state *gs, double ww, double hsq,
                                double *hist, sps_kgm gm)
 {
     double *col = gm.H + j * (gs->m + 1);
-    const double a = rotate_scan(col, gm.cs, gm.sn, gm.h2, j);
+    const double a = rotate_scan(col, gm.cs, gm.sn, j);
     __syncthreads(); /* every row rotated before thread 0 writes rows j, j + 1 */
     if (threadIdx.x == 0) sps__gm_arnoldi(st, gs, j, a, sqrt(ww), hsq, hist, gm);
 }
