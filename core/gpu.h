@@ -89,7 +89,8 @@ const sps_dcsr *sps__csr_device_copy(sps_context *ctx, const sps_csr *A);
  * the copy; SPS_UPLOAD=ring (default) streams them through the context's
  * pinned staging buffers, several host threads each overlapping its memcpy
  * into one buffer with the DMA out of the other (SPS_UPLOAD_THREADS, default
- * 4). Below 1 MiB in all, a plain copy. The way used is written to how. */
+ * the online CPUs clamped to [4, 8]). Below 1 MiB in all, a plain copy. The
+ * way used is written to how. */
 sps_status sps__h2d_pinned(sps_context *ctx, int n, void *const *dst, const void *const *src,
                            const size_t *bytes, char *how, size_t how_len);
 /* Device-to-host copy: into a destination whose pages are mostly resident, a

@@ -119,14 +119,21 @@ sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int g
 
 #if SPS_HAVE_CUDA
 struct sps_dcsr;
-/* DRM's conversion on the device (drm_convert.cu), seg = 32 only: the scan
- * (as sps__diag_scan), and the value layout (as sps__diag_layout's values and
- * map) into new device arrays *val (dnum[nslot] * 32 doubles) and *map (nnz),
- * given the slot order index, dnum and off on the host. */
-sps_status sps__drm_scan_dev(sps_context *ctx, const struct sps_dcsr *A, sps_diag_segs *out);
+/* DRM's conversion on the device (drm_convert.cu), seg = 32 only. The scan
+ * (as sps__diag_scan) fills out->dnum on the host and leaves the offsets on
+ * the device, in segment order (*doff_seg, with each segment's start in
+ * *dstart_seg; out->off stays NULL): the host needs only the counts for the
+ * plan, and downloading 3.6 MB into fresh host memory took 3 ms on the H100
+ * machine. The scatter lays the offsets out in slot order on the device
+ * (*doff, from index and the slots' dnum on the host) and the values and map
+ * (as sps__diag_layout) into new device arrays *val (dnum[nslot] * 32
+ * doubles) and *map (nnz); it frees doff_seg and dstart_seg. */
+sps_status sps__drm_scan_dev(sps_context *ctx, const struct sps_dcsr *A, sps_diag_segs *out,
+                             sps_idx **doff_seg, sps_idx **dstart_seg);
 sps_status sps__drm_scatter_dev(sps_context *ctx, const struct sps_dcsr *A, const sps_idx *index,
-                                sps_idx nslot, const sps_idx *dnum, const sps_idx *off,
-                                double **val, sps_idx **map, sps_idx **ddnum, sps_idx **doff);
+                                sps_idx nslot, const sps_idx *dnum, sps_idx *doff_seg,
+                                sps_idx *dstart_seg, double **val, sps_idx **map, sps_idx **ddnum,
+                                sps_idx **doff);
 /* DIA on the device: the sorted distinct offsets (to the host), then the
  * values and map into new device arrays. */
 sps_status sps__dia_offsets_dev(sps_context *ctx, const struct sps_dcsr *A, sps_idx **off,

@@ -126,28 +126,46 @@ static const struct sps_dcsr *device_source(sps_context *ctx, const sps_csr *A, 
 }
 
 #if SPS_HAVE_CUDA
-/* The slots' diagonals in slot order (the offsets part of sps__diag_layout). */
-static void slot_layout(const sps_diag_segs *s, const sps_idx *index, sps_idx *dnum, sps_idx *off)
+/* The slots' diagonal counts in slot order (the dnum part of sps__diag_layout;
+ * the offsets follow on the device). */
+static void slot_dnum(const sps_diag_segs *s, const sps_idx *index, sps_idx *dnum)
 {
     dnum[0] = 0;
     for (sps_idx sl = 0; sl < s->nseg; sl++) {
-        const sps_idx h = index[sl], dig = s->dnum[h + 1] - s->dnum[h];
-        memcpy(off + dnum[sl], s->off + s->dnum[h], (size_t)dig * sizeof *off);
-        dnum[sl + 1] = dnum[sl] + dig;
+        const sps_idx h = index[sl];
+        dnum[sl + 1] = dnum[sl] + (s->dnum[h + 1] - s->dnum[h]);
     }
 }
 #endif
 
-/* Values and map: on the host (sps__diag_layout) or on the device. */
+/* The device scan's offsets when the build fails before the scatter took them. */
+static void drop_dev_scan(sps_idx *doff_seg, sps_idx *dstart_seg)
+{
+#if SPS_HAVE_CUDA
+    sps__dfree(doff_seg);
+    sps__dfree(dstart_seg);
+#else
+    (void)doff_seg;
+    (void)dstart_seg;
+#endif
+}
+
+/* Values and map: on the host (sps__diag_layout) or on the device, which
+ * takes the device scan's offsets (*doff_seg, *dstart_seg) and frees them. */
 static sps_status layout(sps_context *ctx, const sps_csr *A, const struct sps_dcsr *dsrc,
-                         const sps_diag_segs *sg, sps_fmt_drm *f)
+                         const sps_diag_segs *sg, sps_idx **doff_seg, sps_idx **dstart_seg,
+                         sps_fmt_drm *f)
 {
     if (!dsrc) return sps__diag_layout(ctx, A, sg, f->index, f->dnum, f->off, f->map, f->val);
 #if SPS_HAVE_CUDA
-    slot_layout(sg, f->index, f->dnum, f->off);
-    return sps__drm_scatter_dev(ctx, dsrc, f->index, f->nslot, f->dnum, f->off,
+    slot_dnum(sg, f->index, f->dnum);
+    sps_idx *o = *doff_seg, *st = *dstart_seg;
+    *doff_seg = *dstart_seg = NULL;
+    return sps__drm_scatter_dev(ctx, dsrc, f->index, f->nslot, f->dnum, o, st,
                                 (double **)&f->dval, &f->dmap, &f->ddnum, &f->doff);
 #else
+    (void)doff_seg;
+    (void)dstart_seg;
     return SPS_ERR_INTERNAL;
 #endif
 }
@@ -229,9 +247,11 @@ static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx seg, const c
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "drm: segment height %d is not a power of 2 "
                         "in [1, 1024]", seg);
     sps_diag_segs sg;
+    sps_idx *doff_seg = NULL, *dstart_seg = NULL; /* the device scan's offsets */
     const struct sps_dcsr *dsrc = device_source(ctx, A, seg);
 #if SPS_HAVE_CUDA
-    sps_status s = dsrc ? sps__drm_scan_dev(ctx, dsrc, &sg) : sps__diag_scan(ctx, A, seg, &sg);
+    sps_status s = dsrc ? sps__drm_scan_dev(ctx, dsrc, &sg, &doff_seg, &dstart_seg)
+                        : sps__diag_scan(ctx, A, seg, &sg);
 #else
     sps_status s = sps__diag_scan(ctx, A, seg, &sg);
 #endif
@@ -242,6 +262,7 @@ static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx seg, const c
         char b[32];
         sps__diag_count_str(slots, b, sizeof b);
         sps__diag_segs_free(&sg);
+        drop_dev_scan(doff_seg, dstart_seg);
         return sps__err(ctx, SPS_ERR_UNSUPPORTED,
                         "drm: %d diagonal pieces would store %s slots (more than 2^31-1) for %d "
                         "nonzeros", ndiag, b, A->nnz);
@@ -252,14 +273,14 @@ static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx seg, const c
         f->blo = sps__malloc(((size_t)S + 1) * sizeof *f->blo);
         f->index = sps__malloc(sps__mul_size((size_t)S, sizeof *f->index));
         f->dnum = sps__malloc(((size_t)S + 1) * sizeof *f->dnum);
-        f->off = sps__malloc(sps__mul_size((size_t)ndiag, sizeof *f->off));
-        if (!dsrc) { /* the device conversion keeps them on the device */
+        if (!dsrc) { /* the device conversion keeps them on the device (fetch) */
+            f->off = sps__malloc(sps__mul_size((size_t)ndiag, sizeof *f->off));
             f->val = sps__calloc((size_t)slots, sizeof *f->val);
             f->map = sps__malloc(sps__mul_size((size_t)A->nnz, sizeof *f->map));
         }
     }
-    if (!f || !ope || !f->blo || !f->index || !f->dnum || !f->off ||
-        (!dsrc && (!f->val || !f->map))) {
+    if (!f || !ope || !f->blo || !f->index || !f->dnum ||
+        (!dsrc && (!f->off || !f->val || !f->map))) {
         s = sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory for %lld slots",
                      (long long)slots);
         goto fail;
@@ -275,7 +296,7 @@ static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx seg, const c
     s = sps__drm_plan(ctx, ope, S, hdia_as == NULL, 1024 / seg, f->index, f->blo, &f->nblk);
     if (s != SPS_OK) goto fail;
     if (order_rows && (s = order_by_rows(ctx, f->index, f->blo, f->nblk, S)) != SPS_OK) goto fail;
-    s = layout(ctx, A, dsrc, &sg, f);
+    s = layout(ctx, A, dsrc, &sg, &doff_seg, &dstart_seg, f);
     if (s != SPS_OK) goto fail;
     f->maxmem = 0;
     for (sps_idx b = 0; b < f->nblk; b++)
@@ -286,6 +307,7 @@ static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx seg, const c
     *out = (sps_fmt *)f;
     return SPS_OK;
 fail:
+    drop_dev_scan(doff_seg, dstart_seg);
     sps__free(ope);
     sps__diag_segs_free(&sg);
     free_fmt((sps_fmt *)f);

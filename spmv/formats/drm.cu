@@ -255,6 +255,9 @@ extern "C" sps_status sps_drm_upload(sps_context *ctx, const sps_fmt *fmt, int s
         d->off = w->doff;
         w->ddnum = w->doff = NULL;
         bytes += ((size_t)f->nslot + 1 + (size_t)ndiag) * is;
+    } else if (s == SPS_OK && !f->off && ndiag) { /* device-built, uploaded once already */
+        s = sps__err(ctx, SPS_ERR_INTERNAL, "drm: a device-built format uploaded twice (%s:%d)", __FILE__,
+                     __LINE__);
     } else {
         if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->dnum, f->dnum, ((size_t)f->nslot + 1) * is, &bytes);
         if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->off, f->off, (size_t)ndiag * is, &bytes);
@@ -302,6 +305,17 @@ extern "C" sps_status sps_drm_fetch(sps_context *ctx, sps_fmt *fmt, const void *
 {
     sps_fmt_drm *f = (sps_fmt_drm *)fmt;
     const drm_dev *d = (const drm_dev *)dev;
+    if (!f->off && d->off) { /* a device-built format keeps its offsets on the device */
+        const size_t nd = (size_t)f->dnum[f->nslot];
+        sps_idx *off = (sps_idx *)sps__malloc((nd ? nd : 1) * sizeof(sps_idx));
+        if (!off) return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory");
+        sps_status s = sps__d2h(ctx, off, d->off, nd * sizeof(sps_idx));
+        if (s != SPS_OK) {
+            sps__free(off);
+            return s;
+        }
+        f->off = off;
+    }
     if (f->val || !d->map) return SPS_OK;
     double *val = (double *)sps__malloc((d->nval ? d->nval : 1) * sizeof(double));
     sps_idx *map = (sps_idx *)sps__malloc(((size_t)f->nnz + 1) * sizeof(sps_idx));

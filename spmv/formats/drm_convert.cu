@@ -6,10 +6,11 @@
  *   1. seg_offsets_kernel, one warp per 32-row segment, one lane per row: the
  *      lanes merge their rows' sorted offsets, so the segment's distinct
  *      offsets come out in ascending order, as sps__diag_scan sorts them.
- *      Run twice: counts, then (after a prefix sum on the host) the offsets.
+ *      Run twice: counts, then (after a prefix sum on the host) the offsets,
+ *      which stay on the device.
  *   2. The host groups the segments (Algorithm 1 works on per-segment counts)
- *      and lays the slots out (dnum, off in slot order): O(segments +
- *      diagonals), no pass over the nonzeros.
+ *      and lays the slots out (dnum in slot order): O(segments), no pass
+ *      over the nonzeros; slot_offsets_kernel puts the offsets in slot order.
  *   3. scatter_kernel, one thread per row: each entry's diagonal position by
  *      binary search in its slot's offsets; val[pos] = a_ij, map[p] = pos.
  * DIA is the one-segment case: a flag per offset, compacted in order, and the
@@ -62,6 +63,19 @@ __global__ void seg_offsets_kernel(const sps_idx *__restrict__ rp, const sps_idx
         }
     }
     if (counts && lane == 0) counts[h] = k;
+}
+
+/* The offsets in slot order: slot sl (segment h, inv[h] = sl) takes segment
+ * h's offsets, in order. One thread per segment. */
+__global__ void slot_offsets_kernel(int nseg, const sps_idx *__restrict__ inv,
+                                    const sps_idx *__restrict__ start, const sps_idx *__restrict__ off_seg,
+                                    const sps_idx *__restrict__ dnum, sps_idx *__restrict__ off)
+{
+    long long h64 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (h64 >= nseg) return;
+    int h = (int)h64;
+    const sps_idx sl = inv[h], n = dnum[sl + 1] - dnum[sl];
+    for (sps_idx k = 0; k < n; k++) off[dnum[sl] + k] = off_seg[start[h] + k];
 }
 
 __global__ void scatter_kernel(const sps_idx *__restrict__ rp, const sps_idx *__restrict__ col,
@@ -181,9 +195,12 @@ sps_status to_dev(sps_context *ctx, void **d, const void *h, size_t bytes)
 
 } // namespace
 
-extern "C" sps_status sps__drm_scan_dev(sps_context *ctx, const sps_dcsr *A, sps_diag_segs *out)
+extern "C" sps_status sps__drm_scan_dev(sps_context *ctx, const sps_dcsr *A, sps_diag_segs *out,
+                                        sps_idx **doff_seg, sps_idx **dstart_seg)
 {
     memset(out, 0, sizeof *out);
+    *doff_seg = NULL;
+    *dstart_seg = NULL;
     const int m = A->nrows;
     const long long nseg = ((long long)m + 31) / 32;
     out->seg = 32;
@@ -207,8 +224,6 @@ extern "C" sps_status sps__drm_scan_dev(sps_context *ctx, const sps_dcsr *A, sps
         if (total > SPS_IDX_MAX) st = sps__err(ctx, SPS_ERR_UNSUPPORTED, "drm: too many diagonal pieces");
         else out->dnum[h + 1] = (sps_idx)total;
     }
-    out->off = (sps_idx *)sps__malloc((size_t)(total ? total : 1) * sizeof(sps_idx));
-    if (st == SPS_OK && !out->off) st = sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory");
     if (st == SPS_OK) st = to_dev(ctx, (void **)&dstart, out->dnum, (size_t)nseg * sizeof(sps_idx));
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&doff, (size_t)total * sizeof(sps_idx));
     if (st == SPS_OK && nseg > 0) {
@@ -217,19 +232,22 @@ extern "C" sps_status sps__drm_scan_dev(sps_context *ctx, const sps_dcsr *A, sps
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch seg_offsets_kernel", __FILE__, __LINE__);
     }
-    /* into fresh host memory: the staging ring (3.2 ms pageable for poisson3d:160's 3.6 MB) */
-    if (st == SPS_OK) st = sps__d2h_pinned(ctx, out->off, doff, (size_t)total * sizeof(sps_idx));
     sps__dfree(dcount);
-    sps__dfree(dstart);
-    sps__dfree(doff);
-    if (st != SPS_OK) sps__diag_segs_free(out);
-    return st;
+    if (st != SPS_OK) {
+        sps__dfree(dstart);
+        sps__dfree(doff);
+        sps__diag_segs_free(out);
+        return st;
+    }
+    *doff_seg = doff;
+    *dstart_seg = dstart;
+    return SPS_OK;
 }
 
 extern "C" sps_status sps__drm_scatter_dev(sps_context *ctx, const sps_dcsr *A, const sps_idx *index,
-                                           sps_idx nslot, const sps_idx *dnum, const sps_idx *off,
-                                           double **val, sps_idx **map, sps_idx **dnum_dev,
-                                           sps_idx **off_dev)
+                                           sps_idx nslot, const sps_idx *dnum, sps_idx *doff_seg,
+                                           sps_idx *dstart_seg, double **val, sps_idx **map,
+                                           sps_idx **dnum_dev, sps_idx **off_dev)
 {
     *val = NULL;
     *map = NULL;
@@ -237,13 +255,23 @@ extern "C" sps_status sps__drm_scatter_dev(sps_context *ctx, const sps_dcsr *A, 
     *off_dev = NULL;
     const size_t is = sizeof(sps_idx), ndiag = (size_t)dnum[nslot];
     sps_idx *inv = (sps_idx *)sps__malloc(((size_t)nslot + 1) * is);
-    if (!inv) return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory");
+    if (!inv) {
+        sps__dfree(doff_seg);
+        sps__dfree(dstart_seg);
+        return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory");
+    }
     for (sps_idx sl = 0; sl < nslot; sl++) inv[index[sl]] = sl;
     sps_idx *dinv = NULL, *ddnum = NULL, *doff = NULL;
     sps_status st = to_dev(ctx, (void **)&dinv, inv, (size_t)nslot * is);
     sps__free(inv);
     if (st == SPS_OK) st = to_dev(ctx, (void **)&ddnum, dnum, ((size_t)nslot + 1) * is);
-    if (st == SPS_OK) st = to_dev(ctx, (void **)&doff, off, ndiag * is);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&doff, ndiag * is);
+    if (st == SPS_OK && nslot > 0) {
+        slot_offsets_kernel<<<blocks_for(nslot), THREADS, 0, sps_stream(ctx)>>>(
+            nslot, dinv, dstart_seg, doff_seg, ddnum, doff);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch slot_offsets_kernel", __FILE__, __LINE__);
+    }
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)val, ndiag * 32 * sizeof(double));
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)map, (size_t)A->nnz * is);
     if (st == SPS_OK) st = sps__dmemset(ctx, *val, 0, ndiag * 32 * sizeof(double));
@@ -255,6 +283,8 @@ extern "C" sps_status sps__drm_scatter_dev(sps_context *ctx, const sps_dcsr *A, 
     }
     if (st == SPS_OK) st = sps__gpu_sync(ctx);
     sps__dfree(dinv);
+    sps__dfree(doff_seg);
+    sps__dfree(dstart_seg);
     if (st != SPS_OK) {
         sps__dfree(ddnum);
         sps__dfree(doff);
