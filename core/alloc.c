@@ -65,6 +65,21 @@ void *sps__realloc(void *p, size_t bytes)
     return huge_advice(realloc(p, bytes ? bytes : 1), bytes);
 }
 
+void *sps__malloc_scratch(size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const size_t h = (size_t)2 << 20;
+    if (bytes >= ((size_t)1 << 20) && bytes <= SIZE_MAX - h) {
+        if (inject_failure()) return NULL;
+        const size_t r = (bytes + h - 1) & ~(h - 1);
+        void *p = aligned_alloc(h, r);
+        if (p) (void)madvise(p, r, MADV_HUGEPAGE);
+        return p;
+    }
+#endif
+    return sps__malloc(bytes);
+}
+
 void sps__free(void *p) { free(p); }
 
 void sps_free(void *p) { free(p); }

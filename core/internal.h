@@ -83,6 +83,13 @@ void *sps__malloc(size_t bytes);
 void *sps__calloc(size_t n, size_t size);
 void *sps__realloc(void *p, size_t bytes);
 void sps__free(void *p);
+/* Scratch of a few MiB that is written once, soon after (a conversion's
+ * temporaries): from 1 MiB up, aligned to 2 MiB and advised for transparent
+ * huge pages as a whole, so that its first touch faults once per 2 MiB (on
+ * the H100 machine a 4 KiB fault of fresh memory cost about 3 us: 3 ms for
+ * DRM's 3.6 MB of plan arrays). Below 1 MiB, sps__malloc. Freed with
+ * sps__free. */
+void *sps__malloc_scratch(size_t bytes);
 void sps__fail_alloc_after(long n);
 /* n * size with overflow check; SIZE_MAX on overflow (so the allocation fails). */
 size_t sps__mul_size(size_t n, size_t size);

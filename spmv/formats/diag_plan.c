@@ -140,16 +140,16 @@ sps_status sps__drm_plan(sps_context *ctx, const int64_t *ope, sps_idx n, int gr
         *nblk = n;
         return SPS_OK;
     }
+    /* one scratch block (sps__malloc_scratch): ope, then next, tail, q1, q2
+     * and h (m + 1 <= n + 1 entries) */
     plan p;
-    p.ope = sps__malloc(sps__mul_size((size_t)n, sizeof *p.ope));
-    p.next = sps__malloc(sps__mul_size((size_t)n, sizeof *p.next));
-    p.tail = sps__malloc(sps__mul_size((size_t)n, sizeof *p.tail));
-    sps_idx *q1 = sps__malloc(sps__mul_size((size_t)n, sizeof *q1));
-    sps_idx *q2 = sps__malloc(sps__mul_size((size_t)n, sizeof *q2));
-    if (!p.ope || !p.next || !p.tail || !q1 || !q2) {
-        sps__free(p.ope); sps__free(p.next); sps__free(p.tail); sps__free(q1); sps__free(q2);
-        return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory merging %d segments", n);
-    }
+    const size_t un = (size_t)n, isz = sizeof(sps_idx);
+    char *blk0 = sps__malloc_scratch(sps__mul_size(un, sizeof(int64_t) + 5 * isz) + isz);
+    if (!blk0) return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory merging %d segments", n);
+    p.ope = (int64_t *)(void *)blk0;
+    p.next = (sps_idx *)(void *)(blk0 + un * sizeof(int64_t));
+    p.tail = p.next + un;
+    sps_idx *q1 = p.tail + un, *q2 = q1 + un, *h = q2 + un;
     int64_t pmax = 0;
     for (sps_idx i = 0; i < n; i++) {
         p.ope[i] = ope[i];
@@ -175,11 +175,6 @@ sps_status sps__drm_plan(sps_context *ctx, const int64_t *ope, sps_idx n, int gr
 
     /* What remains, in decreasing order: merge the two queues from their ends. */
     sps_idx m = (q.n1 - q.i1) + (q.n2 - q.i2);
-    sps_idx *h = sps__malloc(sps__mul_size((size_t)m + 1, sizeof *h));
-    if (!h) {
-        sps__free(p.ope); sps__free(p.next); sps__free(p.tail); sps__free(q1); sps__free(q2);
-        return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory merging %d segments", n);
-    }
     for (sps_idx k = 0, e1 = q.n1, e2 = q.n2; k < m; k++) {
         const int take1 = e1 > q.i1 && (e2 <= q.i2 || after(&p, q.q2[e2 - 1], q.q1[e1 - 1]));
         h[k] = take1 ? q.q1[--e1] : q.q2[--e2];
@@ -209,8 +204,7 @@ sps_status sps__drm_plan(sps_context *ctx, const int64_t *ope, sps_idx n, int gr
         }
     }
     *nblk = nb;
-    sps__free(p.ope); sps__free(p.next); sps__free(p.tail); sps__free(q1); sps__free(q2);
-    sps__free(h);
+    sps__free(blk0);
     return SPS_OK;
 }
 

@@ -213,13 +213,10 @@ static void fill_stats(const sps_fmt_drm *f, const char *hdia_as, const int64_t 
 static sps_status order_by_rows(sps_context *ctx, sps_idx *index, sps_idx *blo, sps_idx nblk,
                                 sps_idx S)
 {
-    sps_idx *first = sps__malloc(sps__mul_size((size_t)S, sizeof *first));
-    sps_idx *ni = sps__malloc(sps__mul_size((size_t)S, sizeof *ni));
-    sps_idx *nb = sps__malloc(((size_t)nblk + 1) * sizeof *nb);
-    if (!first || !ni || !nb) {
-        sps__free(first); sps__free(ni); sps__free(nb);
-        return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory ordering %d sub-blocks", nblk);
-    }
+    /* first (S), ni (S), nb (nblk + 1 <= S + 1) in one scratch block */
+    sps_idx *first = sps__malloc_scratch(sps__mul_size(3 * (size_t)S + 1, sizeof *first));
+    if (!first) return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory ordering %d sub-blocks", nblk);
+    sps_idx *ni = first + S, *nb = ni + S;
     for (sps_idx h = 0; h < S; h++) first[h] = -1;
     for (sps_idx b = 0; b < nblk; b++) {
         sps__diag_sort(index + blo[b], (size_t)(blo[b + 1] - blo[b]));
@@ -235,7 +232,7 @@ static sps_status order_by_rows(sps_context *ctx, sps_idx *index, sps_idx *blo, 
     }
     memcpy(index, ni, (size_t)S * sizeof *index);
     memcpy(blo, nb, ((size_t)nblk + 1) * sizeof *blo);
-    sps__free(first); sps__free(ni); sps__free(nb);
+    sps__free(first);
     return SPS_OK;
 }
 
@@ -268,7 +265,7 @@ static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx seg, const c
                         "nonzeros", ndiag, b, A->nnz);
     }
     sps_fmt_drm *f = sps__calloc(1, sizeof *f);
-    int64_t *ope = sps__malloc(sps__mul_size((size_t)S, sizeof *ope));
+    int64_t *ope = sps__malloc_scratch(sps__mul_size((size_t)S, sizeof *ope));
     if (f) {
         f->blo = sps__malloc(((size_t)S + 1) * sizeof *f->blo);
         f->index = sps__malloc(sps__mul_size((size_t)S, sizeof *f->index));
