@@ -116,14 +116,12 @@ __device__ __forceinline__ void onek_bicg_half(const onek_bicg &a, int64_t j)
     }
 }
 
+/* The iterations of k_bicg_onekernel; a's st and bs point at the block's
+ * shared copies (as in cg_onek_loop). */
 template <bool JAC>
-__global__ void __launch_bounds__(OKT) k_bicg_onekernel(onek_bicg a)
+__device__ __forceinline__ void bicg_onek_loop(const onek_bicg &a, int *stop)
 {
-    __shared__ int stop;
     __shared__ int64_t j;
-    if (threadIdx.x == 0) stop = (int)a.st->stop;
-    __syncthreads();
-    if (stop) return;
     for (;;) {
         if (threadIdx.x == 0) j = a.st->iter + 1;
         const double be = a.bs->beta, om0 = a.bs->omega;
@@ -140,7 +138,7 @@ __global__ void __launch_bounds__(OKT) k_bicg_onekernel(onek_bicg a)
             v1[0] += a.r0[i] * vi;
         }
         onek_sum<1>(v1);
-        if (onek_bicg_finish(a, SPS_BICG_ALPHA, v1, &stop)) return onek_bicg_half(a, j);
+        if (onek_bicg_finish(a, SPS_BICG_ALPHA, v1, stop)) return onek_bicg_half(a, j);
         const double al = a.bs->alpha;
         double s1[1] = {0.0};
         for (int i = threadIdx.x; i < a.n; i += OKT) {
@@ -150,7 +148,7 @@ __global__ void __launch_bounds__(OKT) k_bicg_onekernel(onek_bicg a)
             if constexpr (JAC) a.sh[i] = a.dinv[i] * si;
         }
         onek_sum<1>(s1);
-        if (onek_bicg_finish(a, SPS_BICG_S, s1, &stop)) return onek_bicg_half(a, j);
+        if (onek_bicg_finish(a, SPS_BICG_S, s1, stop)) return onek_bicg_half(a, j);
         double o2[2] = {0.0, 0.0};
         for (int i = threadIdx.x; i < a.n; i += OKT) {
             double ti = onek_row(a.rp, a.ci, a.val, a.sh, i);
@@ -159,7 +157,7 @@ __global__ void __launch_bounds__(OKT) k_bicg_onekernel(onek_bicg a)
             o2[1] += ti * ti;
         }
         onek_sum<2>(o2);
-        if (onek_bicg_finish(a, SPS_BICG_OMEGA, o2, &stop)) return onek_bicg_half(a, j);
+        if (onek_bicg_finish(a, SPS_BICG_OMEGA, o2, stop)) return onek_bicg_half(a, j);
         const double al2 = a.bs->alpha, om = a.bs->omega;
         double x3[3] = {0.0, 0.0, 0.0};
         for (int i = threadIdx.x; i < a.n; i += OKT) {
@@ -172,7 +170,31 @@ __global__ void __launch_bounds__(OKT) k_bicg_onekernel(onek_bicg a)
             x3[1] += a.r0[i] * ri;
         }
         onek_sum<3>(x3);
-        if (onek_bicg_finish(a, SPS_BICG_R, x3, &stop)) return;
+        if (onek_bicg_finish(a, SPS_BICG_R, x3, stop)) return;
+    }
+}
+
+template <bool JAC>
+__global__ void __launch_bounds__(OKT) k_bicg_onekernel(onek_bicg a)
+{
+    __shared__ int stop;
+    __shared__ sps_kstate sst;
+    __shared__ sps_bicg_state sbs;
+    if (threadIdx.x == 0) {
+        sst = *a.st;
+        sbs = *a.bs;
+        stop = (int)sst.stop;
+    }
+    __syncthreads();
+    if (stop) return;
+    onek_bicg b = a;
+    b.st = &sst;
+    b.bs = &sbs;
+    bicg_onek_loop<JAC>(b, &stop);
+    __syncthreads(); /* onek_bicg_half's reads of the shared state are done */
+    if (threadIdx.x == 0) { /* the state back for the host and the finish kernels */
+        *a.st = sst;
+        *a.bs = sbs;
     }
 }
 

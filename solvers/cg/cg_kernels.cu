@@ -99,19 +99,17 @@ __device__ __forceinline__ int onek_finish(int step, sps_kstate *st, sps_cg_stat
     return *stop;
 }
 
+/* The iterations of k_cg_onekernel on the block's shared copies of the state
+ * (st, cs): thread 0's finish steps and every thread's reads of alpha and
+ * beta then cost a shared-memory access, not a global one. */
 template <bool JAC>
-__global__ void __launch_bounds__(OKT) k_cg_onekernel(int n, const sps_idx *__restrict__ rp,
-                                                      const sps_idx *__restrict__ ci,
-                                                      const double *__restrict__ val, double *x,
-                                                      double *r, double *p, double *q,
-                                                      const double *dinv, double *z,
-                                                      sps_kstate *st, sps_cg_state *cs,
-                                                      double *hist, int step)
+__device__ __forceinline__ void cg_onek_loop(int n, const sps_idx *__restrict__ rp,
+                                             const sps_idx *__restrict__ ci,
+                                             const double *__restrict__ val, double *x, double *r,
+                                             double *p, double *q, const double *dinv, double *z,
+                                             sps_kstate *st, sps_cg_state *cs, double *hist,
+                                             int step, int *stop)
 {
-    __shared__ int stop;
-    if (threadIdx.x == 0) stop = (int)st->stop;
-    __syncthreads();
-    if (stop) return;
     for (;;) {
         double v1[1] = {0.0};
         for (int i = threadIdx.x; i < n; i += OKT) {
@@ -121,7 +119,7 @@ __global__ void __launch_bounds__(OKT) k_cg_onekernel(int n, const sps_idx *__re
             v1[0] += p[i] * s;
         }
         onek_sum<1>(v1);
-        if (onek_finish(SPS_CG_ALPHA, st, cs, v1, hist, &stop)) return;
+        if (onek_finish(SPS_CG_ALPHA, st, cs, v1, hist, stop)) return;
         const double al = cs->alpha;
         double v2[2] = {0.0, 0.0};
         for (int i = threadIdx.x; i < n; i += OKT) {
@@ -136,10 +134,36 @@ __global__ void __launch_bounds__(OKT) k_cg_onekernel(int n, const sps_idx *__re
             }
         }
         onek_sum<2>(v2);
-        if (onek_finish(step, st, cs, v2, hist, &stop)) return;
+        if (onek_finish(step, st, cs, v2, hist, stop)) return;
         const double be = cs->beta;
         for (int i = threadIdx.x; i < n; i += OKT) p[i] = z[i] + be * p[i];
         __syncthreads(); /* p complete before the next SpMV reads it */
+    }
+}
+
+template <bool JAC>
+__global__ void __launch_bounds__(OKT) k_cg_onekernel(int n, const sps_idx *__restrict__ rp,
+                                                      const sps_idx *__restrict__ ci,
+                                                      const double *__restrict__ val, double *x,
+                                                      double *r, double *p, double *q,
+                                                      const double *dinv, double *z,
+                                                      sps_kstate *st, sps_cg_state *cs,
+                                                      double *hist, int step)
+{
+    __shared__ int stop;
+    __shared__ sps_kstate sst;
+    __shared__ sps_cg_state scs;
+    if (threadIdx.x == 0) {
+        sst = *st;
+        scs = *cs;
+        stop = (int)sst.stop;
+    }
+    __syncthreads();
+    if (stop) return;
+    cg_onek_loop<JAC>(n, rp, ci, val, x, r, p, q, dinv, z, &sst, &scs, hist, step, &stop);
+    if (threadIdx.x == 0) { /* the state back for the host and the finish kernels */
+        *st = sst;
+        *cs = scs;
     }
 }
 
