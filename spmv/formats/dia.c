@@ -22,6 +22,9 @@ SPS_DECLARE_GPU_BACKEND(sps_dia)
 #if SPS_HAVE_CUDA
 /* A device-built val and map, brought to the host for apply_host (dia.cu). */
 sps_status sps_dia_fetch(sps_context *ctx, sps_fmt *f, const void *dev);
+/* The fused "SpMV plus dot" (backend.h apply_dot; dia.cu, doc/solvers.md). */
+sps_status sps_dia_apply_dot(sps_context *ctx, void *dev, const double *x, double *y, double *part,
+                            int maxparts, int *nparts);
 /* The block product (backend.h apply_multi; dia.cu, doc/spmm.md). */
 sps_status sps_dia_apply_multi(sps_context *ctx, void *dev, int k, double alpha, const double *X,
                               int64_t ldx, double beta, double *Y, int64_t ldy);
@@ -204,6 +207,7 @@ const sps_backend sps_backend_dia = {
     SPS_GPU_ENTRIES(sps_dia),
 #if SPS_HAVE_CUDA
     .fetch = sps_dia_fetch,
+    .apply_dot = sps_dia_apply_dot,
     .apply_multi = sps_dia_apply_multi,
 #endif
 };

@@ -13,6 +13,8 @@
 #include "kernels.h"
 
 SPS_DECLARE_GPU_BACKEND(sps_dia)
+extern "C" sps_status sps_dia_apply_dot(sps_context *ctx, void *dev, const double *x, double *y,
+                                        double *part, int maxparts, int *nparts);
 extern "C" sps_status sps_dia_apply_multi(sps_context *ctx, void *dev, int k, double alpha,
                                           const double *X, int64_t ldx, double beta, double *Y,
                                           int64_t ldy);
@@ -41,6 +43,26 @@ __global__ void __launch_bounds__(kThreads) dia_kernel(const sps_idx *__restrict
     if (row >= nrows) return;
     const T acc = sps_diag_dot(off, val + row, nrows, ndiag, row, ncols, x);
     sps_diag_store<T, BETA>(y, row, acc, alpha, beta);
+}
+
+/* The fused "SpMV plus dot" (backend.h apply_dot): dia_kernel's rows (y = A x
+ * exactly) over at most maxparts blocks with a grid-stride loop, and each
+ * block's sum of x_row y_row in a fixed order (sps_diag_dot_partial). */
+__global__ void __launch_bounds__(kThreads) dia_dot_kernel(const sps_idx *__restrict__ off,
+                                                           const double *__restrict__ val, int ndiag,
+                                                           unsigned nrows, unsigned ncols,
+                                                           const double *__restrict__ x,
+                                                           double *__restrict__ y, double *part)
+{
+    double acc = 0.0;
+    for (unsigned long long r = (unsigned long long)blockIdx.x * kThreads + threadIdx.x; r < nrows;
+         r += (unsigned long long)gridDim.x * kThreads) {
+        const unsigned row = (unsigned)r;
+        const double s = sps_diag_dot(off, val + row, nrows, ndiag, row, ncols, x);
+        y[row] = s;
+        acc += x[row] * s;
+    }
+    sps_diag_dot_partial<kThreads>(acc, part);
 }
 
 template <typename T>
@@ -160,6 +182,20 @@ extern "C" sps_status sps_dia_apply(sps_context *ctx, void *dev, double alpha, c
     if (d->nrows == 0) return SPS_OK;
     return d->single ? apply_t<float>(ctx, d, alpha, x, beta, y)
                      : apply_t<double>(ctx, d, alpha, x, beta, y);
+}
+
+extern "C" sps_status sps_dia_apply_dot(sps_context *ctx, void *dev, const double *x, double *y,
+                                        double *part, int maxparts, int *nparts)
+{
+    const dia_dev *d = (const dia_dev *)dev;
+    if (d->single || d->nrows != d->ncols || maxparts < 1) return SPS_ERR_UNSUPPORTED;
+    const unsigned grid = sps_diag_dot_grid((unsigned long long)d->nrows, kThreads, maxparts);
+    dia_dot_kernel<<<grid, kThreads, 0, sps_stream(ctx)>>>(d->off, (const double *)d->val, d->ndiag,
+                                                           (unsigned)d->nrows, (unsigned)d->ncols, x,
+                                                           y, part);
+    SPS_LAUNCH_CHECK(ctx, "dia_dot_kernel");
+    *nparts = (int)grid;
+    return SPS_OK;
 }
 
 extern "C" sps_status sps_dia_apply_multi(sps_context *ctx, void *dev, int k, double alpha,

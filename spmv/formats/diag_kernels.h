@@ -118,6 +118,34 @@ __device__ __forceinline__ void sps_diag_store(T *__restrict__ y, unsigned row, 
     else y[row] = alpha * acc;
 }
 
+/* The fused "SpMV plus dot" (backend.h apply_dot) of the diagonal formats:
+ * part[blockIdx.x] = the block's sum of its threads' acc, in a fixed order
+ * (warp shuffles, then the B/32 warp sums by warp 0). Every thread of the
+ * block calls it. */
+template <int B>
+__device__ __forceinline__ void sps_diag_dot_partial(double acc, double *__restrict__ part)
+{
+    __shared__ double sh[B / 32];
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = acc;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        double t = threadIdx.x < B / 32 ? sh[threadIdx.x] : 0.0;
+        for (int o = 16; o > 0; o >>= 1) t += __shfl_down_sync(0xffffffffu, t, o);
+        if (threadIdx.x == 0) part[blockIdx.x] = t;
+    }
+}
+
+/* Blocks of B threads for `threads` work items, at most maxparts (a
+ * grid-stride loop covers the rest): a function of the matrix and maxparts
+ * only, as apply_dot requires. */
+static inline unsigned sps_diag_dot_grid(unsigned long long threads, unsigned B, int maxparts)
+{
+    unsigned long long g = (threads + B - 1) / B;
+    if (g > (unsigned long long)maxparts) g = (unsigned long long)maxparts;
+    return g < 1 ? 1u : (unsigned)g;
+}
+
 /* Allocate `bytes` of device memory at *dst and copy src there (src NULL:
  * allocate only); *total counts the bytes. */
 static inline sps_status sps_diag_alloc_copy(sps_context *ctx, void **dst, const void *src,

@@ -28,6 +28,9 @@ SPS_DECLARE_GPU_BACKEND(sps_drm)
 #if SPS_HAVE_CUDA
 /* A device-built val and map, brought to the host for apply_host (drm.cu). */
 sps_status sps_drm_fetch(sps_context *ctx, sps_fmt *f, const void *dev);
+/* The fused "SpMV plus dot" (backend.h apply_dot; drm.cu, doc/solvers.md). */
+sps_status sps_drm_apply_dot(sps_context *ctx, void *dev, const double *x, double *y, double *part,
+                            int maxparts, int *nparts);
 /* The block product (backend.h apply_multi; drm.cu, doc/spmm.md). */
 sps_status sps_drm_apply_multi(sps_context *ctx, void *dev, int k, double alpha, const double *X,
                               int64_t ldx, double beta, double *Y, int64_t ldy);
@@ -361,6 +364,7 @@ const sps_backend sps_backend_drm = {
     SPS_GPU_ENTRIES(sps_drm),
 #if SPS_HAVE_CUDA
     .fetch = sps_drm_fetch,
+    .apply_dot = sps_drm_apply_dot,
     .apply_multi = sps_drm_apply_multi,
 #endif
 };

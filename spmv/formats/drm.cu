@@ -31,6 +31,8 @@
 #include "kernels.h"
 
 SPS_DECLARE_GPU_BACKEND(sps_drm)
+extern "C" sps_status sps_drm_apply_dot(sps_context *ctx, void *dev, const double *x, double *y,
+                                        double *part, int maxparts, int *nparts);
 extern "C" sps_status sps_drm_apply_multi(sps_context *ctx, void *dev, int k, double alpha,
                                           const double *X, int64_t ldx, double beta, double *Y,
                                           int64_t ldy);
@@ -90,6 +92,36 @@ __global__ void __launch_bounds__(1024) drm_slot_kernel(
     const T acc = sps_diag_dot_c<CHUNK>(off + d0, val + ((unsigned)d0 << lg) + lane, 1u << lg,
                                dnum[slot + 1] - d0, row, ncols, x);
     sps_diag_store<T, BETA>(y, row, acc, alpha, beta);
+}
+
+/* The fused "SpMV plus dot" (backend.h apply_dot) on the packed mapping:
+ * drm_slot_kernel's rows (the same sums as either mapping, y = A x exactly), over a grid of at
+ * most maxparts blocks with a grid-stride loop, and each block's sum of
+ * x_row y_row in a fixed order (its threads' strides in order, then
+ * sps_diag_dot_partial). */
+constexpr int kDotThreads = 256;
+
+template <int CHUNK>
+__global__ void __launch_bounds__(kDotThreads) drm_dot_kernel(
+    const sps_idx *__restrict__ index, const sps_idx *__restrict__ dnum,
+    const sps_idx *__restrict__ off, const double *__restrict__ val, unsigned lg,
+    unsigned long long threads, unsigned nrows, unsigned ncols, const double *__restrict__ x,
+    double *__restrict__ y, double *__restrict__ part)
+{
+    double acc = 0.0;
+    const unsigned long long step = (unsigned long long)gridDim.x * kDotThreads;
+    for (unsigned long long g = (unsigned long long)blockIdx.x * kDotThreads + threadIdx.x; g < threads;
+         g += step) {
+        const unsigned slot = (unsigned)(g >> lg), lane = (unsigned)g & ((1u << lg) - 1);
+        const unsigned row = ((unsigned)index[slot] << lg) + lane;
+        if (row >= nrows) continue;
+        const sps_idx d0 = dnum[slot];
+        const double s = sps_diag_dot_c<CHUNK>(off + d0, val + ((unsigned)d0 << lg) + lane, 1u << lg,
+                                               dnum[slot + 1] - d0, row, ncols, x);
+        y[row] = s;
+        acc += x[row] * s;
+    }
+    sps_diag_dot_partial<kDotThreads>(acc, part);
 }
 
 template <typename T, bool BETA, int CHUNK>
@@ -334,6 +366,28 @@ extern "C" sps_status sps_drm_fetch(sps_context *ctx, sps_fmt *fmt, const void *
     }
     f->val = val;
     f->map = map;
+    return SPS_OK;
+}
+
+extern "C" sps_status sps_drm_apply_dot(sps_context *ctx, void *dev, const double *x, double *y,
+                                        double *part, int maxparts, int *nparts)
+{
+    const drm_dev *d = (const drm_dev *)dev;
+    /* whatever the mapping (rows): each row's sum is the same */
+    if (d->single || d->nrows != d->ncols || maxparts < 1) return SPS_ERR_UNSUPPORTED;
+    const unsigned long long threads = (unsigned long long)d->nslot << d->lg;
+    const unsigned grid = sps_diag_dot_grid(threads, kDotThreads, maxparts);
+    cudaStream_t s = sps_stream(ctx);
+    if (d->unroll == 8)
+        drm_dot_kernel<8><<<grid, kDotThreads, 0, s>>>(d->index, d->dnum, d->off, (const double *)d->val,
+                                                       d->lg, threads, (unsigned)d->nrows,
+                                                       (unsigned)d->ncols, x, y, part);
+    else
+        drm_dot_kernel<4><<<grid, kDotThreads, 0, s>>>(d->index, d->dnum, d->off, (const double *)d->val,
+                                                       d->lg, threads, (unsigned)d->nrows,
+                                                       (unsigned)d->ncols, x, y, part);
+    SPS_LAUNCH_CHECK(ctx, "drm_dot_kernel");
+    *nparts = (int)grid;
     return SPS_OK;
 }
 

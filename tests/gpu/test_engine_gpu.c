@@ -14,10 +14,11 @@
  *    Jacobi and ic0 preconditioning, on poisson2d:63 and a 256 x 256 grid
  *    (batches up to 64); two runs bitwise equal; BiCGSTAB and GMRES fall back
  *    to classic, bitwise equal to it.
- * 3. fused: csr-vector's apply_dot against the host (y bitwise the plain
- *    apply's, the partials' sum x'Ax), for n = 31, 32, 33, 1023, 1024, 1025,
- *    empty rows, one long row, few and many blocks, run twice bitwise; CG
- *    with the fused engine against the host driver; a backend without
+ * 3. fused: the apply_dot of csr-vector, drm (both mappings) and dia against
+ *    the host (y bitwise the plain apply's, the partials' sum x'Ax), for n =
+ *    31, 32, 33, 1023, 1024, 1025, 100000, empty rows and one long row (dia: a
+ *    band), few and many blocks, run twice bitwise; CG with the fused engine
+ *    on each of them against the host driver; a backend without
  *    apply_dot falls back to classic, bitwise.
  * 4. The traffic model on the device: bytes, floor and fraction reported;
  *    the per-iteration time of each engine printed (a '#' line).
@@ -315,13 +316,27 @@ static sps_matrix *ragged(int n)
     return t_trip_matrix(hctx, n, n, &t);
 }
 
-static void apply_dot_case(int n)
+/* n x n with diagonals -2..2 (rows near the ends shorter): dia takes it. */
+static sps_matrix *band5(int n)
 {
-    sps_matrix *A = ragged(n);
+    t_triplets t = {0};
+    uint64_t seed = 5;
+    for (int i = 0; i < n; i++)
+        for (int d = -2; d <= 2; d++)
+            if (i + d >= 0 && i + d < n) t_trip_add(&t, i, i + d, d == 0 ? 8.0 : t_rand(&seed));
+    return t_trip_matrix(hctx, n, n, &t);
+}
+
+/* backend's apply_dot on A (taken): y bitwise the plain apply's and within
+ * 1e-12 of the host's, the partials' sum x'Ax, partials repeatable, for
+ * maxparts 1, 3 and 1024. */
+static void apply_dot_case(const char *be, sps_matrix *A, const char *label)
+{
+    int n = A ? sps_matrix_rows(A) : 0;
     sps_operator *op = NULL;
     char what[96];
-    snprintf(what, sizeof what, "apply_dot csr-vector ragged n=%d", n);
-    if (!A || !T_STATUS(gctx, sps_operator_create(gctx, A, "csr-vector", NULL, &op), "%s", what)) {
+    snprintf(what, sizeof what, "apply_dot %s %s n=%d", be, label, n);
+    if (!A || !T_STATUS(gctx, sps_operator_create(gctx, A, be, NULL, &op), "%s", what)) {
         sps_matrix_destroy(A);
         return;
     }
@@ -334,7 +349,7 @@ static void apply_dot_case(int n)
     sps__dmalloc(gctx, &dx, (size_t)n * 8), sps__dmalloc(gctx, &dy, (size_t)n * 8);
     sps__dmalloc(gctx, &dy2, (size_t)n * 8), sps__dmalloc(gctx, &dp, 1024 * 8);
     sps__h2d(gctx, dx, x, (size_t)n * 8);
-    T_OK(op->be->apply_dot != NULL, "%s: csr-vector offers apply_dot", what);
+    T_OK(op->be->apply_dot != NULL, "%s: %s offers apply_dot", what, be);
     int maxp[] = {1, 3, 1024};
     for (int m = 0; m < 3 && op->be->apply_dot; m++) {
         int np = 0, np2 = 0;
@@ -366,13 +381,13 @@ static void apply_dot_case(int n)
     sps_matrix_destroy(A);
 }
 
-static void fused_case(const char *name, const sps_matrix *A, const char *pcname)
+static void fused_case(const char *name, const sps_matrix *A, const char *pcname, const char *be)
 {
     int n = sps_matrix_rows(A);
     double *b = rhs(n);
-    job hj = {"csr-scalar", "cg", pcname, NULL}, fj = {"csr-vector", "cg", pcname, "fused"};
+    job hj = {"csr-scalar", "cg", pcname, NULL}, fj = {be, "cg", pcname, "fused"};
     char what[160];
-    snprintf(what, sizeof what, "fused %s cg%s%s csr-vector", name, pcname ? "+" : "", pcname ? pcname : "");
+    snprintf(what, sizeof what, "fused %s cg%s%s %s", name, pcname ? "+" : "", pcname ? pcname : "", be);
     result h = solve_on(hctx, A, &hj, b), f = solve_on(gctx, A, &fj, b), f2 = solve_on(gctx, A, &fj, b);
     if (T_STATUS(hctx, h.st, "%s: host", what) && T_STATUS(gctx, f.st, "%s: solve", what)) {
         int64_t di = f.in.iterations - h.in.iterations;
@@ -393,13 +408,21 @@ static void fused_case(const char *name, const sps_matrix *A, const char *pcname
 static void test_fused(void)
 {
     int sizes[] = {31, 32, 33, 1023, 1024, 1025, 100000};
-    for (int i = 0; i < 7; i++) apply_dot_case(sizes[i]);
+    for (int i = 0; i < 7; i++) {
+        apply_dot_case("csr-vector", ragged(sizes[i]), "ragged");
+        apply_dot_case("drm", ragged(sizes[i]), "ragged");
+        apply_dot_case("drm:rows=0", ragged(sizes[i]), "ragged");
+        apply_dot_case("dia", band5(sizes[i]), "band5");
+    }
     const char *gens[] = {"poisson2d:63", "poisson2d:256"};
+    const char *fbe[] = {"csr-vector", "drm", "dia"};
     for (int i = 0; i < 2; i++) {
         sps_matrix *P = NULL;
         if (!T_STATUS(hctx, sps_matrix_generate(hctx, gens[i], &P), "%s", gens[i])) continue;
-        fused_case(gens[i], P, NULL);
-        fused_case(gens[i], P, "jacobi");
+        for (int k = 0; k < 3; k++) {
+            fused_case(gens[i], P, NULL, fbe[k]);
+            fused_case(gens[i], P, "jacobi", fbe[k]);
+        }
         if (i == 0) {
             job c = {"cusparse:alg2", "cg", NULL, NULL};
             fallback_case("fused poisson2d:63 cg cusparse:alg2 (no apply_dot)", P, &c, "fused");
@@ -412,7 +435,8 @@ static void test_fused(void)
     for (int i = 0; i < 2; i++) {
         sps_matrix *A = read_real(real[i]);
         if (!A) continue;
-        fused_case(real[i], A, NULL);
+        fused_case(real[i], A, NULL, "csr-vector");
+        fused_case(real[i], A, NULL, "drm");
         sps_matrix_destroy(A);
     }
 }
