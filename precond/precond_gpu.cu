@@ -29,12 +29,18 @@
  * levels (stencils, banded) and lose on long dependency chains, where each
  * level is a launch-bound sliver of work.
  *
+ * ilu0:factor=par, ic0:factor=par  the factor by fixed-point sweeps on the
+ *           device (precond/parilu/parilu.cu) instead of csrilu02/csric02,
+ *           in the same arrays; the solves above follow unchanged, and a
+ *           refresh sweeps again into the scratch array.
+ *
  * csrilu02/csric02 are deprecated in CUDA 12/13 but have no replacement in
  * cuSPARSE's generic API; DISABLE_CUSPARSE_DEPRECATED silences the warnings
  * for this file only. */
 #define DISABLE_CUSPARSE_DEPRECATED
 #include "../core/cuda_check.cuh"
 #include "pc_impl.h"
+#include "parilu/parilu.h"
 
 #include <new>
 #include <string.h>
@@ -74,6 +80,8 @@ struct gpu_pc {
     sps_ilu_tri lo{}, up{};
     legacy lg;              /* ilu0, ic0: the analysis a refresh reuses */
     long long nnz = 0;      /* ilu0, ic0: the factor's entries */
+    int par = 0;            /* factor=par: fixed-point sweeps (0: cuSPARSE) */
+    int chol = 0;           /* factor=par: ic0 */
 };
 
 const double one = 1.0;
@@ -413,6 +421,16 @@ sps_status ic_numeric(sps_precond *pc, gpu_pc *g, double *vals, int *bad)
     return st;
 }
 
+/* factor=par: the fixed-point factorization in place on vals (A's values in
+ * the factor's pattern), refused rows in the host's words. */
+sps_status par_numeric(sps_precond *pc, gpu_pc *g, double *vals)
+{
+    int64_t bad = -1;
+    sps_status st = sps__parilu_dev(pc->ctx, pc->n, g->nnz, g->rp, g->ci, g->chol, g->par, vals, &bad);
+    if (st != SPS_OK) return st;
+    return bad >= 0 ? sps__parilu_fail(pc, g->chol, bad, g->par) : SPS_OK;
+}
+
 /* ---- ilu0 / ic0 with Jacobi sweeps --------------------------------------- */
 
 /* xout = D^-1 (b - (T - D) xin), xin NULL meaning 0: precond/ilu.c's sweep_host. */
@@ -559,22 +577,34 @@ extern "C" sps_status sps__pc_gpu_diag_adopt(sps_precond *pc, double *dinv)
     return SPS_OK;
 }
 
-extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const sps_idx *dpos,
-                                      int sweeps)
+namespace {
+
+/* csrilu02: the analysis (kept for a refresh), then the factorization. */
+sps_status ilu_exact(sps_precond *pc, gpu_pc *g)
 {
     sps_context *ctx = pc->ctx;
-    gpu_pc *g = nullptr;
     int zs, zn;
-    sps_status st = begin(pc, A, &g);
-    if (st != SPS_OK) return st;
     SPS_CUSPARSE(ctx, cusparseCreateCsrilu02Info(&g->lg.ilu));
-    st = analyze(pc, g, g->lg.ilu, cusparseDcsrilu02_bufferSize, cusparseDcsrilu02_analysis,
-                 cusparseXcsrilu02_zeroPivot, &zs);
+    sps_status st = analyze(pc, g, g->lg.ilu, cusparseDcsrilu02_bufferSize, cusparseDcsrilu02_analysis,
+                            cusparseXcsrilu02_zeroPivot, &zs);
     if (st != SPS_OK) return st;
     /* structural zeros were ruled out on the host; report one anyway */
     if (zs >= 0) return sps__pc_pivot_error(pc, 0, zs, 1);
     if ((st = ilu_numeric(pc, g, g->v, &zn)) != SPS_OK) return st;
-    if (zn >= 0) return sps__pc_pivot_error(pc, 0, zn, 0);
+    return zn >= 0 ? sps__pc_pivot_error(pc, 0, zn, 0) : SPS_OK;
+}
+
+} // namespace
+
+extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const sps_idx *dpos,
+                                      int sweeps, int fsweeps)
+{
+    sps_context *ctx = pc->ctx;
+    gpu_pc *g = nullptr;
+    sps_status st = begin(pc, A, &g);
+    if (st != SPS_OK) return st;
+    g->par = fsweeps;
+    if ((st = fsweeps > 0 ? par_numeric(pc, g, g->v) : ilu_exact(pc, g)) != SPS_OK) return st;
     if (dpos) {
         if ((st = upload_ints(ctx, &g->dpos, dpos, (size_t)pc->n)) != SPS_OK) return st;
         g->lo = sps_ilu_tri{g->rp, g->ci, g->dpos, g->v, 1, 1};
@@ -639,21 +669,33 @@ sps_status ic0_exact(sps_precond *pc, gpu_pc *g)
 
 } // namespace
 
-extern "C" sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L, const sps_ilu_pattern *t,
-                                     int sweeps)
+namespace {
+
+/* csric02: the analysis (kept for a refresh), then the factorization. */
+sps_status ic_exact(sps_precond *pc, gpu_pc *g)
 {
     sps_context *ctx = pc->ctx;
-    gpu_pc *g = nullptr;
     int zs, bad;
-    sps_status st = begin(pc, L, &g);
-    if (st != SPS_OK) return st;
     SPS_CUSPARSE(ctx, cusparseCreateCsric02Info(&g->lg.ic));
-    st = analyze(pc, g, g->lg.ic, cusparseDcsric02_bufferSize, cusparseDcsric02_analysis,
-                 cusparseXcsric02_zeroPivot, &zs);
+    sps_status st = analyze(pc, g, g->lg.ic, cusparseDcsric02_bufferSize, cusparseDcsric02_analysis,
+                            cusparseXcsric02_zeroPivot, &zs);
     if (st != SPS_OK) return st;
     if (zs >= 0) return sps__pc_pivot_error(pc, 1, zs, 1);
     if ((st = ic_numeric(pc, g, g->v, &bad)) != SPS_OK) return st;
-    if (bad >= 0) return sps__pc_pivot_error(pc, 1, bad, 0);
+    return bad >= 0 ? sps__pc_pivot_error(pc, 1, bad, 0) : SPS_OK;
+}
+
+} // namespace
+
+extern "C" sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L, const sps_ilu_pattern *t,
+                                     int sweeps, int fsweeps)
+{
+    gpu_pc *g = nullptr;
+    sps_status st = begin(pc, L, &g);
+    if (st != SPS_OK) return st;
+    g->par = fsweeps;
+    g->chol = 1;
+    if ((st = fsweeps > 0 ? par_numeric(pc, g, g->v) : ic_exact(pc, g)) != SPS_OK) return st;
     if ((st = ic0_transpose(pc, g, t)) != SPS_OK) return st;
     return sweeps >= 0 ? ic0_sweeps(pc, g, sweeps) : ic0_exact(pc, g);
 }
@@ -714,8 +756,17 @@ extern "C" sps_status sps__pc_gpu_ilu_refresh(sps_precond *pc, const double *val
     size_t nb = (size_t)nnz * sizeof(double);
     sps_status st = sps__dmalloc(ctx, (void **)&s.p, nb);
     if (st == SPS_OK) st = sps__h2d(ctx, s.p, vals, nb);
-    if (st == SPS_OK) st = g->lg.ilu ? ilu_numeric(pc, g, s.p, &bad) : ic_numeric(pc, g, s.p, &bad);
+    if (st == SPS_OK && g->par) st = par_numeric(pc, g, s.p); /* refused rows: its own words */
+    else if (st == SPS_OK) st = g->lg.ilu ? ilu_numeric(pc, g, s.p, &bad) : ic_numeric(pc, g, s.p, &bad);
     if (st != SPS_OK) return st;
     if (bad >= 0) return sps__pc_pivot_error(pc, g->lg.ic != nullptr, bad, 0);
     return adopt_factor(pc, g, s.p);
+}
+
+extern "C" sps_status sps__pc_gpu_ilu_values(const sps_precond *pc, double *out, int64_t *nnz)
+{
+    const gpu_pc *g = (const gpu_pc *)pc->impl;
+    if (!g || !g->lg.d) return sps__err(pc->ctx, SPS_ERR_INTERNAL, "%s: no device factor", pc->name);
+    if (nnz) *nnz = g->nnz;
+    return out ? sps__d2h(pc->ctx, out, g->v, (size_t)g->nnz * sizeof *out) : SPS_OK;
 }

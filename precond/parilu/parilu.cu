@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/precond/parilu/parilu.cu: the fixed-point ILU(0)/IC(0)
+ * factorization on the device (parilu.h), bitwise parilu.c's.
+ *
+ * Work decomposition, all on the context's stream, one host read at the end:
+ *   rows      one thread per entry: its row, by binary search in rp
+ *   dpos      (ilu0) one thread per row: its diagonal, by binary search
+ *   columns   (ilu0) F by columns: the entries' columns as keys, their
+ *             positions as values, a stable radix sort (CUB): rows stay
+ *             ascending inside a column, as parilu.c's counting sort leaves
+ *             them; then one thread per column finds its start by binary
+ *             search in the sorted keys, one thread per entry its row
+ *   start     one thread per entry
+ *   sweeps    K launches, one thread per entry, from one buffer into the
+ *             other (the last into v): the host's inline step, so the same
+ *             operations in the same order (no FMA: __dmul_rn, __dsub_rn)
+ *   check     one thread per entry: a refused entry lowers the 64-bit
+ *             key row * 4 + kind (an integer minimum: deterministic), read
+ *             once by the host.
+ * Unlike the host, the device never stops early: a sweep that changes
+ * nothing leaves the values as they are, so the result is the same. */
+#include "../../core/cuda_check.cuh"
+#include "parilu.h"
+
+#include <cub/cub.cuh>
+
+namespace {
+
+const int TB = 256;
+
+int grid_for(sps_context *ctx, long long n)
+{
+    long long b = (n + TB - 1) / TB, cap = 32LL * sps__gpu_sm_count(ctx);
+    if (b > cap) b = cap;
+    return b < 1 ? 1 : (int)b;
+}
+
+/* Device scratch, freed on every path (after the stream is drained). */
+struct scratch {
+    sps_context *ctx;
+    void *p[16] = {};
+    int k = 0;
+    explicit scratch(sps_context *c) : ctx(c) {}
+    ~scratch()
+    {
+        if (k) sps__gpu_sync(ctx); /* nothing may still read them */
+        for (int i = 0; i < k; i++) sps__dfree(p[i]);
+    }
+    template <class T> sps_status get(T **out, size_t count)
+    {
+        *out = nullptr;
+        sps_status st = sps__dmalloc(ctx, (void **)out, (count ? count : 1) * sizeof(T));
+        if (st == SPS_OK) p[k++] = *out;
+        return st;
+    }
+};
+
+__global__ void k_rows(long long nnz, int n, const sps_idx *__restrict__ rp, sps_idx *__restrict__ row)
+{
+    for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < nnz;
+         p += (long long)gridDim.x * blockDim.x) {
+        int lo = 0, hi = n; /* the last i with rp[i] <= p */
+        while (lo < hi) {
+            int mid = lo + (hi - lo + 1) / 2;
+            if (rp[mid] <= p) lo = mid;
+            else hi = mid - 1;
+        }
+        row[p] = lo;
+    }
+}
+
+__global__ void k_dpos(int n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
+                       sps_idx *__restrict__ dpos)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        dpos[i] = sps__parilu_lbound(ci, rp[i], rp[i + 1], (sps_idx)i);
+}
+
+__global__ void k_iota(long long nnz, sps_idx *__restrict__ x)
+{
+    for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < nnz;
+         p += (long long)gridDim.x * blockDim.x)
+        x[p] = (sps_idx)p;
+}
+
+/* cp[j] = the first sorted position whose column is >= j, j = 0..n. */
+__global__ void k_colptr(int n, long long nnz, const unsigned *__restrict__ key, sps_idx *__restrict__ cp)
+{
+    for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j <= n;
+         j += (long long)gridDim.x * blockDim.x) {
+        long long lo = 0, hi = nnz;
+        while (lo < hi) {
+            long long mid = lo + (hi - lo) / 2;
+            if ((long long)key[mid] < j) lo = mid + 1;
+            else hi = mid;
+        }
+        cp[j] = (sps_idx)lo;
+    }
+}
+
+__global__ void k_gather_rows(long long nnz, const sps_idx *__restrict__ cq, const sps_idx *__restrict__ row,
+                              sps_idx *__restrict__ cr)
+{
+    for (long long y = blockIdx.x * (long long)blockDim.x + threadIdx.x; y < nnz;
+         y += (long long)gridDim.x * blockDim.x)
+        cr[y] = row[cq[y]];
+}
+
+__global__ void k_start(sps_parilu_pat P, const double *__restrict__ a, double *__restrict__ out)
+{
+    for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < P.nnz;
+         p += (long long)gridDim.x * blockDim.x)
+        out[p] = sps__parilu_start(&P, p, a);
+}
+
+__global__ void k_sweep(sps_parilu_pat P, const double *__restrict__ a, const double *__restrict__ cur,
+                        double *__restrict__ nxt)
+{
+    for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < P.nnz;
+         p += (long long)gridDim.x * blockDim.x)
+        nxt[p] = sps__parilu_entry(&P, p, a, cur);
+}
+
+__global__ void k_check(sps_parilu_pat P, const double *__restrict__ v, unsigned long long *bad)
+{
+    for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < P.nnz;
+         p += (long long)gridDim.x * blockDim.x) {
+        int k = sps__parilu_check(&P, p, v);
+        if (k) atomicMin(bad, (unsigned long long)P.row[p] * 4ull + (unsigned long long)k);
+    }
+}
+
+/* F by columns (ilu0): cp, cr, cq as parilu.c's by_columns makes them. */
+sps_status columns(sps_context *ctx, scratch &s, sps_parilu_pat &P, const sps_idx *row)
+{
+    cudaStream_t st_ = sps_stream(ctx);
+    long long nnz = P.nnz;
+    int n = P.n, g = grid_for(ctx, nnz), bits = 0;
+    while (bits < 31 && ((unsigned)(n - 1) >> bits) != 0) bits++;
+    sps_idx *iota, *cq, *cr, *cp;
+    unsigned *kout;
+    sps_status st;
+    if ((st = s.get(&iota, nnz)) != SPS_OK || (st = s.get(&cq, nnz)) != SPS_OK ||
+        (st = s.get(&cr, nnz)) != SPS_OK || (st = s.get(&cp, (size_t)n + 1)) != SPS_OK ||
+        (st = s.get(&kout, nnz)) != SPS_OK)
+        return st;
+    k_iota<<<g, TB, 0, st_>>>(nnz, iota);
+    SPS_LAUNCH_CHECK(ctx, "k_iota");
+    const unsigned *kin = (const unsigned *)P.ci; /* columns >= 0: the same bits */
+    size_t bytes = 0;
+    SPS_CUDA(ctx, cub::DeviceRadixSort::SortPairs(nullptr, bytes, kin, kout, iota, cq, (int)nnz, 0,
+                                                  bits ? bits : 1, st_));
+    char *tmp;
+    if ((st = s.get(&tmp, bytes)) != SPS_OK) return st;
+    SPS_CUDA(ctx, cub::DeviceRadixSort::SortPairs(tmp, bytes, kin, kout, iota, cq, (int)nnz, 0, bits ? bits : 1,
+                                                  st_));
+    k_colptr<<<grid_for(ctx, (long long)n + 1), TB, 0, st_>>>(n, nnz, kout, cp);
+    SPS_LAUNCH_CHECK(ctx, "k_colptr");
+    k_gather_rows<<<g, TB, 0, st_>>>(nnz, cq, row, cr);
+    SPS_LAUNCH_CHECK(ctx, "k_gather_rows");
+    P.cp = cp;
+    P.cr = cr;
+    P.cq = cq;
+    return SPS_OK;
+}
+
+/* The pattern: rows, (ilu0) diagonal positions and columns. */
+sps_status pattern(sps_context *ctx, scratch &s, sps_parilu_pat &P)
+{
+    cudaStream_t st_ = sps_stream(ctx);
+    sps_idx *row, *dpos = nullptr;
+    sps_status st = s.get(&row, P.nnz);
+    if (st != SPS_OK) return st;
+    k_rows<<<grid_for(ctx, P.nnz), TB, 0, st_>>>(P.nnz, P.n, P.rp, row);
+    SPS_LAUNCH_CHECK(ctx, "k_rows");
+    P.row = row;
+    if (P.cholesky) return SPS_OK;
+    if ((st = s.get(&dpos, P.n)) != SPS_OK) return st;
+    k_dpos<<<grid_for(ctx, P.n), TB, 0, st_>>>(P.n, P.rp, P.ci, dpos);
+    SPS_LAUNCH_CHECK(ctx, "k_dpos");
+    P.dpos = dpos;
+    return columns(ctx, s, P, row);
+}
+
+/* The start and K sweeps, the last into v (a: A's values). */
+sps_status run_sweeps(sps_context *ctx, const sps_parilu_pat &P, int K, const double *a, double *v, double *w)
+{
+    cudaStream_t st_ = sps_stream(ctx);
+    int g = grid_for(ctx, P.nnz);
+    double *cur = K % 2 == 0 ? v : w, *nxt = K % 2 == 0 ? w : v;
+    k_start<<<g, TB, 0, st_>>>(P, a, cur);
+    SPS_LAUNCH_CHECK(ctx, "k_start");
+    for (int j = 0; j < K; j++) {
+        k_sweep<<<g, TB, 0, st_>>>(P, a, cur, nxt);
+        SPS_LAUNCH_CHECK(ctx, "k_sweep");
+        double *t = cur;
+        cur = nxt;
+        nxt = t;
+    }
+    return SPS_OK;
+}
+
+} // namespace
+
+static_assert(sizeof(sps_idx) == sizeof(unsigned), "columns are sorted as unsigned keys");
+
+extern "C" sps_status sps__parilu_dev(sps_context *ctx, sps_idx n, int64_t nnz, const sps_idx *rp,
+                                     const sps_idx *ci, int cholesky, int K, double *v, int64_t *bad)
+{
+    *bad = -1;
+    if (n == 0 || nnz == 0) return SPS_OK;
+    scratch s(ctx);
+    sps_parilu_pat P = {n, nnz, cholesky, rp, ci, nullptr, nullptr, nullptr, nullptr, nullptr};
+    double *a, *w;
+    unsigned long long *dbad, hbad = ~0ull;
+    sps_status st = pattern(ctx, s, P);
+    if (st == SPS_OK) st = s.get(&a, (size_t)nnz);
+    if (st == SPS_OK) st = s.get(&w, (size_t)nnz);
+    if (st == SPS_OK) st = s.get(&dbad, 1);
+    if (st == SPS_OK) st = sps__d2d(ctx, a, v, (size_t)nnz * sizeof *a);
+    if (st == SPS_OK) st = run_sweeps(ctx, P, K, a, v, w);
+    if (st != SPS_OK) return st;
+    SPS_CUDA(ctx, cudaMemsetAsync(dbad, 0xff, sizeof *dbad, sps_stream(ctx))); /* ~0: none */
+    k_check<<<grid_for(ctx, nnz), TB, 0, sps_stream(ctx)>>>(P, v, dbad);
+    SPS_LAUNCH_CHECK(ctx, "k_check");
+    if ((st = sps__d2h(ctx, &hbad, dbad, sizeof hbad)) != SPS_OK) return st;
+    *bad = hbad == ~0ull ? -1 : (int64_t)hbad;
+    return SPS_OK;
+}
