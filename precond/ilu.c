@@ -515,7 +515,8 @@ static sps_status ilu_set(sps_context *ctx, void *p, const char *key, const char
     return SPS_OK;
 }
 
-static sps_status new_host(sps_precond *pc, host_pc **h)
+/* The combinations refused (both paths: the same words). */
+static sps_status check_prm(sps_precond *pc)
 {
     const ilu_prm *prm = pc->prm;
     if (prm->sweeps_set && !prm->jacobi)
@@ -532,6 +533,13 @@ static sps_status new_host(sps_precond *pc, host_pc **h)
         return sps__err(pc->ctx, SPS_ERR_INVALID_ARG,
                         "%s: order=color has exact solves only (not with solve=jacobi)",
                         pc->type->name);
+    return SPS_OK;
+}
+
+static sps_status new_host(sps_precond *pc, host_pc **h)
+{
+    sps_status st = check_prm(pc);
+    if (st != SPS_OK) return st;
     *h = sps__calloc(1, sizeof **h);
     if (!*h) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory", pc->type->name);
     pc->impl = *h;
@@ -635,6 +643,17 @@ static sps_status ilu0_setup_dev(sps_precond *pc, const sps_pc_input *in, void *
                             prm->par ? prm->fsweeps : 0);
 }
 
+/* ilu0:factor=par on a GPU context: the whole setup from A's device copy
+ * (a missing diagonal: SPS_ERR_UNSUPPORTED, the host path words it). */
+static sps_status ilu0_setup_gpu(sps_precond *pc, const sps_pc_input *in)
+{
+    const ilu_prm *prm = pc->prm;
+    if (!prm->par || prm->color) return SPS_ERR_UNSUPPORTED;
+    sps_status st = check_prm(pc);
+    if (st != SPS_OK) return st;
+    return sps__pc_gpu_ilu0_par(pc, in->A, prm->jacobi ? prm->sweeps : -1, prm->fsweeps);
+}
+
 static sps_status ic0_setup_dev(sps_precond *pc, const sps_pc_input *in, void *host)
 {
     const ilu_prm *prm = pc->prm;
@@ -657,6 +676,7 @@ const sps_pc_type sps_pc_ilu0 = {
     .prm_set = ilu_set,
     .setup_host = ilu0_setup,
     .setup_dev = SPS_PC_DEV(ilu0_setup_dev),
+    .setup_gpu = SPS_PC_DEV(ilu0_setup_gpu),
     .refresh = ilu0_refresh,
 };
 

@@ -149,6 +149,11 @@ sps_status sps__pc_gpu_diag_adopt(sps_precond *pc, double *dinv);
  * fsweeps: 0 for csrilu02, else that many fixed-point sweeps (factor=par,
  * precond/parilu/). */
 sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const sps_idx *dpos, int sweeps, int fsweeps);
+/* ilu0:factor=par (fsweeps sweeps) from A's device copy, no host pass;
+ * sweeps >= 0: that many Jacobi sweeps per triangle, < 0: exact (SpSV)
+ * solves. SPS_ERR_UNSUPPORTED, without a message, when a row has no
+ * diagonal entry (the host path words it). */
+sps_status sps__pc_gpu_ilu0_par(sps_precond *pc, const sps_matrix *A, int sweeps, int fsweeps);
 /* L: the lower triangle of a symmetric A, each row ending with its diagonal.
  * t: L' as a pattern (its values gathered on the device); sweeps >= 0: that
  * many Jacobi sweeps per triangle, < 0: exact (SpSV) solves with L and L'. */

@@ -336,6 +336,16 @@ __global__ void first_bad_diag(int n, const int *__restrict__ rp, const double *
         if (!(v[rp[i + 1] - 1] > 0.0)) atomicMin(first, (int)i); /* integer min: deterministic */
 }
 
+/* The legacy descriptor (csrilu02/csric02; a refresh checks it is there). */
+sps_status legacy_descr(sps_context *ctx, gpu_pc *g)
+{
+    legacy &lg = g->lg;
+    SPS_CUSPARSE(ctx, cusparseCreateMatDescr(&lg.d));
+    SPS_CUSPARSE(ctx, cusparseSetMatIndexBase(lg.d, CUSPARSE_INDEX_BASE_ZERO));
+    SPS_CUSPARSE(ctx, cusparseSetMatType(lg.d, CUSPARSE_MATRIX_TYPE_GENERAL));
+    return SPS_OK;
+}
+
 /* Common start of ilu0/ic0: the impl, A on the device, the legacy descriptor. */
 sps_status begin(sps_precond *pc, const sps_csr *A, gpu_pc **g)
 {
@@ -343,12 +353,8 @@ sps_status begin(sps_precond *pc, const sps_csr *A, gpu_pc **g)
     sps_status st = new_impl(pc, g);
     if (st == SPS_OK) st = upload(ctx, *g, A);
     if (st != SPS_OK) return st;
-    legacy &lg = (*g)->lg;
     (*g)->nnz = A->nnz;
-    SPS_CUSPARSE(ctx, cusparseCreateMatDescr(&lg.d));
-    SPS_CUSPARSE(ctx, cusparseSetMatIndexBase(lg.d, CUSPARSE_INDEX_BASE_ZERO));
-    SPS_CUSPARSE(ctx, cusparseSetMatType(lg.d, CUSPARSE_MATRIX_TYPE_GENERAL));
-    return SPS_OK;
+    return legacy_descr(ctx, *g);
 }
 
 /* The analysis of the legacy incomplete factorization (the pattern only;
@@ -594,6 +600,26 @@ sps_status ilu_exact(sps_precond *pc, gpu_pc *g)
     return zn >= 0 ? sps__pc_pivot_error(pc, 0, zn, 0) : SPS_OK;
 }
 
+/* After the factorization: K = sweeps Jacobi sweeps (g->dpos set), or exact
+ * SpSV solves (sweeps < 0). */
+sps_status ilu0_solves(sps_precond *pc, gpu_pc *g, int sweeps)
+{
+    sps_context *ctx = pc->ctx;
+    sps_status st;
+    if (sweeps >= 0) {
+        g->lo = sps_ilu_tri{g->rp, g->ci, g->dpos, g->v, 1, 1};
+        g->up = sps_ilu_tri{g->rp, g->ci, g->dpos, g->v, 0, 0};
+        return sweeps_setup(pc, g, sweeps);
+    }
+    if ((st = create_csr(ctx, g, pc->n, g->nnz, &g->L)) != SPS_OK) return st;
+    if ((st = set_tri(ctx, g->L, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_UNIT)) != SPS_OK)
+        return st;
+    if ((st = create_csr(ctx, g, pc->n, g->nnz, &g->U)) != SPS_OK) return st;
+    if ((st = set_tri(ctx, g->U, CUSPARSE_FILL_MODE_UPPER, CUSPARSE_DIAG_TYPE_NON_UNIT)) != SPS_OK)
+        return st;
+    return tri_setup(pc, g);
+}
+
 } // namespace
 
 extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const sps_idx *dpos,
@@ -605,20 +631,39 @@ extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const 
     if (st != SPS_OK) return st;
     g->par = fsweeps;
     if ((st = fsweeps > 0 ? par_numeric(pc, g, g->v) : ilu_exact(pc, g)) != SPS_OK) return st;
-    if (dpos) {
-        if ((st = upload_ints(ctx, &g->dpos, dpos, (size_t)pc->n)) != SPS_OK) return st;
-        g->lo = sps_ilu_tri{g->rp, g->ci, g->dpos, g->v, 1, 1};
-        g->up = sps_ilu_tri{g->rp, g->ci, g->dpos, g->v, 0, 0};
-        return sweeps_setup(pc, g, sweeps);
-    }
-    if ((st = create_csr(ctx, g, pc->n, A->nnz, &g->L)) != SPS_OK) return st;
-    if ((st = set_tri(ctx, g->L, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_UNIT)) != SPS_OK)
-        return st;
-    if ((st = create_csr(ctx, g, pc->n, A->nnz, &g->U)) != SPS_OK) return st;
-    if ((st = set_tri(ctx, g->U, CUSPARSE_FILL_MODE_UPPER, CUSPARSE_DIAG_TYPE_NON_UNIT)) != SPS_OK)
-        return st;
-    return tri_setup(pc, g);
+    if (dpos && (st = upload_ints(ctx, &g->dpos, dpos, (size_t)pc->n)) != SPS_OK) return st;
+    return ilu0_solves(pc, g, dpos ? sweeps : -1);
 }
+
+/* factor=par from A's device copy: no host pass (the registry's setup_gpu).
+ * A row without a diagonal entry: SPS_ERR_UNSUPPORTED without a message, and
+ * the host path words the refusal. */
+extern "C" sps_status sps__pc_gpu_ilu0_par(sps_precond *pc, const sps_matrix *A, int sweeps, int fsweeps)
+{
+    sps_context *ctx = pc->ctx;
+    const sps_dcsr *d = nullptr;
+    gpu_pc *g = nullptr;
+    sps_status st = sps__matrix_device(ctx, A, &d, NULL);
+    if (st == SPS_OK) st = new_impl(pc, &g);
+    if (st != SPS_OK) return st;
+    size_t n1 = (size_t)pc->n + 1, nz = (size_t)d->nnz;
+    g->nnz = d->nnz;
+    g->par = fsweeps;
+    if ((st = sps__dmalloc(ctx, (void **)&g->rp, n1 * sizeof(int))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->ci, nz * sizeof(int))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->v, nz * sizeof(double))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->dpos, (n1 - 1) * sizeof(int))) != SPS_OK ||
+        (st = sps__d2d(ctx, g->rp, d->row_ptr, n1 * sizeof(int))) != SPS_OK ||
+        (st = sps__d2d(ctx, g->ci, d->col_idx, nz * sizeof(int))) != SPS_OK ||
+        (st = sps__d2d(ctx, g->v, d->val, nz * sizeof(double))) != SPS_OK)
+        return st;
+    sps_idx first = -1;
+    if ((st = sps__parilu_dev_diag(ctx, pc->n, g->rp, g->ci, g->dpos, &first)) != SPS_OK) return st;
+    if (first >= 0) return SPS_ERR_UNSUPPORTED;
+    if ((st = legacy_descr(ctx, g)) != SPS_OK || (st = par_numeric(pc, g, g->v)) != SPS_OK) return st;
+    return ilu0_solves(pc, g, sweeps);
+}
+
 
 namespace {
 

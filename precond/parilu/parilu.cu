@@ -77,6 +77,21 @@ __global__ void k_dpos(int n, const sps_idx *__restrict__ rp, const sps_idx *__r
         dpos[i] = sps__parilu_lbound(ci, rp[i], rp[i + 1], (sps_idx)i);
 }
 
+/* dpos[i]: row i's diagonal position, or -1 lowering *first to i. */
+__global__ void k_diag(int n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
+                       sps_idx *__restrict__ dpos, int *first)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        sps_idx d = sps__parilu_lbound(ci, rp[i], rp[i + 1], (sps_idx)i);
+        if (d == rp[i + 1] || ci[d] != (sps_idx)i) {
+            atomicMin(first, (int)i); /* an integer minimum: deterministic */
+            d = -1;
+        }
+        dpos[i] = d;
+    }
+}
+
 __global__ void k_iota(long long nnz, sps_idx *__restrict__ x)
 {
     for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < nnz;
@@ -155,7 +170,8 @@ sps_status columns(sps_context *ctx, scratch &s, sps_parilu_pat &P, const sps_id
     if ((st = s.get(&tmp, bytes)) != SPS_OK) return st;
     SPS_CUDA(ctx, cub::DeviceRadixSort::SortPairs(tmp, bytes, kin, kout, iota, cq, (int)nnz, 0, bits ? bits : 1,
                                                   st_));
-    k_colptr<<<grid_for(ctx, (long long)n + 1), TB, 0, st_>>>(n, nnz, kout, cp);
+    int gc = grid_for(ctx, (long long)n + 1);
+    k_colptr<<<gc, TB, 0, st_>>>(n, nnz, kout, cp);
     SPS_LAUNCH_CHECK(ctx, "k_colptr");
     k_gather_rows<<<g, TB, 0, st_>>>(nnz, cq, row, cr);
     SPS_LAUNCH_CHECK(ctx, "k_gather_rows");
@@ -172,12 +188,13 @@ sps_status pattern(sps_context *ctx, scratch &s, sps_parilu_pat &P)
     sps_idx *row, *dpos = nullptr;
     sps_status st = s.get(&row, P.nnz);
     if (st != SPS_OK) return st;
-    k_rows<<<grid_for(ctx, P.nnz), TB, 0, st_>>>(P.nnz, P.n, P.rp, row);
+    int ge = grid_for(ctx, P.nnz), gr = grid_for(ctx, P.n);
+    k_rows<<<ge, TB, 0, st_>>>(P.nnz, P.n, P.rp, row);
     SPS_LAUNCH_CHECK(ctx, "k_rows");
     P.row = row;
     if (P.cholesky) return SPS_OK;
     if ((st = s.get(&dpos, P.n)) != SPS_OK) return st;
-    k_dpos<<<grid_for(ctx, P.n), TB, 0, st_>>>(P.n, P.rp, P.ci, dpos);
+    k_dpos<<<gr, TB, 0, st_>>>(P.n, P.rp, P.ci, dpos);
     SPS_LAUNCH_CHECK(ctx, "k_dpos");
     P.dpos = dpos;
     return columns(ctx, s, P, row);
@@ -222,9 +239,28 @@ extern "C" sps_status sps__parilu_dev(sps_context *ctx, sps_idx n, int64_t nnz, 
     if (st == SPS_OK) st = run_sweeps(ctx, P, K, a, v, w);
     if (st != SPS_OK) return st;
     SPS_CUDA(ctx, cudaMemsetAsync(dbad, 0xff, sizeof *dbad, sps_stream(ctx))); /* ~0: none */
-    k_check<<<grid_for(ctx, nnz), TB, 0, sps_stream(ctx)>>>(P, v, dbad);
+    int g = grid_for(ctx, nnz);
+    k_check<<<g, TB, 0, sps_stream(ctx)>>>(P, v, dbad);
     SPS_LAUNCH_CHECK(ctx, "k_check");
     if ((st = sps__d2h(ctx, &hbad, dbad, sizeof hbad)) != SPS_OK) return st;
     *bad = hbad == ~0ull ? -1 : (int64_t)hbad;
+    return SPS_OK;
+}
+
+extern "C" sps_status sps__parilu_dev_diag(sps_context *ctx, sps_idx n, const sps_idx *rp, const sps_idx *ci,
+                                          sps_idx *dpos, sps_idx *first)
+{
+    *first = -1;
+    if (n == 0) return SPS_OK;
+    scratch s(ctx);
+    int *dfirst, h = n;
+    sps_status st = s.get(&dfirst, 1);
+    if (st == SPS_OK) st = sps__h2d(ctx, dfirst, &h, sizeof h);
+    if (st != SPS_OK) return st;
+    int g = grid_for(ctx, n);
+    k_diag<<<g, TB, 0, sps_stream(ctx)>>>(n, rp, ci, dpos, dfirst);
+    SPS_LAUNCH_CHECK(ctx, "k_diag");
+    if ((st = sps__d2h(ctx, &h, dfirst, sizeof h)) != SPS_OK) return st;
+    *first = h < n ? h : -1;
     return SPS_OK;
 }

@@ -178,6 +178,11 @@ sps_status sps__parilu_factor(sps_precond *pc, const sps_csr *F, const sps_idx *
  * end (*bad, as sps__parilu_host's). Scratch freed on return. */
 sps_status sps__parilu_dev(sps_context *ctx, sps_idx n, int64_t nnz, const sps_idx *rp, const sps_idx *ci,
                            int cholesky, int K, double *v, int64_t *bad);
+/* dpos (device, n): each row's diagonal position in the device CSR (rp, ci),
+ * -1 where it has none; *first: the first such row, -1 if none (one host
+ * read). */
+sps_status sps__parilu_dev_diag(sps_context *ctx, sps_idx n, const sps_idx *rp, const sps_idx *ci,
+                                sps_idx *dpos, sps_idx *first);
 #endif
 
 #ifdef __cplusplus
