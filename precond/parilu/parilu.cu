@@ -35,25 +35,75 @@ int grid_for(sps_context *ctx, long long n)
     return b < 1 ? 1 : (int)b;
 }
 
-/* Device scratch, freed on every path (after the stream is drained). */
+/* Device scratch, freed on every path (after the stream is drained): one
+ * block reserved up front and carved (a cudaMalloc costs tens of
+ * microseconds, a few SpMVs of a large matrix each), with separate
+ * allocations only past its end. */
 struct scratch {
     sps_context *ctx;
+    char *block = nullptr;
+    size_t cap = 0, off = 0;
     void *p[16] = {};
     int k = 0;
     explicit scratch(sps_context *c) : ctx(c) {}
     ~scratch()
     {
-        if (k) sps__gpu_sync(ctx); /* nothing may still read them */
+        if (k || block) sps__gpu_sync(ctx); /* nothing may still read them */
         for (int i = 0; i < k; i++) sps__dfree(p[i]);
+        sps__dfree(block);
+    }
+    static size_t round(size_t b) { return (b + 255) / 256 * 256; }
+    sps_status reserve(size_t bytes)
+    {
+        sps_status st = sps__dmalloc(ctx, (void **)&block, bytes);
+        if (st == SPS_OK) cap = bytes;
+        return st;
     }
     template <class T> sps_status get(T **out, size_t count)
     {
+        size_t b = round((count ? count : 1) * sizeof(T));
+        if (off + b <= cap) {
+            *out = (T *)(block + off);
+            off += b;
+            return SPS_OK;
+        }
         *out = nullptr;
-        sps_status st = sps__dmalloc(ctx, (void **)out, (count ? count : 1) * sizeof(T));
+        if (k == 16) return sps__err(ctx, SPS_ERR_INTERNAL, "parilu: scratch exhausted");
+        sps_status st = sps__dmalloc(ctx, (void **)out, b);
         if (st == SPS_OK) p[k++] = *out;
         return st;
     }
 };
+
+/* cub's radix sort of nnz (column, position) pairs: its temporary bytes. */
+sps_status sort_bytes(sps_context *ctx, int64_t nnz, int bits, size_t *bytes)
+{
+    *bytes = 0;
+    SPS_CUDA(ctx, cub::DeviceRadixSort::SortPairs(nullptr, *bytes, (const unsigned *)nullptr, (unsigned *)nullptr,
+                                                  (const sps_idx *)nullptr, (sps_idx *)nullptr, (int)nnz, 0, bits,
+                                                  sps_stream(ctx)));
+    return SPS_OK;
+}
+
+int key_bits(sps_idx n)
+{
+    int bits = 0;
+    while (bits < 31 && ((unsigned)(n - 1) >> bits) != 0) bits++;
+    return bits ? bits : 1;
+}
+
+/* Every scratch array of sps__parilu_dev, rounded as get rounds them. */
+sps_status scratch_bytes(sps_context *ctx, sps_idx n, int64_t nnz, int cholesky, size_t *total)
+{
+    size_t ni = scratch::round((size_t)nnz * sizeof(sps_idx)), nd = scratch::round((size_t)nnz * sizeof(double));
+    *total = ni + 2 * nd + scratch::round(sizeof(unsigned long long)); /* row, a, w, bad */
+    if (cholesky) return SPS_OK;
+    size_t sb = 0;
+    sps_status st = sort_bytes(ctx, nnz, key_bits(n), &sb);
+    *total += 4 * ni + scratch::round((size_t)n * sizeof(sps_idx)) + /* iota, cq, cr, keys; dpos */
+              scratch::round(((size_t)n + 1) * sizeof(sps_idx)) + scratch::round(sb ? sb : 1);
+    return st;
+}
 
 __global__ void k_rows(long long nnz, int n, const sps_idx *__restrict__ rp, sps_idx *__restrict__ row)
 {
@@ -151,8 +201,7 @@ sps_status columns(sps_context *ctx, scratch &s, sps_parilu_pat &P, const sps_id
 {
     cudaStream_t st_ = sps_stream(ctx);
     long long nnz = P.nnz;
-    int n = P.n, g = grid_for(ctx, nnz), bits = 0;
-    while (bits < 31 && ((unsigned)(n - 1) >> bits) != 0) bits++;
+    int n = P.n, g = grid_for(ctx, nnz), bits = key_bits(n);
     sps_idx *iota, *cq, *cr, *cp;
     unsigned *kout;
     sps_status st;
@@ -164,12 +213,10 @@ sps_status columns(sps_context *ctx, scratch &s, sps_parilu_pat &P, const sps_id
     SPS_LAUNCH_CHECK(ctx, "k_iota");
     const unsigned *kin = (const unsigned *)P.ci; /* columns >= 0: the same bits */
     size_t bytes = 0;
-    SPS_CUDA(ctx, cub::DeviceRadixSort::SortPairs(nullptr, bytes, kin, kout, iota, cq, (int)nnz, 0,
-                                                  bits ? bits : 1, st_));
+    if ((st = sort_bytes(ctx, nnz, bits, &bytes)) != SPS_OK) return st;
     char *tmp;
     if ((st = s.get(&tmp, bytes)) != SPS_OK) return st;
-    SPS_CUDA(ctx, cub::DeviceRadixSort::SortPairs(tmp, bytes, kin, kout, iota, cq, (int)nnz, 0, bits ? bits : 1,
-                                                  st_));
+    SPS_CUDA(ctx, cub::DeviceRadixSort::SortPairs(tmp, bytes, kin, kout, iota, cq, (int)nnz, 0, bits, st_));
     int gc = grid_for(ctx, (long long)n + 1);
     k_colptr<<<gc, TB, 0, st_>>>(n, nnz, kout, cp);
     SPS_LAUNCH_CHECK(ctx, "k_colptr");
@@ -231,7 +278,10 @@ extern "C" sps_status sps__parilu_dev(sps_context *ctx, sps_idx n, int64_t nnz, 
     sps_parilu_pat P = {n, nnz, cholesky, rp, ci, nullptr, nullptr, nullptr, nullptr, nullptr};
     double *a, *w;
     unsigned long long *dbad, hbad = ~0ull;
-    sps_status st = pattern(ctx, s, P);
+    size_t total = 0;
+    sps_status st = scratch_bytes(ctx, n, nnz, cholesky, &total);
+    if (st == SPS_OK) st = s.reserve(total);
+    if (st == SPS_OK) st = pattern(ctx, s, P);
     if (st == SPS_OK) st = s.get(&a, (size_t)nnz);
     if (st == SPS_OK) st = s.get(&w, (size_t)nnz);
     if (st == SPS_OK) st = s.get(&dbad, 1);
