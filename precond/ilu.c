@@ -654,6 +654,17 @@ static sps_status ilu0_setup_gpu(sps_precond *pc, const sps_pc_input *in)
     return sps__pc_gpu_ilu0_par(pc, in->A, prm->jacobi ? prm->sweeps : -1, prm->fsweeps);
 }
 
+/* ic0:factor=par on a GPU context, likewise (a missing diagonal or a matrix
+ * not exactly symmetric: the host path). */
+static sps_status ic0_setup_gpu(sps_precond *pc, const sps_pc_input *in)
+{
+    const ilu_prm *prm = pc->prm;
+    if (!prm->par || prm->color) return SPS_ERR_UNSUPPORTED;
+    sps_status st = check_prm(pc);
+    if (st != SPS_OK) return st;
+    return sps__pc_gpu_ic0_par(pc, in->A, prm->jacobi ? prm->sweeps : -1, prm->fsweeps);
+}
+
 static sps_status ic0_setup_dev(sps_precond *pc, const sps_pc_input *in, void *host)
 {
     const ilu_prm *prm = pc->prm;
@@ -691,5 +702,6 @@ const sps_pc_type sps_pc_ic0 = {
     .prm_set = ilu_set,
     .setup_host = ic0_setup,
     .setup_dev = SPS_PC_DEV(ic0_setup_dev),
+    .setup_gpu = SPS_PC_DEV(ic0_setup_gpu),
     .refresh = ic0_refresh,
 };

@@ -154,6 +154,10 @@ sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const sps_idx *dp
  * solves. SPS_ERR_UNSUPPORTED, without a message, when a row has no
  * diagonal entry (the host path words it). */
 sps_status sps__pc_gpu_ilu0_par(sps_precond *pc, const sps_matrix *A, int sweeps, int fsweeps);
+/* ic0:factor=par likewise: tril(A), the factor and L' all on the device.
+ * SPS_ERR_UNSUPPORTED, without a message, when a row has no diagonal entry
+ * or A is not exactly symmetric (the host path decides and words it). */
+sps_status sps__pc_gpu_ic0_par(sps_precond *pc, const sps_matrix *A, int sweeps, int fsweeps);
 /* L: the lower triangle of a symmetric A, each row ending with its diagonal.
  * t: L' as a pattern (its values gathered on the device); sweeps >= 0: that
  * many Jacobi sweeps per triangle, < 0: exact (SpSV) solves with L and L'. */

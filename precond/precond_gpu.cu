@@ -747,6 +747,91 @@ extern "C" sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L, const s
 
 namespace {
 
+/* A device array of ints freed on every path. */
+struct iscratch {
+    int *p = nullptr;
+    ~iscratch() { sps__dfree(p); }
+};
+
+/* ic0:factor=par from A's device copy: the diagonal scan and the exact
+ * symmetry test; 1 in *go when both pass (else the host path decides). */
+sps_status ic0_dev_checks(sps_precond *pc, const sps_matrix *A, const sps_dcsr *d, int *dpos, int *go)
+{
+    sps_idx first = -1;
+    int same = 1;
+    sps_status st = sps__parilu_dev_diag(pc->ctx, pc->n, d->row_ptr, d->col_idx, dpos, &first);
+    if (st == SPS_OK && first < 0 && A->src.symmetry != SPS_SYMMETRIC) /* mirrored on load: exact */
+        st = sps__parilu_dev_symmetric(pc->ctx, pc->n, d->nnz, d->row_ptr, d->col_idx, d->val, &same);
+    *go = st == SPS_OK && first < 0 && same;
+    return st;
+}
+
+/* L = tril(A) into g (rp, ci, v, dpos), (nnz + n) / 2 entries: the pattern
+ * is symmetric with every diagonal entry. */
+sps_status ic0_dev_tril(sps_precond *pc, gpu_pc *g, const sps_dcsr *d, const int *adpos)
+{
+    sps_context *ctx = pc->ctx;
+    size_t n = (size_t)pc->n, nz = ((size_t)d->nnz + n) / 2;
+    sps_status st;
+    g->nnz = (long long)nz;
+    if ((st = sps__dmalloc(ctx, (void **)&g->rp, (n + 1) * sizeof(int))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->ci, nz * sizeof(int))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->v, nz * sizeof(double))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->dpos, n * sizeof(int))) != SPS_OK)
+        return st;
+    return sps__parilu_dev_tril(ctx, pc->n, d->nnz, d->row_ptr, d->col_idx, d->val, adpos, g->rp, g->ci, g->v,
+                                g->dpos);
+}
+
+/* L' as its own CSR on the device: the pattern by a stable sort, the values
+ * gathered from the factor (as ic0_transpose does from the host pattern). */
+sps_status ic0_dev_transpose(sps_precond *pc, gpu_pc *g)
+{
+    sps_context *ctx = pc->ctx;
+    size_t n = (size_t)pc->n, nnz = (size_t)g->nnz;
+    sps_status st;
+    if ((st = sps__dmalloc(ctx, (void **)&g->trp, (n + 1) * sizeof(int))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->tci, nnz * sizeof(int))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->perm, nnz * sizeof(int))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->tdpos, n * sizeof(int))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->tv, nnz * sizeof(double))) != SPS_OK ||
+        (st = sps__parilu_dev_transpose(ctx, pc->n, g->nnz, g->rp, g->ci, g->trp, g->tci, g->perm)) != SPS_OK ||
+        (st = sps__d2d(ctx, g->tdpos, g->trp, n * sizeof(int))) != SPS_OK) /* rows of L' start with the diagonal */
+        return st;
+    gather<<<grid_for(ctx, (int)nnz, 256), 256, 0, sps_stream(ctx)>>>((long long)nnz, g->perm, g->v, g->tv);
+    SPS_LAUNCH_CHECK(ctx, "gather");
+    return SPS_OK;
+}
+
+} // namespace
+
+/* ic0:factor=par from A's device copy, no host pass (setup_gpu); a missing
+ * diagonal or a matrix not exactly symmetric: SPS_ERR_UNSUPPORTED without a
+ * message, and the host path decides and words it. */
+extern "C" sps_status sps__pc_gpu_ic0_par(sps_precond *pc, const sps_matrix *A, int sweeps, int fsweeps)
+{
+    sps_context *ctx = pc->ctx;
+    const sps_dcsr *d = nullptr;
+    gpu_pc *g = nullptr;
+    iscratch adpos;
+    int go = 0;
+    sps_status st = sps__matrix_device(ctx, A, &d, NULL);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&adpos.p, (size_t)pc->n * sizeof(int));
+    if (st == SPS_OK) st = ic0_dev_checks(pc, A, d, adpos.p, &go);
+    if (st != SPS_OK) return st;
+    if (!go) return SPS_ERR_UNSUPPORTED;
+    if ((st = new_impl(pc, &g)) != SPS_OK || (st = ic0_dev_tril(pc, g, d, adpos.p)) != SPS_OK) return st;
+    if ((st = sps__gpu_sync(ctx)) != SPS_OK) return st; /* adpos is freed on return */
+    g->par = fsweeps;
+    g->chol = 1;
+    if ((st = legacy_descr(ctx, g)) != SPS_OK || (st = par_numeric(pc, g, g->v)) != SPS_OK ||
+        (st = ic0_dev_transpose(pc, g)) != SPS_OK)
+        return st;
+    return sweeps >= 0 ? ic0_sweeps(pc, g, sweeps) : ic0_exact(pc, g);
+}
+
+namespace {
+
 /* A device array freed on every path. */
 struct dscratch {
     double *p = nullptr;

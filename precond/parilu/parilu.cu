@@ -196,8 +196,54 @@ __global__ void k_check(sps_parilu_pat P, const double *__restrict__ v, unsigned
     }
 }
 
-/* F by columns (ilu0): cp, cr, cq as parilu.c's by_columns makes them. */
-sps_status columns(sps_context *ctx, scratch &s, sps_parilu_pat &P, const sps_idx *row)
+/* *same stays 1 while every off-diagonal entry (i, j) meets (j, i) with
+ * the same value. */
+__global__ void k_symmetric(long long nnz, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
+                            const double *__restrict__ v, const sps_idx *__restrict__ row, int *same)
+{
+    for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < nnz;
+         p += (long long)gridDim.x * blockDim.x) {
+        sps_idx i = row[p], j = ci[p];
+        if (j == i) continue;
+        sps_idx m = sps__parilu_lbound(ci, rp[j], rp[j + 1], i);
+        if (m == rp[j + 1] || ci[m] != i || !(v[m] == v[p])) atomicMin(same, 0);
+    }
+}
+
+/* cnt[i] = row i's entries up to its diagonal (dpos >= 0 everywhere). */
+__global__ void k_tril_count(int n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ dpos,
+                             sps_idx *__restrict__ cnt)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        cnt[i] = dpos[i] - rp[i] + 1;
+}
+
+__global__ void k_tril_fill(long long nnz, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
+                            const double *__restrict__ v, const sps_idx *__restrict__ row,
+                            const sps_idx *__restrict__ dpos, const sps_idx *__restrict__ lrp,
+                            sps_idx *__restrict__ lci, double *__restrict__ lv)
+{
+    for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < nnz;
+         p += (long long)gridDim.x * blockDim.x) {
+        sps_idx i = row[p];
+        if (p > dpos[i]) continue;
+        sps_idx q = lrp[i] + (sps_idx)(p - rp[i]);
+        lci[q] = ci[p];
+        lv[q] = v[p];
+    }
+}
+
+__global__ void k_last(int n, const sps_idx *__restrict__ lrp, sps_idx *__restrict__ ldpos)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        ldpos[i] = lrp[i + 1] - 1;
+}
+
+/* F by columns (ilu0): cp, cr, cq as parilu.c's by_columns makes them, in
+ * out[0..2] when given (else in scratch). */
+sps_status columns(sps_context *ctx, scratch &s, sps_parilu_pat &P, const sps_idx *row, sps_idx *const *out)
 {
     cudaStream_t st_ = sps_stream(ctx);
     long long nnz = P.nnz;
@@ -205,8 +251,13 @@ sps_status columns(sps_context *ctx, scratch &s, sps_parilu_pat &P, const sps_id
     sps_idx *iota, *cq, *cr, *cp;
     unsigned *kout;
     sps_status st;
-    if ((st = s.get(&iota, nnz)) != SPS_OK || (st = s.get(&cq, nnz)) != SPS_OK ||
-        (st = s.get(&cr, nnz)) != SPS_OK || (st = s.get(&cp, (size_t)n + 1)) != SPS_OK ||
+    if (out) {
+        cp = out[0];
+        cr = out[1];
+        cq = out[2];
+    }
+    if ((st = s.get(&iota, nnz)) != SPS_OK || (!out && (st = s.get(&cq, nnz)) != SPS_OK) ||
+        (!out && (st = s.get(&cr, nnz)) != SPS_OK) || (!out && (st = s.get(&cp, (size_t)n + 1)) != SPS_OK) ||
         (st = s.get(&kout, nnz)) != SPS_OK)
         return st;
     k_iota<<<g, TB, 0, st_>>>(nnz, iota);
@@ -244,7 +295,7 @@ sps_status pattern(sps_context *ctx, scratch &s, sps_parilu_pat &P)
     k_dpos<<<gr, TB, 0, st_>>>(P.n, P.rp, P.ci, dpos);
     SPS_LAUNCH_CHECK(ctx, "k_dpos");
     P.dpos = dpos;
-    return columns(ctx, s, P, row);
+    return columns(ctx, s, P, row, nullptr);
 }
 
 /* The start and K sweeps, the last into v (a: A's values). */
@@ -313,4 +364,79 @@ extern "C" sps_status sps__parilu_dev_diag(sps_context *ctx, sps_idx n, const sp
     if ((st = sps__d2h(ctx, &h, dfirst, sizeof h)) != SPS_OK) return st;
     *first = h < n ? h : -1;
     return SPS_OK;
+}
+
+/* ---- ic0: tril(A) and L' on the device ---------------------------------- */
+
+extern "C" sps_status sps__parilu_dev_symmetric(sps_context *ctx, sps_idx n, int64_t nnz, const sps_idx *rp,
+                                               const sps_idx *ci, const double *v, int *same)
+{
+    *same = 1;
+    if (n == 0 || nnz == 0) return SPS_OK;
+    scratch s(ctx);
+    sps_idx *row;
+    int *dsame, h = 1, ge = grid_for(ctx, nnz);
+    sps_status st = s.reserve(scratch::round((size_t)nnz * sizeof(sps_idx)) + scratch::round(sizeof(int)));
+    if (st == SPS_OK) st = s.get(&row, (size_t)nnz);
+    if (st == SPS_OK) st = s.get(&dsame, 1);
+    if (st == SPS_OK) st = sps__h2d(ctx, dsame, &h, sizeof h);
+    if (st != SPS_OK) return st;
+    k_rows<<<ge, TB, 0, sps_stream(ctx)>>>(nnz, n, rp, row);
+    SPS_LAUNCH_CHECK(ctx, "k_rows");
+    k_symmetric<<<ge, TB, 0, sps_stream(ctx)>>>(nnz, rp, ci, v, row, dsame);
+    SPS_LAUNCH_CHECK(ctx, "k_symmetric");
+    if ((st = sps__d2h(ctx, &h, dsame, sizeof h)) != SPS_OK) return st;
+    *same = h;
+    return SPS_OK;
+}
+
+extern "C" sps_status sps__parilu_dev_tril(sps_context *ctx, sps_idx n, int64_t nnz, const sps_idx *rp,
+                                          const sps_idx *ci, const double *v, const sps_idx *dpos, sps_idx *lrp,
+                                          sps_idx *lci, double *lv, sps_idx *ldpos)
+{
+    if (n == 0) return SPS_OK;
+    cudaStream_t st_ = sps_stream(ctx);
+    scratch s(ctx);
+    sps_idx *row, *cnt;
+    size_t sb = 0;
+    SPS_CUDA(ctx, cub::DeviceScan::InclusiveSum(nullptr, sb, (const sps_idx *)nullptr, (sps_idx *)nullptr, (int)n,
+                                               st_));
+    char *tmp;
+    int ge = grid_for(ctx, nnz), gr = grid_for(ctx, n);
+    sps_status st = s.reserve(scratch::round((size_t)nnz * sizeof(sps_idx)) +
+                              scratch::round((size_t)n * sizeof(sps_idx)) + scratch::round(sb ? sb : 1));
+    if (st == SPS_OK) st = s.get(&row, (size_t)nnz);
+    if (st == SPS_OK) st = s.get(&cnt, (size_t)n);
+    if (st == SPS_OK) st = s.get(&tmp, sb);
+    if (st != SPS_OK) return st;
+    k_tril_count<<<gr, TB, 0, st_>>>(n, rp, dpos, cnt);
+    SPS_LAUNCH_CHECK(ctx, "k_tril_count");
+    SPS_CUDA(ctx, cudaMemsetAsync(lrp, 0, sizeof *lrp, st_));
+    SPS_CUDA(ctx, cub::DeviceScan::InclusiveSum(tmp, sb, (const sps_idx *)cnt, lrp + 1, (int)n, st_));
+    k_rows<<<ge, TB, 0, st_>>>(nnz, n, rp, row);
+    SPS_LAUNCH_CHECK(ctx, "k_rows");
+    k_tril_fill<<<ge, TB, 0, st_>>>(nnz, rp, ci, v, row, dpos, lrp, lci, lv);
+    SPS_LAUNCH_CHECK(ctx, "k_tril_fill");
+    k_last<<<gr, TB, 0, st_>>>(n, lrp, ldpos);
+    SPS_LAUNCH_CHECK(ctx, "k_last");
+    return SPS_OK;
+}
+
+extern "C" sps_status sps__parilu_dev_transpose(sps_context *ctx, sps_idx n, int64_t nnz, const sps_idx *rp,
+                                               const sps_idx *ci, sps_idx *trp, sps_idx *tci, sps_idx *perm)
+{
+    if (n == 0) return SPS_OK;
+    scratch s(ctx);
+    sps_parilu_pat P = {n, nnz, 1, rp, ci, nullptr, nullptr, nullptr, nullptr, nullptr};
+    size_t ni = scratch::round((size_t)(nnz ? nnz : 1) * sizeof(sps_idx)), sb = 0;
+    sps_status st = sort_bytes(ctx, nnz, key_bits(n), &sb);
+    if (st == SPS_OK) st = s.reserve(3 * ni + scratch::round(sb ? sb : 1));
+    sps_idx *row;
+    if (st == SPS_OK) st = s.get(&row, (size_t)nnz);
+    if (st != SPS_OK) return st;
+    int ge = grid_for(ctx, nnz);
+    k_rows<<<ge, TB, 0, sps_stream(ctx)>>>(nnz, n, rp, row);
+    SPS_LAUNCH_CHECK(ctx, "k_rows");
+    sps_idx *const out[3] = {trp, tci, perm};
+    return columns(ctx, s, P, row, out);
 }

@@ -183,6 +183,21 @@ sps_status sps__parilu_dev(sps_context *ctx, sps_idx n, int64_t nnz, const sps_i
  * read). */
 sps_status sps__parilu_dev_diag(sps_context *ctx, sps_idx n, const sps_idx *rp, const sps_idx *ci,
                                 sps_idx *dpos, sps_idx *first);
+/* ic0 from A's device copy. *same: 1 when every off-diagonal entry (i, j)
+ * has its mirror (j, i) with the same value (one host read). */
+sps_status sps__parilu_dev_symmetric(sps_context *ctx, sps_idx n, int64_t nnz, const sps_idx *rp,
+                                     const sps_idx *ci, const double *v, int *same);
+/* tril(A) into lrp (n + 1), lci, lv (device, (nnz + n) / 2 entries when the
+ * pattern is symmetric), each row up to its diagonal (dpos: A's, every row
+ * has one); ldpos (n): L's diagonal positions, lrp[i + 1] - 1. */
+sps_status sps__parilu_dev_tril(sps_context *ctx, sps_idx n, int64_t nnz, const sps_idx *rp, const sps_idx *ci,
+                                const double *v, const sps_idx *dpos, sps_idx *lrp, sps_idx *lci, double *lv,
+                                sps_idx *ldpos);
+/* The transpose's pattern of the CSR (rp, ci): trp (n + 1), tci (nnz) and
+ * perm (nnz: T's q-th entry is the CSR's perm[q]), columns ascending in each
+ * row of T; precond/ilu.c's transpose_lower makes the same on the host. */
+sps_status sps__parilu_dev_transpose(sps_context *ctx, sps_idx n, int64_t nnz, const sps_idx *rp,
+                                     const sps_idx *ci, sps_idx *trp, sps_idx *tci, sps_idx *perm);
 #endif
 
 #ifdef __cplusplus

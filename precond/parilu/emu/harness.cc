@@ -90,6 +90,54 @@ static void diag_scan(const std::string &what, const pat &p)
           what.c_str(), first, hfirst);
 }
 
+/* ic0's device pieces: the exact symmetry test, tril(A) with L's diagonal
+ * positions, L''s pattern, against the host's. */
+static void ic0_pieces(const std::string &what, const sps_matrix *A, const pat &pu, const pat &pl)
+{
+    const sps_idx *rp, *ci;
+    const double *v;
+    sps_matrix_csr(A, &rp, &ci, &v);
+    sps_idx n = (sps_idx)pu.dpos.size();
+    int64_t nnz = (int64_t)pu.v.size();
+    int same = -1, hsame = 1;
+    for (sps_idx i = 0; i < n; i++)
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) {
+            sps_idx j = ci[p], m = rp[j];
+            while (m < rp[j + 1] && ci[m] < i) m++;
+            if (m == rp[j + 1] || ci[m] != i || !(v[m] == v[p])) hsame = 0;
+        }
+    sps__parilu_dev_symmetric(ctx, n, nnz, rp, ci, v, &same);
+    CHECK(same == hsame, "%s: exact symmetry %d on the device, %d on the host", what.c_str(), same, hsame);
+    if (!hsame) return;
+    int64_t lnz = (nnz + n) / 2;
+    CHECK(lnz == (int64_t)pl.v.size(), "%s: tril has %lld entries, (nnz + n) / 2 = %lld", what.c_str(),
+          (long long)pl.v.size(), (long long)lnz);
+    std::vector<sps_idx> lrp(n + 1, -5), lci(lnz + 1, -5), ldpos(n + 1, -5), trp(n + 1, -5), tci(lnz + 1, -5),
+        perm(lnz + 1, -5);
+    std::vector<double> lv(lnz + 1, -5.0);
+    sps__parilu_dev_tril(ctx, n, nnz, rp, ci, v, pu.dpos.data(), lrp.data(), lci.data(), lv.data(), ldpos.data());
+    bool ok = std::equal(pl.rp.begin(), pl.rp.end(), lrp.begin()) &&
+              std::equal(pl.ci.begin(), pl.ci.end(), lci.begin()) &&
+              memcmp(pl.v.data(), lv.data(), pl.v.size() * sizeof(double)) == 0;
+    for (sps_idx i = 0; i < n; i++) ok = ok && ldpos[i] == pl.rp[i + 1] - 1;
+    CHECK(ok, "%s: tril(A) on the device", what.c_str());
+    /* L' on the host: rows of L in order, each entry to its column's row */
+    std::vector<sps_idx> hrp(n + 1, 0), hci(lnz), hperm(lnz), pos;
+    for (int64_t p = 0; p < lnz; p++) hrp[pl.ci[p] + 1]++;
+    for (sps_idx i = 0; i < n; i++) hrp[i + 1] += hrp[i];
+    pos.assign(hrp.begin(), hrp.end() - 1);
+    for (sps_idx j = 0; j < n; j++)
+        for (sps_idx p = pl.rp[j]; p < pl.rp[j + 1]; p++) {
+            sps_idx q = pos[pl.ci[p]]++;
+            hci[q] = j;
+            hperm[q] = p;
+        }
+    sps__parilu_dev_transpose(ctx, n, lnz, pl.rp.data(), pl.ci.data(), trp.data(), tci.data(), perm.data());
+    CHECK(std::equal(hrp.begin(), hrp.end(), trp.begin()) && std::equal(hci.begin(), hci.end(), tci.begin()) &&
+              std::equal(hperm.begin(), hperm.end(), perm.begin()),
+          "%s: L' pattern on the device", what.c_str());
+}
+
 static void all_k(const std::string &what, const sps_matrix *A, bool ilu, bool ic)
 {
     static const int ks[] = {1, 2, 3, 5, 8, 50};
@@ -98,6 +146,7 @@ static void all_k(const std::string &what, const sps_matrix *A, bool ilu, bool i
     bool full = std::find(pu.dpos.begin(), pu.dpos.end(), -1) == pu.dpos.end();
     if (!full) return;
     pat pl = pattern_of(A, true);
+    ic0_pieces(what, A, pu, pl);
     for (int K : ks) {
         if (ilu) compare(what, pu, false, K);
         if (ic) compare(what, pl, true, K);
@@ -116,7 +165,7 @@ static void generated(const char *spec)
 }
 
 /* A chain of n rows, row `empty` with only its diagonal, row `lng` full. */
-static sps_matrix *edge(sps_idx n, sps_idx empty, sps_idx lng)
+static sps_matrix *edge(sps_idx n, sps_idx empty, sps_idx lng, bool sym)
 {
     std::vector<double> dense;
     std::vector<sps_idx> rp{0}, ci;
@@ -125,9 +174,9 @@ static sps_matrix *edge(sps_idx n, sps_idx empty, sps_idx lng)
         for (sps_idx j = 0; j < n; j++) {
             double x = 0;
             if (j == i) x = 4.0 + (i % 3);
-            else if (i != empty && j != empty && (j == i + 1 || j == i - 1)) x = j > i ? -1.0 : -0.5;
+            else if (i != empty && j != empty && (j == i + 1 || j == i - 1)) x = j > i || sym ? -1.0 : -0.5;
             else if (i == lng && j != empty) x = 0.25 / n;
-            else if (j == lng && i != empty) x = -0.125 / n;
+            else if (j == lng && i != empty) x = sym ? 0.25 / n : -0.125 / n;
             if (x != 0) {
                 ci.push_back(j);
                 v.push_back(x);
@@ -146,14 +195,17 @@ static void edges()
         sps_idx cases[][2] = {{-1, -1}, {n / 2, -1}, {-1, 0}, {-1, n - 1}, {1, n / 3}};
         for (auto &c : cases) {
             if (n <= 2 && (c[0] >= 0 || c[1] >= 0)) continue;
-            sps_matrix *A = edge(n, c[0], c[1]);
-            if (!A) {
-                CHECK(0, "edge n=%d: %s", n, sps_last_error(ctx));
-                continue;
+            for (bool sym : {false, true}) {
+                sps_matrix *A = edge(n, c[0], c[1], sym);
+                if (!A) {
+                    CHECK(0, "edge n=%d: %s", n, sps_last_error(ctx));
+                    continue;
+                }
+                all_k("n=" + std::to_string(n) + " empty=" + std::to_string(c[0]) + " long=" + std::to_string(c[1]) +
+                          (sym ? " sym" : ""),
+                      A, true, true);
+                sps_matrix_destroy(A);
             }
-            all_k("n=" + std::to_string(n) + " empty=" + std::to_string(c[0]) + " long=" + std::to_string(c[1]), A,
-                  true, true);
-            sps_matrix_destroy(A);
         }
     }
 }
