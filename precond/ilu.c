@@ -27,7 +27,8 @@
  * Structural checks (diagonal present, symmetry for ic0) run on the host for
  * both paths, so host and GPU report the same row in the same words. On a GPU
  * context the host stops there (ilu0) or at tril(A) (ic0): cuSPARSE
- * factorizes.
+ * factorizes. factor=par on a GPU context skips the host (setup_gpu): the
+ * device checks, and sends what it would refuse to the host path.
  *
  * Refresh (sps_precond_update_values): numeric only. The setup's symbolic
  * part (F's pattern, the diagonal positions, L' and its map) stays; the new
@@ -643,27 +644,23 @@ static sps_status ilu0_setup_dev(sps_precond *pc, const sps_pc_input *in, void *
                             prm->par ? prm->fsweeps : 0);
 }
 
-/* ilu0:factor=par on a GPU context: the whole setup from A's device copy
- * (a missing diagonal: SPS_ERR_UNSUPPORTED, the host path words it). */
-static sps_status ilu0_setup_gpu(sps_precond *pc, const sps_pc_input *in)
+/* factor=par on a GPU context: the whole setup from A's device copy. A
+ * missing diagonal (ic0: or a matrix not exactly symmetric) gives
+ * SPS_ERR_UNSUPPORTED, and the host path decides and words it. */
+static sps_status par_setup_gpu(sps_precond *pc, const sps_pc_input *in, int cholesky)
 {
     const ilu_prm *prm = pc->prm;
     if (!prm->par || prm->color) return SPS_ERR_UNSUPPORTED;
     sps_status st = check_prm(pc);
     if (st != SPS_OK) return st;
-    return sps__pc_gpu_ilu0_par(pc, in->A, prm->jacobi ? prm->sweeps : -1, prm->fsweeps);
+    int sweeps = prm->jacobi ? prm->sweeps : -1;
+    return cholesky ? sps__pc_gpu_ic0_par(pc, in->A, sweeps, prm->fsweeps)
+                    : sps__pc_gpu_ilu0_par(pc, in->A, sweeps, prm->fsweeps);
 }
 
-/* ic0:factor=par on a GPU context, likewise (a missing diagonal or a matrix
- * not exactly symmetric: the host path). */
-static sps_status ic0_setup_gpu(sps_precond *pc, const sps_pc_input *in)
-{
-    const ilu_prm *prm = pc->prm;
-    if (!prm->par || prm->color) return SPS_ERR_UNSUPPORTED;
-    sps_status st = check_prm(pc);
-    if (st != SPS_OK) return st;
-    return sps__pc_gpu_ic0_par(pc, in->A, prm->jacobi ? prm->sweeps : -1, prm->fsweeps);
-}
+static sps_status ilu0_setup_gpu(sps_precond *pc, const sps_pc_input *in) { return par_setup_gpu(pc, in, 0); }
+
+static sps_status ic0_setup_gpu(sps_precond *pc, const sps_pc_input *in) { return par_setup_gpu(pc, in, 1); }
 
 static sps_status ic0_setup_dev(sps_precond *pc, const sps_pc_input *in, void *host)
 {
