@@ -19,10 +19,16 @@
  *           so the backward operator is exactly the transpose of the forward
  *           one and M^-1 = F' F stays symmetric positive definite (fit for CG).
  *
+ * Factorization (`factor=`): exact (the default: IKJ / row by row here,
+ * csrilu02/csric02 on the device) or `par` (`fsweeps=K`, default 3): K
+ * fixed-point sweeps (Chow and Patel's ParILU/ParIC, precond/parilu/) into
+ * the same pattern, feeding the same solves.
+ *
  * Structural checks (diagonal present, symmetry for ic0) run on the host for
  * both paths, so host and GPU report the same row in the same words. On a GPU
  * context the host stops there (ilu0) or at tril(A) (ic0): cuSPARSE
- * factorizes.
+ * factorizes. factor=par on a GPU context skips the host (setup_gpu): the
+ * device checks, and sends what it would refuse to the host path.
  *
  * Refresh (sps_precond_update_values): numeric only. The setup's symbolic
  * part (F's pattern, the diagonal positions, L' and its map) stays; the new
@@ -30,6 +36,7 @@
  * becomes F's values on success, so a failure leaves pc as it was. On a GPU
  * context the values go to sps__pc_gpu_ilu_refresh. */
 #include "mcilu/mcilu.h"
+#include "parilu/parilu.h"
 #include "pc_impl.h"
 
 #include <math.h>
@@ -40,6 +47,9 @@ typedef struct ilu_prm {
     int sweeps;     /* K */
     int sweeps_set; /* sweeps= was given */
     int color;      /* order=color: multicolor (precond/mcilu/) */
+    int par;        /* factor=par: fixed-point sweeps (precond/parilu/) */
+    int fsweeps;    /* their number */
+    int fsweeps_set; /* fsweeps= was given */
 } ilu_prm;
 
 typedef struct host_pc {
@@ -172,6 +182,14 @@ static sps_status ilu0_numeric(sps_precond *pc, const sps_csr *F, const sps_idx 
     return SPS_OK;
 }
 
+/* The numeric factorization the parameters ask for: exact (IKJ / row by
+ * row) or, with factor=par, fixed-point sweeps (precond/parilu/). */
+static sps_status ilu0_values(sps_precond *pc, const sps_csr *F, const sps_idx *dp, double *v)
+{
+    const ilu_prm *prm = pc->prm;
+    return prm->par ? sps__parilu_factor(pc, F, dp, 0, prm->fsweeps, v) : ilu0_numeric(pc, F, dp, v);
+}
+
 /* The symbolic step (F = A, the diagonal positions), then the numeric one. */
 static sps_status ilu0_factor(sps_precond *pc, const sps_csr *A, host_pc *h)
 {
@@ -183,7 +201,7 @@ static sps_status ilu0_factor(sps_precond *pc, const sps_csr *A, host_pc *h)
     if (st != SPS_OK) return st;
     sps_idx missing = sps__pc_find_diag(A, h->dpos, &first);
     if (missing) return sps__pc_pivot_error(pc, 0, first, missing);
-    return ilu0_numeric(pc, &h->F, h->dpos, h->F.val);
+    return ilu0_values(pc, &h->F, h->dpos, h->F.val);
 }
 
 /* tril(A) with a structural check: each row must end with its diagonal. */
@@ -242,6 +260,13 @@ static sps_status ic0_numeric(sps_precond *pc, const sps_csr *L, double *v)
     }
     sps__free(iw);
     return SPS_OK;
+}
+
+/* As ilu0_values, for IC(0). */
+static sps_status ic0_values(sps_precond *pc, const sps_csr *L, double *v)
+{
+    const ilu_prm *prm = pc->prm;
+    return prm->par ? sps__parilu_factor(pc, L, NULL, 1, prm->fsweeps, v) : ic0_numeric(pc, L, v);
 }
 
 static sps_status not_symmetric(sps_context *ctx, int pattern_symmetric, double asymmetry)
@@ -393,7 +418,7 @@ static sps_status ilu0_refresh(sps_precond *pc, const sps_matrix *A)
     double *v = sps__malloc(nb);
     if (!v) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "ilu0: out of memory");
     memcpy(v, A->A.val, (size_t)h->F.nnz * sizeof *v);
-    sps_status st = ilu0_numeric(pc, &h->F, h->dpos, v);
+    sps_status st = ilu0_values(pc, &h->F, h->dpos, v);
     if (st != SPS_OK) {
         sps__free(v);
         return st;
@@ -417,7 +442,7 @@ static sps_status ic0_refresh(sps_precond *pc, const sps_matrix *A)
     double *v = sps__malloc(sps__mul_size((size_t)(h->F.nnz ? h->F.nnz : 1), sizeof *v));
     if (!v) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "ic0: out of memory");
     tril_values(&A->A, h->F.row_ptr, v);
-    st = ic0_numeric(pc, &h->F, v);
+    st = ic0_values(pc, &h->F, v);
     if (st != SPS_OK) {
         sps__free(v);
         return st;
@@ -427,9 +452,33 @@ static sps_status ic0_refresh(sps_precond *pc, const sps_matrix *A)
     return SPS_OK;
 }
 
+/* The factor's values in its pattern (tests): nnz (may be NULL) its entry
+ * count, out (may be NULL) its values, copied from the device on a GPU
+ * context. Natural order only (order=color keeps its own: mcilu). */
+sps_status sps__ilu_factor_values(const sps_precond *pc, double *out, int64_t *nnz)
+{
+    const ilu_prm *prm = pc->prm;
+    if (prm->color) return sps__err(pc->ctx, SPS_ERR_INVALID_ARG, "%s: order=color keeps no natural factor", pc->name);
+    if (!pc->impl) {
+        if (nnz) *nnz = 0;
+        return SPS_OK;
+    }
+#if SPS_HAVE_CUDA
+    if (sps_context_on_gpu(pc->ctx)) return sps__pc_gpu_ilu_values(pc, out, nnz);
+#endif
+    const host_pc *h = pc->impl;
+    if (nnz) *nnz = h->F.nnz;
+    if (out) memcpy(out, h->F.val, (size_t)h->F.nnz * sizeof *out);
+    return SPS_OK;
+}
+
 /* ---- setups and tables ---------------------------------------------------- */
 
-static void ilu_default(void *p) { ((ilu_prm *)p)->sweeps = 2; }
+static void ilu_default(void *p)
+{
+    ((ilu_prm *)p)->sweeps = 2;
+    ((ilu_prm *)p)->fsweeps = 3;
+}
 
 static sps_status ilu_set(sps_context *ctx, void *p, const char *key, const char *value)
 {
@@ -442,6 +491,16 @@ static sps_status ilu_set(sps_context *ctx, void *p, const char *key, const char
         if (strcmp(value, "natural") && strcmp(value, "color"))
             return sps__err(ctx, SPS_ERR_INVALID_ARG, "order='%s' is not natural or color", value);
         prm->color = strcmp(value, "color") == 0;
+        return SPS_OK;
+    }
+    if (strcmp(key, "fsweeps") == 0) {
+        prm->fsweeps_set = 1;
+        return sps__pc_int(ctx, "ilu0/ic0", key, value, 1, 50, &prm->fsweeps);
+    }
+    if (strcmp(key, "factor") == 0) {
+        if (strcmp(value, "exact") && strcmp(value, "par"))
+            return sps__err(ctx, SPS_ERR_INVALID_ARG, "factor='%s' is not exact or par", value);
+        prm->par = strcmp(value, "par") == 0;
         return SPS_OK;
     }
     if (strcmp(key, "solve") == 0) {
@@ -457,16 +516,31 @@ static sps_status ilu_set(sps_context *ctx, void *p, const char *key, const char
     return SPS_OK;
 }
 
-static sps_status new_host(sps_precond *pc, host_pc **h)
+/* The combinations refused (both paths: the same words). */
+static sps_status check_prm(sps_precond *pc)
 {
     const ilu_prm *prm = pc->prm;
     if (prm->sweeps_set && !prm->jacobi)
         return sps__err(pc->ctx, SPS_ERR_INVALID_ARG, "%s: sweeps=K needs solve=jacobi",
                         pc->type->name);
+    if (prm->fsweeps_set && !prm->par)
+        return sps__err(pc->ctx, SPS_ERR_INVALID_ARG, "%s: fsweeps=K needs factor=par",
+                        pc->type->name);
+    if (prm->color && prm->par)
+        return sps__err(pc->ctx, SPS_ERR_INVALID_ARG,
+                        "%s: order=color has its own factorization (not with factor=par)",
+                        pc->type->name);
     if (prm->color && prm->jacobi)
         return sps__err(pc->ctx, SPS_ERR_INVALID_ARG,
                         "%s: order=color has exact solves only (not with solve=jacobi)",
                         pc->type->name);
+    return SPS_OK;
+}
+
+static sps_status new_host(sps_precond *pc, host_pc **h)
+{
+    sps_status st = check_prm(pc);
+    if (st != SPS_OK) return st;
     *h = sps__calloc(1, sizeof **h);
     if (!*h) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory", pc->type->name);
     pc->impl = *h;
@@ -550,7 +624,7 @@ static sps_status ic0_setup(sps_precond *pc, const sps_pc_input *in)
     }
     if (st == SPS_OK) st = lower_triangle(pc, &in->A->A, &h->F);
     pc->apply = apply_ic0_host;
-    if (st == SPS_OK && !in->gpu) st = ic0_numeric(pc, &h->F, h->F.val);
+    if (st == SPS_OK && !in->gpu) st = ic0_values(pc, &h->F, h->F.val);
     if (st != SPS_OK || (!((const ilu_prm *)pc->prm)->jacobi && !in->gpu)) return st;
     /* L' for the sweeps, and on a GPU for the exact solves too (values: after
      * the factorization) */
@@ -566,8 +640,27 @@ static sps_status ilu0_setup_dev(sps_precond *pc, const sps_pc_input *in, void *
     const ilu_prm *prm = pc->prm;
     const host_pc *h = host;
     if (prm->color) return sps__mcilu_setup_dev(pc, in, host);
-    return sps__pc_gpu_ilu0(pc, &in->A->A, prm->jacobi ? h->dpos : NULL, prm->sweeps);
+    return sps__pc_gpu_ilu0(pc, &in->A->A, prm->jacobi ? h->dpos : NULL, prm->sweeps,
+                            prm->par ? prm->fsweeps : 0);
 }
+
+/* factor=par on a GPU context: the whole setup from A's device copy. A
+ * missing diagonal (ic0: or a matrix not exactly symmetric) gives
+ * SPS_ERR_UNSUPPORTED, and the host path decides and words it. */
+static sps_status par_setup_gpu(sps_precond *pc, const sps_pc_input *in, int cholesky)
+{
+    const ilu_prm *prm = pc->prm;
+    if (!prm->par || prm->color) return SPS_ERR_UNSUPPORTED;
+    sps_status st = check_prm(pc);
+    if (st != SPS_OK) return st;
+    int sweeps = prm->jacobi ? prm->sweeps : -1;
+    return cholesky ? sps__pc_gpu_ic0_par(pc, in->A, sweeps, prm->fsweeps)
+                    : sps__pc_gpu_ilu0_par(pc, in->A, sweeps, prm->fsweeps);
+}
+
+static sps_status ilu0_setup_gpu(sps_precond *pc, const sps_pc_input *in) { return par_setup_gpu(pc, in, 0); }
+
+static sps_status ic0_setup_gpu(sps_precond *pc, const sps_pc_input *in) { return par_setup_gpu(pc, in, 1); }
 
 static sps_status ic0_setup_dev(sps_precond *pc, const sps_pc_input *in, void *host)
 {
@@ -575,34 +668,37 @@ static sps_status ic0_setup_dev(sps_precond *pc, const sps_pc_input *in, void *h
     const host_pc *h = host;
     if (prm->color) return sps__mcilu_setup_dev(pc, in, host);
     sps_ilu_pattern t = {h->dpos, h->T.row_ptr, h->T.col_idx, h->tdpos, h->tperm};
-    return sps__pc_gpu_ic0(pc, &h->F, &t, prm->jacobi ? prm->sweeps : -1);
+    return sps__pc_gpu_ic0(pc, &h->F, &t, prm->jacobi ? prm->sweeps : -1, prm->par ? prm->fsweeps : 0);
 }
 #endif
 
 const sps_pc_type sps_pc_ilu0 = {
     .name = "ilu0",
     .summary = "ILU(0): incomplete LU with A's sparsity pattern (solve=exact | jacobi,sweeps=K; "
-               "order=color: multicolor, exact solves by colour)",
+               "order=color: multicolor, exact solves by colour; factor=par,fsweeps=K: "
+               "fixed-point sweeps)",
     .caps = 0,
-    .keys = "exact, solve, sweeps, order",
+    .keys = "exact, solve, sweeps, order, factor, fsweeps",
     .prm_size = sizeof(ilu_prm),
     .prm_default = ilu_default,
     .prm_set = ilu_set,
     .setup_host = ilu0_setup,
     .setup_dev = SPS_PC_DEV(ilu0_setup_dev),
+    .setup_gpu = SPS_PC_DEV(ilu0_setup_gpu),
     .refresh = ilu0_refresh,
 };
 
 const sps_pc_type sps_pc_ic0 = {
     .name = "ic0",
     .summary = "IC(0): incomplete Cholesky with A's sparsity pattern, SPD matrices "
-               "(solve=exact | jacobi,sweeps=K; order=color: multicolor)",
+               "(solve=exact | jacobi,sweeps=K; order=color: multicolor; factor=par,fsweeps=K)",
     .caps = SPS_PCT_SYMMETRIC,
-    .keys = "exact, solve, sweeps, order",
+    .keys = "exact, solve, sweeps, order, factor, fsweeps",
     .prm_size = sizeof(ilu_prm),
     .prm_default = ilu_default,
     .prm_set = ilu_set,
     .setup_host = ic0_setup,
     .setup_dev = SPS_PC_DEV(ic0_setup_dev),
+    .setup_gpu = SPS_PC_DEV(ic0_setup_gpu),
     .refresh = ic0_refresh,
 };

@@ -117,6 +117,11 @@ typedef struct sps_ilu_pattern {
     const sps_idx *dpos, *trp, *tci, *tdpos, *perm;
 } sps_ilu_pattern;
 
+/* ilu0 / ic0 (precond/ilu.c), for tests: the factor's entry count (nnz,
+ * may be NULL) and values (out, may be NULL), host or device; natural order
+ * only. */
+sps_status sps__ilu_factor_values(const sps_precond *pc, double *out, int64_t *nnz);
+
 /* A type's .setup_dev: fn in a CUDA build (fn defined under SPS_HAVE_CUDA), else NULL. */
 #if SPS_HAVE_CUDA
 #define SPS_PC_DEV(fn) fn
@@ -140,18 +145,32 @@ sps_status sps__pc_gpu_diag_scan(sps_context *ctx, const sps_matrix *A, int l1, 
 /* Adopt a device diagonal (from sps__pc_gpu_diag_scan) as pc->fused_diag. */
 sps_status sps__pc_gpu_diag_adopt(sps_precond *pc, double *dinv);
 /* A: square, sorted, every diagonal entry present. dpos: NULL for exact
- * (SpSV) solves, else the diagonal positions and `sweeps` Jacobi sweeps. */
-sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const sps_idx *dpos, int sweeps);
+ * (SpSV) solves, else the diagonal positions and `sweeps` Jacobi sweeps.
+ * fsweeps: 0 for csrilu02, else that many fixed-point sweeps (factor=par,
+ * precond/parilu/). */
+sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const sps_idx *dpos, int sweeps, int fsweeps);
+/* ilu0:factor=par (fsweeps sweeps) from A's device copy, no host pass;
+ * sweeps >= 0: that many Jacobi sweeps per triangle, < 0: exact (SpSV)
+ * solves. SPS_ERR_UNSUPPORTED, without a message, when a row has no
+ * diagonal entry (the host path words it). */
+sps_status sps__pc_gpu_ilu0_par(sps_precond *pc, const sps_matrix *A, int sweeps, int fsweeps);
+/* ic0:factor=par likewise: tril(A), the factor and L' all on the device.
+ * SPS_ERR_UNSUPPORTED, without a message, when a row has no diagonal entry
+ * or A is not exactly symmetric (the host path decides and words it). */
+sps_status sps__pc_gpu_ic0_par(sps_precond *pc, const sps_matrix *A, int sweeps, int fsweeps);
 /* L: the lower triangle of a symmetric A, each row ending with its diagonal.
  * t: L' as a pattern (its values gathered on the device); sweeps >= 0: that
  * many Jacobi sweeps per triangle, < 0: exact (SpSV) solves with L and L'. */
-sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L, const sps_ilu_pattern *t, int sweeps);
+sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L, const sps_ilu_pattern *t, int sweeps,
+                           int fsweeps);
 /* Numeric-only refresh of a device ilu0/ic0: vals (host, nnz entries) are the
  * new values in the factor's pattern (ilu0: A's; ic0: tril(A)). Factorizes
  * into a scratch copy with the kept analysis; a zero pivot fails with the
  * setup's words and leaves pc as it was; else the factor takes the values and
  * the triangular solves (SpSV or L' for the sweeps) follow. */
 sps_status sps__pc_gpu_ilu_refresh(sps_precond *pc, const double *vals, sps_idx nnz);
+/* The device factor's entry count and values (sps__ilu_factor_values). */
+sps_status sps__pc_gpu_ilu_values(const sps_precond *pc, double *out, int64_t *nnz);
 #endif
 
 #ifdef __cplusplus

@@ -29,12 +29,18 @@
  * levels (stencils, banded) and lose on long dependency chains, where each
  * level is a launch-bound sliver of work.
  *
+ * ilu0:factor=par, ic0:factor=par  the factor by fixed-point sweeps on the
+ *           device (precond/parilu/parilu.cu) instead of csrilu02/csric02,
+ *           in the same arrays; the solves above follow unchanged, and a
+ *           refresh sweeps again into the scratch array.
+ *
  * csrilu02/csric02 are deprecated in CUDA 12/13 but have no replacement in
  * cuSPARSE's generic API; DISABLE_CUSPARSE_DEPRECATED silences the warnings
  * for this file only. */
 #define DISABLE_CUSPARSE_DEPRECATED
 #include "../core/cuda_check.cuh"
 #include "pc_impl.h"
+#include "parilu/parilu.h"
 
 #include <new>
 #include <string.h>
@@ -74,6 +80,8 @@ struct gpu_pc {
     sps_ilu_tri lo{}, up{};
     legacy lg;              /* ilu0, ic0: the analysis a refresh reuses */
     long long nnz = 0;      /* ilu0, ic0: the factor's entries */
+    int par = 0;            /* factor=par: fixed-point sweeps (0: cuSPARSE) */
+    int chol = 0;           /* factor=par: ic0 */
 };
 
 const double one = 1.0;
@@ -328,6 +336,16 @@ __global__ void first_bad_diag(int n, const int *__restrict__ rp, const double *
         if (!(v[rp[i + 1] - 1] > 0.0)) atomicMin(first, (int)i); /* integer min: deterministic */
 }
 
+/* The legacy descriptor (csrilu02/csric02; a refresh checks it is there). */
+sps_status legacy_descr(sps_context *ctx, gpu_pc *g)
+{
+    legacy &lg = g->lg;
+    SPS_CUSPARSE(ctx, cusparseCreateMatDescr(&lg.d));
+    SPS_CUSPARSE(ctx, cusparseSetMatIndexBase(lg.d, CUSPARSE_INDEX_BASE_ZERO));
+    SPS_CUSPARSE(ctx, cusparseSetMatType(lg.d, CUSPARSE_MATRIX_TYPE_GENERAL));
+    return SPS_OK;
+}
+
 /* Common start of ilu0/ic0: the impl, A on the device, the legacy descriptor. */
 sps_status begin(sps_precond *pc, const sps_csr *A, gpu_pc **g)
 {
@@ -335,12 +353,8 @@ sps_status begin(sps_precond *pc, const sps_csr *A, gpu_pc **g)
     sps_status st = new_impl(pc, g);
     if (st == SPS_OK) st = upload(ctx, *g, A);
     if (st != SPS_OK) return st;
-    legacy &lg = (*g)->lg;
     (*g)->nnz = A->nnz;
-    SPS_CUSPARSE(ctx, cusparseCreateMatDescr(&lg.d));
-    SPS_CUSPARSE(ctx, cusparseSetMatIndexBase(lg.d, CUSPARSE_INDEX_BASE_ZERO));
-    SPS_CUSPARSE(ctx, cusparseSetMatType(lg.d, CUSPARSE_MATRIX_TYPE_GENERAL));
-    return SPS_OK;
+    return legacy_descr(ctx, *g);
 }
 
 /* The analysis of the legacy incomplete factorization (the pattern only;
@@ -411,6 +425,16 @@ sps_status ic_numeric(sps_precond *pc, gpu_pc *g, double *vals, int *bad)
     if (pos >= 0 && pos < first) first = pos;
     *bad = first < pc->n ? first : -1;
     return st;
+}
+
+/* factor=par: the fixed-point factorization in place on vals (A's values in
+ * the factor's pattern), refused rows in the host's words. */
+sps_status par_numeric(sps_precond *pc, gpu_pc *g, double *vals)
+{
+    int64_t bad = -1;
+    sps_status st = sps__parilu_dev(pc->ctx, pc->n, g->nnz, g->rp, g->ci, g->chol, g->par, vals, &bad);
+    if (st != SPS_OK) return st;
+    return bad >= 0 ? sps__parilu_fail(pc, g->chol, bad, g->par) : SPS_OK;
 }
 
 /* ---- ilu0 / ic0 with Jacobi sweeps --------------------------------------- */
@@ -559,36 +583,87 @@ extern "C" sps_status sps__pc_gpu_diag_adopt(sps_precond *pc, double *dinv)
     return SPS_OK;
 }
 
-extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const sps_idx *dpos,
-                                      int sweeps)
+namespace {
+
+/* csrilu02: the analysis (kept for a refresh), then the factorization. */
+sps_status ilu_exact(sps_precond *pc, gpu_pc *g)
 {
     sps_context *ctx = pc->ctx;
-    gpu_pc *g = nullptr;
     int zs, zn;
-    sps_status st = begin(pc, A, &g);
-    if (st != SPS_OK) return st;
     SPS_CUSPARSE(ctx, cusparseCreateCsrilu02Info(&g->lg.ilu));
-    st = analyze(pc, g, g->lg.ilu, cusparseDcsrilu02_bufferSize, cusparseDcsrilu02_analysis,
-                 cusparseXcsrilu02_zeroPivot, &zs);
+    sps_status st = analyze(pc, g, g->lg.ilu, cusparseDcsrilu02_bufferSize, cusparseDcsrilu02_analysis,
+                            cusparseXcsrilu02_zeroPivot, &zs);
     if (st != SPS_OK) return st;
     /* structural zeros were ruled out on the host; report one anyway */
     if (zs >= 0) return sps__pc_pivot_error(pc, 0, zs, 1);
     if ((st = ilu_numeric(pc, g, g->v, &zn)) != SPS_OK) return st;
-    if (zn >= 0) return sps__pc_pivot_error(pc, 0, zn, 0);
-    if (dpos) {
-        if ((st = upload_ints(ctx, &g->dpos, dpos, (size_t)pc->n)) != SPS_OK) return st;
+    return zn >= 0 ? sps__pc_pivot_error(pc, 0, zn, 0) : SPS_OK;
+}
+
+/* After the factorization: K = sweeps Jacobi sweeps (g->dpos set), or exact
+ * SpSV solves (sweeps < 0). */
+sps_status ilu0_solves(sps_precond *pc, gpu_pc *g, int sweeps)
+{
+    sps_context *ctx = pc->ctx;
+    sps_status st;
+    if (sweeps >= 0) {
         g->lo = sps_ilu_tri{g->rp, g->ci, g->dpos, g->v, 1, 1};
         g->up = sps_ilu_tri{g->rp, g->ci, g->dpos, g->v, 0, 0};
         return sweeps_setup(pc, g, sweeps);
     }
-    if ((st = create_csr(ctx, g, pc->n, A->nnz, &g->L)) != SPS_OK) return st;
+    if ((st = create_csr(ctx, g, pc->n, g->nnz, &g->L)) != SPS_OK) return st;
     if ((st = set_tri(ctx, g->L, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_UNIT)) != SPS_OK)
         return st;
-    if ((st = create_csr(ctx, g, pc->n, A->nnz, &g->U)) != SPS_OK) return st;
+    if ((st = create_csr(ctx, g, pc->n, g->nnz, &g->U)) != SPS_OK) return st;
     if ((st = set_tri(ctx, g->U, CUSPARSE_FILL_MODE_UPPER, CUSPARSE_DIAG_TYPE_NON_UNIT)) != SPS_OK)
         return st;
     return tri_setup(pc, g);
 }
+
+} // namespace
+
+extern "C" sps_status sps__pc_gpu_ilu0(sps_precond *pc, const sps_csr *A, const sps_idx *dpos,
+                                      int sweeps, int fsweeps)
+{
+    sps_context *ctx = pc->ctx;
+    gpu_pc *g = nullptr;
+    sps_status st = begin(pc, A, &g);
+    if (st != SPS_OK) return st;
+    g->par = fsweeps;
+    if ((st = fsweeps > 0 ? par_numeric(pc, g, g->v) : ilu_exact(pc, g)) != SPS_OK) return st;
+    if (dpos && (st = upload_ints(ctx, &g->dpos, dpos, (size_t)pc->n)) != SPS_OK) return st;
+    return ilu0_solves(pc, g, dpos ? sweeps : -1);
+}
+
+/* factor=par from A's device copy: no host pass (the registry's setup_gpu).
+ * A row without a diagonal entry: SPS_ERR_UNSUPPORTED without a message, and
+ * the host path words the refusal. */
+extern "C" sps_status sps__pc_gpu_ilu0_par(sps_precond *pc, const sps_matrix *A, int sweeps, int fsweeps)
+{
+    sps_context *ctx = pc->ctx;
+    const sps_dcsr *d = nullptr;
+    gpu_pc *g = nullptr;
+    sps_status st = sps__matrix_device(ctx, A, &d, NULL);
+    if (st == SPS_OK) st = new_impl(pc, &g);
+    if (st != SPS_OK) return st;
+    size_t n1 = (size_t)pc->n + 1, nz = (size_t)d->nnz;
+    g->nnz = d->nnz;
+    g->par = fsweeps;
+    if ((st = sps__dmalloc(ctx, (void **)&g->rp, n1 * sizeof(int))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->ci, nz * sizeof(int))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->v, nz * sizeof(double))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->dpos, (n1 - 1) * sizeof(int))) != SPS_OK ||
+        (st = sps__d2d(ctx, g->rp, d->row_ptr, n1 * sizeof(int))) != SPS_OK ||
+        (st = sps__d2d(ctx, g->ci, d->col_idx, nz * sizeof(int))) != SPS_OK ||
+        (st = sps__d2d(ctx, g->v, d->val, nz * sizeof(double))) != SPS_OK)
+        return st;
+    sps_idx first = -1;
+    if ((st = sps__parilu_dev_diag(ctx, pc->n, g->rp, g->ci, g->dpos, &first)) != SPS_OK) return st;
+    if (first >= 0) return SPS_ERR_UNSUPPORTED;
+    if ((st = legacy_descr(ctx, g)) != SPS_OK || (st = par_numeric(pc, g, g->v)) != SPS_OK) return st;
+    return ilu0_solves(pc, g, sweeps);
+}
+
 
 namespace {
 
@@ -639,22 +714,119 @@ sps_status ic0_exact(sps_precond *pc, gpu_pc *g)
 
 } // namespace
 
-extern "C" sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L, const sps_ilu_pattern *t,
-                                     int sweeps)
+namespace {
+
+/* csric02: the analysis (kept for a refresh), then the factorization. */
+sps_status ic_exact(sps_precond *pc, gpu_pc *g)
 {
     sps_context *ctx = pc->ctx;
-    gpu_pc *g = nullptr;
     int zs, bad;
-    sps_status st = begin(pc, L, &g);
-    if (st != SPS_OK) return st;
     SPS_CUSPARSE(ctx, cusparseCreateCsric02Info(&g->lg.ic));
-    st = analyze(pc, g, g->lg.ic, cusparseDcsric02_bufferSize, cusparseDcsric02_analysis,
-                 cusparseXcsric02_zeroPivot, &zs);
+    sps_status st = analyze(pc, g, g->lg.ic, cusparseDcsric02_bufferSize, cusparseDcsric02_analysis,
+                            cusparseXcsric02_zeroPivot, &zs);
     if (st != SPS_OK) return st;
     if (zs >= 0) return sps__pc_pivot_error(pc, 1, zs, 1);
     if ((st = ic_numeric(pc, g, g->v, &bad)) != SPS_OK) return st;
-    if (bad >= 0) return sps__pc_pivot_error(pc, 1, bad, 0);
+    return bad >= 0 ? sps__pc_pivot_error(pc, 1, bad, 0) : SPS_OK;
+}
+
+} // namespace
+
+extern "C" sps_status sps__pc_gpu_ic0(sps_precond *pc, const sps_csr *L, const sps_ilu_pattern *t,
+                                     int sweeps, int fsweeps)
+{
+    gpu_pc *g = nullptr;
+    sps_status st = begin(pc, L, &g);
+    if (st != SPS_OK) return st;
+    g->par = fsweeps;
+    g->chol = 1;
+    if ((st = fsweeps > 0 ? par_numeric(pc, g, g->v) : ic_exact(pc, g)) != SPS_OK) return st;
     if ((st = ic0_transpose(pc, g, t)) != SPS_OK) return st;
+    return sweeps >= 0 ? ic0_sweeps(pc, g, sweeps) : ic0_exact(pc, g);
+}
+
+namespace {
+
+/* A device array of ints freed on every path. */
+struct iscratch {
+    int *p = nullptr;
+    ~iscratch() { sps__dfree(p); }
+};
+
+/* ic0:factor=par from A's device copy: the diagonal scan and the exact
+ * symmetry test; 1 in *go when both pass (else the host path decides). */
+sps_status ic0_dev_checks(sps_precond *pc, const sps_matrix *A, const sps_dcsr *d, int *dpos, int *go)
+{
+    sps_idx first = -1;
+    int same = 1;
+    sps_status st = sps__parilu_dev_diag(pc->ctx, pc->n, d->row_ptr, d->col_idx, dpos, &first);
+    if (st == SPS_OK && first < 0 && A->src.symmetry != SPS_SYMMETRIC) /* mirrored on load: exact */
+        st = sps__parilu_dev_symmetric(pc->ctx, pc->n, d->nnz, d->row_ptr, d->col_idx, d->val, &same);
+    *go = st == SPS_OK && first < 0 && same;
+    return st;
+}
+
+/* L = tril(A) into g (rp, ci, v, dpos), (nnz + n) / 2 entries: the pattern
+ * is symmetric with every diagonal entry. */
+sps_status ic0_dev_tril(sps_precond *pc, gpu_pc *g, const sps_dcsr *d, const int *adpos)
+{
+    sps_context *ctx = pc->ctx;
+    size_t n = (size_t)pc->n, nz = ((size_t)d->nnz + n) / 2;
+    sps_status st;
+    g->nnz = (long long)nz;
+    if ((st = sps__dmalloc(ctx, (void **)&g->rp, (n + 1) * sizeof(int))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->ci, nz * sizeof(int))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->v, nz * sizeof(double))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->dpos, n * sizeof(int))) != SPS_OK)
+        return st;
+    return sps__parilu_dev_tril(ctx, pc->n, d->nnz, d->row_ptr, d->col_idx, d->val, adpos, g->rp, g->ci, g->v,
+                                g->dpos);
+}
+
+/* L' as its own CSR on the device: the pattern by a stable sort, the values
+ * gathered from the factor (as ic0_transpose does from the host pattern). */
+sps_status ic0_dev_transpose(sps_precond *pc, gpu_pc *g)
+{
+    sps_context *ctx = pc->ctx;
+    size_t n = (size_t)pc->n, nnz = (size_t)g->nnz;
+    sps_status st;
+    if ((st = sps__dmalloc(ctx, (void **)&g->trp, (n + 1) * sizeof(int))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->tci, nnz * sizeof(int))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->perm, nnz * sizeof(int))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->tdpos, n * sizeof(int))) != SPS_OK ||
+        (st = sps__dmalloc(ctx, (void **)&g->tv, nnz * sizeof(double))) != SPS_OK ||
+        (st = sps__parilu_dev_transpose(ctx, pc->n, g->nnz, g->rp, g->ci, g->trp, g->tci, g->perm)) != SPS_OK ||
+        (st = sps__d2d(ctx, g->tdpos, g->trp, n * sizeof(int))) != SPS_OK) /* rows of L' start with the diagonal */
+        return st;
+    gather<<<grid_for(ctx, (int)nnz, 256), 256, 0, sps_stream(ctx)>>>((long long)nnz, g->perm, g->v, g->tv);
+    SPS_LAUNCH_CHECK(ctx, "gather");
+    return SPS_OK;
+}
+
+} // namespace
+
+/* ic0:factor=par from A's device copy, no host pass (setup_gpu); a missing
+ * diagonal or a matrix not exactly symmetric: SPS_ERR_UNSUPPORTED without a
+ * message, and the host path decides and words it. */
+extern "C" sps_status sps__pc_gpu_ic0_par(sps_precond *pc, const sps_matrix *A, int sweeps, int fsweeps)
+{
+    sps_context *ctx = pc->ctx;
+    const sps_dcsr *d = nullptr;
+    gpu_pc *g = nullptr;
+    iscratch adpos;
+    int go = 0;
+    sps_status st = sps__matrix_device(ctx, A, &d, NULL);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&adpos.p, (size_t)pc->n * sizeof(int));
+    if (st == SPS_OK) st = ic0_dev_checks(pc, A, d, adpos.p, &go);
+    if (st != SPS_OK) return st;
+    if (!go) return SPS_ERR_UNSUPPORTED;
+    if ((st = new_impl(pc, &g)) != SPS_OK || (st = ic0_dev_tril(pc, g, d, adpos.p)) != SPS_OK) return st;
+    if ((st = sps__gpu_sync(ctx)) != SPS_OK) return st; /* adpos is freed on return */
+    g->par = fsweeps;
+    g->chol = 1;
+    if ((st = legacy_descr(ctx, g)) != SPS_OK || (st = par_numeric(pc, g, g->v)) != SPS_OK ||
+        (st = ic0_dev_transpose(pc, g)) != SPS_OK)
+        return st;
     return sweeps >= 0 ? ic0_sweeps(pc, g, sweeps) : ic0_exact(pc, g);
 }
 
@@ -714,8 +886,17 @@ extern "C" sps_status sps__pc_gpu_ilu_refresh(sps_precond *pc, const double *val
     size_t nb = (size_t)nnz * sizeof(double);
     sps_status st = sps__dmalloc(ctx, (void **)&s.p, nb);
     if (st == SPS_OK) st = sps__h2d(ctx, s.p, vals, nb);
-    if (st == SPS_OK) st = g->lg.ilu ? ilu_numeric(pc, g, s.p, &bad) : ic_numeric(pc, g, s.p, &bad);
+    if (st == SPS_OK && g->par) st = par_numeric(pc, g, s.p); /* refused rows: its own words */
+    else if (st == SPS_OK) st = g->lg.ilu ? ilu_numeric(pc, g, s.p, &bad) : ic_numeric(pc, g, s.p, &bad);
     if (st != SPS_OK) return st;
     if (bad >= 0) return sps__pc_pivot_error(pc, g->lg.ic != nullptr, bad, 0);
     return adopt_factor(pc, g, s.p);
+}
+
+extern "C" sps_status sps__pc_gpu_ilu_values(const sps_precond *pc, double *out, int64_t *nnz)
+{
+    const gpu_pc *g = (const gpu_pc *)pc->impl;
+    if (!g || !g->lg.d) return sps__err(pc->ctx, SPS_ERR_INTERNAL, "%s: no device factor", pc->name);
+    if (nnz) *nnz = g->nnz;
+    return out ? sps__d2h(pc->ctx, out, g->v, (size_t)g->nnz * sizeof *out) : SPS_OK;
 }

@@ -134,7 +134,7 @@ static void test_errors(void)
         {"ic0:exact,sweeps=1", "ic0: sweeps=K needs solve=jacobi"},
         {"ilu0:solve=gauss", "solve='gauss' is not exact or jacobi"},
         {"ilu0:solve=jacobi,sweeps=101", "sweeps='101' is not an integer in [0, 100]"},
-        {"ic0:level=1", "ic0: unknown parameter 'level' (known: exact, solve, sweeps, order)"},
+        {"ic0:level=1", "ic0: unknown parameter 'level' (known: exact, solve, sweeps, order, factor, fsweeps)"},
     };
     pc_check_refused(ctx, A, bad, sizeof bad / sizeof *bad);
     /* pivots are the factorization's: the same errors as the exact variant */

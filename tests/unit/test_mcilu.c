@@ -596,7 +596,7 @@ static void test_params(void)
         {"ilu0:order=color,solve=jacobi", "ilu0: order=color has exact solves only (not with solve=jacobi)"},
         {"ic0:solve=jacobi,order=color", "ic0: order=color has exact solves only"},
         {"ilu0:order=rcm", "order='rcm' is not natural or color"},
-        {"ic0:level=1", "ic0: unknown parameter 'level' (known: exact, solve, sweeps, order)"},
+        {"ic0:level=1", "ic0: unknown parameter 'level' (known: exact, solve, sweeps, order, factor, fsweeps)"},
     };
     pc_check_refused(ctx, A, bad, sizeof bad / sizeof *bad);
     double r[16], z1[16], z2[16];
