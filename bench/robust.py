@@ -5,7 +5,7 @@
 import csv, json, os, subprocess, sys
 S, M, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
 SPD = ["cg:cheby", "cg:jacobi", "cg:ic0", "cg:none", "gmres:restart=100:ilu0"]
-NS = ["gmres:restart=100:jacobi", "gmres:restart=100:ilu0:solve=jacobi", "gmres:restart=100:ilu0",
+NS = ["gmres:restart=100:jacobi", "gmres:restart=100:ilu0:factor=par,solve=jacobi", "gmres:restart=100:ilu0",
       "idr:ilu0", "bicgstab:ilu0", "gmres:restart=2000:none", "idr:none", "bicgstab:none"]
 def run(path, method=None, precond=None, dev=os.environ.get("ROBUST_DEVICE", "gpu")):
     cmd = [S, "-A", path, "--json", "-q", "--device", dev]

@@ -119,10 +119,10 @@ static void test_plans(void)
     np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
     T_OK(np >= 5 && !strcmp(p[0].method, "bicgstab") && !strcmp(p[0].precond, "none") &&
              p[0].maxit > 0 && !strcmp(p[1].precond, "jacobi") &&
-             !strcmp(p[2].precond, "ilu0:solve=jacobi") && !strcmp(p[3].precond, "ilu0") &&
+             !strcmp(p[2].precond, "ilu0:factor=par,solve=jacobi") && !strcmp(p[3].precond, "ilu0") &&
              strstr(why, "GPU"),
          "GPU nonsymmetric: a capped bicgstab probe (%s+%s, %lld its), gmres+jacobi, "
-         "gmres+ilu0:solve=jacobi, then gmres+ilu0 (%s, %s, %s; %s)",
+         "gmres+ilu0:factor=par,solve=jacobi, then gmres+ilu0 (%s, %s, %s; %s)",
          p[0].method, p[0].precond, (long long)p[0].maxit, p[1].precond, p[2].precond,
          p[3].precond, why);
     T_OK(!strcmp(p[np - 1].method, "bicgstab") && !strcmp(p[np - 1].precond, "none") &&
