@@ -141,15 +141,19 @@ __device__ __forceinline__ void cg_onek_loop(int n, const sps_idx *__restrict__ 
     }
 }
 
-template <bool JAC>
+/* SM: r, p, q [and z] in dynamic shared memory for the launch (loaded from
+ * and written back to their global copies; x stays global), when they fit:
+ * the SpMV's gathers of p and the updates then stay on the SM. */
+template <bool JAC, bool SM>
 __global__ void __launch_bounds__(OKT) k_cg_onekernel(int n, const sps_idx *__restrict__ rp,
                                                       const sps_idx *__restrict__ ci,
                                                       const double *__restrict__ val, double *x,
-                                                      double *r, double *p, double *q,
-                                                      const double *dinv, double *z,
+                                                      double *gr, double *gp, double *gq,
+                                                      const double *dinv, double *gz,
                                                       sps_kstate *st, sps_cg_state *cs,
                                                       double *hist, int step)
 {
+    extern __shared__ double dyn[];
     __shared__ int stop;
     __shared__ sps_kstate sst;
     __shared__ sps_cg_state scs;
@@ -158,13 +162,58 @@ __global__ void __launch_bounds__(OKT) k_cg_onekernel(int n, const sps_idx *__re
         scs = *cs;
         stop = (int)sst.stop;
     }
+    double *r = gr, *p = gp, *q = gq, *z = gz;
+    if constexpr (SM) {
+        r = dyn, p = dyn + n, q = dyn + 2 * (size_t)n, z = JAC ? dyn + 3 * (size_t)n : r;
+        for (int i = threadIdx.x; i < n; i += OKT) r[i] = gr[i], p[i] = gp[i];
+    }
     __syncthreads();
     if (stop) return;
     cg_onek_loop<JAC>(n, rp, ci, val, x, r, p, q, dinv, z, &sst, &scs, hist, step, &stop);
+    if constexpr (SM) {
+        __syncthreads();
+        for (int i = threadIdx.x; i < n; i += OKT) {
+            gr[i] = r[i], gp[i] = p[i], gq[i] = q[i];
+            if constexpr (JAC) gz[i] = z[i];
+        }
+    }
     if (threadIdx.x == 0) { /* the state back for the host and the finish kernels */
         *st = sst;
         *cs = scs;
     }
+}
+
+/* Dynamic shared memory for k vectors of n doubles, if the device allows it
+ * for K (else 0: the global-memory variant). */
+template <typename K>
+size_t onek_smem(K kernel, int n, int k)
+{
+    const size_t bytes = (size_t)k * (size_t)n * sizeof(double);
+    int dev = 0, lim = 0;
+    cudaFuncAttributes fa;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&lim, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
+        cudaFuncGetAttributes(&fa, kernel) != cudaSuccess || bytes + fa.sharedSizeBytes > (size_t)lim ||
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess) {
+        cudaGetLastError(); /* not an error: the global-memory variant runs */
+        return 0;
+    }
+    return bytes;
+}
+
+template <bool JAC>
+void cg_onek_launch(cudaStream_t s, int n, const sps_csr_dev *d, double *x, double *r, double *p,
+                    double *q, const double *dinv, double *z, sps_kstate *st, sps_cg_state *cs,
+                    double *hist, int step)
+{
+    const double *val = (const double *)d->val;
+    const size_t sm = onek_smem(k_cg_onekernel<JAC, true>, n, JAC ? 4 : 3);
+    if (sm)
+        k_cg_onekernel<JAC, true><<<1, OKT, sm, s>>>(n, d->row_ptr, d->col_idx, val, x, r, p, q, dinv, z,
+                                                    st, cs, hist, step);
+    else
+        k_cg_onekernel<JAC, false><<<1, OKT, 0, s>>>(n, d->row_ptr, d->col_idx, val, x, r, p, q, dinv, z,
+                                                     st, cs, hist, step);
 }
 
 } /* namespace */
@@ -174,14 +223,10 @@ static sps_status c_cg_onekernel(sps_kws *w, const void *csr, double *x, double 
 {
     const sps_csr_dev *d = (const sps_csr_dev *)csr;
     if (!d || d->single || d->nrows != w->n || w->n > SPS_IDX_MAX) return SPS_ERR_UNSUPPORTED;
-    const double *val = (const double *)d->val;
     sps_cg_state *cs = (sps_cg_state *)w->ms;
-    if (dinv)
-        k_cg_onekernel<true><<<1, OKT, 0, sps_stream(w->ctx)>>>(
-            (int)w->n, d->row_ptr, d->col_idx, val, x, r, p, q, dinv, z, w->st, cs, w->hist, step);
-    else
-        k_cg_onekernel<false><<<1, OKT, 0, sps_stream(w->ctx)>>>(
-            (int)w->n, d->row_ptr, d->col_idx, val, x, r, p, q, dinv, z, w->st, cs, w->hist, step);
+    cudaStream_t s = sps_stream(w->ctx);
+    if (dinv) cg_onek_launch<true>(s, (int)w->n, d, x, r, p, q, dinv, z, w->st, cs, w->hist, step);
+    else cg_onek_launch<false>(s, (int)w->n, d, x, r, p, q, dinv, z, w->st, cs, w->hist, step);
     SPS_LAUNCH_CHECK(w->ctx, "k_cg_onekernel");
     return SPS_OK;
 }
