@@ -85,6 +85,25 @@ __global__ void __launch_bounds__(TPB) k_reduce_finish(const sps_kstate *st, int
     f(v);
 }
 
+/* The one-kernel engine's dynamic shared memory for k vectors of n doubles,
+ * if the device allows it for the kernel K beside K's static shared memory
+ * (the attribute is set for K); else 0: K's global-memory variant runs. */
+template <typename K>
+size_t onek_smem(K kernel, int n, int k)
+{
+    const size_t bytes = (size_t)k * (size_t)n * sizeof(double);
+    int dev = 0, lim = 0;
+    cudaFuncAttributes fa;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&lim, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
+        cudaFuncGetAttributes(&fa, kernel) != cudaSuccess || bytes + fa.sharedSizeBytes > (size_t)lim ||
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess) {
+        cudaGetLastError(); /* not an error: the global-memory variant runs */
+        return 0;
+    }
+    return bytes;
+}
+
 /* The one-kernel engine (engine.h): one block of OKT threads; the block's
  * sums in a fixed order (warp shuffles, then the OKT/32 warp sums), totals in
  * thread 0. Every thread of the block must call it. */

@@ -174,9 +174,13 @@ __device__ __forceinline__ void bicg_onek_loop(const onek_bicg &a, int *stop)
     }
 }
 
-template <bool JAC>
+/* SM: r, r0, p, v, s, t [and phat, shat] in dynamic shared memory for the
+ * launch (loaded from and written back to their global copies; x stays
+ * global), when they fit (as in cg_kernels.cu). */
+template <bool JAC, bool SM>
 __global__ void __launch_bounds__(OKT) k_bicg_onekernel(onek_bicg a)
 {
+    extern __shared__ double dyn[];
     __shared__ int stop;
     __shared__ sps_kstate sst;
     __shared__ sps_bicg_state sbs;
@@ -185,17 +189,40 @@ __global__ void __launch_bounds__(OKT) k_bicg_onekernel(onek_bicg a)
         sbs = *a.bs;
         stop = (int)sst.stop;
     }
-    __syncthreads();
-    if (stop) return;
     onek_bicg b = a;
     b.st = &sst;
     b.bs = &sbs;
+    const size_t n = (size_t)a.n;
+    if constexpr (SM) {
+        b.r = dyn, b.r0 = dyn + n, b.p = dyn + 2 * n, b.v = dyn + 3 * n, b.s = dyn + 4 * n,
+        b.t = dyn + 5 * n;
+        b.ph = JAC ? dyn + 6 * n : b.p;
+        b.sh = JAC ? dyn + 7 * n : b.s;
+        for (int i = threadIdx.x; i < a.n; i += OKT)
+            b.r[i] = a.r[i], b.r0[i] = a.r0[i], b.p[i] = a.p[i], b.v[i] = a.v[i], b.s[i] = a.s[i],
+            b.t[i] = a.t[i];
+    }
+    __syncthreads();
+    if (stop) return;
     bicg_onek_loop<JAC>(b, &stop);
     __syncthreads(); /* onek_bicg_half's reads of the shared state are done */
+    if constexpr (SM)
+        for (int i = threadIdx.x; i < a.n; i += OKT) {
+            a.r[i] = b.r[i], a.p[i] = b.p[i], a.v[i] = b.v[i], a.s[i] = b.s[i], a.t[i] = b.t[i];
+            if constexpr (JAC) a.ph[i] = b.ph[i], a.sh[i] = b.sh[i];
+        }
     if (threadIdx.x == 0) { /* the state back for the host and the finish kernels */
         *a.st = sst;
         *a.bs = sbs;
     }
+}
+
+template <bool JAC>
+void bicg_onek_launch(cudaStream_t s, const onek_bicg &a)
+{
+    const size_t sm = onek_smem(k_bicg_onekernel<JAC, true>, a.n, JAC ? 8 : 6);
+    if (sm) k_bicg_onekernel<JAC, true><<<1, OKT, sm, s>>>(a);
+    else k_bicg_onekernel<JAC, false><<<1, OKT, 0, s>>>(a);
 }
 
 } /* namespace */
@@ -208,8 +235,8 @@ static sps_status c_bicg_onekernel(sps_kws *w, const void *csr, double *const ve
     onek_bicg a = {(int)w->n, d->row_ptr, d->col_idx, (const double *)d->val,
                    vec[0], vec[1], vec[2], vec[3], vec[4], vec[5], vec[6], vec[7], vec[8],
                    dinv, w->st, (sps_bicg_state *)w->ms, w->hist};
-    if (dinv) k_bicg_onekernel<true><<<1, OKT, 0, sps_stream(w->ctx)>>>(a);
-    else k_bicg_onekernel<false><<<1, OKT, 0, sps_stream(w->ctx)>>>(a);
+    if (dinv) bicg_onek_launch<true>(sps_stream(w->ctx), a);
+    else bicg_onek_launch<false>(sps_stream(w->ctx), a);
     SPS_LAUNCH_CHECK(w->ctx, "k_bicg_onekernel");
     return SPS_OK;
 }

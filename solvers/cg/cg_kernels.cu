@@ -183,24 +183,6 @@ __global__ void __launch_bounds__(OKT) k_cg_onekernel(int n, const sps_idx *__re
     }
 }
 
-/* Dynamic shared memory for k vectors of n doubles, if the device allows it
- * for K (else 0: the global-memory variant). */
-template <typename K>
-size_t onek_smem(K kernel, int n, int k)
-{
-    const size_t bytes = (size_t)k * (size_t)n * sizeof(double);
-    int dev = 0, lim = 0;
-    cudaFuncAttributes fa;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&lim, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
-        cudaFuncGetAttributes(&fa, kernel) != cudaSuccess || bytes + fa.sharedSizeBytes > (size_t)lim ||
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess) {
-        cudaGetLastError(); /* not an error: the global-memory variant runs */
-        return 0;
-    }
-    return bytes;
-}
-
 template <bool JAC>
 void cg_onek_launch(cudaStream_t s, int n, const sps_csr_dev *d, double *x, double *r, double *p,
                     double *q, const double *dinv, double *z, sps_kstate *st, sps_cg_state *cs,
