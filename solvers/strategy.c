@@ -23,6 +23,8 @@
 
 #define LONG_RESTART 2000 /* bench/solve.py's "long restart" */
 #define SPS_PROBE_ITS 400 /* the GPU list's BiCGSTAB probe */
+#define SPS_LONG_PROBE_ITS 1000 /* the GPU list's first, long-restart GMRES (small systems) */
+#define SPS_LONG_FIRST_BYTES ((size_t)256 << 20) /* its basis at most this: "small" */
 
 /* ---- the plan list -------------------------------------------------------- */
 
@@ -64,13 +66,26 @@ static long long long_restart(const sps_features *f, size_t basis_bytes)
  * matrices, Jacobi and ILU(0) with Jacobi-sweep solves for the others; the
  * exact factorizations stay as fallbacks. */
 static void gpu_cheap_first(const sps_features *f, sps_plan *p, int *np, int spd_like, int diag_ok,
-                            int ilu_ok)
+                            int ilu_ok, const char *longm, long long m)
 {
     if (spd_like) {
         add(p, np, "cg", "cheby");
         add(p, np, "cg", "jacobi");
         return;
     }
+    /* Small systems: unpreconditioned GMRES with the long restart first,
+     * capped. Below a few tens of thousands of rows an iteration is bound by
+     * its launches, not its bytes, so the basis costs little while GMRES
+     * minimizes the residual over the whole space: on the H200 run of all
+     * shared matrices (bench/results/robust.md, 2026-11-26) it was the
+     * fastest single plan on 12 of the 30 non-SPD matrices where any plan
+     * converged (lns_3937, dw2048, pores_2, sherman3, orsirr_1, olm1000,
+     * circuit_2, stokes64, ...), where the BiCGSTAB probe and GMRES(100)
+     * with Jacobi took 2-20x longer. "Small": the basis, (m + 2) n doubles,
+     * within SPS_LONG_FIRST_BYTES; a capped attempt that falls steadily is
+     * promoted to its uncapped plan later in the list. */
+    if (f->rows > 0 && (size_t)(m + 2) * (size_t)f->rows * sizeof(double) <= SPS_LONG_FIRST_BYTES)
+        add_capped(p, np, longm, "none", SPS_LONG_PROBE_ITS);
     /* A short probe first: unpreconditioned BiCGSTAB was the fastest single
      * plan on 15 of the 32 non-SPD shared matrices on the H100, often 5-10x
      * ahead of GMRES+Jacobi (bench/results/robust.md); capped, a failed probe
@@ -91,8 +106,9 @@ int sps__strategy_plans(const sps_features *f, size_t basis_bytes, int gpu, sps_
     int ilu_ok = f->missing_diagonal == 0; /* a stored zero may fill in; a missing one cannot */
     int spd_like = f->symmetric && diag_ok && f->negative_diagonal == 0;
     char longm[48];
-    snprintf(longm, sizeof longm, "gmres:restart=%lld", long_restart(f, basis_bytes));
-    if (gpu) gpu_cheap_first(f, p, &np, spd_like, diag_ok, ilu_ok);
+    long long lm = long_restart(f, basis_bytes);
+    snprintf(longm, sizeof longm, "gmres:restart=%lld", lm);
+    if (gpu) gpu_cheap_first(f, p, &np, spd_like, diag_ok, ilu_ok, longm, lm);
     if (spd_like) {
         add(p, &np, "cg", "ic0");
         add(p, &np, "cg", "jacobi");
@@ -112,9 +128,12 @@ int sps__strategy_plans(const sps_features *f, size_t basis_bytes, int gpu, sps_
         add(p, &np, "bicgstab", "none");
     }
     if (why && len)
-        snprintf(why, len, "%s%s%s%s%s", gpu ? (spd_like ? "GPU, cheap preconditioners first; "
-                                  : "GPU, a BiCGSTAB probe and cheap preconditioners first; ")
-                            : "",
+        snprintf(why, len, "%s%s%s%s%s",
+                 gpu ? (spd_like ? "GPU, cheap preconditioners first; "
+                        : np > 0 && p[0].maxit == SPS_LONG_PROBE_ITS
+                            ? "GPU, small: long GMRES and BiCGSTAB probes, cheap preconditioners first; "
+                            : "GPU, a BiCGSTAB probe and cheap preconditioners first; ")
+                     : "",
                  spd_like ? "symmetric with a positive diagonal"
                                                 : f->symmetric ? "symmetric, diagonal not positive"
                                                                : "nonsymmetric",
@@ -360,7 +379,7 @@ static int64_t share(const run *r, const sps_strategy *how, int64_t used, double
  * residual fell steadily enough to reach the tolerance within 4x the cap at
  * the rate it kept (a deterministic test on the residuals, not on time), the
  * uncapped plan of the same method and preconditioner moves up to run next,
- * from the probe's iterate. */
+ * from the probe's iterate, capped at twice the iterations the rate predicts. */
 static void promote_probe(const run *r, sps_plan *plans, int np, int i, const sps_solve_info *in)
 {
     const sps_plan *p = &plans[i];
@@ -377,6 +396,11 @@ static void promote_probe(const run *r, sps_plan *plans, int np, int i, const sp
             !strcmp(plans[j].precond, p->precond)) {
             sps_plan keep = plans[j];
             memmove(&plans[i + 2], &plans[i + 1], (size_t)(j - i - 1) * sizeof *plans);
+            /* capped at twice the predicted count: a rate that does not hold
+             * (cryg2500, pores_2: 20000 iterations after a promising probe)
+             * gives the rest of the list its turn */
+            double cap = ceil(2.0 * more) + (double)p->maxit;
+            keep.maxit = (int64_t)cap;
             plans[i + 1] = keep;
             return;
         }

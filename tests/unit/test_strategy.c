@@ -147,6 +147,37 @@ static void test_plans(void)
         same = !strcmp(p[i + 1].method, h[i].method) && !strcmp(p[i + 1].precond, h[i].precond);
     T_OK(same,
          "GPU, missing diagonal entries: the bicgstab probe, then the host list (%d plans)", np);
+    /* small systems on the GPU: the long-restart GMRES first, capped; its
+     * uncapped plan stays in the list; the boundary is the basis's bytes */
+    f.missing_diagonal = 0;
+    f.rows = f.cols = 4000;
+    np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
+    int uncapped = 0;
+    for (int i = 1; i < np; i++)
+        uncapped |= !strcmp(p[i].method, "gmres:restart=2000") && !strcmp(p[i].precond, "none") && p[i].maxit == 0;
+    T_OK(np >= 6 && !strcmp(p[0].method, "gmres:restart=2000") && !strcmp(p[0].precond, "none") &&
+             p[0].maxit == 1000 && !strcmp(p[1].method, "bicgstab") && p[1].maxit > 0 && uncapped,
+         "GPU nonsymmetric, n = 4000: gmres(2000)+none capped first (%s+%s, %lld its), then the "
+         "bicgstab probe (%s), the uncapped plan later (%d)",
+         p[0].method, p[0].precond, (long long)p[0].maxit, p[1].method, uncapped);
+    f.rows = f.cols = 600;
+    np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
+    T_OK(!strcmp(p[0].method, "gmres:restart=600") && p[0].maxit == 1000,
+         "GPU nonsymmetric, n = 600: the long restart is n (%s, %lld its)", p[0].method,
+         (long long)p[0].maxit);
+    f.rows = f.cols = 16761; /* 2002 x 16761 doubles: just above 256 MiB */
+    np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
+    T_OK(!strcmp(p[0].method, "bicgstab"), "GPU nonsymmetric, n = 16761: no long GMRES first (%s)",
+         p[0].method);
+    f.rows = f.cols = 16760; /* just below */
+    np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
+    T_OK(!strcmp(p[0].method, "gmres:restart=2000"), "GPU nonsymmetric, n = 16760: long GMRES first (%s)",
+         p[0].method);
+    f.symmetric = 1;
+    f.rows = f.cols = 4000;
+    np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
+    T_OK(!strcmp(p[0].precond, "cheby"), "GPU SPD-like, n = 4000: cg+cheby first (%s+%s)", p[0].method,
+         p[0].precond);
 }
 
 /* Nonsymmetric tridiagonal with a stored zero at (0,0): ILU(0) meets a zero
