@@ -68,9 +68,13 @@ static long long long_restart(const sps_features *f, size_t basis_bytes)
 static void gpu_cheap_first(const sps_features *f, sps_plan *p, int *np, int spd_like, int diag_ok,
                             int ilu_ok, const char *longm, long long m)
 {
+    int small = f->rows > 0 && (size_t)(m + 2) * (size_t)f->rows * sizeof(double) <= SPS_LONG_FIRST_BYTES;
     if (spd_like) {
         add(p, np, "cg", "cheby");
         add(p, np, "cg", "jacobi");
+        /* symmetric with a positive diagonal but indefinite (Si2: CG breaks
+         * down at once): the long GMRES below before the exact IC(0) */
+        if (small) add_capped(p, np, longm, "none", SPS_LONG_PROBE_ITS);
         return;
     }
     /* Small systems: unpreconditioned GMRES with the long restart first,
@@ -78,14 +82,13 @@ static void gpu_cheap_first(const sps_features *f, sps_plan *p, int *np, int spd
      * its launches, not its bytes, so the basis costs little while GMRES
      * minimizes the residual over the whole space: on the H200 run of all
      * shared matrices (bench/results/robust.md, 2026-11-26) it was the
-     * fastest single plan on 12 of the 30 non-SPD matrices where any plan
+      * fastest single plan on 13 of the 30 non-SPD matrices where any plan
      * converged (lns_3937, dw2048, pores_2, sherman3, orsirr_1, olm1000,
      * circuit_2, stokes64, ...), where the BiCGSTAB probe and GMRES(100)
      * with Jacobi took 2-20x longer. "Small": the basis, (m + 2) n doubles,
      * within SPS_LONG_FIRST_BYTES; a capped attempt that falls steadily is
      * promoted to its uncapped plan later in the list. */
-    if (f->rows > 0 && (size_t)(m + 2) * (size_t)f->rows * sizeof(double) <= SPS_LONG_FIRST_BYTES)
-        add_capped(p, np, longm, "none", SPS_LONG_PROBE_ITS);
+    if (small) add_capped(p, np, longm, "none", SPS_LONG_PROBE_ITS);
     /* A short probe first: unpreconditioned BiCGSTAB was the fastest single
      * plan on 15 of the 32 non-SPD shared matrices on the H100, often 5-10x
      * ahead of GMRES+Jacobi (bench/results/robust.md); capped, a failed probe

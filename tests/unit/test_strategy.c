@@ -176,8 +176,11 @@ static void test_plans(void)
     f.symmetric = 1;
     f.rows = f.cols = 4000;
     np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
-    T_OK(!strcmp(p[0].precond, "cheby"), "GPU SPD-like, n = 4000: cg+cheby first (%s+%s)", p[0].method,
-         p[0].precond);
+    T_OK(!strcmp(p[0].precond, "cheby") && !strcmp(p[1].precond, "jacobi") &&
+             !strcmp(p[2].method, "gmres:restart=2000") && p[2].maxit == 1000 && !strcmp(p[3].precond, "ic0"),
+         "GPU SPD-like, n = 4000: cg+cheby, cg+jacobi, capped gmres(2000)+none, then cg+ic0 (%s+%s, %s+%s, "
+         "%s+%s, %s+%s)", p[0].method, p[0].precond, p[1].method, p[1].precond, p[2].method, p[2].precond,
+         p[3].method, p[3].precond);
 }
 
 /* Nonsymmetric tridiagonal with a stored zero at (0,0): ILU(0) meets a zero
