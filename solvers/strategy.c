@@ -82,7 +82,7 @@ static void gpu_cheap_first(const sps_features *f, sps_plan *p, int *np, int spd
      * its launches, not its bytes, so the basis costs little while GMRES
      * minimizes the residual over the whole space: on the H200 run of all
      * shared matrices (bench/results/robust.md, 2026-11-26) it was the
-      * fastest single plan on 13 of the 30 non-SPD matrices where any plan
+     * fastest single plan on 13 of the 30 non-SPD matrices where any plan
      * converged (lns_3937, dw2048, pores_2, sherman3, orsirr_1, olm1000,
      * circuit_2, stokes64, ...), where the BiCGSTAB probe and GMRES(100)
      * with Jacobi took 2-20x longer. "Small": the basis, (m + 2) n doubles,
