@@ -446,9 +446,22 @@ static sps_status strategy(run *r, const sps_strategy *how, const sps_features *
         leave_note(a, &in);
         promote_probe(r, plans, np, i, &in);
         if (in.true_rnorm < r->best_rn || info->winner < 0) {
-            if ((e = x_out(r, r->best)) != SPS_OK) return e;
-            r->best_rn = in.true_rnorm;
-            r->x_is_best = 1;
+            if (!(in.true_rnorm <= in.bnorm) && !(r->best_rn <= in.bnorm)) {
+                /* worse than x = 0, whose residual is ||b|| (a diverged
+                 * probe: lns_3937's BiCGSTAB grew it 1e5-fold in 4
+                 * iterations, and GMRES then needed 13823 iterations from
+                 * there against 3978 from zero): the next attempt starts
+                 * from zero */
+                memset(r->best, 0, r->nb);
+                r->best_rn = in.bnorm;
+                r->x_is_best = 0;
+                in.true_rnorm = in.bnorm;
+                in.true_rel_rnorm = 1.0;
+            } else {
+                if ((e = x_out(r, r->best)) != SPS_OK) return e;
+                r->best_rn = in.true_rnorm;
+                r->x_is_best = 1;
+            }
             info->winner = info->nattempts - 1;
             best_in = in;
         }

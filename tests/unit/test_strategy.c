@@ -294,6 +294,54 @@ static void test_budget(sps_solver *sv, const char *path)
     sys_free(&s);
 }
 
+/* An attempt that ends worse than x = 0 (west0479: BiCGSTAB grows the
+ * residual past dtol in 8 iterations) hands zero to the next attempt, not its
+ * iterate: the second attempt then runs exactly as it does alone from zero. */
+static void test_worse_than_zero(sps_solver *sv, const char *path)
+{
+    sps_matrix *A = NULL;
+    if (!path || sps_matrix_read(ctx, path, &A) != SPS_OK) {
+        t_skip("strategy: worse than zero", "west0479 not present");
+        return;
+    }
+    sys s;
+    if (!sys_make(&s, A)) return;
+    sps_strategy how;
+    sps_strategy_default(&how);
+    how.method = "bicgstab";
+    how.precond = "none";
+    how.fallback = 1;
+    sps_solve_info in, alone;
+    if (!T_STATUS(ctx, sps_solve_strategy(sv, s.A, s.op, &how, s.b, s.x, &in), "bicgstab, fallback")) {
+        sys_free(&s);
+        return;
+    }
+    T_OK(in.nattempts >= 2 && in.attempts[0].reason == SPS_DIVERGED_DTOL &&
+             in.attempts[0].true_rel_rnorm > 1.0,
+         "west0479: the explicit bicgstab diverges (%s, relres %.3e, %d attempts)",
+         sps_reason_str(in.attempts[0].reason), in.attempts[0].true_rel_rnorm, in.nattempts);
+    const sps_attempt *a1 = &in.attempts[1];
+    sps_precond *pc = NULL;
+    if (in.nattempts >= 2 && a1->status == SPS_OK &&
+        T_STATUS(ctx, sps_precond_create(ctx, s.A, a1->precond, &pc), "second plan's precond") &&
+        T_STATUS(ctx, sps_solver_set_method_name(sv, a1->method), "second plan's method")) {
+        memset(s.x, 0, sizeof(double) * (size_t)s.n);
+        sps_solver_set_maxit(sv, a1->maxit);
+        if (T_STATUS(ctx, sps_solve(sv, s.op, pc, s.b, s.x, &alone), "second plan alone"))
+            T_OK(alone.iterations == a1->iterations && alone.reason == a1->reason &&
+                     alone.true_rel_rnorm == a1->true_rel_rnorm,
+                 "the second attempt (%s+%s) started from zero: %lld iterations, %s, relres %.6e "
+                 "(alone from zero: %lld, %s, %.6e)",
+                 a1->method, a1->precond, (long long)a1->iterations, sps_reason_str(a1->reason),
+                 a1->true_rel_rnorm, (long long)alone.iterations, sps_reason_str(alone.reason),
+                 alone.true_rel_rnorm);
+        sps_solver_set_maxit(sv, 10000);
+    }
+    sps_precond_destroy(pc);
+    sps_solver_set_method(sv, SPS_CG);
+    sys_free(&s);
+}
+
 /* x = b on entry (aliased): every attempt still sees the original b. */
 static void test_alias(sps_solver *sv)
 {
@@ -368,6 +416,7 @@ int main(void)
         test_explicit(sv);
         test_budget(sv, t_real_matrix_path("nos6"));
         test_alias(sv);
+        test_worse_than_zero(sv, t_real_matrix_path("west0479"));
         test_real(sv);
     }
     sps_solver_destroy(sv);
