@@ -50,7 +50,7 @@ namespace {
 const int BLOCK = 256;
 const int ROUNDS_PER_CHECK = 4;
 const int SHORT_ROW = 32; /* PAP' rows up to this long: insertion sort */
-const int POOL_MAX = 64;
+const int POOL_MAX = 96;
 
 struct dev_mcilu {
     sps_mcilu h{}; /* host: n, cholesky, ncolors, rounds, cptr, ms, desc */
@@ -217,6 +217,22 @@ __global__ void k_gather_int(long long m, const int *__restrict__ map, const int
 __global__ void k_copy_int(long long m, const int *__restrict__ src, int *__restrict__ dst)
 {
     SPS_MC_LOOP(q, 0, m) dst[q] = src[q];
+}
+
+/* The struct the host reads, initialized in stream order (no host copy). */
+__global__ void k_info_init(info *inf, int n)
+{
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        inf->total = 0;
+        inf->first = n;
+        inf->missing = inf->left = inf->fnnz = 0;
+        inf->maxc = inf->maxr = -1;
+    }
+}
+
+__global__ void k_set_int(int *p, int value)
+{
+    if (blockIdx.x == 0 && threadIdx.x == 0) *p = value;
 }
 
 /* ---- A's pattern transposed ------------------------------------------------- */
@@ -466,7 +482,8 @@ struct dsym {
     double *fv = nullptr;
 };
 
-/* A on the device: the operator's copy when there is one, else an upload. */
+/* A on the device: the operator's copy when there is one, else an upload
+ * of our own (through core/gpu.h's pinned path), freed after the setup. */
 sps_status device_A(pool &P, const sps_csr *A, dsym &S)
 {
     const sps_dcsr *d = sps__csr_device_copy(P.ctx, A);
@@ -482,9 +499,11 @@ sps_status device_A(pool &P, const sps_csr *A, dsym &S)
     sps_status st = P.get(&rp, (long long)n + 1);
     if (st == SPS_OK) st = P.get(&ci, (long long)nz);
     if (st == SPS_OK) st = P.get(&v, (long long)nz);
-    if (st == SPS_OK) st = sps__h2d(P.ctx, rp, A->row_ptr, (n + 1) * sizeof(int));
-    if (st == SPS_OK && nz) st = sps__h2d(P.ctx, ci, A->col_idx, nz * sizeof(int));
-    if (st == SPS_OK && nz) st = sps__h2d(P.ctx, v, A->val, nz * sizeof(double));
+    void *dst[3] = {rp, ci, v};
+    const void *src[3] = {A->row_ptr, A->col_idx, A->val};
+    size_t bytes[3] = {(n + 1) * sizeof(int), nz * sizeof(int), nz * sizeof(double)};
+    char how[16];
+    if (st == SPS_OK) st = sps__h2d_pinned(P.ctx, nz ? 3 : 1, dst, src, bytes, how, sizeof how);
     S.arp = rp;
     S.aci = ci;
     S.av = v;
@@ -498,15 +517,16 @@ sps_status sym_graph(sps_precond *pc, pool &P, sps_idx n, sps_idx annz, int chol
     cudaStream_t s = sps_stream(ctx);
     int *trp = nullptr, *tci = nullptr;
     long long *cnt = nullptr, *sum = nullptr;
-    info *inf = nullptr, hi = {0, n, 0, 0, -1, -1, 0};
+    info *inf = nullptr, hi = {};
     sps_status st = P.get(&inf, 1);
-    if (st == SPS_OK) st = sps__h2d(ctx, inf, &hi, sizeof hi);
     if (st == SPS_OK) st = P.get(&trp, (long long)n + 1);
     if (st == SPS_OK) st = P.get(&tci, annz);
     if (st == SPS_OK) st = P.get(&cnt, n);
     if (st == SPS_OK) st = P.get(&sum, (long long)n + 1);
     if (st == SPS_OK) st = P.get(&S.grp, (long long)n + 1);
     if (st != SPS_OK) return st;
+    k_info_init<<<1, 32, 0, s>>>(inf, n);
+    SPS_LAUNCH_CHECK(ctx, "k_info_init");
     k_diag<<<grid(ctx, n), BLOCK, 0, s>>>(n, S.arp, S.aci, inf);
     SPS_LAUNCH_CHECK(ctx, "k_diag");
     if ((st = transpose(P, S.arp, S.aci, n, n, annz, trp, tci, nullptr)) != SPS_OK) return st;
@@ -534,13 +554,14 @@ sps_status sym_color(pool &P, sps_mcilu &h, dsym &S)
 {
     sps_idx n = h.n;
     int *rnd = nullptr;
-    info *inf = nullptr, hi = {0, n, 0, 0, -1, -1, 0};
+    info *inf = nullptr, hi = {};
     sps_status st = P.get(&inf, 1);
-    if (st == SPS_OK) st = sps__h2d(P.ctx, inf, &hi, sizeof hi);
     if (st == SPS_OK) st = P.get(&rnd, n);
     if (st == SPS_OK) st = P.get(&S.color, n);
-    if (st == SPS_OK) st = color_rounds(P.ctx, n, S.grp, S.gci, rnd, S.color, inf, &hi);
     if (st != SPS_OK) return st;
+    k_info_init<<<1, 32, 0, sps_stream(P.ctx)>>>(inf, n);
+    SPS_LAUNCH_CHECK(P.ctx, "k_info_init");
+    if ((st = color_rounds(P.ctx, n, S.grp, S.gci, rnd, S.color, inf, &hi)) != SPS_OK) return st;
     h.ncolors = hi.maxc + 1;
     h.rounds = hi.maxr + 1;
     sps__mcilu_set_desc(&h);
@@ -637,15 +658,15 @@ sps_status factor_dev(sps_context *ctx, dev_mcilu *g, double *v, sps_idx *bad)
 {
     const sps_mcilu &h = g->h;
     int none = h.n;
-    sps_status st = sps__h2d(ctx, g->bad, &none, sizeof(int));
-    if (st != SPS_OK) return st;
+    k_set_int<<<1, 32, 0, sps_stream(ctx)>>>(g->bad, none);
+    SPS_LAUNCH_CHECK(ctx, "k_set_int");
     for (sps_idx c = 0; c < h.ncolors; c++) {
         int lo = h.cptr[c], hi = h.cptr[c + 1], gr = grid(ctx, hi - lo);
         factor_color<<<gr, BLOCK, 0, sps_stream(ctx)>>>(lo, hi, h.cholesky, g->rp, g->ci, g->dpos, v, g->bad);
         SPS_LAUNCH_CHECK(ctx, "factor_color");
     }
     int first = none;
-    st = sps__d2h(ctx, &first, g->bad, sizeof(int));
+    sps_status st = sps__d2h(ctx, &first, g->bad, sizeof(int));
     *bad = first < h.n ? first : -1;
     return st;
 }

@@ -12,3 +12,10 @@ extern "C" {
 int sps__gpu_sm_count(sps_context *ctx);
 sps_status sps__d2d(sps_context *ctx, void *dst, const void *src, size_t bytes);
 }
+inline sps_status sps__h2d_pinned(sps_context *, int n, void *const *dst, const void *const *src, const size_t *bytes,
+                                  char *how, size_t how_len)
+{
+    for (int i = 0; i < n; i++) memcpy(dst[i], src[i], bytes[i]);
+    snprintf(how, how_len, "emulated");
+    return SPS_OK;
+}
