@@ -7,7 +7,8 @@
  *             first row without one and their count (integer atomics)
  *   graph     A' by a stable radix sort (CUB) of A's entries by column, the
  *             rows as values (rows ascend inside a column, as the host's
- *             counting transpose leaves them); then one thread per row
+ *             counting transpose leaves them), its row starts from the sorted
+ *             keys; then one thread per row
  *             merges A's row with A' row (mcilu.h's sps__mcilu_merge_row,
  *             the host's code): counted, scanned (64-bit), written
  *   colour    Jones-Plassmann rounds, two launches per round (win: one
@@ -16,10 +17,10 @@
  *             an integer atomicMax), the host reading a small struct (nodes
  *             left, ...) every ROUNDS_PER_CHECK rounds (rounds past the last
  *             change nothing)
- *   permute   cptr by a count per colour and a scan (read by the host: one
- *             launch per colour); perm by a stable radix sort of the nodes
- *             by colour (old indices ascend inside a colour: the host's
- *             counting sort); one thread per new row maps its columns
+ *   permute   perm by a stable radix sort of the nodes by colour (old
+ *             indices ascend inside a colour: the host's counting sort);
+ *             cptr from where each colour starts in the sorted keys (read by
+ *             the host: one launch per colour); one thread per new row maps its columns
  *             through the inverse permutation (ic0: keeps those <= k) and
  *             sorts them with their positions in A (amap): insertion sort
  *             up to SHORT_ROW entries, heap sort by (column, position)
@@ -201,10 +202,17 @@ __global__ void k_rows(long long nnz, int n, const int *__restrict__ rp, int *__
     }
 }
 
-/* cnt[key[p]]++ (cnt zeroed): integer counts, the same in any order. */
-__global__ void k_count(long long m, const int *__restrict__ key, int *cnt)
+/* ptr[0..nk]: where each key starts in the sorted keys (m of them, below
+ * nk); no atomics. The thread of the last entry fills the tail. */
+__global__ void k_starts(long long m, int nk, const unsigned *__restrict__ key, int *__restrict__ ptr)
 {
-    SPS_MC_LOOP(p, 0, m) atomicAdd(&cnt[key[p]], 1);
+    SPS_MC_LOOP(q, 0, m)
+    {
+        int c = (int)key[q], prev = q == 0 ? -1 : (int)key[q - 1];
+        for (int x = prev + 1; x <= c; x++) ptr[x] = (int)q;
+        if (q == m - 1)
+            for (int x = c + 1; x <= nk; x++) ptr[x] = (int)m;
+    }
 }
 
 /* dst[q] = src[map[q]] (ints). */
@@ -245,15 +253,14 @@ sps_status transpose(pool &P, const int *rp, const int *ci, sps_idx nr, sps_idx 
 {
     sps_context *ctx = P.ctx;
     cudaStream_t s = sps_stream(ctx);
-    int *row = nullptr, *iota = nullptr, *cnt = nullptr;
+    int *row = nullptr, *iota = nullptr;
     unsigned *skey = nullptr;
     sps_status st = P.get(&row, nnz);
     if (st == SPS_OK) st = P.get(&iota, nnz);
     if (st == SPS_OK) st = P.get(&skey, nnz);
     if (st == SPS_OK && !tpos) st = P.get(&tpos, nnz);
-    if (st == SPS_OK) st = P.get(&cnt, nc);
     if (st != SPS_OK) return st;
-    SPS_CUDA(ctx, cudaMemsetAsync(cnt, 0, (size_t)(nc > 0 ? nc : 1) * sizeof(int), s));
+    SPS_CUDA(ctx, cudaMemsetAsync(trp, 0, ((size_t)nc + 1) * sizeof(int), s));
     if (nnz > 0) {
         k_rows<<<grid(ctx, nnz), BLOCK, 0, s>>>(nnz, nr, rp, row);
         SPS_LAUNCH_CHECK(ctx, "k_rows");
@@ -263,10 +270,10 @@ sps_status transpose(pool &P, const int *rp, const int *ci, sps_idx nr, sps_idx 
         if (st != SPS_OK) return st;
         k_gather_int<<<grid(ctx, nnz), BLOCK, 0, s>>>(nnz, tpos, row, trow);
         SPS_LAUNCH_CHECK(ctx, "k_gather_int");
-        k_count<<<grid(ctx, nnz), BLOCK, 0, s>>>(nnz, ci, cnt);
-        SPS_LAUNCH_CHECK(ctx, "k_count");
+        k_starts<<<grid(ctx, nnz), BLOCK, 0, s>>>(nnz, nc, skey, trp);
+        SPS_LAUNCH_CHECK(ctx, "k_starts");
     }
-    return scan(P, cnt, trp, nc);
+    return SPS_OK;
 }
 
 /* ---- diagonal and graph ----------------------------------------------------- */
@@ -329,9 +336,12 @@ __global__ void color_pick(int n, int r, const int *__restrict__ rp, const int *
         if (rnd[i] == r) {
             int c = sps__mcilu_pick((sps_idx)i, r, rp, ci, rnd, color);
             color[i] = c;
-            atomicMax(&inf->maxc, c);
-            atomicMax(&inf->maxr, r);
-        } else if (rnd[i] == SPS_MC_UNCOLORED) {
+            /* integer maxima; an atomic only where the (L2, volatile) value is
+             * below: it only grows, so the result is the same, and most
+             * threads read the largest already (no contention on one word) */
+            if (c > *(volatile int *)&inf->maxc) atomicMax(&inf->maxc, c);
+            if (r > *(volatile int *)&inf->maxr) atomicMax(&inf->maxr, r);
+        } else if (rnd[i] == SPS_MC_UNCOLORED && !*(volatile int *)&inf->left) {
             inf->left = 1; /* the same int from every writer */
         }
     }
@@ -575,10 +585,9 @@ sps_status sym_permute(pool &P, sps_mcilu &h, sps_idx annz, dsym &S)
     sps_context *ctx = P.ctx;
     cudaStream_t s = sps_stream(ctx);
     sps_idx n = h.n, nc = h.ncolors;
-    int *ccnt = nullptr, *dcptr = nullptr, *iota = nullptr, *iperm = nullptr, *flen = nullptr;
+    int *dcptr = nullptr, *iota = nullptr, *iperm = nullptr, *flen = nullptr;
     unsigned *skey = nullptr;
-    sps_status st = P.get(&ccnt, nc);
-    if (st == SPS_OK) st = P.get(&dcptr, (long long)nc + 1);
+    sps_status st = P.get(&dcptr, (long long)nc + 1);
     if (st == SPS_OK) st = P.get(&iota, n);
     if (st == SPS_OK) st = P.get(&skey, n);
     if (st == SPS_OK) st = P.get(&S.perm, n);
@@ -590,14 +599,12 @@ sps_status sym_permute(pool &P, sps_mcilu &h, sps_idx annz, dsym &S)
         st = sps__err(ctx, SPS_ERR_NO_MEMORY, "coloring: out of memory");
     if (st != SPS_OK) return st;
     int gr = grid(ctx, n);
-    SPS_CUDA(ctx, cudaMemsetAsync(ccnt, 0, (size_t)(nc > 0 ? nc : 1) * sizeof(int), s));
-    k_count<<<gr, BLOCK, 0, s>>>(n, S.color, ccnt);
-    SPS_LAUNCH_CHECK(ctx, "k_count");
-    if ((st = scan(P, (const int *)ccnt, dcptr, nc)) != SPS_OK) return st;
     k_iota<<<gr, BLOCK, 0, s>>>(n, iota);
     SPS_LAUNCH_CHECK(ctx, "k_iota");
     st = sort_pairs(P, (const unsigned *)S.color, skey, iota, S.perm, n, key_bits(nc > 0 ? nc - 1 : 0));
     if (st != SPS_OK) return st;
+    k_starts<<<gr, BLOCK, 0, s>>>(n, nc, skey, dcptr); /* cptr: where each colour starts */
+    SPS_LAUNCH_CHECK(ctx, "k_starts");
     k_inverse<<<gr, BLOCK, 0, s>>>(n, S.perm, iperm);
     SPS_LAUNCH_CHECK(ctx, "k_inverse");
     k_f_count<<<gr, BLOCK, 0, s>>>(n, h.cholesky, S.perm, iperm, S.arp, S.aci, flen);
