@@ -59,6 +59,7 @@ struct dev_mcilu {
     int *rp = nullptr, *ci = nullptr, *dpos = nullptr, *perm = nullptr, *amap = nullptr, *color = nullptr;
     int *trp = nullptr, *tci = nullptr, *tmap = nullptr, *bad = nullptr;
     double *v = nullptr, *tv = nullptr, *y = nullptr;
+    void *k1 = nullptr, *k2 = nullptr; /* the device memory: the arrays above are carved from these */
 };
 
 void dev_destroy(sps_precond *pc)
@@ -66,11 +67,8 @@ void dev_destroy(sps_precond *pc)
     dev_mcilu *g = (dev_mcilu *)pc->impl;
     if (!g) return;
     cudaStreamSynchronize(sps_stream(pc->ctx)); /* no apply may still be reading */
-    int *ints[] = {g->rp, g->ci, g->dpos, g->perm, g->amap, g->color, g->trp, g->tci, g->tmap, g->bad};
-    for (int *p : ints) sps__dfree(p);
-    sps__dfree(g->v);
-    sps__dfree(g->tv);
-    sps__dfree(g->y);
+    sps__dfree(g->k1);
+    sps__dfree(g->k2);
     sps__free(g->h.cptr);
     delete g;
     pc->impl = nullptr;
@@ -97,28 +95,56 @@ struct info {
     int fnnz;        /* F's entries */
 };
 
-/* Device scratch of the setup: every allocation recorded and freed once,
- * after the stream is drained; keep() hands one over to the preconditioner.
- * One temporary buffer for CUB, grown (the old one stays until the end). */
+/* Device memory of the setup. A cudaMalloc costs tens of microseconds, a
+ * few SpMVs of a large matrix each, so the scratch is one block reserved up
+ * front (sizes from n and nnz) and carved by get(), with separate
+ * allocations only past its end; what the preconditioner keeps comes in two
+ * blocks (own() + carve), handed over by keep(). Everything still in the
+ * pool is freed once at the end, after the stream is drained. */
 struct pool {
     sps_context *ctx;
     void *p[POOL_MAX] = {};
     int k = 0;
-    void *tmp = nullptr;
-    size_t tmp_cap = 0;
+    char *arena = nullptr;
+    size_t cap = 0, off = 0;
+    void *tmp = nullptr; /* CUB's temporary storage */
+    size_t tmp_cap = 0, tmp_hint = 0;
     explicit pool(sps_context *c) : ctx(c) {}
     ~pool()
     {
         if (k) sps__gpu_sync(ctx); /* nothing may still read them */
         for (int i = 0; i < k; i++) sps__dfree(p[i]);
     }
-    template <class T> sps_status get(T **out, long long count)
+    static size_t round(size_t b) { return (b + 255) / 256 * 256; }
+    template <class T> static size_t bytes(long long count)
+    {
+        return round((size_t)(count > 0 ? count : 1) * sizeof(T));
+    }
+    /* A separate allocation, tracked. */
+    sps_status own(void **out, size_t b)
     {
         *out = nullptr;
         if (k == POOL_MAX) return sps__err(ctx, SPS_ERR_INTERNAL, "mcilu: setup scratch exhausted");
-        sps_status st = sps__dmalloc(ctx, (void **)out, (size_t)(count > 0 ? count : 1) * sizeof(T));
-        if (st == SPS_OK) p[k++] = (void *)*out;
+        sps_status st = sps__dmalloc(ctx, out, b ? b : 1);
+        if (st == SPS_OK) p[k++] = *out;
         return st;
+    }
+    sps_status reserve(size_t b)
+    {
+        sps_status st = own((void **)&arena, b);
+        if (st == SPS_OK) cap = b;
+        return st;
+    }
+    /* Scratch: from the block while it lasts. */
+    template <class T> sps_status get(T **out, long long count)
+    {
+        size_t b = bytes<T>(count);
+        if (off + b <= cap) {
+            *out = (T *)(arena + off);
+            off += b;
+            return SPS_OK;
+        }
+        return own((void **)out, b);
     }
     void keep(const void *q)
     {
@@ -128,18 +154,32 @@ struct pool {
                 return;
             }
     }
-    sps_status cub_tmp(size_t bytes, void **out)
+    sps_status cub_tmp(size_t b, void **out)
     {
-        if (bytes == 0) bytes = 16; /* a NULL buffer would only ask for the size again */
-        if (bytes > tmp_cap) {
+        if (b == 0) b = 16; /* a NULL buffer would only ask for the size again */
+        if (b > tmp_cap) {
             char *t = nullptr;
-            sps_status st = get(&t, (long long)bytes);
+            size_t want = b > tmp_hint ? b : tmp_hint;
+            sps_status st = get(&t, (long long)want);
             if (st != SPS_OK) return st;
             tmp = t;
-            tmp_cap = bytes;
+            tmp_cap = want;
         }
         *out = tmp;
         return SPS_OK;
+    }
+};
+
+/* Consecutive arrays of one block, each rounded as pool::bytes rounds. */
+struct carver {
+    char *base;
+    size_t off = 0;
+    explicit carver(void *b) : base((char *)b) {}
+    template <class T> T *take(long long count)
+    {
+        T *q = (T *)(base + off);
+        off += pool::bytes<T>(count);
+        return q;
     }
 };
 
@@ -487,10 +527,78 @@ struct dsym {
     const int *arp = nullptr, *aci = nullptr;
     const double *av = nullptr;
     sps_idx gnnz = 0, fnnz = 0;
-    int *grp = nullptr, *gci = nullptr, *color = nullptr, *perm = nullptr, *frp = nullptr, *fci = nullptr;
-    int *amap = nullptr, *dpos = nullptr, *trp = nullptr, *tci = nullptr, *tmap = nullptr;
-    double *fv = nullptr;
+    int *grp = nullptr, *gci = nullptr; /* scratch */
+    void *k1 = nullptr, *k2 = nullptr;  /* what is kept: n-sized, then F-sized */
+    int *color = nullptr, *perm = nullptr, *frp = nullptr, *dpos = nullptr, *bad = nullptr; /* in k1 */
+    double *y = nullptr;                                                                    /* in k1 */
+    int *fci = nullptr, *amap = nullptr, *trp = nullptr, *tci = nullptr, *tmap = nullptr;   /* in k2 */
+    double *fv = nullptr, *tv = nullptr;                                                    /* in k2 */
 };
+
+/* The kept n-sized block: color, perm, dpos, frp, the apply's y, the pivot flag. */
+sps_status alloc_k1(pool &P, sps_idx n, dsym &S)
+{
+    size_t b = 3 * pool::bytes<int>(n) + pool::bytes<int>(n + 1LL) + pool::bytes<double>(n) + pool::bytes<int>(1);
+    sps_status st = P.own(&S.k1, b);
+    if (st != SPS_OK) return st;
+    carver c(S.k1);
+    S.color = c.take<int>(n);
+    S.perm = c.take<int>(n);
+    S.dpos = c.take<int>(n);
+    S.frp = c.take<int>(n + 1LL);
+    S.y = c.take<double>(n);
+    S.bad = c.take<int>(1);
+    return SPS_OK;
+}
+
+/* The kept F-sized block: fci, amap, F's values; ic0: T (trp, tci, tmap, values). */
+sps_status alloc_k2(pool &P, sps_idx n, int cholesky, dsym &S)
+{
+    long long f = S.fnnz;
+    size_t b = 2 * pool::bytes<int>(f) + pool::bytes<double>(f);
+    if (cholesky) b += pool::bytes<int>(n + 1LL) + 2 * pool::bytes<int>(f) + pool::bytes<double>(f);
+    sps_status st = P.own(&S.k2, b);
+    if (st != SPS_OK) return st;
+    carver c(S.k2);
+    S.fci = c.take<int>(f);
+    S.amap = c.take<int>(f);
+    S.fv = c.take<double>(f);
+    if (!cholesky) return SPS_OK;
+    S.trp = c.take<int>(n + 1LL);
+    S.tci = c.take<int>(f);
+    S.tmap = c.take<int>(f);
+    S.tv = c.take<double>(f);
+    return SPS_OK;
+}
+
+/* The scratch block: every scratch array of the setup at its largest (the
+ * graph at 2 nnz, F at nnz), and CUB's temporary storage at the largest the
+ * sorts and scans ask for. */
+sps_status reserve_scratch(pool &P, sps_idx n, sps_idx annz, int cholesky)
+{
+    cudaStream_t s = sps_stream(P.ctx);
+    size_t sb[4] = {0, 0, 0, 0};
+    SPS_CUDA(P.ctx, cub::DeviceRadixSort::SortPairs(nullptr, sb[0], (const unsigned *)nullptr, (unsigned *)nullptr,
+                                                    (const int *)nullptr, (int *)nullptr, (int)annz, 0,
+                                                    key_bits(n > 0 ? n - 1 : 0), s));
+    SPS_CUDA(P.ctx, cub::DeviceRadixSort::SortPairs(nullptr, sb[1], (const unsigned *)nullptr, (unsigned *)nullptr,
+                                                    (const int *)nullptr, (int *)nullptr, (int)n, 0,
+                                                    key_bits(n > 0 ? n - 1 : 0), s));
+    SPS_CUDA(P.ctx, cub::DeviceScan::InclusiveSum(nullptr, sb[2], (const long long *)nullptr, (long long *)nullptr,
+                                                  (int)n, s));
+    SPS_CUDA(P.ctx, cub::DeviceScan::InclusiveSum(nullptr, sb[3], (const int *)nullptr, (int *)nullptr, (int)n, s));
+    for (size_t x : sb)
+        if (x > P.tmp_hint) P.tmp_hint = x;
+    long long n1 = n + 1LL, a = annz;
+    size_t b = 2 * pool::bytes<info>(1) + pool::round(P.tmp_hint ? P.tmp_hint : 16);
+    b += 2 * pool::bytes<int>(n1) + pool::bytes<int>(a) + pool::bytes<long long>(n) + pool::bytes<long long>(n1);
+    b += 4 * pool::bytes<int>(a) + pool::bytes<int>(2 * a); /* A' (row, iota, keys, positions), the graph */
+    b += pool::bytes<int>(n) + pool::bytes<int>(n1) + 4 * pool::bytes<int>(n); /* rnd; cptr, iota, keys, iperm, len */
+    if (cholesky) b += 3 * pool::bytes<int>(a);                                  /* L' (row, iota, keys) */
+    return P.reserve(b);
+}
+
+
 
 /* A on the device: the operator's copy when there is one, else an upload
  * of our own (through core/gpu.h's pinned path), freed after the setup. */
@@ -567,7 +675,6 @@ sps_status sym_color(pool &P, sps_mcilu &h, dsym &S)
     info *inf = nullptr, hi = {};
     sps_status st = P.get(&inf, 1);
     if (st == SPS_OK) st = P.get(&rnd, n);
-    if (st == SPS_OK) st = P.get(&S.color, n);
     if (st != SPS_OK) return st;
     k_info_init<<<1, 32, 0, sps_stream(P.ctx)>>>(inf, n);
     SPS_LAUNCH_CHECK(P.ctx, "k_info_init");
@@ -590,11 +697,8 @@ sps_status sym_permute(pool &P, sps_mcilu &h, sps_idx annz, dsym &S)
     sps_status st = P.get(&dcptr, (long long)nc + 1);
     if (st == SPS_OK) st = P.get(&iota, n);
     if (st == SPS_OK) st = P.get(&skey, n);
-    if (st == SPS_OK) st = P.get(&S.perm, n);
     if (st == SPS_OK) st = P.get(&iperm, n);
     if (st == SPS_OK) st = P.get(&flen, n);
-    if (st == SPS_OK) st = P.get(&S.frp, (long long)n + 1);
-    if (st == SPS_OK) st = P.get(&S.dpos, n);
     if (st == SPS_OK && !(h.cptr = (sps_idx *)sps__calloc((size_t)nc + 2, sizeof *h.cptr)))
         st = sps__err(ctx, SPS_ERR_NO_MEMORY, "coloring: out of memory");
     if (st != SPS_OK) return st;
@@ -613,15 +717,10 @@ sps_status sym_permute(pool &P, sps_mcilu &h, sps_idx annz, dsym &S)
     if ((st = sps__d2h(ctx, h.cptr, dcptr, ((size_t)nc + 1) * sizeof(int))) != SPS_OK) return st;
     S.fnnz = annz;
     if (h.cholesky && (st = sps__d2h(ctx, &S.fnnz, S.frp + n, sizeof(int))) != SPS_OK) return st;
-    if ((st = P.get(&S.fci, S.fnnz)) != SPS_OK || (st = P.get(&S.amap, S.fnnz)) != SPS_OK ||
-        (st = P.get(&S.fv, S.fnnz)) != SPS_OK)
-        return st;
+    if ((st = alloc_k2(P, n, h.cholesky, S)) != SPS_OK) return st;
     k_f_fill<<<gr, BLOCK, 0, s>>>(n, h.cholesky, S.perm, iperm, S.arp, S.aci, S.frp, S.fci, S.amap, S.dpos);
     SPS_LAUNCH_CHECK(ctx, "k_f_fill");
     if ((st = launch_gather(ctx, S.fnnz, S.amap, S.av, S.fv)) != SPS_OK || !h.cholesky) return st;
-    if ((st = P.get(&S.trp, (long long)n + 1)) != SPS_OK || (st = P.get(&S.tci, S.fnnz)) != SPS_OK ||
-        (st = P.get(&S.tmap, S.fnnz)) != SPS_OK)
-        return st;
     if ((st = transpose(P, S.frp, S.fci, n, n, S.fnnz, S.trp, S.tci, S.tmap)) != SPS_OK) return st;
     k_copy_int<<<gr, BLOCK, 0, s>>>(n, S.trp, S.dpos); /* T's rows start with the diagonal */
     SPS_LAUNCH_CHECK(ctx, "k_copy_int");
@@ -634,6 +733,8 @@ sps_status symbolic(sps_precond *pc, pool &P, const sps_csr *A, sps_mcilu &h, ds
 {
     double t0 = sps__now_ms();
     sps_status st = device_A(P, A, S);
+    if (st == SPS_OK) st = reserve_scratch(P, h.n, A->nnz, h.cholesky);
+    if (st == SPS_OK) st = alloc_k1(P, h.n, S);
     if (st == SPS_OK) st = sym_graph(pc, P, h.n, A->nnz, h.cholesky, S);
     if (st == SPS_OK) st = sps__gpu_sync(P.ctx);
     double t1 = sps__now_ms();
@@ -726,27 +827,28 @@ sps_status apply_dev(sps_precond *pc, const double *r, double *z)
 
 /* ---- setup ------------------------------------------------------------------ */
 
-/* What the preconditioner keeps of the symbolic setup, out of the pool. */
-template <class T> T *take(pool &P, T *p)
-{
-    P.keep(p);
-    return p;
-}
-
+/* What the preconditioner keeps of the symbolic setup: its two blocks, out
+ * of the pool. */
 void adopt(pool &P, dev_mcilu *g, dsym &S)
 {
+    P.keep(S.k1);
+    P.keep(S.k2);
+    g->k1 = S.k1;
+    g->k2 = S.k2;
     g->nnz = S.fnnz;
-    g->rp = take(P, S.frp);
-    g->ci = take(P, S.fci);
-    g->dpos = take(P, S.dpos);
-    g->perm = take(P, S.perm);
-    g->amap = take(P, S.amap);
-    g->color = take(P, S.color);
-    g->v = take(P, S.fv);
-    if (!g->h.cholesky) return;
-    g->trp = take(P, S.trp);
-    g->tci = take(P, S.tci);
-    g->tmap = take(P, S.tmap);
+    g->rp = S.frp;
+    g->ci = S.fci;
+    g->dpos = S.dpos;
+    g->perm = S.perm;
+    g->amap = S.amap;
+    g->color = S.color;
+    g->bad = S.bad;
+    g->v = S.fv;
+    g->y = S.y;
+    g->trp = S.trp;
+    g->tci = S.tci;
+    g->tmap = S.tmap;
+    g->tv = S.tv;
 }
 
 } // namespace
@@ -770,12 +872,7 @@ extern "C" sps_status sps__mcilu_setup_dev(sps_precond *pc, const sps_pc_input *
         if (st != SPS_OK) return st;
         adopt(P, g, S);
     } /* the scratch is freed here */
-    size_t n = (size_t)g->h.n, nz = (size_t)g->nnz;
     double t0 = sps__now_ms();
-    st = sps__dmalloc(ctx, (void **)&g->bad, sizeof(int));
-    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&g->y, (n ? n : 1) * sizeof(double));
-    if (st == SPS_OK && g->h.cholesky) st = sps__dmalloc(ctx, (void **)&g->tv, (nz ? nz : 1) * sizeof(double));
-    if (st != SPS_OK) return st;
     sps_idx bad;
     st = factor_dev(ctx, g, g->v, &bad);
     g->h.ms[3] = sps__now_ms() - t0;
