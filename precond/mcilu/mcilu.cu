@@ -31,8 +31,11 @@
  *             functions of mcilu.h (the host's arithmetic, no FMA
  *             contraction): the factor is bitwise the host's.
  * The host receives the diagonal check and the graph's size, the colour
- * count, cptr, F's size (ic0) and the first failing pivot; scratch is freed
- * once at the end (after the stream is drained).
+ * count, cptr, F's size (ic0) and the first failing pivot. Device memory:
+ * three allocations (pool below), the scratch freed once at the end (after
+ * the stream is drained). Phase times (sps_mcilu.ms): graph (with the
+ * allocations and an upload of A if there is no device copy), colouring,
+ * permutation (F, T), factor.
  * Apply: one launch per colour forward (rows read r through perm and the
  * earlier colours' y), one per colour backward in reverse (writing y and z
  * through perm): 2 x colours launches, no gather or scatter pass.
@@ -597,8 +600,6 @@ sps_status reserve_scratch(pool &P, sps_idx n, sps_idx annz, int cholesky)
     if (cholesky) b += 3 * pool::bytes<int>(a);                                  /* L' (row, iota, keys) */
     return P.reserve(b);
 }
-
-
 
 /* A on the device: the operator's copy when there is one, else an upload
  * of our own (through core/gpu.h's pinned path), freed after the setup. */
