@@ -70,23 +70,6 @@ static sps_status transpose_pattern(sps_context *ctx, const sps_csr *A, sps_idx 
     return SPS_OK;
 }
 
-/* Row i of A + A' without the diagonal, merged: counted (out NULL) or written. */
-static sps_idx merge_row(const sps_csr *A, const sps_idx *trp, const sps_idx *tci, sps_idx i,
-                         sps_idx *out)
-{
-    sps_idx p = A->row_ptr[i], pe = A->row_ptr[i + 1], q = trp[i], qe = trp[i + 1], k = 0;
-    while (p < pe || q < qe) {
-        sps_idx a = p < pe ? A->col_idx[p] : SPS_IDX_MAX, b = q < qe ? tci[q] : SPS_IDX_MAX;
-        sps_idx c = a < b ? a : b;
-        p += a == c;
-        q += b == c;
-        if (c == i) continue;
-        if (out) out[k] = c;
-        k++;
-    }
-    return k;
-}
-
 static sps_status build_graph(sps_precond *pc, sps_mcilu *m, const sps_csr *A)
 {
     sps_idx *trp = NULL, *tci = NULL, n = A->nrows;
@@ -94,7 +77,7 @@ static sps_status build_graph(sps_precond *pc, sps_mcilu *m, const sps_csr *A)
     if (st == SPS_OK && !(m->grp = sps__calloc((size_t)n + 1, sizeof *m->grp))) st = oom(pc);
     int64_t total = 0;
     for (sps_idx i = 0; st == SPS_OK && i < n; i++) {
-        total += merge_row(A, trp, tci, i, NULL);
+        total += sps__mcilu_merge_row(i, A->row_ptr, A->col_idx, trp, tci, NULL);
         if (total > SPS_IDX_MAX)
             st = sps__err(pc->ctx, SPS_ERR_UNSUPPORTED,
                           "%s:order=color: coloring failed: the symmetrized pattern of A has more "
@@ -104,7 +87,8 @@ static sps_status build_graph(sps_precond *pc, sps_mcilu *m, const sps_csr *A)
     }
     if (st == SPS_OK && !(m->gci = sps__malloc(sps__mul_size((size_t)(total ? total : 1), sizeof *m->gci))))
         st = oom(pc);
-    for (sps_idx i = 0; st == SPS_OK && i < n; i++) merge_row(A, trp, tci, i, m->gci + m->grp[i]);
+    for (sps_idx i = 0; st == SPS_OK && i < n; i++)
+        sps__mcilu_merge_row(i, A->row_ptr, A->col_idx, trp, tci, m->gci + m->grp[i]);
     sps__free(trp);
     sps__free(tci);
     return st;
@@ -320,11 +304,17 @@ static sps_status pivot_failed(sps_precond *pc, const sps_mcilu *m, sps_idx bad)
 
 static sps_status host_rest(sps_precond *pc, sps_mcilu *m, const sps_csr *A)
 {
+    double t0 = sps__now_ms();
     sps_status st = sps__mcilu_color(pc->ctx, m);
+    double t1 = sps__now_ms();
     if (st == SPS_OK) st = sps__mcilu_permute(pc->ctx, m, A);
+    double t2 = sps__now_ms();
+    m->ms[1] = t1 - t0;
+    m->ms[2] = t2 - t1;
     if (st != SPS_OK) return st;
     sps_idx bad;
     sps__mcilu_factor(m, m->F.val, &bad);
+    m->ms[3] = sps__now_ms() - t2;
     if (bad >= 0) return pivot_failed(pc, m, bad);
     gather_t(m);
     if (!(m->y = sps__malloc(sps__mul_size((size_t)m->n, sizeof *m->y)))) return oom(pc);
@@ -341,10 +331,13 @@ sps_status sps__mcilu_setup_host(sps_precond *pc, const sps_pc_input *in, int ch
     pc->destroy = host_destroy;
     m->n = A->nrows;
     m->cholesky = cholesky;
+    if (in->gpu) return SPS_OK; /* sps__mcilu_setup_dev does it all, from A's device copy */
+    double t0 = sps__now_ms();
     sps_idx first, missing = sps__pc_find_diag(A, NULL, &first);
     if (missing) return sps__pc_pivot_error(pc, cholesky, first, missing);
     sps_status st = build_graph(pc, m, A);
-    if (st != SPS_OK || in->gpu) return st;
+    m->ms[0] = sps__now_ms() - t0;
+    if (st != SPS_OK) return st;
     return host_rest(pc, m, A);
 }
 
@@ -406,7 +399,7 @@ sps_status sps__mcilu_fetch(const sps_precond *pc, sps_mcilu_view *view, sps_idx
     if (pc->destroy != host_destroy)
         return sps__err(pc->ctx, SPS_ERR_INVALID_ARG, "%s: not order=color", pc->name);
     const sps_mcilu *m = pc->impl;
-    if (view) *view = (sps_mcilu_view){m->n, m->ncolors, m->rounds, m->F.nnz};
+    if (view) *view = (sps_mcilu_view){m->n, m->ncolors, m->rounds, m->F.nnz, {m->ms[0], m->ms[1], m->ms[2], m->ms[3]}};
     if (color) memcpy(color, m->color, (size_t)m->n * sizeof *color);
     if (perm) memcpy(perm, m->perm, (size_t)m->n * sizeof *perm);
     if (fval) memcpy(fval, m->F.val, (size_t)m->F.nnz * sizeof *fval);

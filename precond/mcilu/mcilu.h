@@ -60,6 +60,7 @@ typedef struct sps_mcilu {
     sps_csr T;        /* ic0: L' (rows start with the diagonal) */
     sps_idx *tmap;    /* ic0: T.val[q] = F.val[tmap[q]] */
     double *y;        /* the host apply's permuted vector */
+    double ms[4];     /* setup wall times: graph, colouring, permutation (F, T), factor */
     char desc[160];   /* sps_precond_describe */
 } sps_mcilu;
 
@@ -104,6 +105,26 @@ SPS_MC_HD static inline sps_idx sps__mcilu_pick(sps_idx i, sps_idx r, const sps_
             for (sps_idx b = 0; b < 64; b++)
                 if (!(used >> b & 1ull)) return base + b;
     }
+}
+
+/* Row i of the symmetrized graph: A's row i (rp, ci) merged with A' row i
+ * (trp, tci), both sorted, the diagonal dropped, duplicates once. Returns its
+ * length; writes it to out unless out is NULL. */
+SPS_MC_HD static inline sps_idx sps__mcilu_merge_row(sps_idx i, const sps_idx *rp, const sps_idx *ci,
+                                                   const sps_idx *trp, const sps_idx *tci, sps_idx *out)
+{
+    const sps_idx big = 0x7fffffff;
+    sps_idx p = rp[i], pe = rp[i + 1], q = trp[i], qe = trp[i + 1], k = 0;
+    while (p < pe || q < qe) {
+        sps_idx a = p < pe ? ci[p] : big, b = q < qe ? tci[q] : big;
+        sps_idx c = a < b ? a : b;
+        p += a == c;
+        q += b == c;
+        if (c == i) continue;
+        if (out) out[k] = c;
+        k++;
+    }
+    return k;
 }
 
 /* The first position in [lo, hi) of the sorted ci whose column is >= c. */
@@ -220,7 +241,8 @@ void sps__mcilu_factor(const sps_mcilu *m, double *v, sps_idx *bad);
 /* What a built preconditioner holds, for tests and tools. */
 typedef struct sps_mcilu_view {
     sps_idx n, ncolors, rounds;
-    int64_t nnz; /* F's entries */
+    int64_t nnz;  /* F's entries */
+    double ms[4]; /* the setup's wall times: graph, colouring, permutation, factor */
 } sps_mcilu_view;
 
 /* Copies of what pc holds (host or device): colours (n), perm (n), factor
@@ -237,13 +259,20 @@ const char *sps__mcilu_describe(const sps_precond *pc);
 void sps__mcilu_set_desc(sps_mcilu *m);
 
 #if SPS_HAVE_CUDA
-/* Device setup (mcilu.cu) from the host one (graph built, A checked). */
+/* Device setup (mcilu.cu): the whole of it, from A's device copy (or one
+ * upload); the host object (host) is empty on a GPU context. */
 sps_status sps__mcilu_setup_dev(sps_precond *pc, const sps_pc_input *in, sps_mcilu *host);
 sps_status sps__mcilu_refresh_dev(sps_precond *pc, const sps_matrix *A);
 sps_status sps__mcilu_fetch_dev(const sps_precond *pc, sps_mcilu_view *view, sps_idx *color,
                                 sps_idx *perm, double *fval);
 int sps__mcilu_is_dev(const sps_precond *pc);
 const char *sps__mcilu_describe_dev(const sps_precond *pc);
+/* For tests: the device's symbolic setup of A (pc: a GPU-context ilu0/ic0,
+ * for the context and the messages; cholesky: ic0) downloaded into a new
+ * host object *out (sps__mcilu_free): the graph (grp, gci), color, perm,
+ * cptr, F (pattern and A's values, not factorized), dpos, amap and, for
+ * ic0, T and tmap, each to be compared bitwise with a host build's. */
+sps_status sps__mcilu_symbolic_dev(sps_precond *pc, const sps_matrix *A, int cholesky, sps_mcilu **out);
 #endif
 
 #ifdef __cplusplus

@@ -6,8 +6,11 @@
  * launches), twice the same, r untouched; a refresh on both (and a failed one
  * that leaves the device's as it was); zero-pivot errors with the host's
  * status and words; generated and real matrices, an arrow with one row of n
- * entries, isolated rows, n = 31/32/33/1023/1024/1025; and the apply's cost in
- * SpMVs of csr-vector on poisson3d:100 and convdiff2d:1000,10. */
+ * entries, isolated rows, n = 31/32/33/1023/1024/1025; every array of the
+ * device's symbolic setup (the graph, colours, perm, cptr, F's pattern and
+ * values, amap, dpos; ic0: T and tmap) bitwise the host's; the apply's cost
+ * in SpMVs of csr-vector and the setup's, by phase, on poisson3d:100/160 and
+ * convdiff2d:1000,10 / 2000,50. */
 #include "check.h"
 #include "core/gpu.h"
 #include "internal.h"
@@ -66,6 +69,46 @@ static void same_factor(const char *what, const char *spec, const sps_precond *h
     held_free(&a);
 }
 
+static int eq_ints(const sps_idx *a, const sps_idx *b, long long n)
+{
+    return n <= 0 || (a && b && memcmp(a, b, (size_t)n * sizeof *a) == 0);
+}
+
+/* The device's symbolic setup (graph, colours, perm, cptr, F's pattern and
+ * values, amap, dpos; ic0: T, tmap) downloaded, against the host build's
+ * arrays, bitwise. */
+static void same_symbolic(const char *what, const char *spec, const sps_matrix *A, const sps_precond *hp,
+                          sps_precond *gp)
+{
+    int chol = strncmp(spec, "ic0", 3) == 0;
+    const sps_mcilu *h = sps__mcilu_is(hp) ? hp->impl : NULL;
+    sps_mcilu *d = NULL;
+    if (!T_OK(h != NULL, "%s %s: a host multicolor factor", what, spec)) return;
+    if (T_STATUS(gctx, sps__mcilu_symbolic_dev(gp, A, chol, &d), "%s %s: device symbolic setup", what, spec)) {
+        sps_idx n = h->n, nnz = h->F.nnz;
+        const sps_idx *rp, *ci;
+        const double *v;
+        sps_matrix_csr(A, &rp, &ci, &v);
+        int vals = d->F.nnz == nnz && d->F.val;
+        for (sps_idx q = 0; vals && q < nnz; q++) vals = memcmp(&d->F.val[q], &v[h->amap[q]], sizeof(double)) == 0;
+        T_OK(d->n == n && d->ncolors == h->ncolors && d->rounds == h->rounds &&
+                 eq_ints(d->grp, h->grp, n + 1LL) && eq_ints(d->gci, h->gci, h->grp[n]),
+             "%s %s: symmetrized graph bitwise the host's (%d entries)", what, spec, h->grp[n]);
+        T_OK(eq_ints(d->color, h->color, n) && eq_ints(d->perm, h->perm, n) &&
+                 eq_ints(d->cptr, h->cptr, h->ncolors + 1LL),
+             "%s %s: colours, perm, cptr bitwise the host's", what, spec);
+        T_OK(d->F.nnz == nnz && eq_ints(d->F.row_ptr, h->F.row_ptr, n + 1LL) &&
+                 eq_ints(d->F.col_idx, h->F.col_idx, nnz) && eq_ints(d->amap, h->amap, nnz) &&
+                 eq_ints(d->dpos, h->dpos, n) && vals,
+             "%s %s: F's pattern, amap, dpos, A's values in F bitwise the host's", what, spec);
+        if (chol)
+            T_OK(d->T.nnz == h->T.nnz && eq_ints(d->T.row_ptr, h->T.row_ptr, n + 1LL) &&
+                     eq_ints(d->T.col_idx, h->T.col_idx, h->T.nnz) && eq_ints(d->tmap, h->tmap, h->T.nnz),
+                 "%s %s: T = L' and tmap bitwise the host's", what, spec);
+    }
+    sps__mcilu_free(d);
+}
+
 /* z = M^-1 r on the device (z prefilled with NaN: every entry must be written). */
 static sps_status gpu_apply(sps_precond *pc, const double *r, double *z, double *rback, sps_idx n)
 {
@@ -112,10 +155,22 @@ static void compare(const char *what, const sps_matrix *A, const char *spec)
         T_OK(gs == hs && strcmp(sps_last_error(gctx), hmsg) == 0, "%s %s: the GPU fails like the host (%s / %s)",
              what, spec, hmsg, sps_last_error(gctx));
         sps_precond_destroy(gp);
+        double one = 1.0;
+        sps_matrix *I1 = strstr(hmsg, "no diagonal entry") ? t_matrix_from_dense(hctx, 1, 1, &one) : NULL;
+        if (I1 && sps_precond_create(gctx, I1, spec, &gp) == SPS_OK) { /* a GPU pc: the context and the words */
+            sps_mcilu *d = NULL;
+            sps_status ss = sps__mcilu_symbolic_dev(gp, A, strncmp(spec, "ic0", 3) == 0, &d);
+            T_OK(ss == hs && strcmp(sps_last_error(gctx), hmsg) == 0,
+                 "%s %s: the device's diagonal check refuses like the host (%s)", what, spec, sps_last_error(gctx));
+            sps__mcilu_free(d);
+            sps_precond_destroy(gp);
+        }
+        sps_matrix_destroy(I1);
         return;
     }
     if (T_STATUS(gctx, gs, "%s %s: GPU setup (%.1f ms)", what, spec, sps_precond_setup_ms(gp)) &&
         sps_matrix_rows(A) > 0) {
+        same_symbolic(what, spec, A, hp, gp);
         same_factor(what, spec, hp, gp);
         same_apply(what, spec, hp, gp, sps_matrix_rows(A));
     }
@@ -369,7 +424,10 @@ static sps_status do_spmv(void *u)
     return sps_operator_apply(a->op, 1.0, a->x, 0.0, a->y);
 }
 
-/* Printed, not asserted: the apply in SpMVs of csr-vector, the setup. */
+/* Printed, not asserted: the apply in SpMVs of csr-vector; the setup (built
+ * after the operator, so from A's device copy, as a solve does), total and
+ * by phase (graph, colouring, permutation with PAP' and L', factor); the
+ * rest of the total is the host's part (ic0: the symmetry check). */
 static void cost_case(const char *gen, const char *spec)
 {
     sps_matrix *A = NULL;
@@ -377,27 +435,33 @@ static void cost_case(const char *gen, const char *spec)
     sps_idx n = sps_matrix_rows(A);
     timing_arg a = {0};
     held h = {0};
-    if (T_STATUS(gctx, sps_precond_create(gctx, A, spec, &a.pc), "%s %s", gen, spec) &&
-        T_STATUS(gctx, sps_operator_create(gctx, A, "csr-vector", NULL, &a.op), "operator") &&
+    if (T_STATUS(gctx, sps_operator_create(gctx, A, "csr-vector", NULL, &a.op), "operator") &&
+        T_STATUS(gctx, sps_precond_create_ex(gctx, A, a.op, spec, &a.pc), "%s %s", gen, spec) &&
         sps__dmalloc(gctx, (void **)&a.x, (size_t)n * sizeof(double)) == SPS_OK &&
         sps__dmalloc(gctx, (void **)&a.y, (size_t)n * sizeof(double)) == SPS_OK &&
         sps__dmemset(gctx, a.x, 0, (size_t)n * sizeof(double)) == SPS_OK &&
         sps__mcilu_fetch(a.pc, &h.v, NULL, NULL, NULL) == SPS_OK) {
-        double tp = timed(do_apply, &a), ts = timed(do_spmv, &a);
-        printf("# %-20s %-16s %d colours: apply %.3f ms = %.1f SpMVs (%.3f ms), setup %.1f ms = %.0f SpMVs\n", gen,
-               spec, h.v.ncolors, tp, tp / ts, ts, sps_precond_setup_ms(a.pc), sps_precond_setup_ms(a.pc) / ts);
-        T_OK(tp > 0 && ts > 0, "%s %s: timed", gen, spec);
+        double tp = timed(do_apply, &a), ts = timed(do_spmv, &a), su = sps_precond_setup_ms(a.pc);
+        const double *ms = h.v.ms;
+        printf("# %-20s %-16s %d colours: apply %.3f ms = %.1f SpMVs (%.3f ms), setup %.2f ms = %.0f SpMVs\n", gen,
+               spec, h.v.ncolors, tp, tp / ts, ts, su, su / ts);
+        printf("# %-20s %-16s setup by phase in SpMVs: graph %.1f, colouring %.1f (%d rounds), permutation %.1f, "
+               "factor %.1f; the rest %.1f (%.2f ms)\n",
+               gen, spec, ms[0] / ts, ms[1] / ts, h.v.rounds, ms[2] / ts, ms[3] / ts,
+               (su - ms[0] - ms[1] - ms[2] - ms[3]) / ts, su - ms[0] - ms[1] - ms[2] - ms[3]);
+        T_OK(tp > 0 && ts > 0 && ms[0] >= 0 && ms[1] >= 0 && ms[2] >= 0 && ms[3] >= 0, "%s %s: timed", gen, spec);
     }
     sps__dfree(a.x);
     sps__dfree(a.y);
-    sps_operator_destroy(a.op);
     sps_precond_destroy(a.pc);
+    sps_operator_destroy(a.op);
     sps_matrix_destroy(A);
 }
 
 static void test_cost(void)
 {
     cost_case("poisson3d:100", "ic0:order=color");
+    cost_case("poisson3d:100", "ilu0:order=color");
     cost_case("poisson3d:160", "ic0:order=color");
     cost_case("convdiff2d:1000,10", "ilu0:order=color");
     cost_case("convdiff2d:2000,50", "ilu0:order=color");

@@ -6,7 +6,9 @@
  * written here and deterministic; the permutation sorts by (colour, index);
  * the factor equals a dense ILU(0)/IC(0) of PAP' in its pattern; the apply a
  * dense solve with those factors, and bitwise the natural-order ilu0 built on
- * PAP'; refresh; zero pivots named in the original numbering; edge cases;
+ * PAP'; the symbolic arrays (graph, cptr, F with amap and dpos, T with
+ * tmap: what mcilu.cu's device setup must equal bitwise) against their
+ * definitions; refresh; zero pivots named in the original numbering; edge cases;
  * solve counts against unpreconditioned ones. */
 #include "pc_check.h"
 #include "precond/mcilu/mcilu.h"
@@ -253,6 +255,116 @@ static void real_coloring(sps_context *c, const sps_matrix *A, const char *name)
 }
 
 static void test_coloring_real(void) { t_each_real(ctx, ctx, "mcilu coloring on real matrices", real_coloring); }
+
+/* ---- the symbolic arrays (the reference mcilu.cu is compared with) ----------- */
+
+/* Checks the host's graph, cptr, F's pattern with amap and dpos, and for ic0
+ * T and tmap against their definitions, on a dense marker per row. */
+static void symbolic_case(const char *what, const sps_matrix *A, int chol)
+{
+    sps_precond *pc = NULL;
+    const char *spec = chol ? "ic0:order=color" : "ilu0:order=color";
+    if (!T_STATUS(ctx, sps_precond_create(ctx, A, spec, &pc), "%s %s", what, spec)) return;
+    const sps_mcilu *m = sps__mcilu_is(pc) ? pc->impl : NULL;
+    const sps_idx *rp, *ci;
+    const double *v;
+    sps_matrix_csr(A, &rp, &ci, &v);
+    sps_idx n = sps_matrix_rows(A);
+    if (!T_OK(m && m->n == n, "%s %s: a multicolor factor", what, spec)) {
+        sps_precond_destroy(pc);
+        return;
+    }
+    adj_t g = sym_adj(A);
+    sps_idx *mark = calloc((size_t)n + 1, sizeof *mark), *iperm = malloc((size_t)(n + 1) * sizeof *iperm);
+    sps_idx bad_graph = 0, bad_cptr = 0, bad_f = 0, bad_t = 0;
+    for (sps_idx i = 0; i < n; i++) { /* graph row i: the neighbours of i, ascending, once */
+        sps_idx cnt = 0;
+        for (sps_idx a = 0; a < g.deg[i]; a++) {
+            sps_idx j = g.list[g.start[i] + a];
+            if (mark[j] != i + 1) cnt++;
+            mark[j] = i + 1;
+        }
+        bad_graph += m->grp[i + 1] - m->grp[i] != cnt;
+        for (sps_idx p = m->grp[i]; p < m->grp[i + 1]; p++)
+            bad_graph += mark[m->gci[p]] != i + 1 || (p > m->grp[i] && m->gci[p - 1] >= m->gci[p]);
+    }
+    bad_cptr += m->cptr[0] != 0 || m->cptr[m->ncolors] != n;
+    for (sps_idx c = 0; c < m->ncolors; c++)
+        for (sps_idx k = m->cptr[c]; k < m->cptr[c + 1]; k++) bad_cptr += m->color[m->perm[k]] != c;
+    for (sps_idx k = 0; k < n; k++) iperm[m->perm[k]] = k;
+    sps_idx fnnz = 0;
+    for (sps_idx k = 0; k < n; k++) { /* row k of F: row perm[k] of A, columns iperm, (ic0: <= k), sorted */
+        sps_idx i = m->perm[k], len = 0, fr = m->F.row_ptr[k], fe = m->F.row_ptr[k + 1];
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) len += !chol || iperm[ci[p]] <= k;
+        bad_f += fe - fr != len || fr != fnnz;
+        fnnz += len;
+        for (sps_idx q = fr; q < fe; q++) {
+            sps_idx p = m->amap[q];
+            bad_f += p < rp[i] || p >= rp[i + 1] || m->F.col_idx[q] != iperm[ci[p]] ||
+                     (q > fr && m->F.col_idx[q - 1] >= m->F.col_idx[q]);
+        }
+        if (!chol) bad_f += m->dpos[k] < fr || m->dpos[k] >= fe || m->F.col_idx[m->dpos[k]] != k;
+    }
+    bad_f += m->F.nnz != fnnz;
+    if (chol) { /* T = L': row k lists the rows j of L with an entry in column k, ascending */
+        bad_t += m->T.nnz != m->F.nnz;
+        for (sps_idx k = 0; k < n; k++) {
+            bad_t += m->dpos[k] != m->T.row_ptr[k] || m->T.col_idx[m->T.row_ptr[k]] != k;
+            for (sps_idx q = m->T.row_ptr[k]; q < m->T.row_ptr[k + 1]; q++) {
+                sps_idx p = m->tmap[q], j = m->T.col_idx[q];
+                bad_t += p < m->F.row_ptr[j] || p >= m->F.row_ptr[j + 1] || m->F.col_idx[p] != k ||
+                         (q > m->T.row_ptr[k] && m->T.col_idx[q - 1] >= j);
+            }
+        }
+    }
+    T_OK(bad_graph == 0, "%s %s: graph = A + A' without the diagonal, rows sorted (%d wrong)", what, spec,
+         bad_graph);
+    T_OK(bad_cptr == 0, "%s %s: cptr bounds the colours in perm (%d wrong)", what, spec, bad_cptr);
+    T_OK(bad_f == 0, "%s %s: F = %s, sorted, amap and dpos (%d wrong)", what, spec, chol ? "tril(PAP')" : "PAP'",
+         bad_f);
+    if (chol) T_OK(bad_t == 0, "%s %s: T = L' with tmap, rows start at the diagonal (%d wrong)", what, spec, bad_t);
+    sps_mcilu_view view;
+    if (T_STATUS(ctx, sps__mcilu_fetch(pc, &view, NULL, NULL, NULL), "%s view", what))
+        T_OK(view.ms[0] >= 0 && view.ms[1] >= 0 && view.ms[2] >= 0 && view.ms[3] >= 0, "%s: setup times", what);
+    adj_free(&g);
+    free(mark);
+    free(iperm);
+    sps_precond_destroy(pc);
+}
+
+static void test_symbolic(void)
+{
+    const char *gens[] = {"poisson2d:20", "convdiff2d:20,10", "powerlaw:800,6,3", "poisson3d27:6"};
+    for (size_t k = 0; k < sizeof gens / sizeof *gens; k++) {
+        sps_matrix *A = NULL;
+        if (!T_STATUS(ctx, sps_matrix_generate(ctx, gens[k], &A), "%s", gens[k])) continue;
+        symbolic_case(gens[k], A, 0);
+        if (strncmp(gens[k], "poisson", 7) == 0) symbolic_case(gens[k], A, 1);
+        sps_matrix_destroy(A);
+    }
+    sps_idx sizes[] = {1, 31, 32, 33, 1025};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        char what[64];
+        sps_matrix *A = pc_arrow(ctx, sizes[k], 1), *O = pc_oneway(ctx, sizes[k]);
+        snprintf(what, sizeof what, "arrow %d", sizes[k]);
+        if (A) symbolic_case(what, A, 0), symbolic_case(what, A, 1);
+        snprintf(what, sizeof what, "one-way %d", sizes[k]);
+        if (O) symbolic_case(what, O, 0);
+        sps_matrix_destroy(A);
+        sps_matrix_destroy(O);
+    }
+    sps_matrix *A = NULL; /* the setup's split, on the host */
+    if (T_STATUS(ctx, sps_matrix_generate(ctx, "poisson3d:60", &A), "poisson3d:60")) {
+        sps_precond *pc = NULL;
+        sps_mcilu_view w;
+        if (T_STATUS(ctx, sps_precond_create(ctx, A, "ilu0:order=color", &pc), "poisson3d:60") &&
+            T_STATUS(ctx, sps__mcilu_fetch(pc, &w, NULL, NULL, NULL), "view"))
+            printf("# poisson3d:60 ilu0:order=color host setup: graph %.1f ms, colouring %.1f, permutation %.1f, "
+                   "factor %.1f\n", w.ms[0], w.ms[1], w.ms[2], w.ms[3]);
+        sps_precond_destroy(pc);
+    }
+    sps_matrix_destroy(A);
+}
 
 /* ---- the factor and the apply against dense references ------------------------ */
 
@@ -665,5 +777,5 @@ static void test_solves(void)
     }
 }
 
-T_MAIN_HOST(ctx, test_coloring_generated, test_coloring_real, test_dense, test_refresh, test_pivots,
+T_MAIN_HOST(ctx, test_coloring_generated, test_coloring_real, test_symbolic, test_dense, test_refresh, test_pivots,
             test_empty_row, test_position_moves, test_params, test_solves)

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/precond/mcilu/emu/harness.cc: mcilu.cu's device setup, apply and
- * refresh on the CPU emulation against the host reference (run.sh): the
- * colours, rounds, permutation, factor and apply bitwise equal; the same
- * failures in the same words. */
+ * refresh on the CPU emulation against the host reference (run.sh): every
+ * array the device's symbolic setup builds (the graph, colours, perm, cptr,
+ * F's pattern and values, amap, dpos, and for ic0 T and tmap), the rounds,
+ * the factor and the apply bitwise equal; the same failures in the same
+ * words. Every other case hands the setup a device copy of A (as the solve's
+ * operator leaves it); the others make it upload A. */
 #include "mcilu_emu.cc"
 
 #include <cstdio>
@@ -67,7 +70,81 @@ static void same(const char *what, const sps_precond *hp, const sps_precond *dp)
     CHECK(memcmp(zd2.data(), zd.data(), n * sizeof(double)) == 0 && r == rb, "%s: second apply differs / r changed", what);
 }
 
-/* The registry's GPU path by hand: host setup (graph), then the device one. */
+/* A device copy of A's CSR attached to it (the emulation's: host memory), as
+ * an operator leaves it; detach() frees it. */
+static int with_copy;
+
+static void attach(sps_matrix *A)
+{
+    if (!with_copy) return;
+    const sps_csr *C = &A->A;
+    sps_dcsr *d = (sps_dcsr *)calloc(1, sizeof *d);
+    d->ctx = nullptr; /* set by the caller's context below */
+    d->h_row_ptr = C->row_ptr;
+    d->h_col_idx = C->col_idx;
+    d->h_val = C->val;
+    d->nrows = C->nrows;
+    d->ncols = C->ncols;
+    d->nnz = C->nnz;
+    d->row_ptr = (sps_idx *)malloc(((size_t)C->nrows + 1) * 4);
+    memcpy(d->row_ptr, C->row_ptr, ((size_t)C->nrows + 1) * 4);
+    d->col_idx = (sps_idx *)malloc((size_t)C->nnz * 4 + 4);
+    memcpy(d->col_idx, C->col_idx, (size_t)C->nnz * 4);
+    d->val = (double *)malloc((size_t)C->nnz * 8 + 8);
+    memcpy(d->val, C->val, (size_t)C->nnz * 8);
+    A->A.dev = d;
+}
+
+static void detach(sps_matrix *A)
+{
+    sps_dcsr *d = A->A.dev;
+    if (!d) return;
+    A->A.dev = nullptr;
+    free(d->row_ptr);
+    free(d->col_idx);
+    free(d->val);
+    free(d);
+}
+
+template <class T> static bool eq(const T *a, const T *b, long long n)
+{
+    return n <= 0 || (a && b && memcmp(a, b, (size_t)n * sizeof(T)) == 0);
+}
+
+/* The device's symbolic arrays against the host build's (hp), bitwise. */
+static void same_symbolic(sps_context *ctx, const char *what, const sps_matrix *A, int chol, const sps_precond *hp,
+                          sps_precond *dp)
+{
+    sps_mcilu *d = nullptr;
+    sps_status st = sps__mcilu_symbolic_dev(dp, A, chol, &d);
+    CHECK(st == SPS_OK && d, "%s: symbolic: %s", what, sps_last_error(ctx));
+    if (st != SPS_OK || !d) {
+        sps__mcilu_free(d);
+        return;
+    }
+    const sps_mcilu *h = (const sps_mcilu *)hp->impl;
+    sps_idx n = h->n, nnz = h->F.nnz;
+    CHECK(d->n == n && d->ncolors == h->ncolors && d->rounds == h->rounds, "%s: sizes", what);
+    CHECK(eq(d->grp, h->grp, n + 1) && eq(d->gci, h->gci, h->grp[n]), "%s: graph differs", what);
+    CHECK(eq(d->color, h->color, n), "%s: colours differ", what);
+    CHECK(eq(d->perm, h->perm, n), "%s: perm differs", what);
+    CHECK(eq(d->cptr, h->cptr, h->ncolors + 1), "%s: cptr differs", what);
+    CHECK(d->F.nnz == nnz && eq(d->F.row_ptr, h->F.row_ptr, n + 1) && eq(d->F.col_idx, h->F.col_idx, nnz),
+          "%s: F's pattern differs", what);
+    CHECK(eq(d->amap, h->amap, nnz) && eq(d->dpos, h->dpos, n), "%s: amap / dpos differ", what);
+    std::vector<double> hv(nnz + 1);
+    for (sps_idx q = 0; q < nnz; q++) hv[q] = A->A.val[h->amap[q]];
+    CHECK(eq(d->F.val, hv.data(), nnz), "%s: F's values (A's, gathered) differ", what);
+    if (chol)
+        CHECK(d->T.nnz == h->T.nnz && eq(d->T.row_ptr, h->T.row_ptr, n + 1) &&
+                  eq(d->T.col_idx, h->T.col_idx, h->T.nnz) && eq(d->tmap, h->tmap, h->T.nnz),
+              "%s: T / tmap differ", what);
+    else CHECK(!d->T.row_ptr && !d->tmap, "%s: ilu0 builds no T", what);
+    sps__mcilu_free(d);
+}
+
+/* The registry's GPU path by hand: host setup (nothing on a GPU context),
+ * then the device one. */
 static sps_status dev_build(sps_context *ctx, const sps_matrix *A, int chol, sps_precond *pc)
 {
     memset(pc, 0, sizeof *pc);
@@ -96,7 +173,19 @@ static sps_matrix *scaled(sps_context *ctx, const sps_matrix *A, double s)
     return B;
 }
 
+static void one_(sps_context *ctx, const sps_matrix *A, const char *name, int chol);
+
 static void one(sps_context *ctx, const sps_matrix *A, const char *name, int chol)
+{
+    with_copy = !with_copy;
+    sps_matrix *M = const_cast<sps_matrix *>(A);
+    attach(M);
+    if (M->A.dev) M->A.dev->ctx = ctx;
+    one_(ctx, A, name, chol);
+    detach(M);
+}
+
+static void one_(sps_context *ctx, const sps_matrix *A, const char *name, int chol)
 {
     std::string what = std::string(name) + (chol ? " ic0" : " ilu0");
     sps_precond *hp = nullptr, dp;
@@ -105,7 +194,16 @@ static void one(sps_context *ctx, const sps_matrix *A, const char *name, int cho
     sps_status ds = dev_build(ctx, A, chol, &dp);
     std::string dmsg = ds == SPS_OK ? "" : sps_last_error(ctx);
     CHECK(hs == ds && hmsg == dmsg, "%s: host %d '%s', device %d '%s'", what.c_str(), hs, hmsg.c_str(), ds, dmsg.c_str());
+    if (hs != SPS_OK && A->A.nrows > 0) { /* the symbolic step alone fails alike, or gets to the factor */
+        sps_mcilu *d = nullptr;
+        sps_status ss = sps__mcilu_symbolic_dev(&dp, A, chol, &d);
+        bool early = hmsg.find("no diagonal entry") != std::string::npos || hs != SPS_ERR_ZERO_PIVOT;
+        CHECK(early ? ss == hs && hmsg == sps_last_error(ctx) : ss == SPS_OK,
+              "%s: symbolic: %d '%s'", what.c_str(), ss, sps_last_error(ctx));
+        sps__mcilu_free(d);
+    }
     if (hs == SPS_OK && ds == SPS_OK && A->A.nrows > 0) {
+        same_symbolic(ctx, what.c_str(), A, chol, hp, &dp);
         same(what.c_str(), hp, &dp);
         sps_matrix *B = scaled(ctx, A, 1.5), *Z = scaled(ctx, A, 0.0);
         CHECK(sps_precond_update_values(hp, B) == SPS_OK && sps__mcilu_refresh_dev(&dp, B) == SPS_OK, "%s: refresh",
@@ -117,7 +215,8 @@ static void one(sps_context *ctx, const sps_matrix *A, const char *name, int cho
         CHECK(h2 == SPS_ERR_ZERO_PIVOT && d2 == h2 && m2 == sps_last_error(ctx), "%s: failed refresh: '%s' / '%s'",
               what.c_str(), m2.c_str(), sps_last_error(ctx));
         same((what + " after a failed refresh").c_str(), hp, &dp);
-        printf("# %-28s %3d colours\n", what.c_str(), fetch(&dp, true).v.ncolors);
+        printf("# %-28s %3d colours%s\n", what.c_str(), fetch(&dp, true).v.ncolors,
+               with_copy ? " (A's device copy)" : " (A uploaded)");
         sps_matrix_destroy(B);
         sps_matrix_destroy(Z);
     }
@@ -175,6 +274,20 @@ static sps_matrix *pivot12(sps_context *ctx, int chol)
     return from_triplets(ctx, 12, r, c, v);
 }
 
+/* Row 5 of 9 empty (no diagonal: refused alike, before the graph). */
+static sps_matrix *empty_row(sps_context *ctx)
+{
+    std::vector<sps_idx> r, c;
+    std::vector<double> v;
+    auto add = [&](sps_idx i, sps_idx j, double x) { r.push_back(i); c.push_back(j); v.push_back(x); };
+    for (sps_idx i = 0; i < 9; i++) {
+        if (i == 5) continue;
+        add(i, i, 4.0);
+        if (i + 1 < 9 && i + 1 != 5) add(i, i + 1, -1.0), add(i + 1, i, -1.0);
+    }
+    return from_triplets(ctx, 9, r, c, v);
+}
+
 int main(int argc, char **argv)
 {
     sps_context *ctx = nullptr;
@@ -203,6 +316,9 @@ int main(int argc, char **argv)
         sps_matrix *P = pivot12(ctx, chol);
         one(ctx, P, "pivot at row 3", chol);
         sps_matrix_destroy(P);
+        sps_matrix *E = empty_row(ctx);
+        one(ctx, E, "empty row 5 of 9", chol);
+        sps_matrix_destroy(E);
     }
     for (int k = 1; k < argc; k++) { /* real matrices: paths */
         sps_matrix *A = nullptr;

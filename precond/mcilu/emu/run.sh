@@ -22,9 +22,12 @@ import re, sys
 s = open(sys.argv[1]).read()
 s = s.replace('#include "../../core/cuda_check.cuh"', '#include "mcilu_emu.h"')
 s = s.replace('#include "mcilu.h"', '#include "precond/mcilu/mcilu.h"')
+s = s.replace('#include <cub/cub.cuh>', '')  # cuda_emu.h's std:: loops stand in for CUB
 def launch(m):
-    return 'emu_sync_kernel = 0; emu_launch(%s, %s, [&] { %s(%s); });' % (m.group(2), m.group(3), m.group(1), m.group(5))
-s, n = re.subn(r'(\w+)<<<([^,]+), ([^,]+), 0, ([^>]+)>>>\((.*?)\);', launch, s, flags=re.S)
+    return '(void)(%s); emu_sync_kernel = 0; emu_launch(%s, %s, [&] { %s(%s); });' % (
+        m.group(4), m.group(2), m.group(3), m.group(1), m.group(5))
+arg = r'((?:[^,()]|\([^()]*\))+)'  # a launch argument: no comma outside one level of parentheses
+s, n = re.subn(r'(\w+)<<<' + arg + ', ' + arg + r', 0, ([^>]+)>>>\((.*?)\);', launch, s, flags=re.S)
 assert n > 0 and '<<<' not in s, 'a launch was not converted'
 open(sys.argv[2], 'w').write(s)
 PY
@@ -33,5 +36,5 @@ E=$root/precond/mcilu/emu
 CXX=${CXX:-g++}
 $CXX -std=c++20 -O1 -Wall -Wextra -I"$E" -I"$root/precond/amg/emu" -I"$S" -I"$S/include" -I"$S/core" -I"$tmp" \
     "$E/harness.cc" "$root/precond/amg/emu/emu_rt.cc" "$S/build/lib/libspsolve.a" -o "$tmp/harness" \
-    -llapacke -lz -lm -lpthread
+    $(sed -n 's/^LIBS *= *//p' "$S/Makefile")
 "$tmp/harness" "$@"
