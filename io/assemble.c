@@ -11,10 +11,50 @@
  * summed as everywhere else. Peak memory: 16 bytes per CSR entry plus 4 per
  * row, against 12 + 4 for the CSR itself, instead of holding the triplets
  * (16 bytes per entry) and the CSR at once. The result is bitwise the
- * matrix sps__csr_from_triplets builds from the same triplets. */
+ * matrix sps__csr_from_triplets builds from the same triplets.
+ *
+ * On n threads (the context's): the counting pass (atomic increments: the
+ * counts do not depend on the order), the check for a file already in CSR
+ * order, the in-block cycles of the permutation and the row sort run on all
+ * of them; every entry's destination is the same as on one thread, and
+ * every row is sorted by the same code, so the result is bitwise the same
+ * whatever n is. */
 #include "parse.h"
 
+#include <pthread.h>
 #include <string.h>
+
+/* ---- running a task on n threads ---------------------------------------- */
+
+typedef struct io_run_arg {
+    sps_io_task fn;
+    void *arg;
+    int i, n;
+} io_run_arg;
+
+static void *io_run_thread(void *p)
+{
+    io_run_arg *a = p;
+    a->fn(a->arg, a->i, a->n);
+    return NULL;
+}
+
+void sps__io_run(int n, sps_io_task fn, void *arg)
+{
+    pthread_t tid[SPS_MAX_THREADS];
+    io_run_arg a[SPS_MAX_THREADS];
+    int started[SPS_MAX_THREADS];
+    if (n > SPS_MAX_THREADS) n = SPS_MAX_THREADS;
+    for (int i = 1; i < n; i++) {
+        a[i] = (io_run_arg){fn, arg, i, n};
+        started[i] = pthread_create(&tid[i], NULL, io_run_thread, &a[i]) == 0;
+    }
+    fn(arg, 0, n < 1 ? 1 : n);
+    for (int i = 1; i < n; i++) {
+        if (started[i]) pthread_join(tid[i], NULL);
+        else fn(arg, i, n); /* a thread that could not start: its share here */
+    }
+}
 
 /* Grow or shrink *p to n elements of size elt (n >= 1 kept valid). */
 static int resize(void *p, int64_t n, size_t elt)
@@ -25,21 +65,57 @@ static int resize(void *p, int64_t n, size_t elt)
     return 1;
 }
 
-/* Row starts into rp (rp[r], r < nrows) and the total with mirrored
- * entries. Counts wrap harmlessly (unsigned) only when the total is over
- * SPS_IDX_MAX, which the caller rejects. */
-static int64_t count_rows(int64_t n, const sps_idx *ri, const sps_idx *ci, sps_symmetry sym, sps_idx nrows,
-                          sps_idx *rp)
+/* The shared state of the parallel steps. */
+typedef struct asm_job {
+    int64_t n, total;
+    sps_idx nrows;
+    sps_symmetry sym;
+    sps_idx *ri, *ci, *rp;
+    double *v;
+    int shift;                      /* permutation blocks of 2^shift entries */
+    int64_t nb;                     /* their count */
+    int64_t cnt[SPS_MAX_THREADS];   /* per thread: entries with mirrors; rows' ends */
+    int ok[SPS_MAX_THREADS];        /* per thread: its share in CSR order */
+    sps_idx r0[SPS_MAX_THREADS + 1];/* sort: thread i sorts rows [r0[i], r0[i + 1]) */
+    int64_t base[SPS_MAX_THREADS];  /* their first entry (before any compaction) */
+} asm_job;
+
+static inline int64_t share(int64_t n, int i, int nth) { return (int64_t)((double)n * i / nth); }
+
+/* Row counts into rp[r + 1] (one thread: plain increments; several: atomic
+ * ones, the same counts in any order) and the total with mirrored entries. */
+static void count_task(void *arg, int i, int nth)
 {
-    uint32_t *c = (uint32_t *)rp;
-    int64_t total = 0;
-    for (int64_t k = 0; k < n; k++) {
-        c[ri[k] + 1]++;
-        total++;
-        if (sym != SPS_GENERAL && ri[k] != ci[k]) c[ci[k] + 1]++, total++;
+    asm_job *J = arg;
+    uint32_t *c = (uint32_t *)J->rp;
+    const sps_idx *ri = J->ri, *ci = J->ci;
+    int64_t k0 = share(J->n, i, nth), k1 = share(J->n, i + 1, nth), total = k1 - k0;
+    int mirror = J->sym != SPS_GENERAL;
+    if (nth == 1) {
+        for (int64_t k = k0; k < k1; k++) {
+            c[ri[k] + 1]++;
+            if (mirror && ri[k] != ci[k]) c[ci[k] + 1]++, total++;
+        }
+    } else {
+        for (int64_t k = k0; k < k1; k++) {
+            __atomic_fetch_add(&c[ri[k] + 1], 1u, __ATOMIC_RELAXED);
+            if (mirror && ri[k] != ci[k]) __atomic_fetch_add(&c[ci[k] + 1], 1u, __ATOMIC_RELAXED), total++;
+        }
     }
+    J->cnt[i] = total;
+}
+
+/* Row starts into rp (rp[r], r < nrows; counts wrap harmlessly (unsigned)
+ * only when the total is over SPS_IDX_MAX, which the caller rejects) and
+ * the total with mirrored entries. */
+static int64_t count_rows(asm_job *J, int nth)
+{
+    sps__io_run(nth, count_task, J);
+    int64_t total = 0;
+    for (int i = 0; i < nth; i++) total += J->cnt[i];
+    uint32_t *c = (uint32_t *)J->rp;
     if (total <= SPS_IDX_MAX)
-        for (sps_idx r = 0; r < nrows; r++) c[r + 1] += c[r];
+        for (sps_idx r = 0; r < J->nrows; r++) c[r + 1] += c[r];
     return total;
 }
 
@@ -88,8 +164,12 @@ static void cycles(int64_t lo, int64_t hi, sps_idx *dest, sps_idx *ci, double *v
  * entry goes to its block of 2^shift destinations, blocks filling from
  * their fronts like an American flag sort (a few thousand sequential
  * streams), then the cycles are followed inside each block, in cache. */
-static void permute(int64_t total, sps_idx *dest, sps_idx *ci, double *v)
+static void cycles_task(void *arg, int i, int nth);
+static void permute(asm_job *J, int nth)
 {
+    int64_t total = J->total;
+    sps_idx *dest = J->ri, *ci = J->ci;
+    double *v = J->v;
     int bits = 0;
     while (bits < 62 && ((int64_t)1 << bits) < total) bits++;
     int shift = bits - 11 > 12 ? bits - 11 : 12;
@@ -103,58 +183,145 @@ static void permute(int64_t total, sps_idx *dest, sps_idx *ci, double *v)
             else swap_entry(dest, ci, v, p, next[home]++);
         }
     }
-    for (int64_t b = 0; b < nb; b++) cycles(b << shift, (b + 1) << shift < total ? (b + 1) << shift : total, dest, ci, v);
+    J->shift = shift;
+    J->nb = nb;
+    sps__io_run(nth, cycles_task, J);
 }
 
 /* A general file whose entries are already the CSR's order (rows in order,
  * columns strictly increasing within a row, so no duplicates): the column
  * and value arrays are the CSR's as they are. Files written row by row
  * (spsolve --save-matrix, SciPy's mmwrite of a CSR) are this way. */
-static int in_csr_order(int64_t n, const sps_idx *ri, const sps_idx *ci)
+static void order_task(void *arg, int i, int nth)
 {
-    for (int64_t k = 1; k < n; k++)
-        if (ri[k] < ri[k - 1] || (ri[k] == ri[k - 1] && ci[k] <= ci[k - 1])) return 0;
+    asm_job *J = arg;
+    const sps_idx *ri = J->ri, *ci = J->ci;
+    int64_t k0 = share(J->n, i, nth), k1 = share(J->n, i + 1, nth);
+    int ok = 1;
+    for (int64_t k = k0 > 0 ? k0 : 1; k < k1 && ok; k++)
+        ok = ri[k] > ri[k - 1] || (ri[k] == ri[k - 1] && ci[k] > ci[k - 1]);
+    J->ok[i] = ok;
+}
+
+static int in_csr_order(asm_job *J, int nth)
+{
+    sps__io_run(nth, order_task, J);
+    for (int i = 0; i < nth; i++)
+        if (!J->ok[i]) return 0;
     return 1;
+}
+
+/* Cycles inside each block of the permutation, blocks shared out. */
+static void cycles_task(void *arg, int i, int nth)
+{
+    asm_job *J = arg;
+    int64_t b0 = share(J->nb, i, nth), b1 = share(J->nb, i + 1, nth), total = J->total;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t lo = b << J->shift, hi = (b + 1) << J->shift < total ? (b + 1) << J->shift : total;
+        cycles(lo, hi, J->ri, J->ci, J->v);
+    }
+}
+
+/* Rows [r0[i], r0[i + 1]) sorted and their duplicates summed, compacted
+ * from base[i]; cnt[i] is the end of what is kept. */
+static void sort_task(void *arg, int i, int nth)
+{
+    asm_job *J = arg;
+    (void)nth;
+    J->cnt[i] = sps__csr_sort_rows_from(J->r0[i + 1] - J->r0[i], J->rp + J->r0[i], J->base[i], J->ci, J->v);
+}
+
+/* Row sort on nth threads (rows split by entries); returns the CSR's count. */
+static int64_t sort_rows(asm_job *J, int nth)
+{
+    const sps_idx *rp = J->rp;
+    sps_idx nrows = J->nrows;
+    if (nth > nrows) nth = nrows > 0 ? nrows : 1;
+    J->r0[0] = 0;
+    for (int i = 1; i < nth; i++) { /* first row starting at or after the i-th share */
+        int64_t want = share(J->total, i, nth);
+        sps_idx lo = J->r0[i - 1], hi = nrows;
+        while (lo < hi) {
+            sps_idx mid = lo + (hi - lo) / 2;
+            if (rp[mid] < want) lo = mid + 1;
+            else hi = mid;
+        }
+        J->r0[i] = lo;
+    }
+    J->r0[nth] = nrows;
+    for (int i = 0; i < nth; i++) J->base[i] = rp[J->r0[i]]; /* before any thread writes them */
+    sps__io_run(nth, sort_task, J);
+    /* Shares that lost duplicates leave gaps: close them, in order. */
+    int64_t w = J->cnt[0];
+    for (int i = 1; i < nth; i++) {
+        int64_t b = J->base[i], len = J->cnt[i] - b;
+        if (b != w) {
+            memmove(J->ci + w, J->ci + b, (size_t)len * sizeof *J->ci);
+            memmove(J->v + w, J->v + b, (size_t)len * sizeof *J->v);
+            for (sps_idx r = J->r0[i]; r < J->r0[i + 1]; r++) J->rp[r + 1] -= (sps_idx)(b - w);
+        }
+        w += len;
+    }
+    return w;
 }
 
 sps_status sps__io_assemble(sps_context *ctx, const char *path, sps_idx nrows, sps_idx ncols, sps_symmetry sym,
                             int64_t n, sps_idx **ri, sps_idx **ci, double **v, sps_csr *out)
 {
     memset(out, 0, sizeof *out);
+    int nth = sps__threads(ctx);
+    if ((int64_t)nth * 4096 > n) nth = (int)(n / 4096) + 1; /* small inputs: not worth a thread */
     /* The row pointer counts, then moves along each row, then is the CSR's. */
     sps_idx *rp = sps__calloc((size_t)nrows + 2, sizeof *rp);
-    if (!rp)
+    asm_job *J = sps__calloc(1, sizeof *J);
+    if (!rp || !J) {
+        sps__free(rp);
+        sps__free(J);
         return sps__err(ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for the row pointer of %d rows (%.1f MB asked)",
                         path, nrows, (double)(nrows + 2) * 4e-6);
-    int64_t total = count_rows(n, *ri, *ci, sym, nrows, rp);
+    }
+    J->n = n;
+    J->nrows = nrows;
+    J->sym = sym;
+    J->ri = *ri;
+    J->ci = *ci;
+    J->rp = rp;
+    int64_t total = count_rows(J, nth);
     if (total > SPS_IDX_MAX) {
         sps__free(rp);
+        sps__free(J);
         return sps__err(ctx, SPS_ERR_PARSE, "%s: %lld entries after mirroring exceed the 32-bit index limit (%d)",
                         path, (long long)total, SPS_IDX_MAX);
     }
     int pattern = *v == NULL;
     if (!resize(ri, total, sizeof **ri) || !resize(ci, total, sizeof **ci) || !resize(v, total, sizeof **v)) {
         sps__free(rp);
+        sps__free(J);
         return sps__err(ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for a CSR of %lld entries (%.1f MB asked)",
                         path, (long long)total, (double)total * 16e-6);
     }
     if (pattern)
         for (int64_t k = 0; k < n; k++) (*v)[k] = 1.0;
+    J->ri = *ri;
+    J->ci = *ci;
+    J->v = *v;
+    J->total = total;
     int64_t w = total;
-    if (sym == SPS_GENERAL && in_csr_order(n, *ri, *ci)) {
+    if (sym == SPS_GENERAL && in_csr_order(J, nth)) {
         /* count_rows left the row pointer (rp[0] = 0, rp[r + 1] the end of
          * row r); the entries are in place */
         sps__free(*ri);
         *ri = NULL;
     } else {
         destinations(n, *ri, *ci, *v, sym, rp);
-        permute(total, *ri, *ci, *v);
+        permute(J, nth);
         sps__free(*ri);
         *ri = NULL;
         memmove(rp + 1, rp, (size_t)nrows * sizeof *rp); /* rp[r] was the end of row r */
         rp[0] = 0;
-        w = sps__csr_sort_rows(nrows, rp, *ci, *v);
+        w = sort_rows(J, nth);
     }
+    sps__free(J);
     resize(ci, w, sizeof **ci); /* shrinking: failure is harmless */
     resize(v, w, sizeof **v);
     out->nrows = nrows;
