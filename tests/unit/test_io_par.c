@@ -12,7 +12,8 @@
 #include <zlib.h>
 
 static sps_context *ctx;
-static const int threads[] = {1, 2, 3, 8};
+static const int threads[] = {1, 2, 3, 7, 8, 16};
+#define NTHREADS ((int)(sizeof threads / sizeof *threads))
 static t_triplets *record; /* make_text's entries go here too when set */
 
 static uint64_t rng = 88172645463325252ull;
@@ -87,13 +88,13 @@ static void test_bitwise(void)
                 sps_matrix_destroy(C);
             }
             int bad = 0;
-            for (int t = 1; t < 4; t++) {
+            for (int t = 1; t < NTHREADS; t++) {
                 sps_matrix *A = NULL;
                 sps_context_set_threads(ctx, threads[t]);
                 if (sps_matrix_read(ctx, path, &A) != SPS_OK || !t_matrix_same(A, ref)) bad = threads[t];
                 sps_matrix_destroy(A);
             }
-            T_OK(!bad && len > (5u << 20), "%s%s (%.1f MB, %lld entries): 2, 3 and 8 threads give the "
+            T_OK(!bad && len > (5u << 20), "%s%s (%.1f MB, %lld entries): 2, 3, 7, 8 and 16 threads give the "
                                                           "one-thread CSR bit for bit (first wrong: %d threads)",
                  kinds[kk], gz ? ", gzip" : "", (double)len / 1e6, (long long)sps_matrix_nnz(ref), bad);
             sps_matrix_destroy(ref);
@@ -125,7 +126,7 @@ static void test_bad_lines(void)
             snprintf(prefix, sizeof prefix, "%s:%lld: ", path, (long long)line);
             int wrong = 0;
             char msg[1024] = "";
-            for (int t = 0; t < 4; t++) {
+            for (int t = 0; t < NTHREADS; t++) {
                 sps_matrix *A = (sps_matrix *)&A;
                 sps_context_set_threads(ctx, threads[t]);
                 sps_status st = sps_matrix_read(ctx, path, &A);
@@ -136,7 +137,7 @@ static void test_bad_lines(void)
                 }
                 if (st == SPS_OK) sps_matrix_destroy(A);
             }
-            T_OK(!wrong, "bad entry %lld of 180000%s: '%s...%s' with 1, 2, 3, 8 threads (wrong with %d: %s)",
+            T_OK(!wrong, "bad entry %lld of 180000%s: '%s...%s' with 1, 2, 3, 7, 8, 16 threads (wrong with %d: %s)",
                  (long long)cases[c].at, gz ? " (gzip)" : "", prefix, cases[c].needle, wrong, msg);
         }
         free(s);
@@ -149,13 +150,13 @@ static void test_bad_lines(void)
     char prefix[700];
     snprintf(prefix, sizeof prefix, "%s:%lld: more entries than the 160000", path, (long long)line);
     int wrong = 0;
-    for (int t = 0; t < 4; t++) {
+    for (int t = 0; t < NTHREADS; t++) {
         sps_matrix *A = (sps_matrix *)&A;
         sps_context_set_threads(ctx, threads[t]);
         if (sps_matrix_read(ctx, path, &A) != SPS_ERR_PARSE || strncmp(sps_last_error(ctx), prefix, strlen(prefix)))
             wrong = threads[t];
     }
-    T_OK(!wrong, "an extra entry at line %lld: '%s' with 1, 2, 3, 8 threads (wrong with %d: %s)", (long long)line,
+    T_OK(!wrong, "an extra entry at line %lld: '%s' with 1, 2, 3, 7, 8, 16 threads (wrong with %d: %s)", (long long)line,
          prefix, wrong, sps_last_error(ctx));
     free(s);
 }
