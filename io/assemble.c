@@ -158,13 +158,113 @@ static void cycles(int64_t lo, int64_t hi, sps_idx *dest, sps_idx *ci, double *v
     }
 }
 
+/* ---- the block step on several threads --------------------------------- */
+
+/* Every unsorted part of a block, [gh[b], gt[b]), is cut into one stripe
+ * per thread, and thread t sends the entries of its stripes to its stripes
+ * of their blocks (as the one-thread loop does, but a full stripe leaves an
+ * entry where it is): no two threads touch the same entry. Then each
+ * block's unsorted part is partitioned (its own entries first) and what is
+ * left, the entries that did not find room, goes round again on fewer
+ * entries (PARADIS, Cho et al., VLDB 2015); a last small rest, or a round
+ * without progress, is finished on one thread. The destinations are the
+ * same, so is the result. */
+typedef struct blk_job {
+    asm_job *J;
+    int64_t *gh, *gt;  /* per block: its unsorted part */
+    int64_t *ph, *pt;  /* per thread and block: the thread's stripe (ph: next free) */
+} blk_job;
+
+static void stripe_task(void *arg, int t, int nth)
+{
+    blk_job *B = arg;
+    asm_job *J = B->J;
+    int64_t nb = J->nb, *ph = B->ph + (int64_t)t * nb, *pt = B->pt + (int64_t)t * nb;
+    int shift = J->shift;
+    sps_idx *dest = J->ri, *ci = J->ci;
+    double *v = J->v;
+    for (int64_t b = 0; b < nb; b++) {
+        int64_t len = B->gt[b] - B->gh[b];
+        ph[b] = B->gh[b] + (int64_t)((double)len * t / nth);
+        pt[b] = B->gh[b] + (int64_t)((double)len * (t + 1) / nth);
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        for (int64_t head = ph[b]; head < pt[b]; head++) {
+            sps_idx d = dest[head], c = ci[head];
+            double x = v[head];
+            int64_t k = d >> shift;
+            while (k != b && ph[k] < pt[k]) { /* carry it to its stripe, take what was there */
+                int64_t q = ph[k]++;
+                sps_idx d2 = dest[q], c2 = ci[q];
+                double x2 = v[q];
+                dest[q] = d, ci[q] = c, v[q] = x;
+                d = d2, c = c2, x = x2;
+                k = d >> shift;
+            }
+            if (k == b) { /* at the stripe's next free place; what was there moves to head */
+                int64_t q = ph[b]++;
+                dest[head] = dest[q], ci[head] = ci[q], v[head] = v[q];
+                dest[q] = d, ci[q] = c, v[q] = x;
+            } else {
+                dest[head] = d, ci[head] = c, v[head] = x;
+            }
+        }
+    }
+}
+
+/* Each block's unsorted part: its own entries to the front. */
+static void repair_task(void *arg, int t, int nth)
+{
+    blk_job *B = arg;
+    asm_job *J = B->J;
+    int shift = J->shift;
+    sps_idx *dest = J->ri;
+    for (int64_t b = share(J->nb, t, nth); b < share(J->nb, t + 1, nth); b++) {
+        int64_t lo = B->gh[b], hi = B->gt[b];
+        for (;;) {
+            while (lo < hi && dest[lo] >> shift == b) lo++;
+            while (hi > lo && dest[hi - 1] >> shift != b) hi--;
+            if (lo >= hi) break;
+            swap_entry(dest, J->ci, J->v, lo, hi - 1);
+        }
+        B->gh[b] = lo;
+    }
+}
+
+/* 0 if the memory for the stripes is missing (the caller goes serial). */
+static int blocks_parallel(asm_job *J, int64_t *next, int nth)
+{
+    int64_t nb = J->nb;
+    blk_job B = {J, NULL, NULL, NULL, NULL};
+    B.gh = next;
+    B.gt = sps__malloc(sps__mul_size((size_t)nb, sizeof *B.gt));
+    B.ph = sps__malloc(sps__mul_size((size_t)nb * (size_t)nth, sizeof *B.ph));
+    B.pt = sps__malloc(sps__mul_size((size_t)nb * (size_t)nth, sizeof *B.pt));
+    if (!B.gt || !B.ph || !B.pt) {
+        sps__free(B.gt), sps__free(B.ph), sps__free(B.pt);
+        return 0;
+    }
+    int64_t left = J->total;
+    for (int64_t b = 0; b < nb; b++) B.gt[b] = (b + 1) << J->shift < J->total ? (b + 1) << J->shift : J->total;
+    for (int round = 0; round < 16 && left > ((int64_t)1 << 16); round++) {
+        sps__io_run(nth, stripe_task, &B);
+        sps__io_run(nth, repair_task, &B);
+        int64_t now = 0;
+        for (int64_t b = 0; b < nb; b++) now += B.gt[b] - B.gh[b];
+        if (now >= left) break;
+        left = now;
+    }
+    sps__free(B.gt), sps__free(B.ph), sps__free(B.pt);
+    return 1; /* next[b] = gh[b]: the serial loop finishes the rest */
+}
+
+static void cycles_task(void *arg, int i, int nth);
 /* Move every entry to its destination (dest is a permutation of 0..total-1).
  * Following its cycles directly would jump across the whole arrays once per
  * entry (a cache miss each, seconds for 10^7 random rows), so first every
  * entry goes to its block of 2^shift destinations, blocks filling from
  * their fronts like an American flag sort (a few thousand sequential
  * streams), then the cycles are followed inside each block, in cache. */
-static void cycles_task(void *arg, int i, int nth);
 static void permute(asm_job *J, int nth)
 {
     int64_t total = J->total;
@@ -174,7 +274,10 @@ static void permute(asm_job *J, int nth)
     while (bits < 62 && ((int64_t)1 << bits) < total) bits++;
     int shift = bits - 11 > 12 ? bits - 11 : 12;
     int64_t nb = (total >> shift) + 1, next[2049];
+    J->shift = shift;
+    J->nb = nb;
     for (int64_t b = 0; b < nb; b++) next[b] = b << shift;
+    if (nth > 1) blocks_parallel(J, next, nth);
     for (int64_t b = 0; b < nb; b++) {
         int64_t end = (b + 1) << shift < total ? (b + 1) << shift : total;
         while (next[b] < end) {
@@ -183,8 +286,6 @@ static void permute(asm_job *J, int nth)
             else swap_entry(dest, ci, v, p, next[home]++);
         }
     }
-    J->shift = shift;
-    J->nb = nb;
     sps__io_run(nth, cycles_task, J);
 }
 
