@@ -312,6 +312,26 @@ static int in_csr_order(asm_job *J, int nth)
     return 1;
 }
 
+/* Entries in CSR order: rows (ri[k - 1], ri[k]] start at k. */
+static void rowptr_task(void *arg, int i, int nth)
+{
+    asm_job *J = arg;
+    const sps_idx *ri = J->ri;
+    sps_idx *rp = J->rp;
+    int64_t k0 = share(J->n, i, nth), k1 = share(J->n, i + 1, nth);
+    for (int64_t k = k0; k < k1; k++)
+        for (sps_idx r = k ? ri[k - 1] + 1 : 0; r <= ri[k]; r++) rp[r] = (sps_idx)k;
+    if (i == nth - 1)
+        for (sps_idx r = J->n ? ri[J->n - 1] + 1 : 0; r <= J->nrows; r++) rp[r] = (sps_idx)J->n;
+}
+
+/* A pattern file's values: all ones. */
+static void ones_task(void *arg, int i, int nth)
+{
+    asm_job *J = arg;
+    for (int64_t k = share(J->n, i, nth); k < share(J->n, i + 1, nth); k++) J->v[k] = 1.0;
+}
+
 /* Cycles inside each block of the permutation, blocks shared out. */
 static void cycles_task(void *arg, int i, int nth)
 {
@@ -387,7 +407,12 @@ sps_status sps__io_assemble(sps_context *ctx, const char *path, sps_idx nrows, s
     J->ri = *ri;
     J->ci = *ci;
     J->rp = rp;
-    int64_t total = count_rows(J, nth);
+    /* A general file in CSR order: the row pointer from where each row
+     * starts, no counting (and no atomics) */
+    int ordered = sym == SPS_GENERAL && in_csr_order(J, nth);
+    int64_t total = n;
+    if (ordered) sps__io_run(nth, rowptr_task, J);
+    else total = count_rows(J, nth);
     if (total > SPS_IDX_MAX) {
         sps__free(rp);
         sps__free(J);
@@ -401,16 +426,13 @@ sps_status sps__io_assemble(sps_context *ctx, const char *path, sps_idx nrows, s
         return sps__err(ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for a CSR of %lld entries (%.1f MB asked)",
                         path, (long long)total, (double)total * 16e-6);
     }
-    if (pattern)
-        for (int64_t k = 0; k < n; k++) (*v)[k] = 1.0;
     J->ri = *ri;
     J->ci = *ci;
     J->v = *v;
     J->total = total;
+    if (pattern) sps__io_run(nth, ones_task, J);
     int64_t w = total;
-    if (sym == SPS_GENERAL && in_csr_order(J, nth)) {
-        /* count_rows left the row pointer (rp[0] = 0, rp[r + 1] the end of
-         * row r); the entries are in place */
+    if (ordered) { /* the entries are in place */
         sps__free(*ri);
         *ri = NULL;
     } else {
