@@ -136,6 +136,60 @@ static void destinations(int64_t n, sps_idx *ri, sps_idx *ci, double *v, sps_sym
     }
 }
 
+/* General files on several threads: thread t owns the rows [r0[t], r0[t + 1])
+ * (split by entries) and walks all entries in file order, giving its own
+ * their destinations, so each row's are given in file order, as above. An
+ * entry's row is replaced by its destination with the top bit set (no row
+ * has it), which tells the other threads to skip it; the bits are cleared
+ * after. The loads and stores of ri are relaxed atomics (plain moves). */
+#define SPS_DEST_BIT ((uint32_t)1 << 31)
+static void dest_task(void *arg, int t, int nth)
+{
+    asm_job *J = arg;
+    (void)nth;
+    uint32_t *ri = (uint32_t *)J->ri;
+    sps_idx *rp = J->rp;
+    uint32_t lo = (uint32_t)J->r0[t], span = (uint32_t)(J->r0[t + 1] - J->r0[t]);
+    for (int64_t k = 0; k < J->n; k++) {
+        uint32_t r = __atomic_load_n(&ri[k], __ATOMIC_RELAXED);
+        if (r - lo < span) __atomic_store_n(&ri[k], (uint32_t)rp[r]++ | SPS_DEST_BIT, __ATOMIC_RELAXED);
+    }
+}
+
+static void unflag_task(void *arg, int i, int nth)
+{
+    asm_job *J = arg;
+    uint32_t *ri = (uint32_t *)J->ri;
+    for (int64_t k = share(J->n, i, nth); k < share(J->n, i + 1, nth); k++) ri[k] &= ~SPS_DEST_BIT;
+}
+
+/* The rows cut into nth ranges of about equal entries: r0[0 .. nth]
+ * (rp[r]: the start of row r). */
+static void split_rows(asm_job *J, int nth)
+{
+    const sps_idx *rp = J->rp;
+    sps_idx nrows = J->nrows;
+    J->r0[0] = 0;
+    for (int i = 1; i < nth; i++) { /* first row starting at or after the i-th share */
+        int64_t want = share(J->total, i, nth);
+        sps_idx lo = J->r0[i - 1], hi = nrows;
+        while (lo < hi) {
+            sps_idx mid = lo + (hi - lo) / 2;
+            if (rp[mid] < want) lo = mid + 1;
+            else hi = mid;
+        }
+        J->r0[i] = lo;
+    }
+    J->r0[nth] = nrows;
+}
+
+static void destinations_par(asm_job *J, int nth)
+{
+    split_rows(J, nth);
+    sps__io_run(nth, dest_task, J);
+    sps__io_run(nth, unflag_task, J);
+}
+
 static inline void swap_entry(sps_idx *dest, sps_idx *ci, double *v, int64_t a, int64_t b)
 {
     sps_idx d = dest[a], c = ci[a];
@@ -358,18 +412,7 @@ static int64_t sort_rows(asm_job *J, int nth)
     const sps_idx *rp = J->rp;
     sps_idx nrows = J->nrows;
     if (nth > nrows) nth = nrows > 0 ? nrows : 1;
-    J->r0[0] = 0;
-    for (int i = 1; i < nth; i++) { /* first row starting at or after the i-th share */
-        int64_t want = share(J->total, i, nth);
-        sps_idx lo = J->r0[i - 1], hi = nrows;
-        while (lo < hi) {
-            sps_idx mid = lo + (hi - lo) / 2;
-            if (rp[mid] < want) lo = mid + 1;
-            else hi = mid;
-        }
-        J->r0[i] = lo;
-    }
-    J->r0[nth] = nrows;
+    split_rows(J, nth);
     for (int i = 0; i < nth; i++) J->base[i] = rp[J->r0[i]]; /* before any thread writes them */
     sps__io_run(nth, sort_task, J);
     /* Shares that lost duplicates leave gaps: close them, in order. */
@@ -436,7 +479,8 @@ sps_status sps__io_assemble(sps_context *ctx, const char *path, sps_idx nrows, s
         sps__free(*ri);
         *ri = NULL;
     } else {
-        destinations(n, *ri, *ci, *v, sym, rp);
+        if (sym == SPS_GENERAL && nth > 1) destinations_par(J, nth);
+        else destinations(n, *ri, *ci, *v, sym, rp);
         permute(J, nth);
         sps__free(*ri);
         *ri = NULL;
