@@ -177,6 +177,7 @@ static int do_range(const blocks *bl, size_t off, size_t n, spsb64 *h, int *bad)
     for (int s = 0; s < 3 && n > 0; base += bl->len[s], s++) {
         if (off >= base + bl->len[s]) continue;
         size_t at = off - base, k = bl->len[s] - at < n ? bl->len[s] - at : n;
+        if (bl->fd >= 0) sps__io_populate(bl->seg[s] + at, k);
         for (size_t done = 0; bl->fd >= 0 && done < k;) {
             ssize_t r = pread(bl->fd, bl->seg[s] + at + done, k - done, (off_t)(SPSB_HEADER + off + done));
             if (r < 0 && errno == EINTR) continue;
