@@ -13,12 +13,15 @@
  * (16 bytes per entry) and the CSR at once. The result is bitwise the
  * matrix sps__csr_from_triplets builds from the same triplets.
  *
- * On n threads (the context's): the counting pass (atomic increments: the
- * counts do not depend on the order), the check for a file already in CSR
- * order, the in-block cycles of the permutation and the row sort run on all
- * of them; every entry's destination is the same as on one thread, and
- * every row is sorted by the same code, so the result is bitwise the same
- * whatever n is. */
+ * On n threads (the context's) every step runs on all of them: the check
+ * for a file already in CSR order and its row pointer, the counting pass
+ * (atomic increments: the counts do not depend on the order), the
+ * destinations of a general file (each thread owns a range of rows), the
+ * permutation's block step (PARADIS-style stripes) and its in-block cycles,
+ * and the row sort (ranges of rows). Every entry's destination is the same
+ * as on one thread and every row is sorted by the same code, so the result
+ * is bitwise the same whatever n is. Serial still: the prefix sum of the
+ * row counts, and the destinations of symmetric files. */
 #include "parse.h"
 
 #include <pthread.h>
