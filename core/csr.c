@@ -88,7 +88,12 @@ static void sort_row(sps_idx *c, double *v, sps_idx k)
 
 int64_t sps__csr_sort_rows(sps_idx nrows, sps_idx *rp, sps_idx *cols, double *vals)
 {
-    int64_t w = 0, b = 0;
+    return sps__csr_sort_rows_from(nrows, rp, 0, cols, vals);
+}
+
+int64_t sps__csr_sort_rows_from(sps_idx nrows, sps_idx *rp, int64_t base, sps_idx *cols, double *vals)
+{
+    int64_t w = base, b = base;
     for (sps_idx r = 0; r < nrows; r++) {
         int64_t e = rp[r + 1]; /* read before rp[r + 1] is overwritten */
         sort_row(cols + b, vals + b, (sps_idx)(e - b));

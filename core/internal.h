@@ -127,6 +127,10 @@ sps_status sps__csr_from_triplets(sps_context *ctx, sps_idx nrows, sps_idx ncols
  * compacting: row r holds cols[rp[r] .. rp[r + 1]) on entry (rp[0] = 0);
  * rp becomes the compacted row pointer. Returns the compacted entry count. */
 int64_t sps__csr_sort_rows(sps_idx nrows, sps_idx *rp, sps_idx *cols, double *vals);
+/* The same for rows whose entries start at cols[base] (rp[0] is not read:
+ * rows of a larger CSR, sorted on several threads, each its own range);
+ * returns the end of the compacted entries. */
+int64_t sps__csr_sort_rows_from(sps_idx nrows, sps_idx *rp, int64_t base, sps_idx *cols, double *vals);
 
 /* Large matrices must have content behind their row storage: more than
  * SPS_ROWS_FREE rows, more than the entries can reach (nnz, or 2 nnz when

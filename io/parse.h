@@ -133,6 +133,17 @@ sps_num sps__parse_double(const char *p, const char **end, double *x);
 sps_status sps__io_assemble(sps_context *ctx, const char *path, sps_idx nrows, sps_idx ncols, sps_symmetry sym,
                             int64_t n, sps_idx **ri, sps_idx **ci, double **v, sps_csr *out);
 
+/* Fault in the pages of a fresh array about to be written, in one call
+ * (MADV_POPULATE_WRITE, Linux 5.14+; a hint, failures ignored): a page
+ * fault each costs more (about 3 us per 4 KiB page on the H100 machine). */
+void sps__io_populate(void *p, size_t bytes);
+
+/* fn(arg, i, n) for i = 0 .. n - 1, each on its own thread (i = 0 on the
+ * calling thread; a share whose thread cannot start runs here after its
+ * own), all finished on return. io/assemble.c. */
+typedef void (*sps_io_task)(void *arg, int i, int n);
+void sps__io_run(int n, sps_io_task fn, void *arg);
+
 /* Ask for transparent huge pages on a large array (fewer page faults while
  * it is first written; a hint, failures ignored). io/reader.c. */
 void sps__io_hugepages(void *p, size_t bytes);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/io/reader.c: block reader (plain or gzip) that hands out complete lines in place */
+#define _DEFAULT_SOURCE /* madvise's advice names */
 #include "parse.h"
 
 #include <errno.h>
@@ -152,6 +153,18 @@ void sps__io_hugepages(void *p, size_t bytes)
     const uintptr_t huge = (uintptr_t)2 << 20;
     uintptr_t b = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + bytes) & ~(huge - 1);
     if (bytes >= 4 * huge && e > b) (void)madvise((void *)b, e - b, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
+void sps__io_populate(void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+    const uintptr_t page = 4096;
+    uintptr_t b = ((uintptr_t)p + page - 1) & ~(page - 1), e = ((uintptr_t)p + bytes) & ~(page - 1);
+    if (e > b) (void)madvise((void *)b, e - b, MADV_POPULATE_WRITE);
 #else
     (void)p;
     (void)bytes;

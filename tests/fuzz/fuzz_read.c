@@ -13,7 +13,7 @@
  *   ./fuzz_spsb -max_total_time=1800 -rss_limit_mb=4096 tests/fuzz/corpus/spsb
  *
  * Each input is written to a file (the readers take paths) and read on a
- * host context with 1 or 3 threads (the input's length picks), so the
+ * host context with 1, 3 or 7 threads (the input's length picks), so the
  * parallel reader is fuzzed as well. A read must succeed or fail cleanly;
  * any crash, leak, hang or sanitizer report is a bug. */
 #include "spsolve.h"
@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!f) abort();
     if (size && fwrite(data, 1, size, f) != size) abort();
     fclose(f);
-    sps_context_set_threads(ctx, size % 2 ? 3 : 1);
+    sps_context_set_threads(ctx, size % 4 == 3 ? 7 : size % 2 ? 3 : 1);
     if (FUZZ_TARGET == 1) {
         double *x = NULL;
         sps_idx n = 0;

@@ -409,8 +409,8 @@ int main(void)
 {
     if (!(ctx = t_host_context())) return t_done();
     /* every rejection gives the same FILE:LINE whatever the thread count */
-    static const int threads[] = {1, 2, 3, 7};
-    for (int i = 0; i < 4; i++) {
+    static const int threads[] = {1, 2, 3, 7, 16};
+    for (int i = 0; i < 5; i++) {
         sps_context_set_threads(ctx, threads[i]);
         test_rejects_header();
         test_rejects_entries();

@@ -12,7 +12,8 @@
 #include <zlib.h>
 
 static sps_context *ctx;
-static const int threads[] = {1, 2, 3, 8};
+static const int threads[] = {1, 2, 3, 7, 8, 16};
+#define NTHREADS ((int)(sizeof threads / sizeof *threads))
 static t_triplets *record; /* make_text's entries go here too when set */
 
 static uint64_t rng = 88172645463325252ull;
@@ -87,13 +88,13 @@ static void test_bitwise(void)
                 sps_matrix_destroy(C);
             }
             int bad = 0;
-            for (int t = 1; t < 4; t++) {
+            for (int t = 1; t < NTHREADS; t++) {
                 sps_matrix *A = NULL;
                 sps_context_set_threads(ctx, threads[t]);
                 if (sps_matrix_read(ctx, path, &A) != SPS_OK || !t_matrix_same(A, ref)) bad = threads[t];
                 sps_matrix_destroy(A);
             }
-            T_OK(!bad && len > (5u << 20), "%s%s (%.1f MB, %lld entries): 2, 3 and 8 threads give the "
+            T_OK(!bad && len > (5u << 20), "%s%s (%.1f MB, %lld entries): 2, 3, 7, 8 and 16 threads give the "
                                                           "one-thread CSR bit for bit (first wrong: %d threads)",
                  kinds[kk], gz ? ", gzip" : "", (double)len / 1e6, (long long)sps_matrix_nnz(ref), bad);
             sps_matrix_destroy(ref);
@@ -125,7 +126,7 @@ static void test_bad_lines(void)
             snprintf(prefix, sizeof prefix, "%s:%lld: ", path, (long long)line);
             int wrong = 0;
             char msg[1024] = "";
-            for (int t = 0; t < 4; t++) {
+            for (int t = 0; t < NTHREADS; t++) {
                 sps_matrix *A = (sps_matrix *)&A;
                 sps_context_set_threads(ctx, threads[t]);
                 sps_status st = sps_matrix_read(ctx, path, &A);
@@ -136,7 +137,7 @@ static void test_bad_lines(void)
                 }
                 if (st == SPS_OK) sps_matrix_destroy(A);
             }
-            T_OK(!wrong, "bad entry %lld of 180000%s: '%s...%s' with 1, 2, 3, 8 threads (wrong with %d: %s)",
+            T_OK(!wrong, "bad entry %lld of 180000%s: '%s...%s' with 1, 2, 3, 7, 8, 16 threads (wrong with %d: %s)",
                  (long long)cases[c].at, gz ? " (gzip)" : "", prefix, cases[c].needle, wrong, msg);
         }
         free(s);
@@ -149,13 +150,13 @@ static void test_bad_lines(void)
     char prefix[700];
     snprintf(prefix, sizeof prefix, "%s:%lld: more entries than the 160000", path, (long long)line);
     int wrong = 0;
-    for (int t = 0; t < 4; t++) {
+    for (int t = 0; t < NTHREADS; t++) {
         sps_matrix *A = (sps_matrix *)&A;
         sps_context_set_threads(ctx, threads[t]);
         if (sps_matrix_read(ctx, path, &A) != SPS_ERR_PARSE || strncmp(sps_last_error(ctx), prefix, strlen(prefix)))
             wrong = threads[t];
     }
-    T_OK(!wrong, "an extra entry at line %lld: '%s' with 1, 2, 3, 8 threads (wrong with %d: %s)", (long long)line,
+    T_OK(!wrong, "an extra entry at line %lld: '%s' with 1, 2, 3, 7, 8, 16 threads (wrong with %d: %s)", (long long)line,
          prefix, wrong, sps_last_error(ctx));
     free(s);
 }
@@ -225,4 +226,49 @@ static void test_csr_order(void)
     free(e), free(a), free(b), free(perm);
 }
 
-T_MAIN_HOST(ctx, test_threads_setting, test_bitwise, test_bad_lines, test_csr_order)
+/* A large general file in CSR order (empty rows at the start, inside and at
+ * the end) takes the short path on several threads (the row pointer from
+ * where each row starts): the CSR of one thread and of the generic builder. */
+static void test_csr_order_big(void)
+{
+    const int n = 60000;
+    t_triplets trip = {0};
+    size_t cap = (size_t)n * 4 * 48 + 256, k = 0;
+    char *s = malloc(cap);
+    int64_t m = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) k = (size_t)sprintf(s, "%%%%MatrixMarket matrix coordinate real general\n%d %d %lld\n", n, n, (long long)m);
+        for (int i = 10; i < n - 5; i++) {
+            if (i % 13 == 0) continue;
+            static const int d[4] = {-1, 0, 1, 7};
+            for (int q = 0; q < 4; q++) {
+                int j = i + d[q];
+                if (j < 0 || j >= n) continue;
+                if (!pass) {
+                    m++;
+                    continue;
+                }
+                double v = (double)(i + 1) / (j + 3);
+                k += (size_t)sprintf(s + k, "%d %d %.17g\n", i + 1, j + 1, v);
+                t_trip_add(&trip, i, j, v);
+            }
+        }
+    }
+    const char *path = t_write_file("ordered.mtx", s, k, 0);
+    sps_matrix *ref = NULL, *C = t_trip_matrix(ctx, n, n, &trip);
+    sps_context_set_threads(ctx, 1);
+    int ok = sps_matrix_read(ctx, path, &ref) == SPS_OK && C && t_matrix_same(C, ref), bad = 0;
+    for (int t = 1; t < NTHREADS && ok; t++) {
+        sps_matrix *A = NULL;
+        sps_context_set_threads(ctx, threads[t]);
+        if (sps_matrix_read(ctx, path, &A) != SPS_OK || !t_matrix_same(A, ref)) bad = threads[t];
+        sps_matrix_destroy(A);
+    }
+    T_OK(ok && !bad, "a file in CSR order (%lld entries, empty rows first, inside and last): 1 thread equals the "
+                     "generic builder, and 2, 3, 7, 8, 16 threads one thread (first wrong: %d)", (long long)m, bad);
+    sps_matrix_destroy(ref);
+    sps_matrix_destroy(C);
+    free(s);
+}
+
+T_MAIN_HOST(ctx, test_threads_setting, test_bitwise, test_bad_lines, test_csr_order, test_csr_order_big)

@@ -4,7 +4,9 @@
  * bit flip, random damage and foreign files rejected with a clear reason */
 #include "check.h"
 #include "internal.h"
+#include "io/parse.h" /* sps__spsb_emit */
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,4 +229,53 @@ static void test_invalid_csr(void)
     }
 }
 
-T_MAIN_HOST(ctx, test_round_trip, test_damage, test_foreign, test_invalid_csr)
+/* Values and columns are checked block by block as they are read (on the
+ * context's threads): a NaN or Inf anywhere, also in the value that a 1 MiB
+ * block's end cuts in two, and a negative column are rejected with the
+ * one-thread message whatever the thread count. */
+static void test_invalid_values(void)
+{
+    const sps_idx n = 100000; /* values start at 4 (2n + 1) = 800004: the block end at 1 MiB cuts value 31071 */
+    static const struct {
+        sps_idx at;
+        int what; /* 0: NaN, 1: -Inf, 2: column -1 */
+        const char *needle;
+    } cases[] = {
+        {31071, 0, "entry 31071 is nan"},
+        {31070, 1, "entry 31070 is -inf"},
+        {99999, 0, "entry 99999 is nan"},
+        {0, 0, "entry 0 is nan"},
+        {77777, 2, "outside"},
+    };
+    static const int threads[] = {1, 2, 3, 16};
+    for (int c = 0; c < 5; c++) {
+        sps_csr C;
+        if (sps__csr_alloc(ctx, &C, n, n, n) != SPS_OK) {
+            T_FAIL("invalid values", "alloc");
+            return;
+        }
+        for (sps_idx i = 0; i < n; i++) {
+            C.row_ptr[i + 1] = i + 1;
+            C.col_idx[i] = i;
+            C.val[i] = 1.0 + i;
+        }
+        if (cases[c].what == 2) C.col_idx[cases[c].at] = -1;
+        else C.val[cases[c].at] = cases[c].what ? -INFINITY : NAN;
+        const char *path = t_tmp_path("values.spsb");
+        FILE *f = fopen(path, "wb"); /* the writer itself (sps_matrix_write refuses NaN) */
+        sps_status w = f && sps__spsb_emit(f, &C) == 0 ? SPS_OK : SPS_ERR_IO;
+        if (f && fclose(f) != 0) w = SPS_ERR_IO;
+        sps__csr_free(&C);
+        int wrong = 0;
+        char msg[1024] = "";
+        for (int t = 0; t < 4; t++) {
+            sps_context_set_threads(ctx, threads[t]);
+            if (w != SPS_OK || !rejects(path, cases[c].needle, msg, sizeof msg)) wrong = threads[t];
+        }
+        sps_context_set_threads(ctx, 0);
+        T_OK(!wrong, "checksums right, %s: rejected with 1, 2, 3, 16 threads (wrong with %d: %s)", cases[c].needle,
+             wrong, msg);
+    }
+}
+
+T_MAIN_HOST(ctx, test_round_trip, test_damage, test_foreign, test_invalid_csr, test_invalid_values)
