@@ -22,6 +22,7 @@ const int BLOCK = 256;
 struct dev_level {
     sps_operator *A = nullptr, *P = nullptr, *R = nullptr; /* A: levels >= 1 */
     double *dinv = nullptr, *x = nullptr, *b = nullptr, *r = nullptr, *d = nullptr;
+    int own_dinv = 0; /* else the hierarchy's device scaling (setup=gpu) */
 };
 
 struct dev_amg {
@@ -213,7 +214,7 @@ void free_levels(dev_amg *g)
         sps_operator_destroy(L.A);
         sps_operator_destroy(L.P);
         sps_operator_destroy(L.R);
-        sps__dfree(L.dinv);
+        if (L.own_dinv) sps__dfree(L.dinv);
         sps__dfree(L.x);
         sps__dfree(L.b);
         sps__dfree(L.r);
@@ -237,24 +238,20 @@ void dev_destroy(sps_precond *pc)
     pc->impl = nullptr;
 }
 
-/* A csr-vector operator of a host CSR (the matrix's device copy dropped
- * after). A device copy that setup=gpu left on A (amg_dsetup.cu) is used
- * (device to device, nothing crosses the bus) and freed with it. */
+/* A csr-vector operator of a host CSR. A device copy that setup=gpu left
+ * on A (amg_dsetup.cu: the hierarchy's primary copy, with only the row
+ * pointer on the host) is copied device to device, and stays A's. */
 sps_status make_op(sps_context *ctx, sps_csr *A, sps_operator **op)
 {
     sps_matrix M;
     memset(&M, 0, sizeof M);
     M.A = *A;
-    M.A.dev = nullptr;
-    if (A->dev && sps__csr_device_copy(ctx, A)) {
-        M.A.dev = A->dev;
-        A->dev = nullptr;
-    }
+    sps_dcsr *kept = A->dev && sps__csr_device_copy(ctx, A) ? A->dev : nullptr;
+    M.A.dev = kept;
     sps_status st = sps_operator_create(ctx, &M, "csr-vector", nullptr, op);
-    sps_status sy = sps__gpu_sync(ctx); /* the operator's copies from M's device copy are done */
-    sps__matrix_drop_device(&M);
-    if (st == SPS_OK) st = sy;
-    return st;
+    sps_status sy = sps__gpu_sync(ctx); /* the operator's copies from A's device copy are done */
+    if (M.A.dev != kept) sps__matrix_drop_device(&M); /* an upload of a host level's A */
+    return st == SPS_OK ? sy : st;
 }
 
 sps_status upload(sps_context *ctx, double **dst, const double *src, size_t count)
@@ -272,7 +269,11 @@ sps_status upload_level(sps_context *ctx, sps_amg *h, int l, dev_level &L)
     if (st == SPS_OK && l + 1 < h->nlevels) {
         st = make_op(ctx, &H.P, &L.P);
         if (st == SPS_OK) st = make_op(ctx, &H.R, &L.R);
-        if (st == SPS_OK) st = upload(ctx, &L.dinv, H.dinv, n);
+        if (st == SPS_OK && H.ddinv) L.dinv = H.ddinv; /* setup=gpu's: shared, the hierarchy's */
+        else if (st == SPS_OK) {
+            st = upload(ctx, &L.dinv, H.dinv, n);
+            L.own_dinv = 1;
+        }
         if (st == SPS_OK) st = upload(ctx, &L.r, nullptr, n);
         if (st == SPS_OK) st = upload(ctx, &L.d, nullptr, n);
     }

@@ -51,6 +51,13 @@ typedef struct sps_amg_level {
     int bs;            /* unknowns per node */
     sps_idx nagg;      /* aggregates (nodes of the next level) */
     sps_idx *agg;      /* node -> aggregate */
+    /* setup=gpu (amg_dsetup.cu) keeps its device levels on the device: agg and
+     * the smoother's scaling there (dagg, ddinv; agg and dinv NULL until
+     * sps__amg_host_copy), T, P, R and the next level's A as device copies
+     * (their .dev) with only the sizes (T) or the row pointers (P, R, A) on
+     * the host. Freed by sps__amg_free. */
+    sps_idx *dagg;
+    double *ddinv;
     double *x, *b, *r, *d; /* host work vectors (host context only) */
 } sps_amg_level;
 
@@ -67,7 +74,8 @@ typedef struct sps_amg {
     sps_amg_prm prm;   /* the parameters it was built with */
     uint64_t pattern;  /* level 0's pattern (sps__amg_pattern) */
     int gpu_levels;    /* levels built on the device (setup=gpu), 0: all on the host */
-    double ms_download; /* setup=gpu: level 0 up, the device levels into this hierarchy */
+    double ms_download; /* setup=gpu: level 0 up, the sizes and row pointers down */
+    int host_partial;  /* setup=gpu: the device levels' arrays are not all on the host yet */
 } sps_amg;
 
 /* Build the hierarchy of A. B: k near-nullspace vectors (n x k column-major)
@@ -117,7 +125,9 @@ sps_status sps__amg_spgemm(sps_context *ctx, const sps_csr *X, const sps_csr *Y,
 sps_status sps__amg_spgemm_into(sps_context *ctx, const sps_csr *X, const sps_csr *Y, sps_csr *C);
 sps_status sps__amg_transpose(sps_context *ctx, const sps_csr *X, sps_csr *T);
 
-/* The hierarchy of an amg preconditioner (host or device), or NULL. */
+/* The hierarchy of an amg preconditioner (host or device), or NULL; a
+ * device-built one is first copied into host memory (sps__amg_host_copy;
+ * NULL if that fails). */
 sps_amg *sps__amg_hierarchy(const sps_precond *pc);
 
 #if SPS_HAVE_CUDA
@@ -130,6 +140,10 @@ sps_status sps__amg_gpu(sps_precond *pc, sps_amg *h, sps_operator *op0, int own_
  * the host (sps__amg_build_from). */
 sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A,
                               sps_amg *h);
+/* The device levels' arrays into h's host CSRs (agg, dinv, T, P, R, the
+ * coarse A): what the numeric re-setup and the tests read. Once; a no-op
+ * for a hierarchy built on the host. */
+sps_status sps__amg_host_copy(sps_context *ctx, sps_amg *h);
 #endif
 
 #ifdef __cplusplus

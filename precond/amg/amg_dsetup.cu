@@ -334,6 +334,16 @@ __global__ void k_join(sps_idx n, const sps_idx *__restrict__ srp, const sps_idx
     }
 }
 
+/* *bad += nodes with strong neighbours left without an aggregate (MIS(2)
+ * is maximal: none; amg_setup.c's check, on the device). */
+__global__ void k_orphans(sps_idx n, const sps_idx *__restrict__ srp, const sps_idx *__restrict__ agg,
+                          unsigned long long *__restrict__ bad)
+{
+    unsigned long long c = 0;
+    GRID_LOOP(i, n) c += agg[i] < 0 && srp[i + 1] > srp[i];
+    if (c) atomicAdd(bad, c);
+}
+
 sps_status mis2(dsetup &D, const dcsr &S, uint64_t *key, uint64_t *t1, uint64_t *t2)
 {
     sps_idx n = S.nr;
@@ -790,28 +800,32 @@ sps_status upload_csr(sps_context *ctx, const sps_csr *A, dcsr &d)
     return st;
 }
 
-/* Into fresh host memory: through the context's pinned ring (core/gpu.h). */
-sps_status download_csr(sps_context *ctx, const dcsr &d, sps_csr *A)
+/* d's arrays become A's device copy (core/gpu.h's sps_dcsr), the primary
+ * copy: A on the host gets the sizes, and the row pointer when rp (amg.cu's
+ * make_op builds the V-cycle's operator from the device copy, and its
+ * conversion reads the row lengths); the rest comes to the host only in
+ * sps__amg_host_copy. The caller stops owning d's arrays when this
+ * succeeds. */
+sps_status attach(sps_context *ctx, dcsr &d, sps_csr *A, int rp)
 {
-    sps_status st = sps__csr_alloc(ctx, A, d.nr, d.nc, d.nnz);
-    if (st == SPS_OK) st = sps__d2h_pinned(ctx, A->row_ptr, d.rp, ((size_t)d.nr + 1) * sizeof *d.rp);
-    if (st == SPS_OK && d.nnz) st = sps__d2h_pinned(ctx, A->col_idx, d.ci, (size_t)d.nnz * sizeof *d.ci);
-    if (st == SPS_OK && d.nnz) st = sps__d2h_pinned(ctx, A->val, d.v, (size_t)d.nnz * sizeof *d.v);
-    return st;
-}
-
-/* d's arrays become A's device copy (core/gpu.h's sps_dcsr; A: the host CSR
- * just copied from d): amg.cu's make_op builds the V-cycle's operator from
- * it device to device and frees it, and sps__amg_free frees one left
- * over. The caller stops owning d's arrays when this succeeds. */
-sps_status attach(sps_context *ctx, const dcsr &d, sps_csr *A)
-{
-    sps_dcsr *c = (sps_dcsr *)sps__calloc(1, sizeof *c);
-    if (!c) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
+    memset(A, 0, sizeof *A);
+    A->nrows = d.nr;
+    A->ncols = d.nc;
+    A->nnz = d.nnz;
+    sps_status st = SPS_OK;
+    if (rp) {
+        A->row_ptr = (sps_idx *)sps__malloc(sps__mul_size((size_t)d.nr + 1, sizeof *A->row_ptr));
+        st = A->row_ptr ? sps__d2h_pinned(ctx, A->row_ptr, d.rp, ((size_t)d.nr + 1) * sizeof *d.rp)
+                        : sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
+    }
+    sps_dcsr *c = st == SPS_OK ? (sps_dcsr *)sps__calloc(1, sizeof *c) : nullptr;
+    if (st == SPS_OK && !c) st = sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
+    if (st != SPS_OK) {
+        sps__csr_free(A);
+        return st;
+    }
     c->ctx = ctx;
     c->h_row_ptr = A->row_ptr;
-    c->h_col_idx = A->col_idx;
-    c->h_val = A->val;
     c->nrows = A->nrows;
     c->ncols = A->ncols;
     c->nnz = A->nnz;
@@ -821,15 +835,30 @@ sps_status attach(sps_context *ctx, const dcsr &d, sps_csr *A)
     c->bytes = ((size_t)A->nrows + 1 + (size_t)A->nnz) * sizeof(sps_idx) + (size_t)A->nnz * sizeof(double);
     strcpy(c->how, "amg setup");
     A->dev = c;
+    d = dcsr();
     return SPS_OK;
 }
 
-/* download_csr, then d's arrays handed to A (d emptied), or freed. */
-sps_status download_attach(sps_context *ctx, dcsr &d, sps_csr *A)
+/* The host arrays A lacks, from its device copy (attach's), through the
+ * context's pinned ring; the copy then describes A's new arrays. */
+sps_status complete_csr(sps_context *ctx, sps_csr *A)
 {
-    sps_status st = download_csr(ctx, d, A);
-    if (st == SPS_OK) st = attach(ctx, d, A);
-    if (st == SPS_OK) d = dcsr();
+    sps_dcsr *c = A->dev;
+    if (!c || (A->row_ptr && A->col_idx && A->val)) return SPS_OK;
+    size_t n1 = (size_t)A->nrows + 1, nz = (size_t)A->nnz;
+    if (!A->row_ptr) A->row_ptr = (sps_idx *)sps__malloc(sps__mul_size(n1, sizeof *A->row_ptr));
+    if (!A->col_idx) A->col_idx = (sps_idx *)sps__malloc(sps__mul_size(nz + 1, sizeof *A->col_idx));
+    if (!A->val) A->val = (double *)sps__malloc(sps__mul_size(nz + 1, sizeof *A->val));
+    if (!A->row_ptr || !A->col_idx || !A->val) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
+    sps_status st = c->h_row_ptr == A->row_ptr ? SPS_OK
+                                               : sps__d2h_pinned(ctx, A->row_ptr, c->row_ptr, n1 * sizeof *A->row_ptr);
+    if (st == SPS_OK && nz) st = sps__d2h_pinned(ctx, A->col_idx, c->col_idx, nz * sizeof *A->col_idx);
+    if (st == SPS_OK && nz) st = sps__d2h_pinned(ctx, A->val, c->val, nz * sizeof *A->val);
+    if (st == SPS_OK) {
+        c->h_row_ptr = A->row_ptr;
+        c->h_col_idx = A->col_idx;
+        c->h_val = A->val;
+    }
     return st;
 }
 
@@ -837,7 +866,7 @@ template <class T> sps_status download(sps_context *ctx, T **h, const T *d, long
 {
     *h = (T *)sps__malloc(sps__mul_size((size_t)count + 1, sizeof(T)));
     if (!*h) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
-    return count > 0 ? sps__d2h(ctx, *h, d, (size_t)count * sizeof(T)) : SPS_OK;
+    return count > 0 ? sps__d2h_pinned(ctx, *h, d, (size_t)count * sizeof(T)) : SPS_OK;
 }
 
 /* ---- one level -------------------------------------------------------------------- */
@@ -893,19 +922,23 @@ sps_status level_aggregate(gbuild &b, const dcsr &A, int l, dlevel &G, int *stal
     double t0 = sps__now_ms();
     sps_status st = strength(b.D, A, b.prm->theta * ldexp(1.0, -l), G.S);
     double t1 = tick(b, st, t0, 0);
+    unsigned long long *bad = nullptr, hbad = 0;
     if (st == SPS_OK) st = dalloc(ctx, &G.agg, A.nr);
     if (st == SPS_OK) st = aggregate(b.D, G.S, G.agg, &L->nagg);
-    if (st == SPS_OK) st = download(ctx, &L->agg, G.agg, A.nr);
-    double t2 = tick(b, st, t1, 1);
-    /* the host's checks (sps__amg_aggregate), on the host copy */
-    sps_idx *srp = nullptr;
-    if (st == SPS_OK) st = download(ctx, &srp, G.S.rp, (long long)A.nr + 1);
-    for (sps_idx i = 0; st == SPS_OK && i < A.nr; i++)
-        if (L->agg[i] < 0 && srp[i + 1] > srp[i])
-            st = sps__err(ctx, SPS_ERR_INTERNAL, "amg: node %d left without an aggregate", i);
-    sps__free(srp);
+    /* the host's check (sps__amg_aggregate), on the device: one count read */
+    if (st == SPS_OK) st = dalloc(ctx, &bad, 1);
+    if (st == SPS_OK) st = sps__dmemset(ctx, bad, 0, sizeof *bad);
+    if (st == SPS_OK) {
+        k_orphans<<<blocks_for(A.nr), TB, 0, b.D.s>>>(A.nr, G.S.rp, G.agg, bad);
+        LAUNCHED(ctx, st, "k_orphans");
+    }
+    if (st == SPS_OK) st = sps__d2h(ctx, &hbad, bad, sizeof hbad);
+    if (st == SPS_OK && hbad)
+        st = sps__err(ctx, SPS_ERR_INTERNAL, "amg: %llu nodes left without an aggregate", hbad);
+    drain(ctx, st);
+    sps__dfree(bad);
+    tick(b, st, t1, 1);
     *stalled = st == SPS_OK && (L->nagg == 0 || L->nagg >= A.nr);
-    b.h->ms_download += sps__now_ms() - t2;
     return st;
 }
 
@@ -928,8 +961,7 @@ sps_status level_spectral(gbuild &b, const dcsr &A, int l, dlevel &G)
     }
     if (st == SPS_OK) st = lanczos(b.D, A, G.dinv, G.w, alpha, beta, &m);
     if (st == SPS_OK) st = sps__amg_spectral_finish(ctx, n, gersh, b.prm->sweeps, alpha, beta, m, L);
-    if (st == SPS_OK) st = download(ctx, &L->dinv, l1 ? G.l1 : G.dinv, n);
-    tick(b, st, t0, 4);
+    tick(b, st, t0, 4); /* the scaling stays on the device (device_level) */
     return st;
 }
 
@@ -967,19 +999,31 @@ sps_status level_galerkin(gbuild &b, const dcsr &A, dlevel &G)
     return st;
 }
 
-/* Level l's T, P, R and level l + 1's A into the host hierarchy. A P, the
- * largest of them, stays behind: only the numeric re-setup needs its
- * pattern, and it computes it when it is absent (amg_setup.c). */
-sps_status level_download(gbuild &b, int l, dlevel &G)
+/* Level l's aggregates, scaling, T, P and R stay on the device as the
+ * hierarchy's primary copy (sps__amg_host_copy brings them to the host
+ * when something reads them); the host gets sizes and the row pointers of
+ * P and R (the V-cycle operators' conversion reads them). A P is not kept:
+ * only the numeric re-setup needs its pattern, and it computes it when it
+ * is absent (amg_setup.c). */
+sps_status level_keep(gbuild &b, int l, dlevel &G)
 {
-    sps_amg *h = b.h;
-    sps_amg_level *L = &h->lv[l];
+    sps_amg_level *L = &b.h->lv[l];
     double t0 = sps__now_ms();
-    sps_status st = download_csr(b.D.ctx, G.T, &L->T);
-    if (st == SPS_OK) st = download_attach(b.D.ctx, G.P, &L->P);
-    if (st == SPS_OK) st = download_attach(b.D.ctx, G.R, &L->R);
-    if (st == SPS_OK) st = download_csr(b.D.ctx, G.Ac, &h->lv[l + 1].A);
-    h->ms_download += sps__now_ms() - t0;
+    sps_status st = attach(b.D.ctx, G.T, &L->T, 0);
+    if (st == SPS_OK) st = attach(b.D.ctx, G.P, &L->P, 1);
+    if (st == SPS_OK) st = attach(b.D.ctx, G.R, &L->R, 1);
+    if (st == SPS_OK) {
+        L->dagg = G.agg;
+        G.agg = nullptr;
+        if (b.prm->smoother == SPS_AMG_CHEBY) {
+            L->ddinv = G.dinv;
+            G.dinv = nullptr;
+        } else {
+            L->ddinv = G.l1;
+            G.l1 = nullptr;
+        }
+    }
+    b.h->ms_download += sps__now_ms() - t0;
     return st;
 }
 
@@ -1007,15 +1051,19 @@ sps_status device_level(gbuild &b, int l, dcsr &A, double **B, int *host, int *o
     if (st == SPS_OK && !*host) st = level_spectral(b, A, l, G);
     if (st == SPS_OK && !*host) st = level_prolong(b, A, l, G, *B);
     if (st == SPS_OK && !*host) st = level_galerkin(b, A, G);
-    if (st == SPS_OK && !*host) st = level_download(b, l, G);
+    if (st == SPS_OK && !*host) st = level_keep(b, l, G);
     if (st == SPS_OK && !*host) {
         h->lv[l + 1].bs = 1;
         h->gpu_levels = l + 1;
+        h->host_partial = 1;
         if (*own) dcsr_free(A);
         A = G.Ac; /* ours until the hierarchy's copy of A_{l+1} takes it */
         G.Ac = dcsr();
         *own = 1;
-        st = attach(b.D.ctx, A, &h->lv[l + 1].A);
+        dcsr keep = A;
+        double t0 = sps__now_ms();
+        st = attach(b.D.ctx, keep, &h->lv[l + 1].A, 1); /* keep emptied: A's arrays now the hierarchy's */
+        h->ms_download += sps__now_ms() - t0;
         if (st == SPS_OK) *own = 0;
         sps__dfree(*B);
         *B = G.Bc;
@@ -1062,6 +1110,11 @@ sps_status build_levels(gbuild &b, const sps_csr *A0)
         if (st != SPS_OK || host) break;
     }
     if (st == SPS_OK) st = host_nullspace(ctx, B, A.nr, &hB);
+    if (st == SPS_OK && l > 0) { /* the host code takes level l over: its A on the host */
+        double t1 = sps__now_ms();
+        st = complete_csr(ctx, &b.h->lv[l].A);
+        b.h->ms_download += sps__now_ms() - t1;
+    }
     if (own) dcsr_free(A);
     sps__dfree(B);
     if (st == SPS_OK) return sps__amg_build_from(ctx, A0, l, hB, b.h); /* takes hB */
@@ -1084,5 +1137,22 @@ extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *pr
     st = dalloc(ctx, &b.D.red, RED_BLOCKS + 1);
     if (st == SPS_OK) st = build_levels(b, A);
     sps__dfree(b.D.red);
+    return st;
+}
+
+extern "C" sps_status sps__amg_host_copy(sps_context *ctx, sps_amg *h)
+{
+    if (!h->host_partial) return SPS_OK;
+    sps_status st = SPS_OK;
+    for (int l = 0; l < h->gpu_levels && st == SPS_OK; l++) {
+        sps_amg_level *L = &h->lv[l];
+        if (!L->agg && L->dagg) st = download(ctx, &L->agg, L->dagg, L->n);
+        if (st == SPS_OK && !L->dinv && L->ddinv) st = download(ctx, &L->dinv, L->ddinv, L->n);
+        if (st == SPS_OK) st = complete_csr(ctx, &L->T);
+        if (st == SPS_OK) st = complete_csr(ctx, &L->P);
+        if (st == SPS_OK) st = complete_csr(ctx, &L->R);
+        if (st == SPS_OK) st = complete_csr(ctx, &h->lv[l + 1].A);
+    }
+    if (st == SPS_OK) h->host_partial = 0;
     return st;
 }

@@ -724,6 +724,11 @@ void sps__amg_free(sps_amg *h)
         if (l > 0) drop_device_copy(&L->A);
         drop_device_copy(&L->P);
         drop_device_copy(&L->R);
+        drop_device_copy(&L->T);
+#if SPS_HAVE_CUDA
+        sps__dfree(L->dagg);
+        sps__dfree(L->ddinv);
+#endif
         if (l > 0) sps__csr_free(&L->A);
         sps__csr_free(&L->P);
         sps__csr_free(&L->R);
@@ -839,6 +844,15 @@ sps_status sps__amg_numeric(sps_context *ctx, const sps_csr *A, sps_amg *h)
                         "%lld entries); got %d rows, %lld entries%s",
                         h->lv[0].n, (long long)h->lv[0].nnz, A->nrows, (long long)A->nnz,
                         A->nnz == h->lv[0].nnz ? " in another pattern" : "");
+    if (h->host_partial)
+        return sps__err(ctx, SPS_ERR_INTERNAL, "amg: numeric re-setup of a hierarchy not yet on the host");
+    /* the device copies of T, P, R and A_c (setup=gpu) would go stale */
+    for (int l = 0; l < h->nlevels; l++) {
+        if (l > 0) drop_device_copy(&h->lv[l].A);
+        drop_device_copy(&h->lv[l].P);
+        drop_device_copy(&h->lv[l].R);
+        drop_device_copy(&h->lv[l].T);
+    }
     build b = {ctx, &h->prm, h, NULL, NULL, h->nnull};
     memset(h->ms, 0, sizeof h->ms);
     sps_status st = SPS_OK;

@@ -33,8 +33,10 @@ PY
 S=$tmp/src
 E=$root/precond/amg/emu
 CXX=${CXX:-g++}
+lapacke=
+grep -q 'SPS_HAVE_LAPACKE 1' "$S/sps_config.h" && lapacke=-llapacke # the library's own need
 $CXX -std=c++20 -O1 -I"$E" -I"$S" -I"$S/include" -I"$S/core" "$tmp/dsetup_emu.cc" "$E/emu_rt.cc" "$E/harness.cc" \
-    "$S/build/lib/libspsolve.a" -o "$tmp/harness" -llapacke -lz -lm -lpthread
+    "$S/build/lib/libspsolve.a" -o "$tmp/harness" $lapacke -lz -lm -lpthread
 if [ $# -gt 0 ]; then
     "$tmp/harness" "$@"
 else
