@@ -286,9 +286,7 @@ const sps_pc_type sps_pc_amg = {
 /* ---- the public calls ----------------------------------------------------- */
 
 #if SPS_HAVE_CUDA
-/* amg.cu: the device preconditioner's hierarchy and fine operator; a new
- * hierarchy uploaded; new values of the same one uploaded. */
-sps_amg *sps__amg_gpu_hierarchy(sps_precond *pc, sps_operator **op0);
+/* amg.cu: a new hierarchy uploaded; new values of the same one uploaded. */
 sps_status sps__amg_gpu_rebuild(sps_precond *pc, sps_amg *h);
 sps_status sps__amg_gpu_values(sps_precond *pc, const double *a0);
 #endif

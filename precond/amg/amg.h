@@ -144,6 +144,9 @@ sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *prm, const sp
  * coarse A): what the numeric re-setup and the tests read. Once; a no-op
  * for a hierarchy built on the host. */
 sps_status sps__amg_host_copy(sps_context *ctx, sps_amg *h);
+/* amg.cu: a device preconditioner's hierarchy as it is (no host copy) and
+ * its fine operator. */
+sps_amg *sps__amg_gpu_hierarchy(sps_precond *pc, sps_operator **op0);
 #endif
 
 #ifdef __cplusplus

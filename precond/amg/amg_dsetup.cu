@@ -34,6 +34,7 @@
 
 #include <cub/cub.cuh>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 namespace {
@@ -618,10 +619,11 @@ __global__ void k_sg_hash(sps_idx n, const sps_idx *__restrict__ xrp, const sps_
                           const double *__restrict__ xv, const sps_idx *__restrict__ yrp,
                           const sps_idx *__restrict__ yci, const double *__restrict__ yv,
                           const long long *__restrict__ off, sps_idx *__restrict__ hc,
-                          double *__restrict__ hv, long long *__restrict__ cnt)
+                          double *__restrict__ hv, long long *__restrict__ cnt, int only)
 {
     GRID_LOOP(i, n) {
         long long base = off[i], size = off[i + 1] - base, c = 0;
+        if (only && size == 0) continue; /* a row of the group kernels */
         for (sps_idx p = xrp[i]; p < xrp[i + 1]; p++) {
             sps_idx k = xci[p];
             double x = xv[p];
@@ -664,15 +666,193 @@ __global__ void k_sg_gather(sps_idx n, const long long *__restrict__ off, const 
             cv[t] = x;
         }
         crp[i] = (sps_idx)w0;
-        if (i == n - 1) crp[n] = (sps_idx)w;
+        if (i == n - 1) crp[n] = (sps_idx)crp64[n]; /* w, unless the group kernels wrote the row */
     }
 }
 
-/* C = X Y (rows sorted), the host's sums. */
+/* ---- products by groups of lanes --------------------------------------------- */
+
+/* A group of G lanes (4, 8, 16 or 32, within a warp) computes a row of
+ * C = X Y: X's row in order, and for each of its entries the G lanes take
+ * Y's row k in slices of G entries, each lane one entry (x y_kj into column
+ * j), then the group synchronizes. Y's row has each column once, so within
+ * a step no two lanes touch the same column, and across steps a column's
+ * terms arrive in X's row order: every entry of C is summed in the host's
+ * order (fill_row: the first term stored, the next ones added, X's row
+ * then Y's), whichever lane takes which term. The row's columns are keys of
+ * a hash table in shared memory, 12 G slots a row (blocks of GTB threads,
+ * GTB / G rows a block); a key is claimed by atomicCAS, so
+ * where a column lands depends on the lanes' timing, but its value does
+ * not, and the row is written sorted by rank (the count of the row's
+ * smaller columns, from a list of them): C is bitwise the host's product.
+ * A first pass counts each row's columns (C's row pointer, exactly); a row
+ * with more than 9 G columns overflows the table and goes to the
+ * one-thread kernels above (a slice of global memory sized by its bound).
+ * 16 bytes a slot (key, value, list), 12 a lane: 24 KiB a block of 128. */
+const int GTB = TB >= 256 ? 128 : TB; /* threads a block of the group kernels */
+const int GRP_SLOTS = 12 * GTB;       /* hash slots a block */
+
+__device__ unsigned grp_mask(int G)
+{
+    unsigned lane = threadIdx.x & 31;
+    return G == 32 ? 0xffffffffu : ((1u << G) - 1) << (lane / G * G);
+}
+
+/* j's first slot in [0, hs) (a multiplicative hash scaled to hs: no modulo) */
+__device__ int grp_hash(sps_idx j, int hs)
+{
+    return (int)(((unsigned long long)((unsigned)j * 0x9e3779b1u) * (unsigned)hs) >> 32);
+}
+
+
+/* cnt[i] = row i's columns, and ub[i] = 0; a row of more than 9 G columns
+ * keeps its bound in ub (the fallback's slice) and cnt[i] = 0. */
+__global__ void k_grp_count(sps_idx n, int G, const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
+                            const sps_idx *__restrict__ yrp, const sps_idx *__restrict__ yci,
+                            long long *__restrict__ cnt, long long *__restrict__ ub)
+{
+    __shared__ sps_idx keys[GRP_SLOTS];
+    __shared__ int num[GTB / 4];
+    const int gpb = GTB / G, hs = 12 * G, cap = 9 * G, g = threadIdx.x / G, lane = threadIdx.x % G;
+    volatile sps_idx *hk = keys + g * hs;
+    volatile int *nm = num + g;
+    const unsigned mask = grp_mask(G);
+    for (long long i = (long long)blockIdx.x * gpb + g; i < n; i += (long long)gridDim.x * gpb) {
+        for (int s = lane; s < hs; s += G) hk[s] = -1;
+        if (lane == 0) *nm = 0;
+        __syncwarp(mask);
+        int over = 0;
+        for (sps_idx p = xrp[i]; p < xrp[i + 1] && !over; p++) {
+            sps_idx k = xci[p], q1 = yrp[k + 1];
+            for (sps_idx q0 = yrp[k]; q0 < q1 && !over; q0 += G) {
+                if (q0 + lane < q1) {
+                    sps_idx j = yci[q0 + lane];
+                    for (int h = grp_hash(j, hs);; h = h + 1 == hs ? 0 : h + 1) {
+                        sps_idx c = hk[h];
+                        if (c == j) break;
+                        if (c != -1) continue;
+                        c = atomicCAS((sps_idx *)&hk[h], -1, j);
+                        if (c == -1) {
+                            atomicAdd((int *)nm, 1);
+                            break;
+                        }
+                        if (c == j) break;
+                    }
+                }
+                __syncwarp(mask);
+                over = *nm > cap; /* the same for the whole group: at most 10 G keys, a free slot left */
+                __syncwarp(mask);
+            }
+        }
+        if (lane == 0) {
+            cnt[i] = over ? 0 : *nm;
+            if (!over) ub[i] = 0;
+        }
+        __syncwarp(mask);
+    }
+}
+
+/* The rows k_grp_count did not send to the fallback (an empty slice in
+ * off): summed in the host's order, written sorted at crp[i]. */
+__global__ void k_grp_numeric(sps_idx n, int G, const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
+                              const double *__restrict__ xv, const sps_idx *__restrict__ yrp,
+                              const sps_idx *__restrict__ yci, const double *__restrict__ yv,
+                              const long long *__restrict__ off, const long long *__restrict__ crp,
+                              sps_idx *__restrict__ cci, double *__restrict__ cv)
+{
+    __shared__ sps_idx keys[GRP_SLOTS];
+    __shared__ double vals[GRP_SLOTS];
+    __shared__ sps_idx list[GRP_SLOTS];
+    __shared__ int num[GTB / 4];
+    const int gpb = GTB / G, hs = 12 * G, g = threadIdx.x / G, lane = threadIdx.x % G;
+    volatile sps_idx *hk = keys + g * hs;
+    volatile double *hv = vals + g * hs;
+    volatile sps_idx *hl = list + g * hs;
+    volatile int *nm = num + g;
+    const unsigned mask = grp_mask(G);
+    for (long long i = (long long)blockIdx.x * gpb + g; i < n; i += (long long)gridDim.x * gpb) {
+        if (off[i + 1] > off[i]) continue; /* the fallback's row (the whole group skips it) */
+        for (int s = lane; s < hs; s += G) hk[s] = -1;
+        if (lane == 0) *nm = 0;
+        __syncwarp(mask);
+        for (sps_idx p = xrp[i]; p < xrp[i + 1]; p++) {
+            sps_idx k = xci[p], q1 = yrp[k + 1];
+            double x = xv[p];
+            for (sps_idx q0 = yrp[k]; q0 < q1; q0 += G) {
+                if (q0 + lane < q1) {
+                    sps_idx j = yci[q0 + lane];
+                    double t = __dmul_rn(x, yv[q0 + lane]);
+                    for (int h = grp_hash(j, hs);; h = h + 1 == hs ? 0 : h + 1) {
+                        sps_idx c = hk[h];
+                        if (c == j) {
+                            hv[h] = __dadd_rn(hv[h], t);
+                            break;
+                        }
+                        if (c != -1) continue;
+                        c = atomicCAS((sps_idx *)&hk[h], -1, j);
+                        if (c == -1) {
+                            hv[h] = t;
+                            break;
+                        }
+                        if (c == j) { /* cannot happen: j is this lane's alone in this step */
+                            hv[h] = __dadd_rn(hv[h], t);
+                            break;
+                        }
+                    }
+                }
+                __syncwarp(mask);
+            }
+        }
+        /* the row's columns into a list (any order), then each entry at its rank */
+        for (int s = lane; s < hs; s += G)
+            if (hk[s] != -1) hl[atomicAdd((int *)nm, 1)] = hk[s];
+        __syncwarp(mask);
+        const int m = *nm;
+        const long long w0 = crp[i];
+        for (int s = lane; s < hs; s += G) {
+            sps_idx j = hk[s];
+            if (j == -1) continue;
+            int r = 0;
+            for (int t = 0; t < m; t++) r += hl[t] < j;
+            cci[w0 + r] = j;
+            cv[w0 + r] = hv[s];
+        }
+        __syncwarp(mask);
+    }
+}
+
+/* Lanes a row: Y's mean row length (a step of the group takes one row of
+ * Y), at least 4; 0 for one thread a row where Y has about one entry a row
+ * (P_tent) or C's rows are short (a global slice costs little). */
+int group_lanes(const dcsr &Y, double mean_bound)
+{
+    /* SPS_AMG_LANES=0|4|8|16|32 forces one choice for every product (the
+     * tests and the emulation: small tables make rows overflow) */
+    const char *force = getenv("SPS_AMG_LANES");
+    if (force && *force) {
+        int f = atoi(force);
+        if (f == 0 || f == 4 || f == 8 || f == 16 || f == 32) return f;
+    }
+    double my = Y.nr ? (double)Y.nnz / Y.nr : 0.0;
+    if (mean_bound <= 16 || my < 2) return 0;
+    int G = 4;
+    while (G < 32 && G < my) G *= 2;
+    return G;
+}
+
+int grp_blocks(long long n, int G)
+{
+    long long b = (n + GTB / G - 1) / (GTB / G);
+    if (b > 65535LL * 32) b = 65535LL * 32;
+    return b < 1 ? 1 : (int)b;
+}
+
+/* C = X Y (rows sorted), the host's sums: groups of lanes a row, the rows
+ * that overflow their table (and short products) one thread a row. */
 sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C)
 {
     sps_idx n = X.nr;
-    int gr = blocks_for(n);
+    int gr = blocks_for(n), G = 0;
     long long *ub = nullptr, *off = nullptr, *cnt = nullptr, *crp = nullptr, total = 0, nnz = 0;
     sps_idx *hc = nullptr;
     double *hv = nullptr;
@@ -686,21 +866,34 @@ sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C)
         if (st == SPS_OK) st = scan(D.ctx, ub, off, n);
     }
     if (st == SPS_OK) st = sps__d2h(D.ctx, &total, off + n, sizeof total);
+    if (st == SPS_OK) G = group_lanes(Y, n ? (double)total / n : 0.0);
+    int grg = G > 0 ? grp_blocks(n, G) : 1;
+    if (st == SPS_OK && G > 0) { /* counts; the bound stays only on the rows that overflow */
+        k_grp_count<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, Y.rp, Y.ci, cnt, ub);
+        LAUNCHED(D.ctx, st, "k_grp_count");
+        if (st == SPS_OK) st = scan(D.ctx, ub, off, n);
+        if (st == SPS_OK) st = sps__d2h(D.ctx, &total, off + n, sizeof total);
+    }
     if (st == SPS_OK) st = dalloc(D.ctx, &hc, total);
     if (st == SPS_OK) st = dalloc(D.ctx, &hv, total);
-    if (st == SPS_OK) st = sps__dmemset(D.ctx, hc, 0xff, (size_t)(total > 0 ? total : 1) * sizeof *hc);
-    if (st == SPS_OK) {
-        k_sg_hash<<<gr, TB, 0, D.s>>>(n, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, hc, hv, cnt);
+    if (st == SPS_OK && total > 0) st = sps__dmemset(D.ctx, hc, 0xff, (size_t)total * sizeof *hc);
+    if (st == SPS_OK && (G == 0 || total > 0)) {
+        k_sg_hash<<<gr, TB, 0, D.s>>>(n, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, hc, hv, cnt, G > 0);
         LAUNCHED(D.ctx, st, "k_sg_hash");
-        if (st == SPS_OK) st = scan(D.ctx, cnt, crp, n);
     }
+    if (st == SPS_OK) st = scan(D.ctx, cnt, crp, n);
     if (st == SPS_OK) st = sps__d2h(D.ctx, &nnz, crp + n, sizeof nnz);
     if (st == SPS_OK && nnz > SPS_IDX_MAX)
         st = sps__err(D.ctx, SPS_ERR_UNSUPPORTED,
                       "amg: a product has more entries than the 32-bit index limit %d", SPS_IDX_MAX);
     if (st == SPS_OK) st = dcsr_alloc(D.ctx, C, n, Y.nc, (sps_idx)nnz, 1);
     if (st == SPS_OK && n == 0) st = sps__dmemset(D.ctx, C.rp, 0, sizeof *C.rp);
-    if (st == SPS_OK && n > 0) {
+    if (st == SPS_OK && n > 0 && G > 0) {
+        k_grp_numeric<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off,
+                                                                    crp, C.ci, C.v);
+        LAUNCHED(D.ctx, st, "k_grp_numeric");
+    }
+    if (st == SPS_OK && n > 0) { /* C's row pointer; the fallback rows' entries */
         k_sg_gather<<<gr, TB, 0, D.s>>>(n, off, hc, hv, crp, C.rp, C.ci, C.v);
         LAUNCHED(D.ctx, st, "k_sg_gather");
     }
