@@ -188,14 +188,15 @@ struct dsetup {
     double *red = nullptr; /* RED_BLOCKS partials + 1 result */
 };
 
-/* x'y (op 0) or max x (op 1), deterministic, read back to the host. */
+/* *out (device) = x'y (op 0) or max x (op 1), deterministic; nothing is
+ * read back. */
 sps_status reduce(dsetup &D, int op, long long n, const double *x, const double *y, double *out)
 {
     k_reduce_part<<<RED_BLOCKS, TB, 0, D.s>>>(n, op, x, y, D.red);
     SPS_LAUNCH_CHECK(D.ctx, "k_reduce_part");
-    k_reduce_final<<<1, TB, 0, D.s>>>(op, D.red, D.red + RED_BLOCKS);
+    k_reduce_final<<<1, TB, 0, D.s>>>(op, D.red, out);
     SPS_LAUNCH_CHECK(D.ctx, "k_reduce_final");
-    return sps__d2h(D.ctx, out, D.red + RED_BLOCKS, sizeof *out);
+    return SPS_OK;
 }
 
 /* ---- strength ------------------------------------------------------------- */
@@ -345,24 +346,30 @@ __global__ void k_orphans(sps_idx n, const sps_idx *__restrict__ srp, const sps_
     if (c) atomicAdd(bad, c);
 }
 
+/* Rounds until no node is undecided, in batches of MIS_BATCH rounds
+ * between reads of the count (a round after the last one changes nothing:
+ * it has no undecided node to update), so the keys are those of the host's
+ * loop with a read every MIS_BATCH rounds instead of every round. */
+const int MIS_BATCH = 2;
+
 sps_status mis2(dsetup &D, const dcsr &S, uint64_t *key, uint64_t *t1, uint64_t *t2)
 {
     sps_idx n = S.nr;
     int gr = blocks_for(n);
     unsigned long long *left = nullptr, hl = 1;
-    sps_status st = dalloc(D.ctx, &left, 1);
+    sps_status st = dalloc(D.ctx, &left, MIS_BATCH);
     if (st != SPS_OK) return st;
     k_mis_init<<<gr, TB, 0, D.s>>>(n, S.rp, key);
     cudaError_t e = cudaGetLastError();
     while (st == SPS_OK && e == cudaSuccess && hl > 0) {
-        k_max_nb<<<gr, TB, 0, D.s>>>(n, S.rp, S.ci, key, t1);
-        k_max_nb<<<gr, TB, 0, D.s>>>(n, S.rp, S.ci, t1, t2);
-        if ((e = cudaGetLastError()) != cudaSuccess) break;
-        st = sps__dmemset(D.ctx, left, 0, sizeof *left);
-        if (st != SPS_OK) break;
-        k_mis_update<<<gr, TB, 0, D.s>>>(n, key, t2, left);
-        if ((e = cudaGetLastError()) != cudaSuccess) break;
-        st = sps__d2h(D.ctx, &hl, left, sizeof hl);
+        st = sps__dmemset(D.ctx, left, 0, MIS_BATCH * sizeof *left);
+        for (int r = 0; r < MIS_BATCH && st == SPS_OK && e == cudaSuccess; r++) {
+            k_max_nb<<<gr, TB, 0, D.s>>>(n, S.rp, S.ci, key, t1);
+            k_max_nb<<<gr, TB, 0, D.s>>>(n, S.rp, S.ci, t1, t2);
+            k_mis_update<<<gr, TB, 0, D.s>>>(n, key, t2, left + r);
+            e = cudaGetLastError();
+        }
+        if (st == SPS_OK && e == cudaSuccess) st = sps__d2h(D.ctx, &hl, left + MIS_BATCH - 1, sizeof hl);
     }
     sps__dfree(left);
     if (e != cudaSuccess) return sps__cuda_fail(D.ctx, e, "launch MIS(2) round", __FILE__, __LINE__);
@@ -518,6 +525,15 @@ __global__ void k_diag(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx 
 
 /* ---- Lanczos ------------------------------------------------------------------ */
 
+/* The Lanczos steps' scalars, on the device: the steps run without a read
+ * by the host (a step after the stop does nothing), and the host reads
+ * them once at the end. */
+struct lz_state {
+    double rz, rz0, rzn, pq, a, b, gersh;
+    double alpha[SPS_AMG_LANCZOS], beta[SPS_AMG_LANCZOS];
+    int m, stop;
+};
+
 __global__ void k_lz_init(sps_idx n, const double *__restrict__ dinv, double *__restrict__ r,
                           double *__restrict__ z, double *__restrict__ p)
 {
@@ -528,20 +544,56 @@ __global__ void k_lz_init(sps_idx n, const double *__restrict__ dinv, double *__
     }
 }
 
-/* y = A x, one thread per row, spmv_rows' sums */
-__global__ void k_spmv(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
-                       const double *__restrict__ v, const double *__restrict__ x, double *__restrict__ y)
+/* one thread: rz = rz0 = r'z (in rzn); stop unless rz0 > 0 */
+__global__ void k_lz_start(lz_state *s)
 {
+    s->rz = s->rz0 = s->rzn;
+    s->m = 0;
+    s->stop = !(s->rz0 > 0);
+}
+
+/* one thread: alpha_m = rz / p'q, or stop unless p'q > 0 */
+__global__ void k_lz_alpha(lz_state *s)
+{
+    if (s->stop) return;
+    if (!(s->pq > 0)) {
+        s->stop = 1;
+        return;
+    }
+    s->a = s->alpha[s->m] = __ddiv_rn(s->rz, s->pq);
+}
+
+/* one thread: beta_m = r'z (new) / rz, m + 1; stop unless r'z > 1e-30 rz0 */
+__global__ void k_lz_beta(lz_state *s)
+{
+    if (s->stop) return;
+    s->b = s->beta[s->m] = __ddiv_rn(s->rzn, s->rz);
+    s->m++;
+    if (!(s->rzn > __dmul_rn(1e-30, s->rz0))) {
+        s->stop = 1;
+        return;
+    }
+    s->rz = s->rzn;
+}
+
+/* y = A x, one thread per row, spmv_rows' sums (nothing once s stops) */
+__global__ void k_spmv(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
+                       const double *__restrict__ v, const double *__restrict__ x, double *__restrict__ y,
+                       const lz_state *s)
+{
+    if (s->stop) return;
     GRID_LOOP(i, n) {
-        double s = 0.0;
-        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) s = __dadd_rn(s, __dmul_rn(v[p], x[ci[p]]));
-        y[i] = s;
+        double sum = 0.0;
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) sum = __dadd_rn(sum, __dmul_rn(v[p], x[ci[p]]));
+        y[i] = sum;
     }
 }
 
-__global__ void k_lz_update(sps_idx n, double alpha, const double *__restrict__ q,
+__global__ void k_lz_update(sps_idx n, const lz_state *s, const double *__restrict__ q,
                             const double *__restrict__ dinv, double *__restrict__ r, double *__restrict__ z)
 {
+    if (s->stop) return;
+    double alpha = s->a;
     GRID_LOOP(i, n) {
         double ri = __dsub_rn(r[i], __dmul_rn(alpha, q[i]));
         r[i] = ri;
@@ -549,41 +601,40 @@ __global__ void k_lz_update(sps_idx n, double alpha, const double *__restrict__ 
     }
 }
 
-__global__ void k_lz_dir(sps_idx n, double beta, const double *__restrict__ z, double *__restrict__ p)
+__global__ void k_lz_dir(sps_idx n, const lz_state *s, const double *__restrict__ z, double *__restrict__ p)
 {
+    if (s->stop) return;
+    double beta = s->b;
     GRID_LOOP(i, n) p[i] = __dadd_rn(z[i], __dmul_rn(beta, p[i]));
 }
 
-/* lanczos() of amg_setup.c with deterministic device dot products. */
-sps_status lanczos(dsetup &D, const dcsr &A, const double *dinv, double *w, double *alpha,
-                   double *beta, int *steps_done)
+/* lanczos() of amg_setup.c with deterministic device dot products, its
+ * scalars in S (device): the same steps, queued without a host read. */
+sps_status lanczos(dsetup &D, const dcsr &A, const double *dinv, double *w, lz_state *S)
 {
     sps_idx n = A.nr;
-    int gr = blocks_for(n), m = 0, steps = SPS_AMG_LANCZOS < n ? SPS_AMG_LANCZOS : (int)n;
+    int gr = blocks_for(n), steps = SPS_AMG_LANCZOS < n ? SPS_AMG_LANCZOS : (int)n;
     double *r = w, *z = w + n, *p = w + 2 * (long long)n, *q = w + 3 * (long long)n;
     k_lz_init<<<gr, TB, 0, D.s>>>(n, dinv, r, z, p);
     SPS_LAUNCH_CHECK(D.ctx, "k_lz_init");
-    double rz = 0, rz0, pq, rzn;
-    sps_status st = reduce(D, 0, n, r, z, &rz);
-    rz0 = rz;
-    *steps_done = 0;
-    if (st != SPS_OK || !(rz0 > 0)) return st;
-    while (m < steps) {
-        k_spmv<<<gr, TB, 0, D.s>>>(n, A.rp, A.ci, A.v, p, q);
+    sps_status st = reduce(D, 0, n, r, z, &S->rzn);
+    if (st != SPS_OK) return st;
+    k_lz_start<<<1, 1, 0, D.s>>>(S);
+    SPS_LAUNCH_CHECK(D.ctx, "k_lz_start");
+    for (int k = 0; k < steps; k++) {
+        k_spmv<<<gr, TB, 0, D.s>>>(n, A.rp, A.ci, A.v, p, q, S);
         SPS_LAUNCH_CHECK(D.ctx, "k_spmv");
-        if ((st = reduce(D, 0, n, p, q, &pq)) != SPS_OK) return st;
-        if (!(pq > 0)) break;
-        alpha[m] = rz / pq;
-        k_lz_update<<<gr, TB, 0, D.s>>>(n, alpha[m], q, dinv, r, z);
+        if ((st = reduce(D, 0, n, p, q, &S->pq)) != SPS_OK) return st;
+        k_lz_alpha<<<1, 1, 0, D.s>>>(S);
+        SPS_LAUNCH_CHECK(D.ctx, "k_lz_alpha");
+        k_lz_update<<<gr, TB, 0, D.s>>>(n, S, q, dinv, r, z);
         SPS_LAUNCH_CHECK(D.ctx, "k_lz_update");
-        if ((st = reduce(D, 0, n, r, z, &rzn)) != SPS_OK) return st;
-        beta[m++] = rzn / rz;
-        if (!(rzn > 1e-30 * rz0)) break;
-        rz = rzn;
-        k_lz_dir<<<gr, TB, 0, D.s>>>(n, beta[m - 1], z, p);
+        if ((st = reduce(D, 0, n, r, z, &S->rzn)) != SPS_OK) return st;
+        k_lz_beta<<<1, 1, 0, D.s>>>(S);
+        SPS_LAUNCH_CHECK(D.ctx, "k_lz_beta");
+        k_lz_dir<<<gr, TB, 0, D.s>>>(n, S, z, p);
         SPS_LAUNCH_CHECK(D.ctx, "k_lz_dir");
     }
-    *steps_done = m;
     return SPS_OK;
 }
 
@@ -1141,19 +1192,25 @@ sps_status level_spectral(gbuild &b, const dcsr &A, int l, dlevel &G)
     sps_amg_level *L = &b.h->lv[l];
     sps_context *ctx = b.D.ctx;
     sps_idx n = A.nr;
-    int l1 = b.prm->smoother != SPS_AMG_CHEBY, m = 0;
-    double t0 = sps__now_ms(), gersh = 0, alpha[SPS_AMG_LANCZOS], beta[SPS_AMG_LANCZOS];
+    int l1 = b.prm->smoother != SPS_AMG_CHEBY;
+    double t0 = sps__now_ms();
+    lz_state *S = nullptr, hs;
+    memset(&hs, 0, sizeof hs);
     sps_status st = dalloc(ctx, &G.dinv, n);
     if (st == SPS_OK) st = dalloc(ctx, &G.g, n);
     if (st == SPS_OK && l1) st = dalloc(ctx, &G.l1, n);
     if (st == SPS_OK) st = dalloc(ctx, &G.w, 4 * (long long)n);
+    if (st == SPS_OK) st = dalloc(ctx, &S, 1);
     if (st == SPS_OK) {
         k_diag<<<blocks_for(n), TB, 0, b.D.s>>>(n, A.rp, A.ci, A.v, G.dinv, G.g, G.l1);
         LAUNCHED(ctx, st, "k_diag");
-        if (st == SPS_OK) st = reduce(b.D, 1, n, G.g, nullptr, &gersh);
+        if (st == SPS_OK) st = reduce(b.D, 1, n, G.g, nullptr, &S->gersh);
     }
-    if (st == SPS_OK) st = lanczos(b.D, A, G.dinv, G.w, alpha, beta, &m);
-    if (st == SPS_OK) st = sps__amg_spectral_finish(ctx, n, gersh, b.prm->sweeps, alpha, beta, m, L);
+    if (st == SPS_OK) st = lanczos(b.D, A, G.dinv, G.w, S);
+    if (st == SPS_OK) st = sps__d2h(ctx, &hs, S, sizeof hs); /* the one read: Gershgorin, alpha, beta, steps */
+    drain(ctx, st);
+    sps__dfree(S);
+    if (st == SPS_OK) st = sps__amg_spectral_finish(ctx, n, hs.gersh, b.prm->sweeps, hs.alpha, hs.beta, hs.m, L);
     tick(b, st, t0, 4); /* the scaling stays on the device (device_level) */
     return st;
 }
