@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/precond/amg/amg.cu: the AMG V-cycle on the device.
  *
- * Setup uploads the host hierarchy (amg_setup.c): each level's A (level 0:
- * the solve's operator), P and R as csr-vector operators, the smoother's
- * scaling, and the dense inverse of the coarsest matrix. Apply: the host's
+ * Setup uploads the hierarchy (amg_setup.c's, or amg_dsetup.cu's, whose
+ * device levels are on the device already): each level's A (level 0: the
+ * solve's operator), P and R as csr-vector operators (device to device from
+ * a device level), the smoother's scaling (a device level's in place), and
+ * the dense inverse of the coarsest matrix. Apply: the host's
  * V-cycle (amg.c) step for step, the products through the operators, the
  * vector updates as kernels whose expressions are the host's, the coarse
  * solve a dense product with one warp per row summing in a fixed order.

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/precond/amg/amg.h: what the smoothed-aggregation AMG's host setup
- * (amg_setup.c), host table and V-cycle (amg.c) and device V-cycle (amg.cu)
- * share. The hierarchy is always built on the host (the reference); a GPU
- * context uploads it and runs the same V-cycle with kernels. */
+ * (amg_setup.c), device setup (amg_dsetup.cu), host table and V-cycle
+ * (amg.c) and device V-cycle (amg.cu) share. The host setup is the
+ * reference; a GPU context builds the large levels on the device (they stay
+ * there, copied to the host on demand) and runs the same V-cycle with
+ * kernels. */
 #ifndef SPS_AMG_H
 #define SPS_AMG_H
 

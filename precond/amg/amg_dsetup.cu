@@ -6,28 +6,33 @@
  *   strength   one thread per row, the host's test and expression;
  *   aggregate  MIS(2) rounds with the host's keys (two max passes and an
  *              update per round; the count of undecided nodes is an integer
- *              sum), roots numbered by a scan, then the two joining passes:
- *              the aggregates equal the host's exactly;
+ *              sum, read every MIS_BATCH rounds), roots numbered by a scan,
+ *              then the two joining passes: the aggregates equal the host's
+ *              exactly;
  *   P_tent     the members of each aggregate in node order (a stable radix
  *              sort of (aggregate, node)), then one thread per aggregate:
  *              the host's modified Gram-Schmidt for one column;
  *   spectral   Jacobi-PCG (Lanczos) steps with the host's products and
  *              updates; the dot products are block partials plus one block
  *              in a fixed order (deterministic, not the host's serial order:
- *              rho, so P and A_c, agree with the host's to rounding);
+ *              rho, so P and A_c, agree with the host's to rounding); the
+ *              steps' scalars stay on the device, read once at the end;
  *   products   P = (I - omega D^-1 A) P_tent, A P and R (A P) by our own
- *              kernels: one thread per row of C sums its entries in a hash
- *              table (its own slice of a scratch sized by the row's bound),
- *              the terms in the host's order (X's row, then Y's), then
- *              gathers and sorts them. cuSPARSE SpGEMM is not used: its
- *              summation order is not documented as fixed, and this order
- *              makes C bitwise the host's for equal inputs;
+ *              kernels: a group of 4-32 lanes a row sums into a hash table
+ *              in shared memory (global memory for a row that overflows
+ *              it), one thread a row for short products; every entry's
+ *              terms in the host's order (X's row, then Y's), then the row
+ *              sorted. cuSPARSE SpGEMM is not used: its summation order is
+ *              not documented as fixed, and this order makes C bitwise the
+ *              host's for equal inputs;
  *   transpose  R = P' by a stable radix sort of P's entries by column.
  * Every product and sum is __dmul_rn / __dadd_rn (no contraction into FMA),
- * as the host's code is compiled. Each device level is copied into the host
- * hierarchy (the V-cycle upload, the numeric re-setup and the tests read
- * it); levels of at most gpu_min rows (default SPS_AMG_GPU_MIN), and a level
- * whose coarsening stalls, are built by the host code. */
+ * as the host's code is compiled. The device levels stay on the device
+ * (the hierarchy's primary copy: the V-cycle's operators are built from it
+ * device to device); sps__amg_host_copy brings them to the host when the
+ * numeric re-setup or a test reads them. Levels of at most gpu_min rows
+ * (default SPS_AMG_GPU_MIN), and a level whose coarsening stalls, are built
+ * by the host code. */
 #include "../../core/cuda_check.cuh"
 #include "../cheby/cheby.h"
 #include "amg.h"
@@ -674,7 +679,7 @@ __global__ void k_sg_hash(sps_idx n, const sps_idx *__restrict__ xrp, const sps_
 {
     GRID_LOOP(i, n) {
         long long base = off[i], size = off[i + 1] - base, c = 0;
-        if (only && size == 0) continue; /* a row of the group kernels */
+        if (only && size == 0) continue; /* only the rows with a slice */
         for (sps_idx p = xrp[i]; p < xrp[i + 1]; p++) {
             sps_idx k = xci[p];
             double x = xv[p];
@@ -737,8 +742,9 @@ __global__ void k_sg_gather(sps_idx n, const long long *__restrict__ off, const 
  * not, and the row is written sorted by rank (the count of the row's
  * smaller columns, from a list of them): C is bitwise the host's product.
  * A first pass counts each row's columns (C's row pointer, exactly); a row
- * with more than 9 G columns overflows the table and goes to the
- * one-thread kernels above (a slice of global memory sized by its bound).
+ * with more than 9 G columns overflows the table: the same group sums it in
+ * a slice of global memory sized by its bound (k_grp_hash_global), and
+ * k_sg_gather writes it sorted.
  * 16 bytes a slot (key, value, list), 12 a lane: 24 KiB a block of 128. */
 const int GTB = TB >= 256 ? 128 : TB; /* threads a block of the group kernels */
 const int GRP_SLOTS = 12 * GTB;       /* hash slots a block */
@@ -872,6 +878,64 @@ __global__ void k_grp_numeric(sps_idx n, int G, const sps_idx *__restrict__ xrp,
     }
 }
 
+/* A row that overflowed its shared table (k_grp_count): the same group
+ * sums, in a slice of global memory [off[i], off[i+1]) sized by the row's
+ * bound (columns -1 on entry), read by k_sg_gather after; cnt[i] = the
+ * row's columns. The long rows of a coarse level's R (A P) are these (up to
+ * 10^5 terms a row on poisson3d-jump), which one thread would sum alone. */
+__global__ void k_grp_hash_global(sps_idx n, int G, const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
+                                  const double *__restrict__ xv, const sps_idx *__restrict__ yrp,
+                                  const sps_idx *__restrict__ yci, const double *__restrict__ yv,
+                                  const long long *__restrict__ off, sps_idx *hc, double *hv,
+                                  long long *__restrict__ cnt)
+{
+    __shared__ int num[GTB / 4];
+    const int gpb = GTB / G, g = threadIdx.x / G, lane = threadIdx.x % G;
+    volatile int *nm = num + g;
+    const unsigned mask = grp_mask(G);
+    for (long long i = (long long)blockIdx.x * gpb + g; i < n; i += (long long)gridDim.x * gpb) {
+        long long base = off[i], size = off[i + 1] - base;
+        if (size == 0) continue; /* a row of k_grp_numeric */
+        volatile sps_idx *hk = hc + base;
+        volatile double *hw = hv + base;
+        if (lane == 0) *nm = 0;
+        __syncwarp(mask);
+        for (sps_idx p = xrp[i]; p < xrp[i + 1]; p++) {
+            sps_idx k = xci[p], q1 = yrp[k + 1];
+            double x = xv[p];
+            for (sps_idx q0 = yrp[k]; q0 < q1; q0 += G) {
+                if (q0 + lane < q1) {
+                    sps_idx j = yci[q0 + lane];
+                    double t = __dmul_rn(x, yv[q0 + lane]);
+                    for (long long h = grp_hash(j, (int)(size < 0x7fffffff ? size : 0x7fffffff));;
+                         h = h + 1 == size ? 0 : h + 1) {
+                        sps_idx c = hk[h];
+                        if (c == j) {
+                            hw[h] = __dadd_rn(hw[h], t);
+                            break;
+                        }
+                        if (c != -1) continue;
+                        c = atomicCAS((sps_idx *)&hk[h], -1, j);
+                        if (c == -1) {
+                            hw[h] = t;
+                            atomicAdd((int *)nm, 1);
+                            break;
+                        }
+                        if (c == j) { /* cannot happen: j is this lane's alone in this step */
+                            hw[h] = __dadd_rn(hw[h], t);
+                            break;
+                        }
+                    }
+                }
+                __threadfence_block();
+                __syncwarp(mask);
+            }
+        }
+        if (lane == 0) cnt[i] = *nm;
+        __syncwarp(mask);
+    }
+}
+
 /* Lanes a row: Y's mean row length (a step of the group takes one row of
  * Y), at least 4; 0 for one thread a row where Y has about one entry a row
  * (P_tent) or C's rows are short (a global slice costs little). */
@@ -928,9 +992,13 @@ sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C)
     if (st == SPS_OK) st = dalloc(D.ctx, &hc, total);
     if (st == SPS_OK) st = dalloc(D.ctx, &hv, total);
     if (st == SPS_OK && total > 0) st = sps__dmemset(D.ctx, hc, 0xff, (size_t)total * sizeof *hc);
-    if (st == SPS_OK && (G == 0 || total > 0)) {
-        k_sg_hash<<<gr, TB, 0, D.s>>>(n, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, hc, hv, cnt, G > 0);
+    if (st == SPS_OK && G == 0) {
+        k_sg_hash<<<gr, TB, 0, D.s>>>(n, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, hc, hv, cnt, 0);
         LAUNCHED(D.ctx, st, "k_sg_hash");
+    }
+    if (st == SPS_OK && G > 0 && total > 0) { /* the rows that overflowed: the groups in global slices */
+        k_grp_hash_global<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, hc, hv, cnt);
+        LAUNCHED(D.ctx, st, "k_grp_hash_global");
     }
     if (st == SPS_OK) st = scan(D.ctx, cnt, crp, n);
     if (st == SPS_OK) st = sps__d2h(D.ctx, &nnz, crp + n, sizeof nnz);

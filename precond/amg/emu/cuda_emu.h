@@ -12,6 +12,7 @@
 #pragma once
 #include "internal.h"
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstdint>
@@ -32,6 +33,7 @@ extern thread_local emu_dim blockIdx, threadIdx;
 extern emu_dim gridDim, blockDim;
 extern std::barrier<> *emu_bar;
 inline void __syncthreads() { emu_bar->arrive_and_wait(); }
+inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 /* __syncwarp(mask): a barrier of the lanes in mask of this thread's warp (one
  * per warp and mask, made on first use in the block: emu_launch clears
  * them); only in kernels run as threads (emu_sync_kernel). */
