@@ -33,6 +33,7 @@ struct dev_amg {
     int own_op0 = 0;
     dev_level lv[SPS_AMG_MAX_LEVELS];
     double *cinv = nullptr;
+    int own_cinv = 0; /* else the hierarchy's (setup=gpu's dcinv) */
 };
 
 /* x = dinv .* b */
@@ -223,8 +224,9 @@ void free_levels(dev_amg *g)
         sps__dfree(L.d);
         L = dev_level();
     }
-    sps__dfree(g->cinv);
+    if (g->own_cinv) sps__dfree(g->cinv);
     g->cinv = nullptr;
+    g->own_cinv = 0;
 }
 
 void dev_destroy(sps_precond *pc)
@@ -291,7 +293,11 @@ sps_status upload_all(sps_precond *pc, dev_amg *g)
     double t0 = sps__now_ms();
     sps_status st = SPS_OK;
     for (int l = 0; l < h->nlevels && st == SPS_OK; l++) st = upload_level(ctx, h, l, g->lv[l]);
-    if (st == SPS_OK) st = upload(ctx, &g->cinv, h->cinv, (size_t)h->nc * (size_t)h->nc);
+    if (st == SPS_OK && h->dcinv) g->cinv = h->dcinv; /* setup=gpu's: shared */
+    else if (st == SPS_OK) {
+        st = upload(ctx, &g->cinv, h->cinv, (size_t)h->nc * (size_t)h->nc);
+        g->own_cinv = 1;
+    }
     if (st == SPS_OK) st = sps__gpu_sync(ctx);
     char extra[96];
     snprintf(extra, sizeof extra, ", upload %.1f\n", sps__now_ms() - t0);

@@ -69,6 +69,8 @@ typedef struct sps_amg {
     int nlevels, smoother, sweeps, nnull;
     sps_amg_level lv[SPS_AMG_MAX_LEVELS];
     double *cinv; /* row-major inverse of the coarsest A (nc x nc) */
+    double *dcinv; /* setup=gpu: cinv computed on the device (cinv NULL until
+                      sps__amg_host_copy); the V-cycle uses it in place */
     sps_idx nc;
     double ms[6]; /* setup phases: strength, aggregate, prolong, galerkin, spectral, coarse */
     double op_complexity, grid_complexity;
@@ -126,6 +128,9 @@ sps_status sps__amg_spgemm(sps_context *ctx, const sps_csr *X, const sps_csr *Y,
 /* C's values = X Y in C's pattern (a previous sps__amg_spgemm's), in its order. */
 sps_status sps__amg_spgemm_into(sps_context *ctx, const sps_csr *X, const sps_csr *Y, sps_csr *C);
 sps_status sps__amg_transpose(sps_context *ctx, const sps_csr *X, sps_csr *T);
+/* inv = A^-1, row-major n x n (Gauss-Jordan in place, partial pivoting; a
+ * zero row of A gets a unit diagonal): the coarse solve's inverse. */
+sps_status sps__amg_dense_inverse(sps_context *ctx, const sps_csr *A, double *inv);
 
 /* The hierarchy of an amg preconditioner (host or device), or NULL; a
  * device-built one is first copied into host memory (sps__amg_host_copy;

@@ -38,6 +38,7 @@
 #include "amg.h"
 
 #include <cub/cub.cuh>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1101,6 +1102,113 @@ sps_status transpose(dsetup &D, const dcsr &X, dcsr &T)
     return st;
 }
 
+/* ---- the coarse inverse ---------------------------------------------------------- */
+
+/* amg_setup.c's dense_load: M = A row-major (M zeroed before), a row
+ * without a nonzero value a unit diagonal. */
+__global__ void k_dense_load(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
+                             const double *__restrict__ v, double *__restrict__ M)
+{
+    GRID_LOOP(i, n) {
+        int empty = 1;
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) {
+            M[i * (long long)n + ci[p]] = v[p];
+            if (v[p] != 0.0) empty = 0;
+        }
+        if (empty) M[i * (long long)n + i] = 1.0;
+    }
+}
+
+/* One block: the pivot of column c (the first row of the largest |m_ic|,
+ * i >= c: the host's scan; m_cc when it is NaN, which nothing exceeds), its
+ * row swapped into row c and divided by the pivot (1 / p in column c),
+ * column c into fcol; *bad = 1 on a zero pivot (later steps do nothing). */
+__global__ void k_gj_pivot(sps_idx n, sps_idx c, double *__restrict__ M, sps_idx *__restrict__ perm,
+                           double *__restrict__ fcol, int *__restrict__ bad)
+{
+    __shared__ sps_idx si[TB];
+    __shared__ double sv[TB];
+    __shared__ int stop;
+    if (threadIdx.x == 0) stop = *bad;
+    __syncthreads();
+    if (stop) return;
+    sps_idx best = -1;
+    double bv = -1.0;
+    for (sps_idx i = c + threadIdx.x; i < n; i += TB) {
+        double a = fabs(M[i * (long long)n + c]);
+        if (a != a) a = i == c ? 2.0 * DBL_MAX : -1.0; /* NaN: c keeps it, others never win */
+        if (best < 0 || a > bv) {
+            best = i;
+            bv = a;
+        }
+    }
+    si[threadIdx.x] = best;
+    sv[threadIdx.x] = bv;
+    __syncthreads();
+    for (int w = TB / 2; w > 0; w >>= 1) {
+        if (threadIdx.x < w) {
+            sps_idx ia = si[threadIdx.x], ib = si[threadIdx.x + w];
+            double va = sv[threadIdx.x], vb = sv[threadIdx.x + w];
+            if (ib >= 0 && (ia < 0 || vb > va || (vb == va && ib < ia))) {
+                si[threadIdx.x] = ib;
+                sv[threadIdx.x] = vb;
+            }
+        }
+        __syncthreads();
+    }
+    const sps_idx piv = si[0];
+    if (M[piv * (long long)n + c] == 0.0) {
+        if (threadIdx.x == 0) *bad = 1;
+        return; /* the whole block: every thread read the same pivot */
+    }
+    if (threadIdx.x == 0) perm[c] = piv;
+    double *rc = M + c * (long long)n, *rp = M + piv * (long long)n;
+    if (piv != c)
+        for (sps_idx j = threadIdx.x; j < n; j += TB) {
+            double t = rc[j];
+            rc[j] = rp[j];
+            rp[j] = t;
+        }
+    __syncthreads();
+    const double pv = rc[c];
+    __syncthreads();
+    if (threadIdx.x == 0) rc[c] = 1.0;
+    __syncthreads();
+    for (sps_idx j = threadIdx.x; j < n; j += TB) rc[j] = __ddiv_rn(rc[j], pv);
+    __syncthreads();
+    for (sps_idx i = threadIdx.x; i < n; i += TB) fcol[i] = M[i * (long long)n + c];
+}
+
+/* gj_step's elimination: every row i != c with f = m_ic != 0 loses f times
+ * row c (row_update: y - f x, column c from 0). */
+__global__ void k_gj_update(sps_idx n, sps_idx c, double *__restrict__ M, const double *__restrict__ fcol,
+                            const int *__restrict__ bad)
+{
+    if (*bad) return;
+    const double *rc = M + c * (long long)n;
+    GRID_LOOP(e, (long long)n * n) {
+        sps_idx i = (sps_idx)(e / n), j = (sps_idx)(e % n);
+        double f = fcol[i];
+        if (i == c || f == 0.0) continue;
+        M[e] = __dsub_rn(j == c ? 0.0 : M[e], __dmul_rn(f, rc[j]));
+    }
+}
+
+/* The row interchanges undone as column interchanges, in reverse order. */
+__global__ void k_gj_unswap(sps_idx n, double *__restrict__ M, const sps_idx *__restrict__ perm,
+                            const int *__restrict__ bad)
+{
+    if (*bad) return;
+    GRID_LOOP(i, n) {
+        double *r = M + i * (long long)n;
+        for (sps_idx c = n - 1; c >= 0; c--) {
+            double t = r[c];
+            r[c] = r[perm[c]];
+            r[perm[c]] = t;
+        }
+    }
+}
+
 /* ---- copies between the device and the host hierarchy ---------------------------- */
 
 sps_status upload_csr(sps_context *ctx, const sps_csr *A, dcsr &d)
@@ -1414,6 +1522,56 @@ sps_status level0(sps_context *ctx, const sps_csr *A0, dcsr &A, int *own)
     return SPS_OK;
 }
 
+/* h->dcinv = A^-1 on the device, amg_setup.c's Gauss-Jordan step for step
+ * (bitwise its result for the same A): a pivot block and an elimination
+ * a column, queued without a host read; one read of the singular flag. */
+sps_status device_coarse(gbuild &b, const dcsr &A)
+{
+    sps_amg *h = b.h;
+    sps_context *ctx = b.D.ctx;
+    double t0 = sps__now_ms();
+    sps_idx n = A.nr;
+    h->nc = n;
+    if (n > SPS_AMG_MAX_DENSE)
+        return sps__err(ctx, SPS_ERR_UNSUPPORTED,
+                        "amg: the coarsest level has %d rows, above the dense limit %d; raise "
+                        "levels= or lower coarse=",
+                        n, SPS_AMG_MAX_DENSE);
+    double *fcol = nullptr;
+    sps_idx *perm = nullptr;
+    int *bad = nullptr, hbad = 0;
+    long long nn = (long long)n * n;
+    sps_status st = dalloc(ctx, &h->dcinv, nn);
+    if (st == SPS_OK) st = dalloc(ctx, &fcol, n);
+    if (st == SPS_OK) st = dalloc(ctx, &perm, n);
+    if (st == SPS_OK) st = dalloc(ctx, &bad, 1);
+    if (st == SPS_OK) st = sps__dmemset(ctx, bad, 0, sizeof *bad);
+    if (st == SPS_OK && nn > 0) st = sps__dmemset(ctx, h->dcinv, 0, (size_t)nn * sizeof *h->dcinv);
+    if (st == SPS_OK && n > 0) {
+        k_dense_load<<<blocks_for(n), TB, 0, b.D.s>>>(n, A.rp, A.ci, A.v, h->dcinv);
+        LAUNCHED(ctx, st, "k_dense_load");
+    }
+    for (sps_idx c = 0; c < n && st == SPS_OK; c++) {
+        k_gj_pivot<<<1, TB, 0, b.D.s>>>(n, c, h->dcinv, perm, fcol, bad);
+        LAUNCHED(ctx, st, "k_gj_pivot");
+        k_gj_update<<<blocks_for(nn), TB, 0, b.D.s>>>(n, c, h->dcinv, fcol, bad);
+        LAUNCHED(ctx, st, "k_gj_update");
+    }
+    if (st == SPS_OK && n > 0) {
+        k_gj_unswap<<<blocks_for(n), TB, 0, b.D.s>>>(n, h->dcinv, perm, bad);
+        LAUNCHED(ctx, st, "k_gj_unswap");
+    }
+    if (st == SPS_OK) st = sps__d2h(ctx, &hbad, bad, sizeof hbad);
+    if (st == SPS_OK && hbad)
+        st = sps__err(ctx, SPS_ERR_UNSUPPORTED, "amg: the coarsest matrix (%d rows) is singular", n);
+    drain(ctx, st);
+    sps__dfree(fcol);
+    sps__dfree(perm);
+    sps__dfree(bad);
+    h->ms[5] += sps__now_ms() - t0;
+    return st;
+}
+
 sps_status build_levels(gbuild &b, const sps_csr *A0)
 {
     sps_context *ctx = b.D.ctx;
@@ -1426,6 +1584,14 @@ sps_status build_levels(gbuild &b, const sps_csr *A0)
     for (; st == SPS_OK; l++) {
         st = device_level(b, l, A, &B, &host, &own);
         if (st != SPS_OK || host) break;
+    }
+    if (st == SPS_OK && l > 0 && !sps__amg_coarsen_more(b.prm, l, A.nr)) {
+        /* the coarsest level after device levels: its inverse on the device too */
+        st = device_coarse(b, A);
+        if (own) dcsr_free(A);
+        sps__dfree(B);
+        if (st == SPS_OK) sps__amg_describe(b.h, "\n");
+        return st;
     }
     if (st == SPS_OK) st = host_nullspace(ctx, B, A.nr, &hB);
     if (st == SPS_OK && l > 0) { /* the host code takes level l over: its A on the host */
@@ -1471,6 +1637,7 @@ extern "C" sps_status sps__amg_host_copy(sps_context *ctx, sps_amg *h)
         if (st == SPS_OK) st = complete_csr(ctx, &L->R);
         if (st == SPS_OK) st = complete_csr(ctx, &h->lv[l + 1].A);
     }
+    if (st == SPS_OK && !h->cinv && h->dcinv) st = download(ctx, &h->cinv, h->dcinv, (long long)h->nc * h->nc);
     if (st == SPS_OK) h->host_partial = 0;
     return st;
 }

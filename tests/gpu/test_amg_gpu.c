@@ -380,6 +380,14 @@ static void compare_setup(const char *what, const sps_amg *h, const sps_amg *g, 
     T_OK(vals >= 0 && vals <= 1e-10, "%s: P, R, A P, A_c in the host's patterns, values within %.2g "
          "(tolerance 1e-10)", what, vals);
     if (want_gpu) check_products_bitwise(what, g, A0);
+    if (want_gpu && g->nc > 0) { /* the coarse inverse (on the device after device levels) */
+        double *inv = malloc(((size_t)g->nc * g->nc + 1) * sizeof *inv);
+        int same = inv && sps__amg_dense_inverse(hctx, &g->lv[g->nlevels - 1].A, inv) == SPS_OK &&
+                   !memcmp(inv, g->cinv, (size_t)g->nc * g->nc * sizeof *inv);
+        T_OK(same, "%s: the coarse inverse (%d rows, made on the %s) bitwise the host's of the same "
+             "matrix", what, g->nc, g->dcinv ? "device" : "host");
+        free(inv);
+    }
 }
 
 /* Two device setups bitwise equal. */

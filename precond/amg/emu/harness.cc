@@ -20,9 +20,9 @@ static int partial_ok(const sps_amg *g)
         const sps_amg_level *L = &g->lv[l], *N = &g->lv[l + 1];
         ok = !L->agg && !L->dinv && L->dagg && L->ddinv && !L->T.row_ptr && L->T.dev && L->P.row_ptr && !L->P.col_idx &&
              !L->P.val && L->P.dev && L->R.row_ptr && !L->R.val && L->R.dev && N->A.row_ptr && N->A.dev &&
-             (l + 1 < g->gpu_levels ? !N->A.val : N->A.val != NULL); /* the host's first level complete */
+             (l + 1 < g->gpu_levels || g->dcinv ? !N->A.val : N->A.val != NULL); /* the host's first level complete */
     }
-    return ok;
+    return ok && (!g->dcinv || !g->cinv); /* a coarse inverse made on the device stays there */
 }
 static int same(const sps_csr *a, const sps_csr *b, int vals)
 {
@@ -88,6 +88,14 @@ static int run(sps_context *ctx, sps_matrix *A, const char *name, int smoother, 
         ok = ok && agg && T && dinv && pat && d >= 0 && d < 1e-10 && fabs(a->rho - b->rho) <= 1e-12 * a->rho;
     }
     ok = ok && h->nc == g->nc;
+    if (ok && g->gpu_levels > 0) { /* the coarse inverse: the host's of the device's coarsest A, bitwise */
+        std::vector<double> inv((size_t)g->nc * g->nc + 1);
+        int ci = sps__amg_dense_inverse(ctx, &g->lv[g->nlevels - 1].A, inv.data()) == SPS_OK &&
+                 !memcmp(inv.data(), g->cinv, (size_t)g->nc * g->nc * 8);
+        printf("  coarse inverse (%d rows, %s) bitwise the host's of the same matrix: %d\n", g->nc,
+               g->dcinv ? "device" : "host", ci);
+        ok = ci;
+    }
     /* the device copies handed to the hierarchy (P, R of each device level,
      * A of the levels below them) match their host arrays, bitwise; freed here
      * as amg.cu's make_op would */
@@ -167,6 +175,7 @@ int main(int argc, char **argv)
         sps_matrix *A;
         if (sps_matrix_generate(ctx, argv[a], &A)) { printf("gen %s failed\n", argv[a]); return 2; }
         bad += !run(ctx, A, argv[a], SPS_AMG_CHEBY, 1, 20);
+        if (a == 1) bad += !run(ctx, A, argv[a], SPS_AMG_CHEBY, 1, 300); /* a coarse inverse of up to 300 rows */
         emu_level0_copy = 1;
         bad += !run(ctx, A, argv[a], SPS_AMG_L1JACOBI, 2, 4);
         emu_level0_copy = 0;
