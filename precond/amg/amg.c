@@ -286,9 +286,7 @@ const sps_pc_type sps_pc_amg = {
 /* ---- the public calls ----------------------------------------------------- */
 
 #if SPS_HAVE_CUDA
-/* amg.cu: the device preconditioner's hierarchy and fine operator; a new
- * hierarchy uploaded; new values of the same one uploaded. */
-sps_amg *sps__amg_gpu_hierarchy(sps_precond *pc, sps_operator **op0);
+/* amg.cu: a new hierarchy uploaded; new values of the same one uploaded. */
 sps_status sps__amg_gpu_rebuild(sps_precond *pc, sps_amg *h);
 sps_status sps__amg_gpu_values(sps_precond *pc, const double *a0);
 #endif
@@ -346,10 +344,25 @@ sps_status sps_precond_set_nullspace(sps_precond *pc, const sps_matrix *A, int b
     return st;
 }
 
+/* The hierarchy as it is (a device-built one may have its levels on the
+ * device only). */
+static sps_amg *hierarchy_as_is(const sps_precond *pc)
+{
+    if (!pc || pc->type != &sps_pc_amg || !pc->impl || pc->n == 0) return NULL;
+#if SPS_HAVE_CUDA
+    if (sps_context_on_gpu(pc->ctx)) return sps__amg_gpu_hierarchy((sps_precond *)pc, NULL);
+#endif
+    return ((const host_amg *)pc->impl)->h;
+}
+
 static sps_status numeric(sps_precond *pc, const sps_matrix *A)
 {
-    sps_amg *h = sps__amg_hierarchy(pc);
-    sps_status st = sps__amg_numeric(pc->ctx, &A->A, h);
+    sps_amg *h = hierarchy_as_is(pc);
+    sps_status st = SPS_OK;
+#if SPS_HAVE_CUDA
+    if (h && sps_context_on_gpu(pc->ctx)) st = sps__amg_host_copy(pc->ctx, h); /* what it reads */
+#endif
+    if (st == SPS_OK) st = sps__amg_numeric(pc->ctx, &A->A, h);
     if (st != SPS_OK) return st;
 #if SPS_HAVE_CUDA
     if (sps_context_on_gpu(pc->ctx)) return sps__amg_gpu_values(pc, A->A.val);
@@ -374,17 +387,17 @@ sps_status sps_precond_update_values(sps_precond *pc, const sps_matrix *A)
 
 sps_amg *sps__amg_hierarchy(const sps_precond *pc)
 {
-    if (!pc || pc->type != &sps_pc_amg || !pc->impl || pc->n == 0) return NULL;
+    sps_amg *h = hierarchy_as_is(pc);
 #if SPS_HAVE_CUDA
-    if (sps_context_on_gpu(pc->ctx)) return sps__amg_gpu_hierarchy((sps_precond *)pc, NULL);
+    if (h && sps_context_on_gpu(pc->ctx) && sps__amg_host_copy(pc->ctx, h) != SPS_OK) return NULL;
 #endif
-    return ((const host_amg *)pc->impl)->h;
+    return h;
 }
 
 const char *sps_precond_describe(const sps_precond *pc)
 {
     const char *mc = sps__mcilu_describe(pc); /* ilu0/ic0:order=color: the colours */
     if (mc) return mc;
-    const sps_amg *h = sps__amg_hierarchy(pc);
+    const sps_amg *h = hierarchy_as_is(pc); /* the summary: no copy to the host */
     return h ? h->desc : "";
 }

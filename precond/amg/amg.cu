@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/precond/amg/amg.cu: the AMG V-cycle on the device.
  *
- * Setup uploads the host hierarchy (amg_setup.c): each level's A (level 0:
- * the solve's operator), P and R as csr-vector operators, the smoother's
- * scaling, and the dense inverse of the coarsest matrix. Apply: the host's
+ * Setup uploads the hierarchy (amg_setup.c's, or amg_dsetup.cu's, whose
+ * device levels are on the device already): each level's A (level 0: the
+ * solve's operator), P and R as csr-vector operators (device to device from
+ * a device level), the smoother's scaling (a device level's in place), and
+ * the dense inverse of the coarsest matrix. Apply: the host's
  * V-cycle (amg.c) step for step, the products through the operators, the
  * vector updates as kernels whose expressions are the host's, the coarse
  * solve a dense product with one warp per row summing in a fixed order.
@@ -22,6 +24,7 @@ const int BLOCK = 256;
 struct dev_level {
     sps_operator *A = nullptr, *P = nullptr, *R = nullptr; /* A: levels >= 1 */
     double *dinv = nullptr, *x = nullptr, *b = nullptr, *r = nullptr, *d = nullptr;
+    int own_dinv = 0; /* else the hierarchy's device scaling (setup=gpu) */
 };
 
 struct dev_amg {
@@ -30,6 +33,7 @@ struct dev_amg {
     int own_op0 = 0;
     dev_level lv[SPS_AMG_MAX_LEVELS];
     double *cinv = nullptr;
+    int own_cinv = 0; /* else the hierarchy's (setup=gpu's dcinv) */
 };
 
 /* x = dinv .* b */
@@ -213,15 +217,16 @@ void free_levels(dev_amg *g)
         sps_operator_destroy(L.A);
         sps_operator_destroy(L.P);
         sps_operator_destroy(L.R);
-        sps__dfree(L.dinv);
+        if (L.own_dinv) sps__dfree(L.dinv);
         sps__dfree(L.x);
         sps__dfree(L.b);
         sps__dfree(L.r);
         sps__dfree(L.d);
         L = dev_level();
     }
-    sps__dfree(g->cinv);
+    if (g->own_cinv) sps__dfree(g->cinv);
     g->cinv = nullptr;
+    g->own_cinv = 0;
 }
 
 void dev_destroy(sps_precond *pc)
@@ -237,24 +242,20 @@ void dev_destroy(sps_precond *pc)
     pc->impl = nullptr;
 }
 
-/* A csr-vector operator of a host CSR (the matrix's device copy dropped
- * after). A device copy that setup=gpu left on A (amg_dsetup.cu) is used
- * (device to device, nothing crosses the bus) and freed with it. */
+/* A csr-vector operator of a host CSR. A device copy that setup=gpu left
+ * on A (amg_dsetup.cu: the hierarchy's primary copy, with only the row
+ * pointer on the host) is copied device to device, and stays A's. */
 sps_status make_op(sps_context *ctx, sps_csr *A, sps_operator **op)
 {
     sps_matrix M;
     memset(&M, 0, sizeof M);
     M.A = *A;
-    M.A.dev = nullptr;
-    if (A->dev && sps__csr_device_copy(ctx, A)) {
-        M.A.dev = A->dev;
-        A->dev = nullptr;
-    }
+    sps_dcsr *kept = A->dev && sps__csr_device_copy(ctx, A) ? A->dev : nullptr;
+    M.A.dev = kept;
     sps_status st = sps_operator_create(ctx, &M, "csr-vector", nullptr, op);
-    sps_status sy = sps__gpu_sync(ctx); /* the operator's copies from M's device copy are done */
-    sps__matrix_drop_device(&M);
-    if (st == SPS_OK) st = sy;
-    return st;
+    sps_status sy = sps__gpu_sync(ctx); /* the operator's copies from A's device copy are done */
+    if (M.A.dev != kept) sps__matrix_drop_device(&M); /* an upload of a host level's A */
+    return st == SPS_OK ? sy : st;
 }
 
 sps_status upload(sps_context *ctx, double **dst, const double *src, size_t count)
@@ -272,7 +273,11 @@ sps_status upload_level(sps_context *ctx, sps_amg *h, int l, dev_level &L)
     if (st == SPS_OK && l + 1 < h->nlevels) {
         st = make_op(ctx, &H.P, &L.P);
         if (st == SPS_OK) st = make_op(ctx, &H.R, &L.R);
-        if (st == SPS_OK) st = upload(ctx, &L.dinv, H.dinv, n);
+        if (st == SPS_OK && H.ddinv) L.dinv = H.ddinv; /* setup=gpu's: shared, the hierarchy's */
+        else if (st == SPS_OK) {
+            st = upload(ctx, &L.dinv, H.dinv, n);
+            L.own_dinv = 1;
+        }
         if (st == SPS_OK) st = upload(ctx, &L.r, nullptr, n);
         if (st == SPS_OK) st = upload(ctx, &L.d, nullptr, n);
     }
@@ -288,7 +293,11 @@ sps_status upload_all(sps_precond *pc, dev_amg *g)
     double t0 = sps__now_ms();
     sps_status st = SPS_OK;
     for (int l = 0; l < h->nlevels && st == SPS_OK; l++) st = upload_level(ctx, h, l, g->lv[l]);
-    if (st == SPS_OK) st = upload(ctx, &g->cinv, h->cinv, (size_t)h->nc * (size_t)h->nc);
+    if (st == SPS_OK && h->dcinv) g->cinv = h->dcinv; /* setup=gpu's: shared */
+    else if (st == SPS_OK) {
+        st = upload(ctx, &g->cinv, h->cinv, (size_t)h->nc * (size_t)h->nc);
+        g->own_cinv = 1;
+    }
     if (st == SPS_OK) st = sps__gpu_sync(ctx);
     char extra[96];
     snprintf(extra, sizeof extra, ", upload %.1f\n", sps__now_ms() - t0);

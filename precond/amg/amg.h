@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/precond/amg/amg.h: what the smoothed-aggregation AMG's host setup
- * (amg_setup.c), host table and V-cycle (amg.c) and device V-cycle (amg.cu)
- * share. The hierarchy is always built on the host (the reference); a GPU
- * context uploads it and runs the same V-cycle with kernels. */
+ * (amg_setup.c), device setup (amg_dsetup.cu), host table and V-cycle
+ * (amg.c) and device V-cycle (amg.cu) share. The host setup is the
+ * reference; a GPU context builds the large levels on the device (they stay
+ * there, copied to the host on demand) and runs the same V-cycle with
+ * kernels. */
 #ifndef SPS_AMG_H
 #define SPS_AMG_H
 
@@ -51,6 +53,13 @@ typedef struct sps_amg_level {
     int bs;            /* unknowns per node */
     sps_idx nagg;      /* aggregates (nodes of the next level) */
     sps_idx *agg;      /* node -> aggregate */
+    /* setup=gpu (amg_dsetup.cu) keeps its device levels on the device: agg and
+     * the smoother's scaling there (dagg, ddinv; agg and dinv NULL until
+     * sps__amg_host_copy), T, P, R and the next level's A as device copies
+     * (their .dev) with only the sizes (T) or the row pointers (P, R, A) on
+     * the host. Freed by sps__amg_free. */
+    sps_idx *dagg;
+    double *ddinv;
     double *x, *b, *r, *d; /* host work vectors (host context only) */
 } sps_amg_level;
 
@@ -60,6 +69,8 @@ typedef struct sps_amg {
     int nlevels, smoother, sweeps, nnull;
     sps_amg_level lv[SPS_AMG_MAX_LEVELS];
     double *cinv; /* row-major inverse of the coarsest A (nc x nc) */
+    double *dcinv; /* setup=gpu: cinv computed on the device (cinv NULL until
+                      sps__amg_host_copy); the V-cycle uses it in place */
     sps_idx nc;
     double ms[6]; /* setup phases: strength, aggregate, prolong, galerkin, spectral, coarse */
     double op_complexity, grid_complexity;
@@ -67,7 +78,8 @@ typedef struct sps_amg {
     sps_amg_prm prm;   /* the parameters it was built with */
     uint64_t pattern;  /* level 0's pattern (sps__amg_pattern) */
     int gpu_levels;    /* levels built on the device (setup=gpu), 0: all on the host */
-    double ms_download; /* setup=gpu: level 0 up, the device levels into this hierarchy */
+    double ms_download; /* setup=gpu: level 0 up, the sizes and row pointers down */
+    int host_partial;  /* setup=gpu: the device levels' arrays are not all on the host yet */
 } sps_amg;
 
 /* Build the hierarchy of A. B: k near-nullspace vectors (n x k column-major)
@@ -116,8 +128,13 @@ sps_status sps__amg_spgemm(sps_context *ctx, const sps_csr *X, const sps_csr *Y,
 /* C's values = X Y in C's pattern (a previous sps__amg_spgemm's), in its order. */
 sps_status sps__amg_spgemm_into(sps_context *ctx, const sps_csr *X, const sps_csr *Y, sps_csr *C);
 sps_status sps__amg_transpose(sps_context *ctx, const sps_csr *X, sps_csr *T);
+/* inv = A^-1, row-major n x n (Gauss-Jordan in place, partial pivoting; a
+ * zero row of A gets a unit diagonal): the coarse solve's inverse. */
+sps_status sps__amg_dense_inverse(sps_context *ctx, const sps_csr *A, double *inv);
 
-/* The hierarchy of an amg preconditioner (host or device), or NULL. */
+/* The hierarchy of an amg preconditioner (host or device), or NULL; a
+ * device-built one is first copied into host memory (sps__amg_host_copy;
+ * NULL if that fails). */
 sps_amg *sps__amg_hierarchy(const sps_precond *pc);
 
 #if SPS_HAVE_CUDA
@@ -130,6 +147,13 @@ sps_status sps__amg_gpu(sps_precond *pc, sps_amg *h, sps_operator *op0, int own_
  * the host (sps__amg_build_from). */
 sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A,
                               sps_amg *h);
+/* The device levels' arrays into h's host CSRs (agg, dinv, T, P, R, the
+ * coarse A): what the numeric re-setup and the tests read. Once; a no-op
+ * for a hierarchy built on the host. */
+sps_status sps__amg_host_copy(sps_context *ctx, sps_amg *h);
+/* amg.cu: a device preconditioner's hierarchy as it is (no host copy) and
+ * its fine operator. */
+sps_amg *sps__amg_gpu_hierarchy(sps_precond *pc, sps_operator **op0);
 #endif
 
 #ifdef __cplusplus

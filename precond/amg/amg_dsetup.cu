@@ -6,34 +6,41 @@
  *   strength   one thread per row, the host's test and expression;
  *   aggregate  MIS(2) rounds with the host's keys (two max passes and an
  *              update per round; the count of undecided nodes is an integer
- *              sum), roots numbered by a scan, then the two joining passes:
- *              the aggregates equal the host's exactly;
+ *              sum, read every MIS_BATCH rounds), roots numbered by a scan,
+ *              then the two joining passes: the aggregates equal the host's
+ *              exactly;
  *   P_tent     the members of each aggregate in node order (a stable radix
  *              sort of (aggregate, node)), then one thread per aggregate:
  *              the host's modified Gram-Schmidt for one column;
  *   spectral   Jacobi-PCG (Lanczos) steps with the host's products and
  *              updates; the dot products are block partials plus one block
  *              in a fixed order (deterministic, not the host's serial order:
- *              rho, so P and A_c, agree with the host's to rounding);
+ *              rho, so P and A_c, agree with the host's to rounding); the
+ *              steps' scalars stay on the device, read once at the end;
  *   products   P = (I - omega D^-1 A) P_tent, A P and R (A P) by our own
- *              kernels: one thread per row of C sums its entries in a hash
- *              table (its own slice of a scratch sized by the row's bound),
- *              the terms in the host's order (X's row, then Y's), then
- *              gathers and sorts them. cuSPARSE SpGEMM is not used: its
- *              summation order is not documented as fixed, and this order
- *              makes C bitwise the host's for equal inputs;
+ *              kernels: a group of 4-32 lanes a row sums into a hash table
+ *              in shared memory (global memory for a row that overflows
+ *              it), one thread a row for short products; every entry's
+ *              terms in the host's order (X's row, then Y's), then the row
+ *              sorted. cuSPARSE SpGEMM is not used: its summation order is
+ *              not documented as fixed, and this order makes C bitwise the
+ *              host's for equal inputs;
  *   transpose  R = P' by a stable radix sort of P's entries by column.
  * Every product and sum is __dmul_rn / __dadd_rn (no contraction into FMA),
- * as the host's code is compiled. Each device level is copied into the host
- * hierarchy (the V-cycle upload, the numeric re-setup and the tests read
- * it); levels of at most gpu_min rows (default SPS_AMG_GPU_MIN), and a level
- * whose coarsening stalls, are built by the host code. */
+ * as the host's code is compiled. The device levels stay on the device
+ * (the hierarchy's primary copy: the V-cycle's operators are built from it
+ * device to device); sps__amg_host_copy brings them to the host when the
+ * numeric re-setup or a test reads them. Levels of at most gpu_min rows
+ * (default SPS_AMG_GPU_MIN), and a level whose coarsening stalls, are built
+ * by the host code. */
 #include "../../core/cuda_check.cuh"
 #include "../cheby/cheby.h"
 #include "amg.h"
 
 #include <cub/cub.cuh>
+#include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 namespace {
@@ -187,14 +194,15 @@ struct dsetup {
     double *red = nullptr; /* RED_BLOCKS partials + 1 result */
 };
 
-/* x'y (op 0) or max x (op 1), deterministic, read back to the host. */
+/* *out (device) = x'y (op 0) or max x (op 1), deterministic; nothing is
+ * read back. */
 sps_status reduce(dsetup &D, int op, long long n, const double *x, const double *y, double *out)
 {
     k_reduce_part<<<RED_BLOCKS, TB, 0, D.s>>>(n, op, x, y, D.red);
     SPS_LAUNCH_CHECK(D.ctx, "k_reduce_part");
-    k_reduce_final<<<1, TB, 0, D.s>>>(op, D.red, D.red + RED_BLOCKS);
+    k_reduce_final<<<1, TB, 0, D.s>>>(op, D.red, out);
     SPS_LAUNCH_CHECK(D.ctx, "k_reduce_final");
-    return sps__d2h(D.ctx, out, D.red + RED_BLOCKS, sizeof *out);
+    return SPS_OK;
 }
 
 /* ---- strength ------------------------------------------------------------- */
@@ -334,24 +342,40 @@ __global__ void k_join(sps_idx n, const sps_idx *__restrict__ srp, const sps_idx
     }
 }
 
+/* *bad += nodes with strong neighbours left without an aggregate (MIS(2)
+ * is maximal: none; amg_setup.c's check, on the device). */
+__global__ void k_orphans(sps_idx n, const sps_idx *__restrict__ srp, const sps_idx *__restrict__ agg,
+                          unsigned long long *__restrict__ bad)
+{
+    unsigned long long c = 0;
+    GRID_LOOP(i, n) c += agg[i] < 0 && srp[i + 1] > srp[i];
+    if (c) atomicAdd(bad, c);
+}
+
+/* Rounds until no node is undecided, in batches of MIS_BATCH rounds
+ * between reads of the count (a round after the last one changes nothing:
+ * it has no undecided node to update), so the keys are those of the host's
+ * loop with a read every MIS_BATCH rounds instead of every round. */
+const int MIS_BATCH = 2;
+
 sps_status mis2(dsetup &D, const dcsr &S, uint64_t *key, uint64_t *t1, uint64_t *t2)
 {
     sps_idx n = S.nr;
     int gr = blocks_for(n);
     unsigned long long *left = nullptr, hl = 1;
-    sps_status st = dalloc(D.ctx, &left, 1);
+    sps_status st = dalloc(D.ctx, &left, MIS_BATCH);
     if (st != SPS_OK) return st;
     k_mis_init<<<gr, TB, 0, D.s>>>(n, S.rp, key);
     cudaError_t e = cudaGetLastError();
     while (st == SPS_OK && e == cudaSuccess && hl > 0) {
-        k_max_nb<<<gr, TB, 0, D.s>>>(n, S.rp, S.ci, key, t1);
-        k_max_nb<<<gr, TB, 0, D.s>>>(n, S.rp, S.ci, t1, t2);
-        if ((e = cudaGetLastError()) != cudaSuccess) break;
-        st = sps__dmemset(D.ctx, left, 0, sizeof *left);
-        if (st != SPS_OK) break;
-        k_mis_update<<<gr, TB, 0, D.s>>>(n, key, t2, left);
-        if ((e = cudaGetLastError()) != cudaSuccess) break;
-        st = sps__d2h(D.ctx, &hl, left, sizeof hl);
+        st = sps__dmemset(D.ctx, left, 0, MIS_BATCH * sizeof *left);
+        for (int r = 0; r < MIS_BATCH && st == SPS_OK && e == cudaSuccess; r++) {
+            k_max_nb<<<gr, TB, 0, D.s>>>(n, S.rp, S.ci, key, t1);
+            k_max_nb<<<gr, TB, 0, D.s>>>(n, S.rp, S.ci, t1, t2);
+            k_mis_update<<<gr, TB, 0, D.s>>>(n, key, t2, left + r);
+            e = cudaGetLastError();
+        }
+        if (st == SPS_OK && e == cudaSuccess) st = sps__d2h(D.ctx, &hl, left + MIS_BATCH - 1, sizeof hl);
     }
     sps__dfree(left);
     if (e != cudaSuccess) return sps__cuda_fail(D.ctx, e, "launch MIS(2) round", __FILE__, __LINE__);
@@ -507,6 +531,15 @@ __global__ void k_diag(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx 
 
 /* ---- Lanczos ------------------------------------------------------------------ */
 
+/* The Lanczos steps' scalars, on the device: the steps run without a read
+ * by the host (a step after the stop does nothing), and the host reads
+ * them once at the end. */
+struct lz_state {
+    double rz, rz0, rzn, pq, a, b, gersh;
+    double alpha[SPS_AMG_LANCZOS], beta[SPS_AMG_LANCZOS];
+    int m, stop;
+};
+
 __global__ void k_lz_init(sps_idx n, const double *__restrict__ dinv, double *__restrict__ r,
                           double *__restrict__ z, double *__restrict__ p)
 {
@@ -517,20 +550,56 @@ __global__ void k_lz_init(sps_idx n, const double *__restrict__ dinv, double *__
     }
 }
 
-/* y = A x, one thread per row, spmv_rows' sums */
-__global__ void k_spmv(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
-                       const double *__restrict__ v, const double *__restrict__ x, double *__restrict__ y)
+/* one thread: rz = rz0 = r'z (in rzn); stop unless rz0 > 0 */
+__global__ void k_lz_start(lz_state *s)
 {
+    s->rz = s->rz0 = s->rzn;
+    s->m = 0;
+    s->stop = !(s->rz0 > 0);
+}
+
+/* one thread: alpha_m = rz / p'q, or stop unless p'q > 0 */
+__global__ void k_lz_alpha(lz_state *s)
+{
+    if (s->stop) return;
+    if (!(s->pq > 0)) {
+        s->stop = 1;
+        return;
+    }
+    s->a = s->alpha[s->m] = __ddiv_rn(s->rz, s->pq);
+}
+
+/* one thread: beta_m = r'z (new) / rz, m + 1; stop unless r'z > 1e-30 rz0 */
+__global__ void k_lz_beta(lz_state *s)
+{
+    if (s->stop) return;
+    s->b = s->beta[s->m] = __ddiv_rn(s->rzn, s->rz);
+    s->m++;
+    if (!(s->rzn > __dmul_rn(1e-30, s->rz0))) {
+        s->stop = 1;
+        return;
+    }
+    s->rz = s->rzn;
+}
+
+/* y = A x, one thread per row, spmv_rows' sums (nothing once s stops) */
+__global__ void k_spmv(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
+                       const double *__restrict__ v, const double *__restrict__ x, double *__restrict__ y,
+                       const lz_state *s)
+{
+    if (s->stop) return;
     GRID_LOOP(i, n) {
-        double s = 0.0;
-        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) s = __dadd_rn(s, __dmul_rn(v[p], x[ci[p]]));
-        y[i] = s;
+        double sum = 0.0;
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) sum = __dadd_rn(sum, __dmul_rn(v[p], x[ci[p]]));
+        y[i] = sum;
     }
 }
 
-__global__ void k_lz_update(sps_idx n, double alpha, const double *__restrict__ q,
+__global__ void k_lz_update(sps_idx n, const lz_state *s, const double *__restrict__ q,
                             const double *__restrict__ dinv, double *__restrict__ r, double *__restrict__ z)
 {
+    if (s->stop) return;
+    double alpha = s->a;
     GRID_LOOP(i, n) {
         double ri = __dsub_rn(r[i], __dmul_rn(alpha, q[i]));
         r[i] = ri;
@@ -538,41 +607,40 @@ __global__ void k_lz_update(sps_idx n, double alpha, const double *__restrict__ 
     }
 }
 
-__global__ void k_lz_dir(sps_idx n, double beta, const double *__restrict__ z, double *__restrict__ p)
+__global__ void k_lz_dir(sps_idx n, const lz_state *s, const double *__restrict__ z, double *__restrict__ p)
 {
+    if (s->stop) return;
+    double beta = s->b;
     GRID_LOOP(i, n) p[i] = __dadd_rn(z[i], __dmul_rn(beta, p[i]));
 }
 
-/* lanczos() of amg_setup.c with deterministic device dot products. */
-sps_status lanczos(dsetup &D, const dcsr &A, const double *dinv, double *w, double *alpha,
-                   double *beta, int *steps_done)
+/* lanczos() of amg_setup.c with deterministic device dot products, its
+ * scalars in S (device): the same steps, queued without a host read. */
+sps_status lanczos(dsetup &D, const dcsr &A, const double *dinv, double *w, lz_state *S)
 {
     sps_idx n = A.nr;
-    int gr = blocks_for(n), m = 0, steps = SPS_AMG_LANCZOS < n ? SPS_AMG_LANCZOS : (int)n;
+    int gr = blocks_for(n), steps = SPS_AMG_LANCZOS < n ? SPS_AMG_LANCZOS : (int)n;
     double *r = w, *z = w + n, *p = w + 2 * (long long)n, *q = w + 3 * (long long)n;
     k_lz_init<<<gr, TB, 0, D.s>>>(n, dinv, r, z, p);
     SPS_LAUNCH_CHECK(D.ctx, "k_lz_init");
-    double rz = 0, rz0, pq, rzn;
-    sps_status st = reduce(D, 0, n, r, z, &rz);
-    rz0 = rz;
-    *steps_done = 0;
-    if (st != SPS_OK || !(rz0 > 0)) return st;
-    while (m < steps) {
-        k_spmv<<<gr, TB, 0, D.s>>>(n, A.rp, A.ci, A.v, p, q);
+    sps_status st = reduce(D, 0, n, r, z, &S->rzn);
+    if (st != SPS_OK) return st;
+    k_lz_start<<<1, 1, 0, D.s>>>(S);
+    SPS_LAUNCH_CHECK(D.ctx, "k_lz_start");
+    for (int k = 0; k < steps; k++) {
+        k_spmv<<<gr, TB, 0, D.s>>>(n, A.rp, A.ci, A.v, p, q, S);
         SPS_LAUNCH_CHECK(D.ctx, "k_spmv");
-        if ((st = reduce(D, 0, n, p, q, &pq)) != SPS_OK) return st;
-        if (!(pq > 0)) break;
-        alpha[m] = rz / pq;
-        k_lz_update<<<gr, TB, 0, D.s>>>(n, alpha[m], q, dinv, r, z);
+        if ((st = reduce(D, 0, n, p, q, &S->pq)) != SPS_OK) return st;
+        k_lz_alpha<<<1, 1, 0, D.s>>>(S);
+        SPS_LAUNCH_CHECK(D.ctx, "k_lz_alpha");
+        k_lz_update<<<gr, TB, 0, D.s>>>(n, S, q, dinv, r, z);
         SPS_LAUNCH_CHECK(D.ctx, "k_lz_update");
-        if ((st = reduce(D, 0, n, r, z, &rzn)) != SPS_OK) return st;
-        beta[m++] = rzn / rz;
-        if (!(rzn > 1e-30 * rz0)) break;
-        rz = rzn;
-        k_lz_dir<<<gr, TB, 0, D.s>>>(n, beta[m - 1], z, p);
+        if ((st = reduce(D, 0, n, r, z, &S->rzn)) != SPS_OK) return st;
+        k_lz_beta<<<1, 1, 0, D.s>>>(S);
+        SPS_LAUNCH_CHECK(D.ctx, "k_lz_beta");
+        k_lz_dir<<<gr, TB, 0, D.s>>>(n, S, z, p);
         SPS_LAUNCH_CHECK(D.ctx, "k_lz_dir");
     }
-    *steps_done = m;
     return SPS_OK;
 }
 
@@ -608,10 +676,11 @@ __global__ void k_sg_hash(sps_idx n, const sps_idx *__restrict__ xrp, const sps_
                           const double *__restrict__ xv, const sps_idx *__restrict__ yrp,
                           const sps_idx *__restrict__ yci, const double *__restrict__ yv,
                           const long long *__restrict__ off, sps_idx *__restrict__ hc,
-                          double *__restrict__ hv, long long *__restrict__ cnt)
+                          double *__restrict__ hv, long long *__restrict__ cnt, int only)
 {
     GRID_LOOP(i, n) {
         long long base = off[i], size = off[i + 1] - base, c = 0;
+        if (only && size == 0) continue; /* only the rows with a slice */
         for (sps_idx p = xrp[i]; p < xrp[i + 1]; p++) {
             sps_idx k = xci[p];
             double x = xv[p];
@@ -654,15 +723,252 @@ __global__ void k_sg_gather(sps_idx n, const long long *__restrict__ off, const 
             cv[t] = x;
         }
         crp[i] = (sps_idx)w0;
-        if (i == n - 1) crp[n] = (sps_idx)w;
+        if (i == n - 1) crp[n] = (sps_idx)crp64[n]; /* w, unless the group kernels wrote the row */
     }
 }
 
-/* C = X Y (rows sorted), the host's sums. */
+/* ---- products by groups of lanes --------------------------------------------- */
+
+/* A group of G lanes (4, 8, 16 or 32, within a warp) computes a row of
+ * C = X Y: X's row in order, and for each of its entries the G lanes take
+ * Y's row k in slices of G entries, each lane one entry (x y_kj into column
+ * j), then the group synchronizes. Y's row has each column once, so within
+ * a step no two lanes touch the same column, and across steps a column's
+ * terms arrive in X's row order: every entry of C is summed in the host's
+ * order (fill_row: the first term stored, the next ones added, X's row
+ * then Y's), whichever lane takes which term. The row's columns are keys of
+ * a hash table in shared memory, 12 G slots a row (blocks of GTB threads,
+ * GTB / G rows a block); a key is claimed by atomicCAS, so
+ * where a column lands depends on the lanes' timing, but its value does
+ * not, and the row is written sorted by rank (the count of the row's
+ * smaller columns, from a list of them): C is bitwise the host's product.
+ * A first pass counts each row's columns (C's row pointer, exactly); a row
+ * with more than 9 G columns overflows the table: the same group sums it in
+ * a slice of global memory sized by its bound (k_grp_hash_global), and
+ * k_sg_gather writes it sorted.
+ * 16 bytes a slot (key, value, list), 12 a lane: 24 KiB a block of 128. */
+const int GTB = TB >= 256 ? 128 : TB; /* threads a block of the group kernels */
+const int GRP_SLOTS = 12 * GTB;       /* hash slots a block */
+
+__device__ unsigned grp_mask(int G)
+{
+    unsigned lane = threadIdx.x & 31;
+    return G == 32 ? 0xffffffffu : ((1u << G) - 1) << (lane / G * G);
+}
+
+/* j's first slot in [0, hs) (a multiplicative hash scaled to hs: no modulo) */
+__device__ int grp_hash(sps_idx j, int hs)
+{
+    return (int)(((unsigned long long)((unsigned)j * 0x9e3779b1u) * (unsigned)hs) >> 32);
+}
+
+
+/* cnt[i] = row i's columns, and ub[i] = 0; a row of more than 9 G columns
+ * keeps its bound in ub (the fallback's slice) and cnt[i] = 0. */
+__global__ void k_grp_count(sps_idx n, int G, const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
+                            const sps_idx *__restrict__ yrp, const sps_idx *__restrict__ yci,
+                            long long *__restrict__ cnt, long long *__restrict__ ub)
+{
+    __shared__ sps_idx keys[GRP_SLOTS];
+    __shared__ int num[GTB / 4];
+    const int gpb = GTB / G, hs = 12 * G, cap = 9 * G, g = threadIdx.x / G, lane = threadIdx.x % G;
+    volatile sps_idx *hk = keys + g * hs;
+    volatile int *nm = num + g;
+    const unsigned mask = grp_mask(G);
+    for (long long i = (long long)blockIdx.x * gpb + g; i < n; i += (long long)gridDim.x * gpb) {
+        for (int s = lane; s < hs; s += G) hk[s] = -1;
+        if (lane == 0) *nm = 0;
+        __syncwarp(mask);
+        int over = 0;
+        for (sps_idx p = xrp[i]; p < xrp[i + 1] && !over; p++) {
+            sps_idx k = xci[p], q1 = yrp[k + 1];
+            for (sps_idx q0 = yrp[k]; q0 < q1 && !over; q0 += G) {
+                if (q0 + lane < q1) {
+                    sps_idx j = yci[q0 + lane];
+                    for (int h = grp_hash(j, hs);; h = h + 1 == hs ? 0 : h + 1) {
+                        sps_idx c = hk[h];
+                        if (c == j) break;
+                        if (c != -1) continue;
+                        c = atomicCAS((sps_idx *)&hk[h], -1, j);
+                        if (c == -1) {
+                            atomicAdd((int *)nm, 1);
+                            break;
+                        }
+                        if (c == j) break;
+                    }
+                }
+                __syncwarp(mask);
+                over = *nm > cap; /* the same for the whole group: at most 10 G keys, a free slot left */
+                __syncwarp(mask);
+            }
+        }
+        if (lane == 0) {
+            cnt[i] = over ? 0 : *nm;
+            if (!over) ub[i] = 0;
+        }
+        __syncwarp(mask);
+    }
+}
+
+/* The rows k_grp_count did not send to the fallback (an empty slice in
+ * off): summed in the host's order, written sorted at crp[i]. */
+__global__ void k_grp_numeric(sps_idx n, int G, const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
+                              const double *__restrict__ xv, const sps_idx *__restrict__ yrp,
+                              const sps_idx *__restrict__ yci, const double *__restrict__ yv,
+                              const long long *__restrict__ off, const long long *__restrict__ crp,
+                              sps_idx *__restrict__ cci, double *__restrict__ cv)
+{
+    __shared__ sps_idx keys[GRP_SLOTS];
+    __shared__ double vals[GRP_SLOTS];
+    __shared__ sps_idx list[GRP_SLOTS];
+    __shared__ int num[GTB / 4];
+    const int gpb = GTB / G, hs = 12 * G, g = threadIdx.x / G, lane = threadIdx.x % G;
+    volatile sps_idx *hk = keys + g * hs;
+    volatile double *hv = vals + g * hs;
+    volatile sps_idx *hl = list + g * hs;
+    volatile int *nm = num + g;
+    const unsigned mask = grp_mask(G);
+    for (long long i = (long long)blockIdx.x * gpb + g; i < n; i += (long long)gridDim.x * gpb) {
+        if (off[i + 1] > off[i]) continue; /* the fallback's row (the whole group skips it) */
+        for (int s = lane; s < hs; s += G) hk[s] = -1;
+        if (lane == 0) *nm = 0;
+        __syncwarp(mask);
+        for (sps_idx p = xrp[i]; p < xrp[i + 1]; p++) {
+            sps_idx k = xci[p], q1 = yrp[k + 1];
+            double x = xv[p];
+            for (sps_idx q0 = yrp[k]; q0 < q1; q0 += G) {
+                if (q0 + lane < q1) {
+                    sps_idx j = yci[q0 + lane];
+                    double t = __dmul_rn(x, yv[q0 + lane]);
+                    for (int h = grp_hash(j, hs);; h = h + 1 == hs ? 0 : h + 1) {
+                        sps_idx c = hk[h];
+                        if (c == j) {
+                            hv[h] = __dadd_rn(hv[h], t);
+                            break;
+                        }
+                        if (c != -1) continue;
+                        c = atomicCAS((sps_idx *)&hk[h], -1, j);
+                        if (c == -1) {
+                            hv[h] = t;
+                            break;
+                        }
+                        if (c == j) { /* cannot happen: j is this lane's alone in this step */
+                            hv[h] = __dadd_rn(hv[h], t);
+                            break;
+                        }
+                    }
+                }
+                __syncwarp(mask);
+            }
+        }
+        /* the row's columns into a list (any order), then each entry at its rank */
+        for (int s = lane; s < hs; s += G)
+            if (hk[s] != -1) hl[atomicAdd((int *)nm, 1)] = hk[s];
+        __syncwarp(mask);
+        const int m = *nm;
+        const long long w0 = crp[i];
+        for (int s = lane; s < hs; s += G) {
+            sps_idx j = hk[s];
+            if (j == -1) continue;
+            int r = 0;
+            for (int t = 0; t < m; t++) r += hl[t] < j;
+            cci[w0 + r] = j;
+            cv[w0 + r] = hv[s];
+        }
+        __syncwarp(mask);
+    }
+}
+
+/* A row that overflowed its shared table (k_grp_count): the same group
+ * sums, in a slice of global memory [off[i], off[i+1]) sized by the row's
+ * bound (columns -1 on entry), read by k_sg_gather after; cnt[i] = the
+ * row's columns. The long rows of a coarse level's R (A P) are these (up to
+ * 10^5 terms a row on poisson3d-jump), which one thread would sum alone. */
+__global__ void k_grp_hash_global(sps_idx n, int G, const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
+                                  const double *__restrict__ xv, const sps_idx *__restrict__ yrp,
+                                  const sps_idx *__restrict__ yci, const double *__restrict__ yv,
+                                  const long long *__restrict__ off, sps_idx *hc, double *hv,
+                                  long long *__restrict__ cnt)
+{
+    __shared__ int num[GTB / 4];
+    const int gpb = GTB / G, g = threadIdx.x / G, lane = threadIdx.x % G;
+    volatile int *nm = num + g;
+    const unsigned mask = grp_mask(G);
+    for (long long i = (long long)blockIdx.x * gpb + g; i < n; i += (long long)gridDim.x * gpb) {
+        long long base = off[i], size = off[i + 1] - base;
+        if (size == 0) continue; /* a row of k_grp_numeric */
+        volatile sps_idx *hk = hc + base;
+        volatile double *hw = hv + base;
+        if (lane == 0) *nm = 0;
+        __syncwarp(mask);
+        for (sps_idx p = xrp[i]; p < xrp[i + 1]; p++) {
+            sps_idx k = xci[p], q1 = yrp[k + 1];
+            double x = xv[p];
+            for (sps_idx q0 = yrp[k]; q0 < q1; q0 += G) {
+                if (q0 + lane < q1) {
+                    sps_idx j = yci[q0 + lane];
+                    double t = __dmul_rn(x, yv[q0 + lane]);
+                    for (long long h = grp_hash(j, (int)(size < 0x7fffffff ? size : 0x7fffffff));;
+                         h = h + 1 == size ? 0 : h + 1) {
+                        sps_idx c = hk[h];
+                        if (c == j) {
+                            hw[h] = __dadd_rn(hw[h], t);
+                            break;
+                        }
+                        if (c != -1) continue;
+                        c = atomicCAS((sps_idx *)&hk[h], -1, j);
+                        if (c == -1) {
+                            hw[h] = t;
+                            atomicAdd((int *)nm, 1);
+                            break;
+                        }
+                        if (c == j) { /* cannot happen: j is this lane's alone in this step */
+                            hw[h] = __dadd_rn(hw[h], t);
+                            break;
+                        }
+                    }
+                }
+                __threadfence_block();
+                __syncwarp(mask);
+            }
+        }
+        if (lane == 0) cnt[i] = *nm;
+        __syncwarp(mask);
+    }
+}
+
+/* Lanes a row: Y's mean row length (a step of the group takes one row of
+ * Y), at least 4; 0 for one thread a row where Y has about one entry a row
+ * (P_tent) or C's rows are short (a global slice costs little). */
+int group_lanes(const dcsr &Y, double mean_bound)
+{
+    /* SPS_AMG_LANES=0|4|8|16|32 forces one choice for every product (the
+     * tests and the emulation: small tables make rows overflow) */
+    const char *force = getenv("SPS_AMG_LANES");
+    if (force && *force) {
+        int f = atoi(force);
+        if (f == 0 || f == 4 || f == 8 || f == 16 || f == 32) return f;
+    }
+    double my = Y.nr ? (double)Y.nnz / Y.nr : 0.0;
+    if (mean_bound <= 16 || my < 2) return 0;
+    int G = 4;
+    while (G < 32 && G < my) G *= 2;
+    return G;
+}
+
+int grp_blocks(long long n, int G)
+{
+    long long b = (n + GTB / G - 1) / (GTB / G);
+    if (b > 65535LL * 32) b = 65535LL * 32;
+    return b < 1 ? 1 : (int)b;
+}
+
+/* C = X Y (rows sorted), the host's sums: groups of lanes a row, the rows
+ * that overflow their table (and short products) one thread a row. */
 sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C)
 {
     sps_idx n = X.nr;
-    int gr = blocks_for(n);
+    int gr = blocks_for(n), G = 0;
     long long *ub = nullptr, *off = nullptr, *cnt = nullptr, *crp = nullptr, total = 0, nnz = 0;
     sps_idx *hc = nullptr;
     double *hv = nullptr;
@@ -676,21 +982,38 @@ sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C)
         if (st == SPS_OK) st = scan(D.ctx, ub, off, n);
     }
     if (st == SPS_OK) st = sps__d2h(D.ctx, &total, off + n, sizeof total);
+    if (st == SPS_OK) G = group_lanes(Y, n ? (double)total / n : 0.0);
+    int grg = G > 0 ? grp_blocks(n, G) : 1;
+    if (st == SPS_OK && G > 0) { /* counts; the bound stays only on the rows that overflow */
+        k_grp_count<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, Y.rp, Y.ci, cnt, ub);
+        LAUNCHED(D.ctx, st, "k_grp_count");
+        if (st == SPS_OK) st = scan(D.ctx, ub, off, n);
+        if (st == SPS_OK) st = sps__d2h(D.ctx, &total, off + n, sizeof total);
+    }
     if (st == SPS_OK) st = dalloc(D.ctx, &hc, total);
     if (st == SPS_OK) st = dalloc(D.ctx, &hv, total);
-    if (st == SPS_OK) st = sps__dmemset(D.ctx, hc, 0xff, (size_t)(total > 0 ? total : 1) * sizeof *hc);
-    if (st == SPS_OK) {
-        k_sg_hash<<<gr, TB, 0, D.s>>>(n, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, hc, hv, cnt);
+    if (st == SPS_OK && total > 0) st = sps__dmemset(D.ctx, hc, 0xff, (size_t)total * sizeof *hc);
+    if (st == SPS_OK && G == 0) {
+        k_sg_hash<<<gr, TB, 0, D.s>>>(n, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, hc, hv, cnt, 0);
         LAUNCHED(D.ctx, st, "k_sg_hash");
-        if (st == SPS_OK) st = scan(D.ctx, cnt, crp, n);
     }
+    if (st == SPS_OK && G > 0 && total > 0) { /* the rows that overflowed: the groups in global slices */
+        k_grp_hash_global<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, hc, hv, cnt);
+        LAUNCHED(D.ctx, st, "k_grp_hash_global");
+    }
+    if (st == SPS_OK) st = scan(D.ctx, cnt, crp, n);
     if (st == SPS_OK) st = sps__d2h(D.ctx, &nnz, crp + n, sizeof nnz);
     if (st == SPS_OK && nnz > SPS_IDX_MAX)
         st = sps__err(D.ctx, SPS_ERR_UNSUPPORTED,
                       "amg: a product has more entries than the 32-bit index limit %d", SPS_IDX_MAX);
     if (st == SPS_OK) st = dcsr_alloc(D.ctx, C, n, Y.nc, (sps_idx)nnz, 1);
     if (st == SPS_OK && n == 0) st = sps__dmemset(D.ctx, C.rp, 0, sizeof *C.rp);
-    if (st == SPS_OK && n > 0) {
+    if (st == SPS_OK && n > 0 && G > 0) {
+        k_grp_numeric<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off,
+                                                                    crp, C.ci, C.v);
+        LAUNCHED(D.ctx, st, "k_grp_numeric");
+    }
+    if (st == SPS_OK && n > 0) { /* C's row pointer; the fallback rows' entries */
         k_sg_gather<<<gr, TB, 0, D.s>>>(n, off, hc, hv, crp, C.rp, C.ci, C.v);
         LAUNCHED(D.ctx, st, "k_sg_gather");
     }
@@ -779,6 +1102,113 @@ sps_status transpose(dsetup &D, const dcsr &X, dcsr &T)
     return st;
 }
 
+/* ---- the coarse inverse ---------------------------------------------------------- */
+
+/* amg_setup.c's dense_load: M = A row-major (M zeroed before), a row
+ * without a nonzero value a unit diagonal. */
+__global__ void k_dense_load(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
+                             const double *__restrict__ v, double *__restrict__ M)
+{
+    GRID_LOOP(i, n) {
+        int empty = 1;
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) {
+            M[i * (long long)n + ci[p]] = v[p];
+            if (v[p] != 0.0) empty = 0;
+        }
+        if (empty) M[i * (long long)n + i] = 1.0;
+    }
+}
+
+/* One block: the pivot of column c (the first row of the largest |m_ic|,
+ * i >= c: the host's scan; m_cc when it is NaN, which nothing exceeds), its
+ * row swapped into row c and divided by the pivot (1 / p in column c),
+ * column c into fcol; *bad = 1 on a zero pivot (later steps do nothing). */
+__global__ void k_gj_pivot(sps_idx n, sps_idx c, double *__restrict__ M, sps_idx *__restrict__ perm,
+                           double *__restrict__ fcol, int *__restrict__ bad)
+{
+    __shared__ sps_idx si[TB];
+    __shared__ double sv[TB];
+    __shared__ int stop;
+    if (threadIdx.x == 0) stop = *bad;
+    __syncthreads();
+    if (stop) return;
+    sps_idx best = -1;
+    double bv = -1.0;
+    for (sps_idx i = c + threadIdx.x; i < n; i += TB) {
+        double a = fabs(M[i * (long long)n + c]);
+        if (a != a) a = i == c ? 2.0 * DBL_MAX : -1.0; /* NaN: c keeps it, others never win */
+        if (best < 0 || a > bv) {
+            best = i;
+            bv = a;
+        }
+    }
+    si[threadIdx.x] = best;
+    sv[threadIdx.x] = bv;
+    __syncthreads();
+    for (int w = TB / 2; w > 0; w >>= 1) {
+        if (threadIdx.x < w) {
+            sps_idx ia = si[threadIdx.x], ib = si[threadIdx.x + w];
+            double va = sv[threadIdx.x], vb = sv[threadIdx.x + w];
+            if (ib >= 0 && (ia < 0 || vb > va || (vb == va && ib < ia))) {
+                si[threadIdx.x] = ib;
+                sv[threadIdx.x] = vb;
+            }
+        }
+        __syncthreads();
+    }
+    const sps_idx piv = si[0];
+    if (M[piv * (long long)n + c] == 0.0) {
+        if (threadIdx.x == 0) *bad = 1;
+        return; /* the whole block: every thread read the same pivot */
+    }
+    if (threadIdx.x == 0) perm[c] = piv;
+    double *rc = M + c * (long long)n, *rp = M + piv * (long long)n;
+    if (piv != c)
+        for (sps_idx j = threadIdx.x; j < n; j += TB) {
+            double t = rc[j];
+            rc[j] = rp[j];
+            rp[j] = t;
+        }
+    __syncthreads();
+    const double pv = rc[c];
+    __syncthreads();
+    if (threadIdx.x == 0) rc[c] = 1.0;
+    __syncthreads();
+    for (sps_idx j = threadIdx.x; j < n; j += TB) rc[j] = __ddiv_rn(rc[j], pv);
+    __syncthreads();
+    for (sps_idx i = threadIdx.x; i < n; i += TB) fcol[i] = M[i * (long long)n + c];
+}
+
+/* gj_step's elimination: every row i != c with f = m_ic != 0 loses f times
+ * row c (row_update: y - f x, column c from 0). */
+__global__ void k_gj_update(sps_idx n, sps_idx c, double *__restrict__ M, const double *__restrict__ fcol,
+                            const int *__restrict__ bad)
+{
+    if (*bad) return;
+    const double *rc = M + c * (long long)n;
+    GRID_LOOP(e, (long long)n * n) {
+        sps_idx i = (sps_idx)(e / n), j = (sps_idx)(e % n);
+        double f = fcol[i];
+        if (i == c || f == 0.0) continue;
+        M[e] = __dsub_rn(j == c ? 0.0 : M[e], __dmul_rn(f, rc[j]));
+    }
+}
+
+/* The row interchanges undone as column interchanges, in reverse order. */
+__global__ void k_gj_unswap(sps_idx n, double *__restrict__ M, const sps_idx *__restrict__ perm,
+                            const int *__restrict__ bad)
+{
+    if (*bad) return;
+    GRID_LOOP(i, n) {
+        double *r = M + i * (long long)n;
+        for (sps_idx c = n - 1; c >= 0; c--) {
+            double t = r[c];
+            r[c] = r[perm[c]];
+            r[perm[c]] = t;
+        }
+    }
+}
+
 /* ---- copies between the device and the host hierarchy ---------------------------- */
 
 sps_status upload_csr(sps_context *ctx, const sps_csr *A, dcsr &d)
@@ -790,28 +1220,32 @@ sps_status upload_csr(sps_context *ctx, const sps_csr *A, dcsr &d)
     return st;
 }
 
-/* Into fresh host memory: through the context's pinned ring (core/gpu.h). */
-sps_status download_csr(sps_context *ctx, const dcsr &d, sps_csr *A)
+/* d's arrays become A's device copy (core/gpu.h's sps_dcsr), the primary
+ * copy: A on the host gets the sizes, and the row pointer when rp (amg.cu's
+ * make_op builds the V-cycle's operator from the device copy, and its
+ * conversion reads the row lengths); the rest comes to the host only in
+ * sps__amg_host_copy. The caller stops owning d's arrays when this
+ * succeeds. */
+sps_status attach(sps_context *ctx, dcsr &d, sps_csr *A, int rp)
 {
-    sps_status st = sps__csr_alloc(ctx, A, d.nr, d.nc, d.nnz);
-    if (st == SPS_OK) st = sps__d2h_pinned(ctx, A->row_ptr, d.rp, ((size_t)d.nr + 1) * sizeof *d.rp);
-    if (st == SPS_OK && d.nnz) st = sps__d2h_pinned(ctx, A->col_idx, d.ci, (size_t)d.nnz * sizeof *d.ci);
-    if (st == SPS_OK && d.nnz) st = sps__d2h_pinned(ctx, A->val, d.v, (size_t)d.nnz * sizeof *d.v);
-    return st;
-}
-
-/* d's arrays become A's device copy (core/gpu.h's sps_dcsr; A: the host CSR
- * just copied from d): amg.cu's make_op builds the V-cycle's operator from
- * it device to device and frees it, and sps__amg_free frees one left
- * over. The caller stops owning d's arrays when this succeeds. */
-sps_status attach(sps_context *ctx, const dcsr &d, sps_csr *A)
-{
-    sps_dcsr *c = (sps_dcsr *)sps__calloc(1, sizeof *c);
-    if (!c) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
+    memset(A, 0, sizeof *A);
+    A->nrows = d.nr;
+    A->ncols = d.nc;
+    A->nnz = d.nnz;
+    sps_status st = SPS_OK;
+    if (rp) {
+        A->row_ptr = (sps_idx *)sps__malloc(sps__mul_size((size_t)d.nr + 1, sizeof *A->row_ptr));
+        st = A->row_ptr ? sps__d2h_pinned(ctx, A->row_ptr, d.rp, ((size_t)d.nr + 1) * sizeof *d.rp)
+                        : sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
+    }
+    sps_dcsr *c = st == SPS_OK ? (sps_dcsr *)sps__calloc(1, sizeof *c) : nullptr;
+    if (st == SPS_OK && !c) st = sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
+    if (st != SPS_OK) {
+        sps__csr_free(A);
+        return st;
+    }
     c->ctx = ctx;
     c->h_row_ptr = A->row_ptr;
-    c->h_col_idx = A->col_idx;
-    c->h_val = A->val;
     c->nrows = A->nrows;
     c->ncols = A->ncols;
     c->nnz = A->nnz;
@@ -821,15 +1255,30 @@ sps_status attach(sps_context *ctx, const dcsr &d, sps_csr *A)
     c->bytes = ((size_t)A->nrows + 1 + (size_t)A->nnz) * sizeof(sps_idx) + (size_t)A->nnz * sizeof(double);
     strcpy(c->how, "amg setup");
     A->dev = c;
+    d = dcsr();
     return SPS_OK;
 }
 
-/* download_csr, then d's arrays handed to A (d emptied), or freed. */
-sps_status download_attach(sps_context *ctx, dcsr &d, sps_csr *A)
+/* The host arrays A lacks, from its device copy (attach's), through the
+ * context's pinned ring; the copy then describes A's new arrays. */
+sps_status complete_csr(sps_context *ctx, sps_csr *A)
 {
-    sps_status st = download_csr(ctx, d, A);
-    if (st == SPS_OK) st = attach(ctx, d, A);
-    if (st == SPS_OK) d = dcsr();
+    sps_dcsr *c = A->dev;
+    if (!c || (A->row_ptr && A->col_idx && A->val)) return SPS_OK;
+    size_t n1 = (size_t)A->nrows + 1, nz = (size_t)A->nnz;
+    if (!A->row_ptr) A->row_ptr = (sps_idx *)sps__malloc(sps__mul_size(n1, sizeof *A->row_ptr));
+    if (!A->col_idx) A->col_idx = (sps_idx *)sps__malloc(sps__mul_size(nz + 1, sizeof *A->col_idx));
+    if (!A->val) A->val = (double *)sps__malloc(sps__mul_size(nz + 1, sizeof *A->val));
+    if (!A->row_ptr || !A->col_idx || !A->val) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
+    sps_status st = c->h_row_ptr == A->row_ptr ? SPS_OK
+                                               : sps__d2h_pinned(ctx, A->row_ptr, c->row_ptr, n1 * sizeof *A->row_ptr);
+    if (st == SPS_OK && nz) st = sps__d2h_pinned(ctx, A->col_idx, c->col_idx, nz * sizeof *A->col_idx);
+    if (st == SPS_OK && nz) st = sps__d2h_pinned(ctx, A->val, c->val, nz * sizeof *A->val);
+    if (st == SPS_OK) {
+        c->h_row_ptr = A->row_ptr;
+        c->h_col_idx = A->col_idx;
+        c->h_val = A->val;
+    }
     return st;
 }
 
@@ -837,7 +1286,7 @@ template <class T> sps_status download(sps_context *ctx, T **h, const T *d, long
 {
     *h = (T *)sps__malloc(sps__mul_size((size_t)count + 1, sizeof(T)));
     if (!*h) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
-    return count > 0 ? sps__d2h(ctx, *h, d, (size_t)count * sizeof(T)) : SPS_OK;
+    return count > 0 ? sps__d2h_pinned(ctx, *h, d, (size_t)count * sizeof(T)) : SPS_OK;
 }
 
 /* ---- one level -------------------------------------------------------------------- */
@@ -893,19 +1342,23 @@ sps_status level_aggregate(gbuild &b, const dcsr &A, int l, dlevel &G, int *stal
     double t0 = sps__now_ms();
     sps_status st = strength(b.D, A, b.prm->theta * ldexp(1.0, -l), G.S);
     double t1 = tick(b, st, t0, 0);
+    unsigned long long *bad = nullptr, hbad = 0;
     if (st == SPS_OK) st = dalloc(ctx, &G.agg, A.nr);
     if (st == SPS_OK) st = aggregate(b.D, G.S, G.agg, &L->nagg);
-    if (st == SPS_OK) st = download(ctx, &L->agg, G.agg, A.nr);
-    double t2 = tick(b, st, t1, 1);
-    /* the host's checks (sps__amg_aggregate), on the host copy */
-    sps_idx *srp = nullptr;
-    if (st == SPS_OK) st = download(ctx, &srp, G.S.rp, (long long)A.nr + 1);
-    for (sps_idx i = 0; st == SPS_OK && i < A.nr; i++)
-        if (L->agg[i] < 0 && srp[i + 1] > srp[i])
-            st = sps__err(ctx, SPS_ERR_INTERNAL, "amg: node %d left without an aggregate", i);
-    sps__free(srp);
+    /* the host's check (sps__amg_aggregate), on the device: one count read */
+    if (st == SPS_OK) st = dalloc(ctx, &bad, 1);
+    if (st == SPS_OK) st = sps__dmemset(ctx, bad, 0, sizeof *bad);
+    if (st == SPS_OK) {
+        k_orphans<<<blocks_for(A.nr), TB, 0, b.D.s>>>(A.nr, G.S.rp, G.agg, bad);
+        LAUNCHED(ctx, st, "k_orphans");
+    }
+    if (st == SPS_OK) st = sps__d2h(ctx, &hbad, bad, sizeof hbad);
+    if (st == SPS_OK && hbad)
+        st = sps__err(ctx, SPS_ERR_INTERNAL, "amg: %llu nodes left without an aggregate", hbad);
+    drain(ctx, st);
+    sps__dfree(bad);
+    tick(b, st, t1, 1);
     *stalled = st == SPS_OK && (L->nagg == 0 || L->nagg >= A.nr);
-    b.h->ms_download += sps__now_ms() - t2;
     return st;
 }
 
@@ -915,21 +1368,26 @@ sps_status level_spectral(gbuild &b, const dcsr &A, int l, dlevel &G)
     sps_amg_level *L = &b.h->lv[l];
     sps_context *ctx = b.D.ctx;
     sps_idx n = A.nr;
-    int l1 = b.prm->smoother != SPS_AMG_CHEBY, m = 0;
-    double t0 = sps__now_ms(), gersh = 0, alpha[SPS_AMG_LANCZOS], beta[SPS_AMG_LANCZOS];
+    int l1 = b.prm->smoother != SPS_AMG_CHEBY;
+    double t0 = sps__now_ms();
+    lz_state *S = nullptr, hs;
+    memset(&hs, 0, sizeof hs);
     sps_status st = dalloc(ctx, &G.dinv, n);
     if (st == SPS_OK) st = dalloc(ctx, &G.g, n);
     if (st == SPS_OK && l1) st = dalloc(ctx, &G.l1, n);
     if (st == SPS_OK) st = dalloc(ctx, &G.w, 4 * (long long)n);
+    if (st == SPS_OK) st = dalloc(ctx, &S, 1);
     if (st == SPS_OK) {
         k_diag<<<blocks_for(n), TB, 0, b.D.s>>>(n, A.rp, A.ci, A.v, G.dinv, G.g, G.l1);
         LAUNCHED(ctx, st, "k_diag");
-        if (st == SPS_OK) st = reduce(b.D, 1, n, G.g, nullptr, &gersh);
+        if (st == SPS_OK) st = reduce(b.D, 1, n, G.g, nullptr, &S->gersh);
     }
-    if (st == SPS_OK) st = lanczos(b.D, A, G.dinv, G.w, alpha, beta, &m);
-    if (st == SPS_OK) st = sps__amg_spectral_finish(ctx, n, gersh, b.prm->sweeps, alpha, beta, m, L);
-    if (st == SPS_OK) st = download(ctx, &L->dinv, l1 ? G.l1 : G.dinv, n);
-    tick(b, st, t0, 4);
+    if (st == SPS_OK) st = lanczos(b.D, A, G.dinv, G.w, S);
+    if (st == SPS_OK) st = sps__d2h(ctx, &hs, S, sizeof hs); /* the one read: Gershgorin, alpha, beta, steps */
+    drain(ctx, st);
+    sps__dfree(S);
+    if (st == SPS_OK) st = sps__amg_spectral_finish(ctx, n, hs.gersh, b.prm->sweeps, hs.alpha, hs.beta, hs.m, L);
+    tick(b, st, t0, 4); /* the scaling stays on the device (device_level) */
     return st;
 }
 
@@ -967,19 +1425,31 @@ sps_status level_galerkin(gbuild &b, const dcsr &A, dlevel &G)
     return st;
 }
 
-/* Level l's T, P, R and level l + 1's A into the host hierarchy. A P, the
- * largest of them, stays behind: only the numeric re-setup needs its
- * pattern, and it computes it when it is absent (amg_setup.c). */
-sps_status level_download(gbuild &b, int l, dlevel &G)
+/* Level l's aggregates, scaling, T, P and R stay on the device as the
+ * hierarchy's primary copy (sps__amg_host_copy brings them to the host
+ * when something reads them); the host gets sizes and the row pointers of
+ * P and R (the V-cycle operators' conversion reads them). A P is not kept:
+ * only the numeric re-setup needs its pattern, and it computes it when it
+ * is absent (amg_setup.c). */
+sps_status level_keep(gbuild &b, int l, dlevel &G)
 {
-    sps_amg *h = b.h;
-    sps_amg_level *L = &h->lv[l];
+    sps_amg_level *L = &b.h->lv[l];
     double t0 = sps__now_ms();
-    sps_status st = download_csr(b.D.ctx, G.T, &L->T);
-    if (st == SPS_OK) st = download_attach(b.D.ctx, G.P, &L->P);
-    if (st == SPS_OK) st = download_attach(b.D.ctx, G.R, &L->R);
-    if (st == SPS_OK) st = download_csr(b.D.ctx, G.Ac, &h->lv[l + 1].A);
-    h->ms_download += sps__now_ms() - t0;
+    sps_status st = attach(b.D.ctx, G.T, &L->T, 0);
+    if (st == SPS_OK) st = attach(b.D.ctx, G.P, &L->P, 1);
+    if (st == SPS_OK) st = attach(b.D.ctx, G.R, &L->R, 1);
+    if (st == SPS_OK) {
+        L->dagg = G.agg;
+        G.agg = nullptr;
+        if (b.prm->smoother == SPS_AMG_CHEBY) {
+            L->ddinv = G.dinv;
+            G.dinv = nullptr;
+        } else {
+            L->ddinv = G.l1;
+            G.l1 = nullptr;
+        }
+    }
+    b.h->ms_download += sps__now_ms() - t0;
     return st;
 }
 
@@ -1007,15 +1477,19 @@ sps_status device_level(gbuild &b, int l, dcsr &A, double **B, int *host, int *o
     if (st == SPS_OK && !*host) st = level_spectral(b, A, l, G);
     if (st == SPS_OK && !*host) st = level_prolong(b, A, l, G, *B);
     if (st == SPS_OK && !*host) st = level_galerkin(b, A, G);
-    if (st == SPS_OK && !*host) st = level_download(b, l, G);
+    if (st == SPS_OK && !*host) st = level_keep(b, l, G);
     if (st == SPS_OK && !*host) {
         h->lv[l + 1].bs = 1;
         h->gpu_levels = l + 1;
+        h->host_partial = 1;
         if (*own) dcsr_free(A);
         A = G.Ac; /* ours until the hierarchy's copy of A_{l+1} takes it */
         G.Ac = dcsr();
         *own = 1;
-        st = attach(b.D.ctx, A, &h->lv[l + 1].A);
+        dcsr keep = A;
+        double t0 = sps__now_ms();
+        st = attach(b.D.ctx, keep, &h->lv[l + 1].A, 1); /* keep emptied: A's arrays now the hierarchy's */
+        h->ms_download += sps__now_ms() - t0;
         if (st == SPS_OK) *own = 0;
         sps__dfree(*B);
         *B = G.Bc;
@@ -1048,6 +1522,56 @@ sps_status level0(sps_context *ctx, const sps_csr *A0, dcsr &A, int *own)
     return SPS_OK;
 }
 
+/* h->dcinv = A^-1 on the device, amg_setup.c's Gauss-Jordan step for step
+ * (bitwise its result for the same A): a pivot block and an elimination
+ * a column, queued without a host read; one read of the singular flag. */
+sps_status device_coarse(gbuild &b, const dcsr &A)
+{
+    sps_amg *h = b.h;
+    sps_context *ctx = b.D.ctx;
+    double t0 = sps__now_ms();
+    sps_idx n = A.nr;
+    h->nc = n;
+    if (n > SPS_AMG_MAX_DENSE)
+        return sps__err(ctx, SPS_ERR_UNSUPPORTED,
+                        "amg: the coarsest level has %d rows, above the dense limit %d; raise "
+                        "levels= or lower coarse=",
+                        n, SPS_AMG_MAX_DENSE);
+    double *fcol = nullptr;
+    sps_idx *perm = nullptr;
+    int *bad = nullptr, hbad = 0;
+    long long nn = (long long)n * n;
+    sps_status st = dalloc(ctx, &h->dcinv, nn);
+    if (st == SPS_OK) st = dalloc(ctx, &fcol, n);
+    if (st == SPS_OK) st = dalloc(ctx, &perm, n);
+    if (st == SPS_OK) st = dalloc(ctx, &bad, 1);
+    if (st == SPS_OK) st = sps__dmemset(ctx, bad, 0, sizeof *bad);
+    if (st == SPS_OK && nn > 0) st = sps__dmemset(ctx, h->dcinv, 0, (size_t)nn * sizeof *h->dcinv);
+    if (st == SPS_OK && n > 0) {
+        k_dense_load<<<blocks_for(n), TB, 0, b.D.s>>>(n, A.rp, A.ci, A.v, h->dcinv);
+        LAUNCHED(ctx, st, "k_dense_load");
+    }
+    for (sps_idx c = 0; c < n && st == SPS_OK; c++) {
+        k_gj_pivot<<<1, TB, 0, b.D.s>>>(n, c, h->dcinv, perm, fcol, bad);
+        LAUNCHED(ctx, st, "k_gj_pivot");
+        k_gj_update<<<blocks_for(nn), TB, 0, b.D.s>>>(n, c, h->dcinv, fcol, bad);
+        LAUNCHED(ctx, st, "k_gj_update");
+    }
+    if (st == SPS_OK && n > 0) {
+        k_gj_unswap<<<blocks_for(n), TB, 0, b.D.s>>>(n, h->dcinv, perm, bad);
+        LAUNCHED(ctx, st, "k_gj_unswap");
+    }
+    if (st == SPS_OK) st = sps__d2h(ctx, &hbad, bad, sizeof hbad);
+    if (st == SPS_OK && hbad)
+        st = sps__err(ctx, SPS_ERR_UNSUPPORTED, "amg: the coarsest matrix (%d rows) is singular", n);
+    drain(ctx, st);
+    sps__dfree(fcol);
+    sps__dfree(perm);
+    sps__dfree(bad);
+    h->ms[5] += sps__now_ms() - t0;
+    return st;
+}
+
 sps_status build_levels(gbuild &b, const sps_csr *A0)
 {
     sps_context *ctx = b.D.ctx;
@@ -1061,7 +1585,20 @@ sps_status build_levels(gbuild &b, const sps_csr *A0)
         st = device_level(b, l, A, &B, &host, &own);
         if (st != SPS_OK || host) break;
     }
+    if (st == SPS_OK && l > 0 && !sps__amg_coarsen_more(b.prm, l, A.nr)) {
+        /* the coarsest level after device levels: its inverse on the device too */
+        st = device_coarse(b, A);
+        if (own) dcsr_free(A);
+        sps__dfree(B);
+        if (st == SPS_OK) sps__amg_describe(b.h, "\n");
+        return st;
+    }
     if (st == SPS_OK) st = host_nullspace(ctx, B, A.nr, &hB);
+    if (st == SPS_OK && l > 0) { /* the host code takes level l over: its A on the host */
+        double t1 = sps__now_ms();
+        st = complete_csr(ctx, &b.h->lv[l].A);
+        b.h->ms_download += sps__now_ms() - t1;
+    }
     if (own) dcsr_free(A);
     sps__dfree(B);
     if (st == SPS_OK) return sps__amg_build_from(ctx, A0, l, hB, b.h); /* takes hB */
@@ -1084,5 +1621,23 @@ extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *pr
     st = dalloc(ctx, &b.D.red, RED_BLOCKS + 1);
     if (st == SPS_OK) st = build_levels(b, A);
     sps__dfree(b.D.red);
+    return st;
+}
+
+extern "C" sps_status sps__amg_host_copy(sps_context *ctx, sps_amg *h)
+{
+    if (!h->host_partial) return SPS_OK;
+    sps_status st = SPS_OK;
+    for (int l = 0; l < h->gpu_levels && st == SPS_OK; l++) {
+        sps_amg_level *L = &h->lv[l];
+        if (!L->agg && L->dagg) st = download(ctx, &L->agg, L->dagg, L->n);
+        if (st == SPS_OK && !L->dinv && L->ddinv) st = download(ctx, &L->dinv, L->ddinv, L->n);
+        if (st == SPS_OK) st = complete_csr(ctx, &L->T);
+        if (st == SPS_OK) st = complete_csr(ctx, &L->P);
+        if (st == SPS_OK) st = complete_csr(ctx, &L->R);
+        if (st == SPS_OK) st = complete_csr(ctx, &h->lv[l + 1].A);
+    }
+    if (st == SPS_OK && !h->cinv && h->dcinv) st = download(ctx, &h->cinv, h->dcinv, (long long)h->nc * h->nc);
+    if (st == SPS_OK) h->host_partial = 0;
     return st;
 }

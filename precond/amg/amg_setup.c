@@ -497,7 +497,7 @@ static void gj_step(double *M, sps_idx n, sps_idx c)
 /* inv = A^-1 (row-major n x n): Gauss-Jordan in place with partial pivoting,
  * n^3 multiply-adds; the row interchanges come back as column interchanges
  * in reverse order at the end. */
-static sps_status dense_inverse(sps_context *ctx, const sps_csr *A, double *inv)
+sps_status sps__amg_dense_inverse(sps_context *ctx, const sps_csr *A, double *inv)
 {
     sps_idx n = A->nrows;
     sps_idx *perm = sps__malloc(((size_t)n + 1) * sizeof *perm);
@@ -618,7 +618,7 @@ static sps_status finish_coarse(build *b, const sps_csr *A)
                         "levels= or lower coarse=",
                         h->nc, SPS_AMG_MAX_DENSE);
     h->cinv = sps__malloc(sps__mul_size((size_t)h->nc * h->nc + 1, sizeof *h->cinv));
-    sps_status st = h->cinv ? dense_inverse(b->ctx, A, h->cinv) : oom(b->ctx);
+    sps_status st = h->cinv ? sps__amg_dense_inverse(b->ctx, A, h->cinv) : oom(b->ctx);
     h->ms[5] += sps__now_ms() - t0;
     return st;
 }
@@ -724,6 +724,11 @@ void sps__amg_free(sps_amg *h)
         if (l > 0) drop_device_copy(&L->A);
         drop_device_copy(&L->P);
         drop_device_copy(&L->R);
+        drop_device_copy(&L->T);
+#if SPS_HAVE_CUDA
+        sps__dfree(L->dagg);
+        sps__dfree(L->ddinv);
+#endif
         if (l > 0) sps__csr_free(&L->A);
         sps__csr_free(&L->P);
         sps__csr_free(&L->R);
@@ -737,6 +742,9 @@ void sps__amg_free(sps_amg *h)
         sps__free(L->d);
     }
     sps__free(h->cinv);
+#if SPS_HAVE_CUDA
+    sps__dfree(h->dcinv);
+#endif
     memset(h, 0, sizeof *h);
 }
 
@@ -839,6 +847,15 @@ sps_status sps__amg_numeric(sps_context *ctx, const sps_csr *A, sps_amg *h)
                         "%lld entries); got %d rows, %lld entries%s",
                         h->lv[0].n, (long long)h->lv[0].nnz, A->nrows, (long long)A->nnz,
                         A->nnz == h->lv[0].nnz ? " in another pattern" : "");
+    if (h->host_partial)
+        return sps__err(ctx, SPS_ERR_INTERNAL, "amg: numeric re-setup of a hierarchy not yet on the host");
+    /* the device copies of T, P, R and A_c (setup=gpu) would go stale */
+    for (int l = 0; l < h->nlevels; l++) {
+        if (l > 0) drop_device_copy(&h->lv[l].A);
+        drop_device_copy(&h->lv[l].P);
+        drop_device_copy(&h->lv[l].R);
+        drop_device_copy(&h->lv[l].T);
+    }
     build b = {ctx, &h->prm, h, NULL, NULL, h->nnull};
     memset(h->ms, 0, sizeof h->ms);
     sps_status st = SPS_OK;
@@ -847,7 +864,7 @@ sps_status sps__amg_numeric(sps_context *ctx, const sps_csr *A, sps_amg *h)
     if (st == SPS_OK) {
         double t0 = sps__now_ms();
         const sps_csr *C = h->nlevels > 1 ? &h->lv[h->nlevels - 1].A : A;
-        st = dense_inverse(ctx, C, h->cinv);
+        st = sps__amg_dense_inverse(ctx, C, h->cinv);
         h->ms[5] += sps__now_ms() - t0;
     }
     if (st == SPS_OK) sps__amg_describe(h, " (numeric re-setup)\n");

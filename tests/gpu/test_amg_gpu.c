@@ -380,6 +380,14 @@ static void compare_setup(const char *what, const sps_amg *h, const sps_amg *g, 
     T_OK(vals >= 0 && vals <= 1e-10, "%s: P, R, A P, A_c in the host's patterns, values within %.2g "
          "(tolerance 1e-10)", what, vals);
     if (want_gpu) check_products_bitwise(what, g, A0);
+    if (want_gpu && g->nc > 0) { /* the coarse inverse (on the device after device levels) */
+        double *inv = malloc(((size_t)g->nc * g->nc + 1) * sizeof *inv);
+        int same = inv && sps__amg_dense_inverse(hctx, &g->lv[g->nlevels - 1].A, inv) == SPS_OK &&
+                   !memcmp(inv, g->cinv, (size_t)g->nc * g->nc * sizeof *inv);
+        T_OK(same, "%s: the coarse inverse (%d rows, made on the %s) bitwise the host's of the same "
+             "matrix", what, g->nc, g->dcinv ? "device" : "host");
+        free(inv);
+    }
 }
 
 /* Two device setups bitwise equal. */
@@ -415,7 +423,16 @@ static void compare_gpu_setup(const char *what, const sps_matrix *A, const char 
     if (gs == SPS_OK && B) gs = sps_precond_set_nullspace(gp2, A, block, k, B);
     if (T_STATUS(hctx, hs, "%s: host setup", name) &&
         T_STATUS(gctx, gs, "%s: device setup (%.1f ms)", name, sps_precond_setup_ms(gp))) {
+        /* the device levels stay on the device until something reads them */
+        const sps_amg *g0 = sps__amg_gpu_hierarchy(gp, NULL);
+        if (g0 && g0->gpu_levels > 0)
+            T_OK(g0->host_partial && !g0->lv[0].agg && !g0->lv[0].dinv && g0->lv[0].dagg && !g0->lv[0].T.row_ptr &&
+                     g0->lv[0].T.dev && g0->lv[0].P.row_ptr && !g0->lv[0].P.val && g0->lv[0].P.dev &&
+                     !g0->lv[0].R.val && g0->lv[0].R.dev,
+                 "%s: %d device levels left on the device by the setup (sizes and row pointers on the host)",
+                 name, g0->gpu_levels);
         const sps_amg *g = sps__amg_hierarchy(gp);
+        T_OK(g && !g->host_partial, "%s: the host copy made on demand", name);
         sps_idx gmin = strstr(extra, "gpu_min=0") ? 0 : SPS_AMG_GPU_MIN;
         int want_gpu = !B && !strstr(type, "block=") && sps_matrix_rows(A) > gmin && g && g->nlevels > 1;
         compare_setup(name, sps__amg_hierarchy(hp), g, &A->A, want_gpu);
@@ -446,6 +463,20 @@ static void test_setup_gpu(void)
         {"poisson3d:6", "amg", ",gpu_min=0"},                /* one level */
     };
     pc_each_case(hctx, cases, sizeof cases / sizeof *cases, each_setup_gpu);
+    /* the products' lanes forced (amg_dsetup.cu's SPS_AMG_LANES): 4 lanes a
+     * row leave tables of 48 slots, so many rows overflow into the
+     * one-thread kernels beside the group ones; 32; one thread a row */
+    static const pc_case forced[] = {
+        {"poisson3d-jump:24,1e4", "amg", ",gpu_min=0"},
+        {"poisson3d27:12", "amg", ",gpu_min=0"},
+    };
+    static const char *lanes[] = {"4", "32", "0"};
+    for (int k = 0; k < 3; k++) {
+        setenv("SPS_AMG_LANES", lanes[k], 1);
+        printf("# SPS_AMG_LANES=%s\n", lanes[k]);
+        pc_each_case(hctx, forced, sizeof forced / sizeof *forced, each_setup_gpu);
+    }
+    unsetenv("SPS_AMG_LANES");
     sps_matrix *E = NULL; /* a user nullspace: the host path */
     if (sps_matrix_generate(hctx, "elasticity3d:6", &E) == SPS_OK) {
         sps_idx n = sps_matrix_rows(E);

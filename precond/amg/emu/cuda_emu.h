@@ -3,7 +3,8 @@
  * amg_dsetup.cu uses, to run its kernels on a machine without a GPU
  * (verification only, never built into the library: run.sh). A launch runs
  * its blocks in order and each block's threads one after the other, or as
- * std::threads with a barrier for the two kernels that call __syncthreads;
+ * std::threads with a barrier for the kernels that call __syncthreads or
+ * __syncwarp (a barrier per warp and lane mask; atomics are real atomics);
  * the __*_rn intrinsics are plain IEEE operations (volatile: no
  * contraction); cub's scan and stable radix sort are std:: loops; core/gpu.h's
  * memory functions work on host memory (new allocations filled with 0xa5, so
@@ -11,12 +12,16 @@
 #pragma once
 #include "internal.h"
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 #define __global__
@@ -28,6 +33,23 @@ extern thread_local emu_dim blockIdx, threadIdx;
 extern emu_dim gridDim, blockDim;
 extern std::barrier<> *emu_bar;
 inline void __syncthreads() { emu_bar->arrive_and_wait(); }
+inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+/* __syncwarp(mask): a barrier of the lanes in mask of this thread's warp (one
+ * per warp and mask, made on first use in the block: emu_launch clears
+ * them); only in kernels run as threads (emu_sync_kernel). */
+extern std::mutex emu_group_mu;
+extern std::map<uint64_t, std::unique_ptr<std::barrier<>>> *emu_groups;
+inline void __syncwarp(unsigned mask = 0xffffffffu)
+{
+    std::barrier<> *b;
+    {
+        std::lock_guard<std::mutex> g(emu_group_mu);
+        auto &p = (*emu_groups)[(uint64_t)(threadIdx.x >> 5) << 32 | mask];
+        if (!p) p.reset(new std::barrier<>(__builtin_popcount(mask)));
+        b = p.get();
+    }
+    b->arrive_and_wait();
+}
 typedef int cudaError_t;
 typedef void *cudaStream_t;
 const int cudaSuccess = 0;
@@ -37,7 +59,9 @@ inline double __dadd_rn(double a, double b) { volatile double r = a + b; return 
 inline double __dsub_rn(double a, double b) { volatile double r = a - b; return r; }
 inline double __dmul_rn(double a, double b) { volatile double r = a * b; return r; }
 inline double __ddiv_rn(double a, double b) { volatile double r = a / b; return r; }
-inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v) { auto o = *p; *p += v; return o; }
+inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+inline int atomicAdd(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+inline int atomicCAS(int *p, int cmp, int v) { __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); return cmp; }
 sps_status sps__cuda_fail(sps_context *ctx, cudaError_t e, const char *what, const char *file, int line);
 #define SPS_CUDA(ctx, call) do { if ((call) != 0) return sps__err((ctx), SPS_ERR_CUDA, "%s", #call); } while (0)
 #define SPS_LAUNCH_CHECK(ctx, name) do { } while (0)
@@ -52,6 +76,8 @@ template <class F> void emu_launch(int grid, int block, F f)
         }
         std::barrier<> bar(block);
         emu_bar = &bar;
+        std::map<uint64_t, std::unique_ptr<std::barrier<>>> groups;
+        emu_groups = &groups;
         std::vector<std::thread> th;
         for (int t = 0; t < block; t++) th.emplace_back([&, t, b] { blockIdx.x = b; threadIdx.x = t; f(); });
         for (auto &x : th) x.join();

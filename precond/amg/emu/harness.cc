@@ -10,6 +10,20 @@
 #include "precond/amg/amg.h"
 #include <cstdio>
 extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A, sps_amg *h);
+extern "C" sps_status sps__amg_host_copy(sps_context *ctx, sps_amg *h);
+/* what the device setup left on the host before sps__amg_host_copy: sizes,
+ * and the row pointers of P, R and the coarse A; no agg, dinv or T arrays */
+static int partial_ok(const sps_amg *g)
+{
+    int ok = g->gpu_levels == 0 || g->host_partial;
+    for (int l = 0; ok && l < g->gpu_levels; l++) {
+        const sps_amg_level *L = &g->lv[l], *N = &g->lv[l + 1];
+        ok = !L->agg && !L->dinv && L->dagg && L->ddinv && !L->T.row_ptr && L->T.dev && L->P.row_ptr && !L->P.col_idx &&
+             !L->P.val && L->P.dev && L->R.row_ptr && !L->R.val && L->R.dev && N->A.row_ptr && N->A.dev &&
+             (l + 1 < g->gpu_levels || g->dcinv ? !N->A.val : N->A.val != NULL); /* the host's first level complete */
+    }
+    return ok && (!g->dcinv || !g->cinv); /* a coarse inverse made on the device stays there */
+}
 static int same(const sps_csr *a, const sps_csr *b, int vals)
 {
     return a->nrows == b->nrows && a->ncols == b->ncols && a->nnz == b->nnz &&
@@ -42,6 +56,10 @@ static int run(sps_context *ctx, sps_matrix *A, const char *name, int smoother, 
     if (d0) { A->A.dev = NULL; free(d0->row_ptr); free(d0->col_idx); free(d0->val); free(d0); }
     int ok = hs == gs;
     if (hs != SPS_OK || gs != SPS_OK) { printf("%s: status host %d gpu %d: %s\n", name, hs, gs, sps_last_error(ctx)); return ok; }
+    int part = partial_ok(g);
+    gs = sps__amg_host_copy(ctx, g);
+    printf("%s: device levels left on the device %d, host copy %d\n", name, part, gs == SPS_OK && !g->host_partial);
+    if (!part || gs != SPS_OK || g->host_partial) return 0;
     ok = h->nlevels == g->nlevels;
     printf("%s: levels %d/%d, gpu levels %d\n", name, h->nlevels, g->nlevels, g->gpu_levels);
     for (int l = 0; ok && l + 1 < h->nlevels; l++) {
@@ -70,6 +88,14 @@ static int run(sps_context *ctx, sps_matrix *A, const char *name, int smoother, 
         ok = ok && agg && T && dinv && pat && d >= 0 && d < 1e-10 && fabs(a->rho - b->rho) <= 1e-12 * a->rho;
     }
     ok = ok && h->nc == g->nc;
+    if (ok && g->gpu_levels > 0) { /* the coarse inverse: the host's of the device's coarsest A, bitwise */
+        std::vector<double> inv((size_t)g->nc * g->nc + 1);
+        int ci = sps__amg_dense_inverse(ctx, &g->lv[g->nlevels - 1].A, inv.data()) == SPS_OK &&
+                 !memcmp(inv.data(), g->cinv, (size_t)g->nc * g->nc * 8);
+        printf("  coarse inverse (%d rows, %s) bitwise the host's of the same matrix: %d\n", g->nc,
+               g->dcinv ? "device" : "host", ci);
+        ok = ci;
+    }
     /* the device copies handed to the hierarchy (P, R of each device level,
      * A of the levels below them) match their host arrays, bitwise; freed here
      * as amg.cu's make_op would */
@@ -149,6 +175,7 @@ int main(int argc, char **argv)
         sps_matrix *A;
         if (sps_matrix_generate(ctx, argv[a], &A)) { printf("gen %s failed\n", argv[a]); return 2; }
         bad += !run(ctx, A, argv[a], SPS_AMG_CHEBY, 1, 20);
+        if (a == 1) bad += !run(ctx, A, argv[a], SPS_AMG_CHEBY, 1, 300); /* a coarse inverse of up to 300 rows */
         emu_level0_copy = 1;
         bad += !run(ctx, A, argv[a], SPS_AMG_L1JACOBI, 2, 4);
         emu_level0_copy = 0;

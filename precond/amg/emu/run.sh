@@ -6,7 +6,8 @@
 # It copies the tracked tree to a temporary folder, builds the library there
 # with ./configure --without-cuda, turns amg_dsetup.cu into C++ (launches
 # become emu_launch calls; TB = 32 and 8 reduction blocks to keep the
-# barrier-emulated kernels cheap: the code paths are the same), and runs
+# barrier-emulated kernels cheap: the code paths are the same; the kernels
+# with __syncthreads or __syncwarp run their threads as std::threads), and runs
 # harness.cc. Exit status 0 when every comparison holds.
 set -e
 root=$(pwd)
@@ -24,7 +25,7 @@ s = s.replace('#include "amg.h"', '#include "precond/amg/amg.h"').replace('#incl
 s = re.sub(r'^const int TB = 256;.*$', 'const int TB = 32;', s, flags=re.M)
 s = re.sub(r'^const int RED_BLOCKS = 256;.*$', 'const int RED_BLOCKS = 8;', s, flags=re.M)
 def launch(m):
-    sync = m.group(1) in ('k_reduce_part', 'k_reduce_final')
+    sync = m.group(1) in ('k_reduce_part', 'k_reduce_final', 'k_grp_count', 'k_grp_numeric', 'k_grp_hash_global', 'k_gj_pivot')
     return 'emu_sync_kernel = %d; emu_launch(%s, %s, [&] { %s(%s); });' % (sync, m.group(2), m.group(3), m.group(1), m.group(5))
 s, n = re.subn(r'(\w+)<<<([^,]+), ([^,]+), 0, ([^>]+)>>>\((.*?)\);', launch, s, flags=re.S)
 assert n > 0 and '<<<' not in s, 'a launch was not converted'
@@ -33,12 +34,21 @@ PY
 S=$tmp/src
 E=$root/precond/amg/emu
 CXX=${CXX:-g++}
+lapacke=
+grep -q 'SPS_HAVE_LAPACKE 1' "$S/sps_config.h" && lapacke=-llapacke # the library's own need
 $CXX -std=c++20 -O1 -I"$E" -I"$S" -I"$S/include" -I"$S/core" "$tmp/dsetup_emu.cc" "$E/emu_rt.cc" "$E/harness.cc" \
-    "$S/build/lib/libspsolve.a" -o "$tmp/harness" -llapacke -lz -lm -lpthread
+    "$S/build/lib/libspsolve.a" -o "$tmp/harness" $lapacke -lz -lm -lpthread
 if [ $# -gt 0 ]; then
     "$tmp/harness" "$@"
 else
     "$tmp/harness" poisson3d:14 poisson3d-jump:16,1e4 aniso3d:14,0.001 poisson2d:50 convdiff2d:30,0 \
         banded:2000,5,0.1,1 poisson3d27:10
     "$tmp/harness" edges
+    # the group products with forced lane counts: 4 (tables of 32 slots:
+    # many rows overflow into the one-thread path), 32, and one thread a row
+    for lanes in 4 32 0; do
+        echo "SPS_AMG_LANES=$lanes"
+        SPS_AMG_LANES=$lanes "$tmp/harness" poisson3d:10 poisson3d-jump:12,1e4 poisson3d27:8
+        SPS_AMG_LANES=$lanes "$tmp/harness" edges
+    done
 fi
