@@ -806,8 +806,10 @@ typedef enum sps_spmm_kind {
     SPS_SPMM_PANEL = 4     /**< row panels after ASpT (doc/spmm.md): each panel's dense column
                                 segments through shared memory, the rest row-wise; CSR family,
                                 double (GPU kernel; on a host context its bitwise reference).
-                                The panels are built at the first call and kept with the
-                                operator; else SPS_ERR_UNSUPPORTED */
+                                The panels are built at the first call (which allocates
+                                and synchronizes) and kept with the operator until
+                                sps_operator_update_values or destroy; else
+                                SPS_ERR_UNSUPPORTED */
 } sps_spmm_kind;
 
 /** Y = alpha*A*X + beta*Y for k right-hand sides at once, in the operator's
