@@ -33,7 +33,7 @@ PY
 S=$tmp/src
 E=$root/spmv/emu
 CXX=${CXX:-g++}
-$CXX -std=c++20 -O1 -g -Wall -Wextra -Wno-unused-variable -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+$CXX -std=c++20 -O1 -g -Wall -Wextra -Wno-unused-variable -Wno-unknown-pragmas -fsanitize=address,undefined -fno-sanitize-recover=undefined \
     -I"$E" -I"$root/precond/amg/emu" -I"$S" -I"$S/include" -I"$S/core" -I"$tmp" \
     "$E/harness.cc" "$root/precond/amg/emu/emu_rt.cc" "$S/build/lib/libspsolve.a" -o "$tmp/harness" \
     -lz -lm -lpthread
