@@ -8,7 +8,8 @@
 #     --check-ks: the host reference costs seconds per run) on poisson3d:160,
 #     banded:2000000,9,0.01,1 and every matrix of MATRIX_DIR (*.mtx, *.mtx.gz),
 #     backends csr-vector, cusparse (its cusparseSpMM is the baseline), dia,
-#     drm: median time per block product, per right-hand side, GFLOP/s, bytes,
+#     drm (the CSR-family operators also get a row for the row-panel kernel
+#     after ASpT, kind "panel"): median time per block product, per right-hand side, GFLOP/s, bytes,
 #     speed against cusparseSpMM (vs_cusp) and against K single SpMVs
 #     (vs_k_spmv).
 #  2. The block solve: `spsolve -b` with K columns (one sps_solve_multi) against
@@ -130,11 +131,12 @@ def md_spmm(rows, k_headline=8):
             r["matrix"], r["nrhs"], r["backend"], r["kind"], float(r["block_us"]),
             float(r["per_rhs_us"]), float(r["spmv_us"]), float(r["gflops"]), float(r["gbs"]),
             float(r["vs_cusparse"]), float(r["vs_k_spmv"]), r["max_err"]))
-    out += ["", "Headline (k = %d, csr-vector's native kernel):" % k_headline, ""]
-    for r in rows:
-        if r["ok"] == "1" and r["nrhs"] == str(k_headline) and r["backend"] == "csr-vector" and r["kind"] == "native":
-            out.append("- %s: %.2fx cusparseSpMM, %.2fx per right-hand side against %d single SpMVs" % (
-                r["matrix"], float(r["vs_cusparse"]), float(r["vs_k_spmv"]), k_headline))
+    for kind, what in (("native", "csr-vector's native kernel"), ("panel", "the row-panel kernel (ASpT)")):
+        out += ["", "Headline (k = %d, %s):" % (k_headline, what), ""]
+        for r in rows:
+            if r["ok"] == "1" and r["nrhs"] == str(k_headline) and r["backend"] == "csr-vector" and r["kind"] == kind:
+                out.append("- %s: %.2fx cusparseSpMM, %.2fx per right-hand side against %d single SpMVs" % (
+                    r["matrix"], float(r["vs_cusparse"]), float(r["vs_k_spmv"]), k_headline))
     return out
 
 
@@ -163,7 +165,7 @@ def plot(rows, path):
         return
     fig, ax = plt.subplots(figsize=(8, 5))
     for m in sorted({r["matrix"] for r in rows}):
-        for kind, style in (("native", "-o"), ("cusparse", "--s")):
+        for kind, style in (("native", "-o"), ("panel", ":^"), ("cusparse", "--s")):
             be = "csr-vector" if kind == "native" else "cusparse"
             pts = sorted((int(r["nrhs"]), float(r["gflops"])) for r in rows
                          if r["matrix"] == m and r["kind"] == kind and r["backend"] == be and r["ok"] == "1")
@@ -172,7 +174,7 @@ def plot(rows, path):
     ax.set_xscale("log", base=2)
     ax.set_xlabel("right-hand sides k")
     ax.set_ylabel("GFLOP/s")
-    ax.set_title("SpMM: csr-vector's block kernel against cusparseSpMM")
+    ax.set_title("SpMM: csr-vector's block kernel and the row-panel kernel against cusparseSpMM")
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -802,7 +802,14 @@ typedef enum sps_spmm_kind {
                                 for other operators */
     SPS_SPMM_CUSPARSE = 2, /**< cusparseSpMM (CSR_ALG1) on the operator's device CSR: the
                                 baseline (GPU, CSR family, double); else SPS_ERR_UNSUPPORTED */
-    SPS_SPMM_COLUMNS = 3   /**< k products sps_operator_apply, one per column (any operator) */
+    SPS_SPMM_COLUMNS = 3,  /**< k products sps_operator_apply, one per column (any operator) */
+    SPS_SPMM_PANEL = 4     /**< row panels after ASpT (doc/spmm.md): each panel's dense column
+                                segments through shared memory, the rest row-wise; CSR family,
+                                double (GPU kernel; on a host context its bitwise reference).
+                                The panels are built at the first call (which allocates
+                                and synchronizes) and kept with the operator until
+                                sps_operator_update_values or destroy; else
+                                SPS_ERR_UNSUPPORTED */
 } sps_spmm_kind;
 
 /** Y = alpha*A*X + beta*Y for k right-hand sides at once, in the operator's
@@ -820,7 +827,7 @@ sps_status sps_operator_apply_multi_kind(sps_operator *op, sps_spmm_kind kind, i
                                          double alpha, const void *X, int64_t ldx, double beta,
                                          void *Y, int64_t ldy);
 
-/** "auto", "native", "cusparse", "columns"; NULL for another value. */
+/** "auto", "native", "cusparse", "columns", "panel"; NULL for another value. */
 const char *sps_spmm_kind_name(sps_spmm_kind kind);
 
 /** The host reference: Y = alpha*A*X + beta*Y with the plain CSR loop, host

@@ -154,6 +154,8 @@ struct sps_operator {
     int64_t nnz;
     sps_spmv_stats st;
     sps_operator_info info;
+    void *panel;      /* SPS_SPMM_PANEL's row panels (spmv/spmm.c): built at their first
+                         use, dropped by destroy and update_values */
 };
 
 #ifdef __cplusplus

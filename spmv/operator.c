@@ -3,6 +3,7 @@
  * backend's format, applied many times. Built by sps_operator_create
  * (spmv/create.c) directly or through a selector (spmv/select.c). */
 #include "operator.h"
+#include "spmm.h"
 
 #include "core/gpu.h"
 
@@ -133,6 +134,7 @@ sps_status sps_operator_update_values(sps_operator *op, const double *values)
                         op->be->name);
     sps_status st = op->be->update_host(op->ctx, op->fmt, values);
     if (st != SPS_OK) return st;
+    sps__spmm_panel_drop(op); /* its values are the old ones: rebuilt at the next use */
 #if SPS_HAVE_CUDA
     if (op->info.on_gpu) {
         if (!op->be->update_dev)
@@ -155,6 +157,7 @@ sps_status sps_operator_get_info(const sps_operator *op, sps_operator_info *info
 void sps_operator_destroy(sps_operator *op)
 {
     if (!op) return;
+    sps__spmm_panel_drop(op);
 #if SPS_HAVE_CUDA
     if (op->dev && op->be->free_dev) op->be->free_dev(op->dev);
 #endif

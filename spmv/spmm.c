@@ -7,7 +7,10 @@
  *   host context, CSR family      the block CSR loop (sps__csr_spmm)
  *   GPU, CSR family, double       spmm.cu's kernel, or cusparseSpMM
  *   GPU, the backend's apply_multi  its own block kernel (dia, drm: their .cu)
- *   anything else                 k calls of sps_operator_apply (COLUMNS) */
+ *   anything else                 k calls of sps_operator_apply (COLUMNS)
+ *   PANEL, CSR family, double     the row panels after ASpT: spmm_panel.cu's
+ *                                 kernel on a GPU, sps__panel_spmm (its
+ *                                 bitwise reference) on a host context */
 #include "spmm.h"
 #include "formats/csr_fmt.h"
 
@@ -34,6 +37,273 @@ void sps__csr_spmm(const sps_csr *A, int k, double alpha, const double *X, int64
     }
 }
 
+/* ---- SPS_SPMM_PANEL: the row panels and their host reference ------------- */
+
+typedef struct panel_entry {
+    sps_idx ci, src;
+} panel_entry;
+
+static int entry_cmp(const void *a, const void *b)
+{
+    const panel_entry *x = a, *y = b;
+    if (x->ci != y->ci) return x->ci < y->ci ? -1 : 1;
+    return (x->src > y->src) - (x->src < y->src);
+}
+
+static int idx_cmp(const void *a, const void *b)
+{
+    sps_idx x = *(const sps_idx *)a, y = *(const sps_idx *)b;
+    return (x > y) - (x < y);
+}
+
+void sps__panel_free(sps_panel *P)
+{
+    if (!P) return;
+    sps__free(P->rp);
+    sps__free(P->nd);
+    sps__free(P->ci);
+    sps__free(P->val);
+    sps__free(P->dp);
+    sps__free(P->dcol);
+    sps__free(P->src);
+    memset(P, 0, sizeof *P);
+}
+
+/* One panel, rows r0..r1-1: its dense list appended at dcol + P->ndense and
+ * each row's entries reordered (sps__panel_build). cnt and loc are zero on
+ * entry and on exit; touched and tmp are scratch. */
+static void panel_one(const sps_csr *A, sps_panel *P, sps_idx r0, sps_idx r1, sps_idx *cnt,
+                      sps_idx *loc, sps_idx *touched, panel_entry *tmp)
+{
+    sps_idx nt = 0;
+    for (sps_idx q = A->row_ptr[r0]; q < A->row_ptr[r1]; q++)
+        if (cnt[A->col_idx[q]]++ == 0) touched[nt++] = A->col_idx[q];
+    sps_idx *dl = P->dcol + P->ndense, nd = 0;
+    for (sps_idx t = 0; t < nt; t++)
+        if (cnt[touched[t]] >= SPS_PANEL_MIN) dl[nd++] = touched[t];
+    qsort(dl, (size_t)nd, sizeof *dl, idx_cmp);
+    for (sps_idx i = 0; i < nd; i++) loc[dl[i]] = i;
+    for (sps_idx r = r0; r < r1; r++) {
+        const sps_idx q0 = A->row_ptr[r], q1 = A->row_ptr[r + 1];
+        sps_idx d = 0, sorted = 1;
+        for (sps_idx q = q0; q < q1; q++) {
+            if (cnt[A->col_idx[q]] < SPS_PANEL_MIN) continue;
+            tmp[d] = (panel_entry){loc[A->col_idx[q]], q};
+            if (d > 0 && tmp[d].ci < tmp[d - 1].ci) sorted = 0;
+            d++;
+        }
+        if (!sorted) qsort(tmp, (size_t)d, sizeof *tmp, entry_cmp);
+        sps_idx o = q0;
+        for (sps_idx i = 0; i < d; i++, o++) {
+            P->ci[o] = tmp[i].ci;
+            P->src[o] = tmp[i].src;
+        }
+        for (sps_idx q = q0; q < q1; q++) {
+            if (cnt[A->col_idx[q]] >= SPS_PANEL_MIN) continue;
+            P->ci[o] = A->col_idx[q];
+            P->src[o++] = q;
+        }
+        for (sps_idx q = q0; q < q1; q++) P->val[q] = A->val[P->src[q]];
+        P->nd[r] = d;
+        P->dense_nnz += d;
+    }
+    for (sps_idx t = 0; t < nt; t++) cnt[touched[t]] = 0;
+    for (sps_idx i = 0; i < nd; i++) loc[dl[i]] = 0;
+    P->ndense += nd;
+}
+
+sps_status sps__panel_build(sps_context *ctx, const sps_csr *A, sps_panel *P)
+{
+    memset(P, 0, sizeof *P);
+    const sps_idx n = A->nrows, m = A->ncols, nnz = A->nnz;
+    const sps_idx np = n / SPS_PANEL_ROWS + (n % SPS_PANEL_ROWS != 0);
+    sps_idx maxlen = 0;
+    for (sps_idx r = 0; r < n; r++)
+        if (A->row_ptr[r + 1] - A->row_ptr[r] > maxlen) maxlen = A->row_ptr[r + 1] - A->row_ptr[r];
+    P->nrows = n;
+    P->ncols = m;
+    P->nnz = nnz;
+    P->npanels = np;
+    P->rp = sps__malloc(((size_t)n + 1) * sizeof *P->rp);
+    P->nd = sps__malloc(((size_t)n + 1) * sizeof *P->nd);
+    P->ci = sps__malloc(((size_t)nnz + 1) * sizeof *P->ci);
+    P->val = sps__malloc(((size_t)nnz + 1) * sizeof *P->val);
+    P->src = sps__malloc(((size_t)nnz + 1) * sizeof *P->src);
+    P->dp = sps__malloc(((size_t)np + 1) * sizeof *P->dp);
+    /* a dense column holds >= SPS_PANEL_MIN of its panel's entries */
+    P->dcol = sps__malloc(((size_t)nnz / SPS_PANEL_MIN + 1) * sizeof *P->dcol);
+    sps_idx *cnt = sps__calloc((size_t)m + 1, sizeof *cnt), *loc = sps__calloc((size_t)m + 1, sizeof *loc);
+    sps_idx *touched = sps__malloc(((size_t)m + 1) * sizeof *touched);
+    panel_entry *tmp = sps__malloc(((size_t)maxlen + 1) * sizeof *tmp);
+    sps_status st = SPS_OK;
+    if (!P->rp || !P->nd || !P->ci || !P->val || !P->src || !P->dp || !P->dcol || !cnt || !loc ||
+        !touched || !tmp) {
+        sps__panel_free(P);
+        st = sps__err(ctx, SPS_ERR_NO_MEMORY, "spmm panel: out of memory building the panels");
+    } else {
+        memcpy(P->rp, A->row_ptr, ((size_t)n + 1) * sizeof *P->rp);
+        P->dp[0] = 0;
+        for (sps_idx p = 0; p < np; p++) {
+            sps_idx r0 = p * SPS_PANEL_ROWS, r1 = n - r0 < SPS_PANEL_ROWS ? n : r0 + SPS_PANEL_ROWS;
+            panel_one(A, P, r0, r1, cnt, loc, touched, tmp);
+            P->dp[p + 1] = P->ndense;
+        }
+    }
+    sps__free(cnt);
+    sps__free(loc);
+    sps__free(touched);
+    sps__free(tmp);
+    return st;
+}
+
+void sps__panel_spmm(const sps_panel *P, int k, double alpha, const double *X, int64_t ldx,
+                     double beta, double *Y, int64_t ldy)
+{
+    for (sps_idx p = 0; p < P->npanels; p++) {
+        const sps_idx *dl = P->dcol + P->dp[p];
+        const sps_idx r0 = p * SPS_PANEL_ROWS;
+        const sps_idx r1 = P->nrows - r0 < SPS_PANEL_ROWS ? P->nrows : r0 + SPS_PANEL_ROWS;
+        for (sps_idx r = r0; r < r1; r++) {
+            const sps_idx q0 = P->rp[r], qd = q0 + P->nd[r], q1 = P->rp[r + 1];
+            for (int c = 0; c < k; c++) {
+                const double *x = X + (size_t)c * (size_t)ldx;
+                double *y = Y + (size_t)c * (size_t)ldy + r;
+                double s = 0.0;
+                sps_idx q = q0;
+                for (; q < qd; q++) s = fma(P->val[q], x[dl[P->ci[q]]], s);
+                for (; q < q1; q++) s = fma(P->val[q], x[P->ci[q]], s);
+                /* two rounded products, then the sum (separate statements:
+                 * never contracted, -std=c11 has no cross-statement contraction
+                 * either); the kernel uses __dmul_rn and __dadd_rn */
+                const double a = alpha * s;
+                if (beta == 0.0) {
+                    *y = a;
+                } else {
+                    const double b = beta * *y;
+                    *y = a + b;
+                }
+            }
+        }
+    }
+}
+
+/* The operator's panels (op->panel): host arrays on a host context, a device
+ * copy on a GPU; built at the first use from the operator's CSR (on a GPU
+ * downloaded once for it, then dropped). SPS_ERR_UNSUPPORTED outside the
+ * CSR family in double. */
+static int csr_family_host(const sps_operator *op);
+#if SPS_HAVE_CUDA
+static const sps_csr_dev *device_csr(const sps_operator *op);
+
+static void panel_dev_free(sps_panel *D)
+{
+    sps__dfree(D->rp);
+    sps__dfree(D->nd);
+    sps__dfree(D->ci);
+    sps__dfree(D->val);
+    sps__dfree(D->dp);
+    sps__dfree(D->dcol);
+    memset(D, 0, sizeof *D);
+}
+
+static sps_status panel_upload(sps_context *ctx, const sps_panel *P, sps_panel *D)
+{
+    *D = *P;
+    D->rp = D->nd = D->ci = D->dp = D->dcol = D->src = NULL;
+    D->val = NULL;
+    const size_t n1 = ((size_t)P->nrows + 1) * sizeof(sps_idx), z = (size_t)P->nnz + 1;
+    const size_t dp = ((size_t)P->npanels + 1) * sizeof(sps_idx);
+    const size_t dc = ((size_t)P->ndense + 1) * sizeof(sps_idx);
+    sps_status st = sps__dmalloc(ctx, (void **)&D->rp, n1);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&D->nd, n1);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&D->ci, z * sizeof(sps_idx));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&D->val, z * sizeof(double));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&D->dp, dp);
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&D->dcol, dc);
+    if (st == SPS_OK) st = sps__h2d(ctx, D->rp, P->rp, n1);
+    if (st == SPS_OK) st = sps__h2d(ctx, D->nd, P->nd, (size_t)P->nrows * sizeof(sps_idx));
+    if (st == SPS_OK) st = sps__h2d(ctx, D->ci, P->ci, (z - 1) * sizeof(sps_idx));
+    if (st == SPS_OK) st = sps__h2d(ctx, D->val, P->val, (z - 1) * sizeof(double));
+    if (st == SPS_OK) st = sps__h2d(ctx, D->dp, P->dp, dp);
+    if (st == SPS_OK) st = sps__h2d(ctx, D->dcol, P->dcol, (size_t)P->ndense * sizeof(sps_idx));
+    D->bytes = 2 * n1 + z * (sizeof(sps_idx) + sizeof(double)) + dp + dc;
+    if (st != SPS_OK) panel_dev_free(D);
+    return st;
+}
+#endif
+
+void sps__spmm_panel_drop(sps_operator *op)
+{
+    sps_panel *P = op ? op->panel : NULL;
+    if (!P) return;
+#if SPS_HAVE_CUDA
+    if (op->info.on_gpu) panel_dev_free(P);
+#endif
+    sps__panel_free(P); /* host arrays (on a GPU the fields are NULL by now) */
+    sps__free(P);
+    op->panel = NULL;
+}
+
+static sps_status panel_get(sps_operator *op, const sps_panel **out)
+{
+    *out = op->panel;
+    if (op->panel) return SPS_OK;
+    if (op->single) return SPS_ERR_UNSUPPORTED;
+    sps_csr h;
+    memset(&h, 0, sizeof h);
+    const sps_csr *A = NULL;
+    sps_status st = SPS_OK;
+#if SPS_HAVE_CUDA
+    if (op->info.on_gpu) {
+        const sps_csr_dev *d = device_csr(op);
+        if (!d) return SPS_ERR_UNSUPPORTED;
+        st = sps__csr_alloc(op->ctx, &h, d->nrows, d->ncols, d->nnz);
+        if (st == SPS_OK)
+            st = sps__d2h(op->ctx, h.row_ptr, d->row_ptr, ((size_t)d->nrows + 1) * sizeof(sps_idx));
+        if (st == SPS_OK) st = sps__d2h(op->ctx, h.col_idx, d->col_idx, (size_t)d->nnz * sizeof(sps_idx));
+        if (st == SPS_OK) st = sps__d2h(op->ctx, h.val, d->val, (size_t)d->nnz * sizeof(double));
+        A = &h;
+    }
+#endif
+    if (!op->info.on_gpu) {
+        if (!csr_family_host(op)) return SPS_ERR_UNSUPPORTED;
+        A = &((const sps_fmt_csr *)op->fmt)->A;
+    }
+    sps_panel *P = sps__calloc(1, sizeof *P);
+    if (!P && st == SPS_OK) st = sps__err(op->ctx, SPS_ERR_NO_MEMORY, "spmm panel: out of memory");
+    if (st == SPS_OK) st = sps__panel_build(op->ctx, A, P);
+    sps__csr_free(&h);
+#if SPS_HAVE_CUDA
+    if (st == SPS_OK && op->info.on_gpu) {
+        sps_panel D;
+        st = panel_upload(op->ctx, P, &D);
+        sps__panel_free(P);
+        *P = D;
+    }
+#endif
+    if (st != SPS_OK) {
+        sps__panel_free(P);
+        sps__free(P);
+        return st;
+    }
+    op->panel = P;
+    *out = P;
+    return SPS_OK;
+}
+
+static sps_status panel(sps_operator *op, int k, double alpha, const void *X, int64_t ldx,
+                        double beta, void *Y, int64_t ldy)
+{
+    const sps_panel *P = NULL;
+    sps_status st = panel_get(op, &P);
+    if (st != SPS_OK) return st;
+#if SPS_HAVE_CUDA
+    if (op->info.on_gpu) return sps__spmm_panel_dev(op->ctx, P, k, alpha, X, ldx, beta, Y, ldy);
+#endif
+    sps__panel_spmm(P, k, alpha, X, ldx, beta, Y, ldy);
+    return SPS_OK;
+}
+
 const char *sps_spmm_kind_name(sps_spmm_kind kind)
 {
     switch (kind) {
@@ -41,6 +311,7 @@ const char *sps_spmm_kind_name(sps_spmm_kind kind)
     case SPS_SPMM_NATIVE: return "native";
     case SPS_SPMM_CUSPARSE: return "cusparse";
     case SPS_SPMM_COLUMNS: return "columns";
+    case SPS_SPMM_PANEL: return "panel";
     }
     return NULL;
 }
@@ -150,6 +421,14 @@ sps_status sps_operator_apply_multi_kind(sps_operator *op, sps_spmm_kind kind, i
         st = cusparse_spmm(op, k, alpha, X, ldx, beta, Y, ldy);
         if (st == SPS_ERR_UNSUPPORTED)
             return sps__err(op->ctx, st, "%s: cusparse SpMM needs a GPU operator of the CSR family "
+                            "in double (this one is %s%s)", fn, op->be->name,
+                            op->single ? ", single" : "");
+        return st;
+    }
+    if (kind == SPS_SPMM_PANEL) {
+        st = panel(op, k, alpha, X, ldx, beta, Y, ldy);
+        if (st == SPS_ERR_UNSUPPORTED)
+            return sps__err(op->ctx, st, "%s: the panel kernel needs an operator of the CSR family "
                             "in double (this one is %s%s)", fn, op->be->name,
                             op->single ? ", single" : "");
         return st;

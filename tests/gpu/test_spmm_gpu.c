@@ -6,14 +6,20 @@
  * and beta != 0; the edge matrices (empty rows, one full row, n = 31, 32,
  * 33, 1023, 1024, 1025), generated and real matrices; determinism (two runs
  * bitwise equal, for the native kernel and deterministic backends); the
- * timing helper. Without a device the program prints one SKIP line. */
+ * timing helper. SPS_SPMM_PANEL (the row-panel kernel after ASpT) on the CSR
+ * family: also bitwise its host reference sps__panel_spmm, on every matrix
+ * above and on one with no dense column and a full one (every column dense,
+ * several tiles), k up to 40 (passes of 32), and after update_values.
+ * Without a device the program prints one SKIP line. */
 #include "unit/spmm_cases.h"
 
 #if SPS_HAVE_CUDA
 #include "core/gpu.h"
+#include "spmv/spmm.h"
 
 static const sps_spmm_kind kinds[] = {SPS_SPMM_NATIVE, SPS_SPMM_CUSPARSE, SPS_SPMM_AUTO,
-                                      SPS_SPMM_COLUMNS};
+                                      SPS_SPMM_COLUMNS, SPS_SPMM_PANEL};
+#define NKINDS ((int)(sizeof kinds / sizeof *kinds))
 
 /* Y (host, in and out) = alpha A X + beta Y on the device with kind. */
 static sps_status dev_multi(sps_context *ctx, sps_operator *op, sps_spmm_kind kind, int k,
@@ -32,14 +38,14 @@ static sps_status dev_multi(sps_context *ctx, sps_operator *op, sps_spmm_kind ki
     return st;
 }
 
-/* kind applies to op: cusparse needs the CSR family, native the CSR family
+/* kind applies to op: cusparse and panel need the CSR family, native the CSR family
  * or dia and drm (their own block kernels). */
 static int kind_applies(const char *spec, sps_spmm_kind kind)
 {
     int csr = strncmp(spec, "csr", 3) == 0 || strncmp(spec, "cusparse", 8) == 0 ||
               strncmp(spec, "merge", 5) == 0;
     int diag = strncmp(spec, "dia", 3) == 0 || strncmp(spec, "drm", 3) == 0;
-    if (kind == SPS_SPMM_CUSPARSE) return csr;
+    if (kind == SPS_SPMM_CUSPARSE || kind == SPS_SPMM_PANEL) return csr;
     return csr || diag || kind == SPS_SPMM_AUTO || kind == SPS_SPMM_COLUMNS;
 }
 
@@ -69,9 +75,30 @@ static void one_k(sps_context *ctx, const char *spec, unsigned caps, sps_spmm_ki
     if (!T_OK(st == SPS_OK && err <= 1e-12, "gpu spmm %s/%s on %s, k=%d, beta=%g: err %.2e", spec,
               kn, mname, k, beta, err))
         fprintf(stderr, "  %s: %s\n", sps_strerror(st), sps_last_error(ctx));
+    if (st == SPS_OK && kind == SPS_SPMM_PANEL) {
+        /* the kernel's order exactly: bitwise its host reference */
+        sps_panel P;
+        double *H = malloc(ny * sizeof *H);
+        memcpy(H, Y0, ny * sizeof *H);
+        sps_status bs = sps__panel_build(ctx, &A->A, &P);
+        if (bs == SPS_OK) sps__panel_spmm(&P, k, 1.5, X, ldx, beta, H, ldy);
+        int same = bs == SPS_OK && spmm_same(Y, H, m, k, ldy);
+        if (!T_OK(same, "gpu spmm %s/panel on %s, k=%d, beta=%g: bitwise the host reference", spec,
+                  mname, k, beta) && bs == SPS_OK) {
+            for (size_t i = 0; i < ny; i++)
+                if (memcmp(&Y[i], &H[i], sizeof *H) != 0) {
+                    fprintf(stderr, "  first difference at %zu (row %lld, column %lld): %.17g vs %.17g\n", i,
+                            (long long)(i % (size_t)ldy), (long long)(i / (size_t)ldy), Y[i], H[i]);
+                    break;
+                }
+        }
+        if (bs == SPS_OK) sps__panel_free(&P);
+        free(H);
+    }
     /* cusparseSpMM (CSR_ALG1) is the baseline, not bitwise repeatable: on the
      * H100 two runs differed (n = 31, k = 2, every backend's CSR) */
-    int det = kind == SPS_SPMM_NATIVE || (kind != SPS_SPMM_CUSPARSE && (caps & SPS_CAP_DETERMINISTIC));
+    int det = kind == SPS_SPMM_NATIVE || kind == SPS_SPMM_PANEL ||
+              (kind != SPS_SPMM_CUSPARSE && (caps & SPS_CAP_DETERMINISTIC));
     if (st == SPS_OK && det) {
         st = dev_multi(ctx, op, kind, k, X, ldx, nx, beta, Y2, ldy, ny);
         T_OK(st == SPS_OK && spmm_same(Y, Y2, m, k, ldy), "gpu spmm %s/%s on %s, k=%d: two runs bitwise equal",
@@ -89,7 +116,7 @@ static void one_backend(sps_context *ctx, const char *spec, unsigned caps, const
 {
     sps_operator *op = build(ctx, spec, mname, A, NULL);
     if (!op) return;
-    for (int q = 0; q < 4; q++) {
+    for (int q = 0; q < NKINDS; q++) {
         if (!kind_applies(spec, kinds[q])) continue;
         for (int j = 0; j < cfg->nk; j++) one_k(ctx, spec, caps, kinds[q], mname, A, op, cfg->ks[j], j);
     }
@@ -120,6 +147,42 @@ static void test_edges(sps_context *ctx)
         if (A) every_backend(ctx, name, A, &all);
         sps_matrix_destroy(A);
     }
+    /* the panel kernel's own edges: no dense column in any panel; every
+     * column dense (150 columns: three tiles per panel); k above 32 (passes) */
+    static const int wide[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 32, 33, 40};
+    run_cfg panel = {wide, (int)(sizeof wide / sizeof *wide), 0};
+    sps_matrix *N = spmm_nodense_matrix(ctx, 1025, 5), *F = spmm_full_matrix(ctx, 70, 150, 6);
+    if (N) one_backend(ctx, "csr-vector", SPS_CAP_DETERMINISTIC, "no dense column n=1025", N, &panel);
+    if (F) one_backend(ctx, "csr-vector", SPS_CAP_DETERMINISTIC, "full 70 x 150", F, &panel);
+    sps_matrix *E = spmm_edge_matrix(ctx, 1025, 7);
+    if (E) one_backend(ctx, "csr-scalar", SPS_CAP_DETERMINISTIC, "edge n=1025 (wide k)", E, &panel);
+    sps_matrix_destroy(N);
+    sps_matrix_destroy(F);
+    sps_matrix_destroy(E);
+}
+
+/* The panels are rebuilt after sps_operator_update_values. */
+static void test_panel_update(sps_context *ctx)
+{
+    sps_matrix *A = NULL, *B = NULL;
+    sps_operator *op = NULL;
+    double *vals = NULL;
+    if (!T_STATUS(ctx, sps_matrix_generate(ctx, "poisson3d:20", &A), "panel update: generate")) return;
+    B = t_revalued(ctx, A, 2.0, 0.0, 1.0, &vals);
+    if (B && T_STATUS(ctx, sps_operator_create(ctx, A, "csr-vector", NULL, &op), "panel update: operator")) {
+        double err = -1;
+        int rep = -1;
+        sps_status st = sps_operator_check_multi(op, A, SPS_SPMM_PANEL, 8, &err, &rep);
+        T_OK(st == SPS_OK && err <= 1e-12 && rep == 1, "panel before update: err %.2g", err);
+        st = sps_operator_update_values(op, vals);
+        if (st == SPS_OK) st = sps_operator_check_multi(op, B, SPS_SPMM_PANEL, 8, &err, &rep);
+        T_OK(st == SPS_OK && err <= 1e-12 && rep == 1, "panel after update_values: err %.2g, repeatable %d",
+             err, rep);
+    }
+    sps_operator_destroy(op);
+    sps_matrix_destroy(A);
+    sps_matrix_destroy(B);
+    free(vals);
 }
 
 static void test_generated(sps_context *ctx)
@@ -150,7 +213,7 @@ static void test_timing(sps_context *ctx)
     sps_operator *op = NULL;
     if (!T_STATUS(ctx, sps_matrix_generate(ctx, "poisson3d:40", &A), "timing: generate")) return;
     if (T_STATUS(ctx, sps_operator_create(ctx, A, "csr-vector", NULL, &op), "timing: operator")) {
-        for (int q = 0; q < 4; q++) {
+        for (int q = 0; q < NKINDS; q++) {
             sps_timing t;
             sps_status st = sps_operator_time_multi(op, kinds[q], 8, 10, &t);
             T_OK(st == SPS_OK && t.reps == 10 && t.median_us > 0 && t.min_us <= t.median_us &&
@@ -174,7 +237,7 @@ static void test_check_multi(sps_context *ctx)
         sps_operator *op = NULL;
         if (!T_STATUS(ctx, sps_operator_create(ctx, A, specs[i], NULL, &op), "check_multi: %s", specs[i]))
             continue;
-        for (int q = 0; q < 4; q++) {
+        for (int q = 0; q < NKINDS; q++) {
             if (!kind_applies(specs[i], kinds[q])) continue;
             double err = -1;
             int rep = -1;
@@ -183,7 +246,7 @@ static void test_check_multi(sps_context *ctx)
              * the columns of a backend that is not deterministic itself */
             sps_operator_info oi;
             sps_operator_get_info(op, &oi);
-            int must = kinds[q] == SPS_SPMM_NATIVE ||
+            int must = kinds[q] == SPS_SPMM_NATIVE || kinds[q] == SPS_SPMM_PANEL ||
                        (kinds[q] != SPS_SPMM_CUSPARSE && (oi.caps & SPS_CAP_DETERMINISTIC));
             T_OK(st == SPS_OK && err <= 1e-12 && (rep == 1 || !must),
                  "check_multi %s/%s k=8: err %.2g, repeatable %d%s", specs[i],
@@ -223,6 +286,8 @@ static void test_single(sps_context *ctx)
     T_OK(st == SPS_OK && memcmp(y1, y2, bytes) == 0, "single precision: auto = per-column products, bitwise");
     T_OK(op && sps_operator_apply_multi_kind(op, SPS_SPMM_NATIVE, k, 1.0, dx, n, 0.0, dy, n) ==
                    SPS_ERR_UNSUPPORTED, "single precision: native refused");
+    T_OK(op && sps_operator_apply_multi_kind(op, SPS_SPMM_PANEL, k, 1.0, dx, n, 0.0, dy, n) ==
+                   SPS_ERR_UNSUPPORTED, "single precision: panel refused");
     sps__dfree(dx);
     sps__dfree(dy);
     free(h);
@@ -236,6 +301,7 @@ static void run(sps_context *ctx)
 {
     test_single(ctx);
     test_check_multi(ctx);
+    test_panel_update(ctx);
     test_edges(ctx);
     test_generated(ctx);
     test_real(ctx);

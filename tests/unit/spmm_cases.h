@@ -43,6 +43,26 @@ static inline sps_matrix *spmm_edge_matrix(sps_context *ctx, sps_idx n, uint64_t
     return t_trip_matrix(ctx, n, n, &t);
 }
 
+/* For SPS_SPMM_PANEL: row i holds one entry, in column (37 i) mod n (n prime
+ * to 37: no column twice, so no panel has a dense column). */
+static inline sps_matrix *spmm_nodense_matrix(sps_context *ctx, sps_idx n, uint64_t seed)
+{
+    t_triplets t = {0};
+    for (sps_idx i = 0; i < n; i++)
+        t_trip_add(&t, i, (sps_idx)(((int64_t)i * 37) % n), 1.0 + 0.5 * t_rand(&seed));
+    return t_trip_matrix(ctx, n, n, &t);
+}
+
+/* An m x n matrix with every entry stored: every column of every panel dense
+ * (n > 64: several shared-memory tiles per panel). */
+static inline sps_matrix *spmm_full_matrix(sps_context *ctx, sps_idx m, sps_idx n, uint64_t seed)
+{
+    t_triplets t = {0};
+    for (sps_idx i = 0; i < m; i++)
+        for (sps_idx j = 0; j < n; j++) t_trip_add(&t, i, j, t_rand(&seed) + (i == j ? 4.0 : 0.0));
+    return t_trip_matrix(ctx, m, n, &t);
+}
+
 /* n x k values in [-1, 1), leading dimension ld >= n; padding rows NaN. */
 static inline double *spmm_block(sps_idx n, int k, int64_t ld, uint64_t seed)
 {
