@@ -158,6 +158,7 @@ static void compare(const char *what, const sps_matrix *A, const char *spec)
         double one = 1.0;
         sps_matrix *I1 = strstr(hmsg, "no diagonal entry") ? t_matrix_from_dense(hctx, 1, 1, &one) : NULL;
         if (I1 && sps_precond_create(gctx, I1, spec, &gp) == SPS_OK) { /* a GPU pc: the context and the words */
+            gp->n = sps_matrix_rows(A); /* as a pc of A: the words name A's row count */
             sps_mcilu *d = NULL;
             sps_status ss = sps__mcilu_symbolic_dev(gp, A, strncmp(spec, "ic0", 3) == 0, &d);
             T_OK(ss == hs && strcmp(sps_last_error(gctx), hmsg) == 0,
