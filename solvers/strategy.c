@@ -66,9 +66,8 @@ static long long long_restart(const sps_features *f, size_t basis_bytes)
  * matrices, Jacobi and ILU(0) with Jacobi-sweep solves for the others; the
  * exact factorizations stay as fallbacks. */
 static void gpu_cheap_first(const sps_features *f, sps_plan *p, int *np, int spd_like, int diag_ok,
-                            int ilu_ok, const char *longm, long long m)
+                            int ilu_ok, const char *longm, int small)
 {
-    int small = f->rows > 0 && (size_t)(m + 2) * (size_t)f->rows * sizeof(double) <= SPS_LONG_FIRST_BYTES;
     if (spd_like) {
         add(p, np, "cg", "cheby");
         add(p, np, "cg", "jacobi");
@@ -111,7 +110,9 @@ int sps__strategy_plans(const sps_features *f, size_t basis_bytes, int gpu, sps_
     char longm[48];
     long long lm = long_restart(f, basis_bytes);
     snprintf(longm, sizeof longm, "gmres:restart=%lld", lm);
-    if (gpu) gpu_cheap_first(f, p, &np, spd_like, diag_ok, ilu_ok, longm, lm);
+    /* "small": the long-restart basis, (m + 2) n doubles, within SPS_LONG_FIRST_BYTES */
+    int small = f->rows > 0 && (size_t)(lm + 2) * (size_t)f->rows * sizeof(double) <= SPS_LONG_FIRST_BYTES;
+    if (gpu) gpu_cheap_first(f, p, &np, spd_like, diag_ok, ilu_ok, longm, small);
     if (spd_like) {
         add(p, &np, "cg", "ic0");
         add(p, &np, "cg", "jacobi");
@@ -133,8 +134,7 @@ int sps__strategy_plans(const sps_features *f, size_t basis_bytes, int gpu, sps_
     if (why && len)
         snprintf(why, len, "%s%s%s%s%s",
                  gpu ? (spd_like ? "GPU, cheap preconditioners first; "
-                        : np > 0 && p[0].maxit == SPS_LONG_PROBE_ITS
-                            ? "GPU, small: long GMRES and BiCGSTAB probes, cheap preconditioners first; "
+                        : small ? "GPU, small: long GMRES and BiCGSTAB probes, cheap preconditioners first; "
                             : "GPU, a BiCGSTAB probe and cheap preconditioners first; ")
                      : "",
                  spd_like ? "symmetric with a positive diagonal"
