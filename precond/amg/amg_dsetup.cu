@@ -762,6 +762,25 @@ __device__ int grp_hash(sps_idx j, int hs)
     return (int)(((unsigned long long)((unsigned)j * 0x9e3779b1u) * (unsigned)hs) >> 32);
 }
 
+/* j's slot in a table of size keys (-1: free), by open addressing from
+ * grp_hash: the slot holding j, or a free one claimed for j by atomicCAS
+ * (*added = 1). The three group kernels' one insertion. */
+template <typename I> __device__ I grp_slot(volatile sps_idx *hk, I size, sps_idx j, int *added)
+{
+    *added = 0;
+    for (I h = grp_hash(j, (int)(size < 0x7fffffff ? size : 0x7fffffff));; h = h + 1 == size ? 0 : h + 1) {
+        sps_idx c = hk[h];
+        if (c == j) return h;
+        if (c != -1) continue;
+        c = atomicCAS((sps_idx *)&hk[h], -1, j);
+        if (c == -1) {
+            *added = 1;
+            return h;
+        }
+        if (c == j) return h; /* cannot happen: j is one lane's alone in a step */
+    }
+}
+
 
 /* cnt[i] = row i's columns, and ub[i] = 0; a row of more than 9 G columns
  * keeps its bound in ub (the fallback's slice) and cnt[i] = 0. */
@@ -784,18 +803,9 @@ __global__ void k_grp_count(sps_idx n, int G, const sps_idx *__restrict__ xrp, c
             sps_idx k = xci[p], q1 = yrp[k + 1];
             for (sps_idx q0 = yrp[k]; q0 < q1 && !over; q0 += G) {
                 if (q0 + lane < q1) {
-                    sps_idx j = yci[q0 + lane];
-                    for (int h = grp_hash(j, hs);; h = h + 1 == hs ? 0 : h + 1) {
-                        sps_idx c = hk[h];
-                        if (c == j) break;
-                        if (c != -1) continue;
-                        c = atomicCAS((sps_idx *)&hk[h], -1, j);
-                        if (c == -1) {
-                            atomicAdd((int *)nm, 1);
-                            break;
-                        }
-                        if (c == j) break;
-                    }
+                    int added;
+                    grp_slot(hk, hs, yci[q0 + lane], &added);
+                    if (added) atomicAdd((int *)nm, 1);
                 }
                 __syncwarp(mask);
                 over = *nm > cap; /* the same for the whole group: at most 10 G keys, a free slot left */
@@ -840,23 +850,9 @@ __global__ void k_grp_numeric(sps_idx n, int G, const sps_idx *__restrict__ xrp,
                 if (q0 + lane < q1) {
                     sps_idx j = yci[q0 + lane];
                     double t = __dmul_rn(x, yv[q0 + lane]);
-                    for (int h = grp_hash(j, hs);; h = h + 1 == hs ? 0 : h + 1) {
-                        sps_idx c = hk[h];
-                        if (c == j) {
-                            hv[h] = __dadd_rn(hv[h], t);
-                            break;
-                        }
-                        if (c != -1) continue;
-                        c = atomicCAS((sps_idx *)&hk[h], -1, j);
-                        if (c == -1) {
-                            hv[h] = t;
-                            break;
-                        }
-                        if (c == j) { /* cannot happen: j is this lane's alone in this step */
-                            hv[h] = __dadd_rn(hv[h], t);
-                            break;
-                        }
-                    }
+                    int added;
+                    const int h = grp_slot(hk, hs, j, &added);
+                    hv[h] = added ? t : __dadd_rn(hv[h], t);
                 }
                 __syncwarp(mask);
             }
@@ -908,25 +904,10 @@ __global__ void k_grp_hash_global(sps_idx n, int G, const sps_idx *__restrict__ 
                 if (q0 + lane < q1) {
                     sps_idx j = yci[q0 + lane];
                     double t = __dmul_rn(x, yv[q0 + lane]);
-                    for (long long h = grp_hash(j, (int)(size < 0x7fffffff ? size : 0x7fffffff));;
-                         h = h + 1 == size ? 0 : h + 1) {
-                        sps_idx c = hk[h];
-                        if (c == j) {
-                            hw[h] = __dadd_rn(hw[h], t);
-                            break;
-                        }
-                        if (c != -1) continue;
-                        c = atomicCAS((sps_idx *)&hk[h], -1, j);
-                        if (c == -1) {
-                            hw[h] = t;
-                            atomicAdd((int *)nm, 1);
-                            break;
-                        }
-                        if (c == j) { /* cannot happen: j is this lane's alone in this step */
-                            hw[h] = __dadd_rn(hw[h], t);
-                            break;
-                        }
-                    }
+                    int added;
+                    const long long h = grp_slot(hk, size, j, &added);
+                    hw[h] = added ? t : __dadd_rn(hw[h], t);
+                    if (added) atomicAdd((int *)nm, 1);
                 }
                 __threadfence_block();
                 __syncwarp(mask);
