@@ -260,7 +260,12 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
     if (st != SPS_OK) return st;
     sps_operator_info *in = &(*op)->info;
     sps__strlcpy(in->reason, why, sizeof in->reason);
-    if (ctx->gpu) fill_payoff(ctx, f, opts, predicted, in);
+    /* The payoff figures need the copy bandwidth, measured once per context
+     * (about 2 ms): only a drm decision pays for it here; otherwise the
+     * figures are filled when a bandwidth is known already and left empty
+     * (payoff "") for sps_operator_measure_payoff after the solve, so that a
+     * small matrix's time to solution does not carry the measurement. */
+    if (ctx->gpu && ctx->copy_gbps > 0) fill_payoff(ctx, f, opts, predicted, in);
     /* choosing: the features, the rule and any refused build; the final
      * build is reported as convert_ms and upload_ms */
     in->select_ms = sps__now_ms() - t0 - in->convert_ms - in->upload_ms;

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/tests/tools/drm_prof.c: where DRM's device conversion spends its time
+ *
+ * usage: drm_prof [SPEC|FILE] [--reps N]
+ * On a GPU context: uploads the CSR once, then times (wall clock around
+ * synchronized calls, median of N, default 7) the conversion's pieces as
+ * spmv/formats/drm.c runs them (the device scan, the host plan, the device
+ * scatter), a device allocation of the value array's size, the whole
+ * sps_operator_create("drm"), and one csr-vector SpMV (the issue's unit).
+ * Exits 77 without a GPU. */
+#include "spsolve.h"
+#include "core/internal.h"
+#include "core/gpu.h"
+#include "spmv/formats/diag_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NPH 6
+static const char *names[NPH] = {"scan (device)", "plan (host)", "scatter (device)",
+                                 "dmalloc val+map", "operator_create drm", "csr-vector SpMV"};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int fail(sps_context *ctx, const char *what)
+{
+    fprintf(stderr, "drm_prof: %s: %s\n", what, sps_last_error(ctx));
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    const char *spec = "poisson3d:160";
+    int reps = 7;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
+        else spec = argv[i];
+    }
+    if (reps < 1 || reps > 100) reps = 7;
+    sps_context *ctx = NULL;
+    if (sps_context_create(&ctx, 0) != SPS_OK) {
+        fprintf(stderr, "drm_prof: no GPU: %s\n", sps_last_error(NULL));
+        return 77;
+    }
+    sps_matrix *A = NULL;
+    sps_status st = strchr(spec, ':') ? sps_matrix_generate(ctx, spec, &A) : sps_matrix_read(ctx, spec, &A);
+    if (st != SPS_OK) return fail(ctx, "matrix");
+    if (sps_matrix_upload(ctx, A, NULL, NULL) != SPS_OK) return fail(ctx, "upload");
+    const sps_dcsr *d = sps__csr_device_copy(ctx, &A->A);
+    if (!d) return fail(ctx, "device copy");
+    double *ms = calloc((size_t)NPH * reps, sizeof *ms);
+    for (int r = 0; r < reps; r++) {
+        sps_diag_segs sg;
+        sps_idx *doff = NULL, *dstart = NULL;
+        double t0 = sps__now_ms();
+        if (sps__drm_scan_dev(ctx, d, &sg, &doff, &dstart) != SPS_OK || sps__gpu_sync(ctx) != SPS_OK)
+            return fail(ctx, "scan");
+        double t1 = sps__now_ms();
+        sps_idx S = sg.nseg;
+        int64_t *ope = malloc((size_t)S * sizeof *ope);
+        sps_idx *index = malloc((size_t)S * sizeof *index), *blo = malloc(((size_t)S + 1) * sizeof *blo);
+        sps_idx *dnum = malloc(((size_t)S + 1) * sizeof *dnum), nblk = 0;
+        for (sps_idx h = 0; h < S; h++) ope[h] = (int64_t)(sg.dnum[h + 1] - sg.dnum[h]) * 32;
+        if (sps__drm_plan(ctx, ope, S, 1, 32, index, blo, &nblk) != SPS_OK) return fail(ctx, "plan");
+        dnum[0] = 0;
+        for (sps_idx sl = 0; sl < S; sl++) dnum[sl + 1] = dnum[sl] + (sg.dnum[index[sl] + 1] - sg.dnum[index[sl]]);
+        double t2 = sps__now_ms();
+        double *val = NULL;
+        sps_idx *map = NULL, *ddnum = NULL, *off = NULL;
+        if (sps__drm_scatter_dev(ctx, d, index, S, dnum, doff, dstart, &val, &map, &ddnum, &off) != SPS_OK)
+            return fail(ctx, "scatter");
+        double t3 = sps__now_ms();
+        size_t vb = (size_t)dnum[S] * 32 * sizeof(double), mb = (size_t)d->nnz * sizeof(sps_idx);
+        sps__dfree(val);
+        sps__dfree(map);
+        sps__dfree(ddnum);
+        sps__dfree(off);
+        double t4 = sps__now_ms();
+        void *p1 = NULL, *p2 = NULL;
+        if (sps__dmalloc(ctx, &p1, vb) != SPS_OK || sps__dmalloc(ctx, &p2, mb) != SPS_OK) return fail(ctx, "dmalloc");
+        double t5 = sps__now_ms();
+        sps__dfree(p1);
+        sps__dfree(p2);
+        sps_operator *op = NULL;
+        double t6 = sps__now_ms();
+        if (sps_operator_create(ctx, A, "drm", NULL, &op) != SPS_OK || sps__gpu_sync(ctx) != SPS_OK)
+            return fail(ctx, "drm operator");
+        double t7 = sps__now_ms();
+        sps_operator_destroy(op);
+        ms[0 * reps + r] = t1 - t0;
+        ms[1 * reps + r] = t2 - t1;
+        ms[2 * reps + r] = t3 - t2;
+        ms[3 * reps + r] = t5 - t4;
+        ms[4 * reps + r] = t7 - t6;
+        sps__diag_segs_free(&sg);
+        free(ope);
+        free(index);
+        free(blo);
+        free(dnum);
+    }
+    sps_operator *cv = NULL;
+    sps_timing t;
+    if (sps_operator_create(ctx, A, "csr-vector", NULL, &cv) != SPS_OK || sps_operator_time(cv, 20, 0, &t) != SPS_OK)
+        return fail(ctx, "csr-vector");
+    sps_operator_destroy(cv);
+    for (int r = 0; r < reps; r++) ms[5 * reps + r] = t.median_us * 1e-3;
+    printf("%s: %d rows, %d nnz; medians of %d (ms, and csr-vector SpMVs)\n", spec, d->nrows, d->nnz, reps);
+    for (int k = 0; k < NPH; k++) {
+        qsort(ms + k * reps, (size_t)reps, sizeof *ms, cmp_double);
+        double m = ms[k * reps + reps / 2];
+        printf("  %-22s %8.3f ms  %6.1f SpMVs  (min %.3f, max %.3f)\n", names[k], m, m / (t.median_us * 1e-3),
+               ms[k * reps], ms[k * reps + reps - 1]);
+    }
+    free(ms);
+    sps_matrix_destroy(A);
+    sps_context_destroy(ctx);
+    return 0;
+}
