@@ -175,6 +175,9 @@ sps_status sps__generate(sps_context *ctx, const char *spec, sps_csr *out);
  * Returns -1 if A is NULL, seg <= 0, or its O(rows + cols) marker cannot be
  * allocated (callers report that as out of memory). */
 int64_t sps__segmented_dia_slots(const sps_csr *A, sps_idx seg);
+/* The same, and *diagonals = the distinct offsets col - row holding an entry
+ * (DIA's diagonal count; diagonals may be NULL). */
+int64_t sps__segmented_dia_slots_diags(const sps_csr *A, sps_idx seg, sps_idx *diagonals);
 
 /* The row-segment height of DRM (its default seg), of the features'
  * drm_slots / drm_fill, and of auto's DRM estimate: one number for all three. */

@@ -56,6 +56,12 @@ sps_idx sps__hyb_width(const sps_csr *A)
 
 int64_t sps__segmented_dia_slots(const sps_csr *A, sps_idx seg)
 {
+    return sps__segmented_dia_slots_diags(A, seg, NULL);
+}
+
+int64_t sps__segmented_dia_slots_diags(const sps_csr *A, sps_idx seg, sps_idx *diagonals)
+{
+    if (diagonals) *diagonals = 0;
     if (!A || seg <= 0) return -1;
     if (A->nrows == 0) return 0;
     /* mark[d + nrows - 1] = 1 + the last segment that saw offset d */
@@ -70,6 +76,7 @@ int64_t sps__segmented_dia_slots(const sps_csr *A, sps_idx seg)
             for (sps_idx p = A->row_ptr[r]; p < A->row_ptr[r + 1]; p++) {
                 size_t k = (size_t)((int64_t)A->col_idx[p] - r + A->nrows - 1);
                 if (mark[k] != h) {
+                    if (diagonals && mark[k] == 0) ++*diagonals;
                     mark[k] = h;
                     dig++;
                 }

@@ -12,6 +12,7 @@
  * measurements behind it are in doc/spmv.md. */
 static const struct auto_rule {
     double drm_max_slots_per_nnz; /* drm when DRM stores at most this many slots per nonzero */
+    double dia_max_slots_per_nnz; /* ... and dia instead when DIA stores at most this many */
     double merge_min_cv;          /* irregular: std/mean of the row lengths at least this */
     double merge_min_max_ratio;   /* ... or the longest row at least this many times the mean */
     sps_idx merge_min_max_row;    /* ... and the longest row at least this long (else too small to matter) */
@@ -29,6 +30,7 @@ static const struct auto_rule {
                                      12.4-19.1 ms for 28.5M nonzeros */
 } RULE = {
     .drm_max_slots_per_nnz = 1.3,
+    .dia_max_slots_per_nnz = 1.05,
     .merge_min_cv = 1.0,
     .merge_min_max_ratio = 32.0,
     .merge_min_max_row = 64,
@@ -70,7 +72,7 @@ static sps_status own_features(sps_context *ctx, const sps_csr *A, sps_features 
                         .row_min = rs.min, .row_max = rs.max, .empty_rows = rs.empty,
                         .row_mean = rs.mean, .row_std = rs.std};
     if (A->nnz == 0) return SPS_OK; /* no slots: the rule stops before them */
-    f->drm_slots = sps__segmented_dia_slots(A, SPS_DRM_SEG_ROWS);
+    f->drm_slots = sps__segmented_dia_slots_diags(A, SPS_DRM_SEG_ROWS, &f->diagonals);
     if (f->drm_slots < 0)
         return sps__err(ctx, SPS_ERR_NO_MEMORY, "auto: out of memory for the features");
     f->drm_fill = (double)(f->drm_slots - A->nnz) / (double)f->drm_slots;
@@ -184,6 +186,16 @@ static const char *decide(const sps_features *f, int allow_drm, char *why, size_
     int64_t slots = f->drm_slots;
     double per_nnz = (double)slots / f->nnz;
     int64_t segs = ((int64_t)f->rows + seg - 1) / seg;
+    /* DIA's slots: every diagonal the length of the rows */
+    double dia_per_nnz = (double)f->diagonals * (double)f->rows / (double)f->nnz;
+    if (allow_drm && per_nnz <= RULE.drm_max_slots_per_nnz && f->diagonals > 0 &&
+        dia_per_nnz <= RULE.dia_max_slots_per_nnz) {
+        snprintf(why, len,
+                 "auto: dia: %d diagonals, DIA stores %.2f slots per nonzero (<= %.2f; DRM %.2f): "
+                 "the same bytes per SpMV without DRM's segment plan",
+                 f->diagonals, dia_per_nnz, RULE.dia_max_slots_per_nnz, per_nnz);
+        return "dia";
+    }
     if (allow_drm && per_nnz <= RULE.drm_max_slots_per_nnz) {
         snprintf(why, len,
                  "auto: drm: %.1f diagonals per %d-row segment on average, DRM stores %.2f slots "
@@ -231,15 +243,17 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
     char why[512];
     const char *spec = decide(f, 1, why, sizeof why);
     double predicted = 0.0;
-    if (ctx->gpu && strcmp(spec, "drm") == 0) { /* does the conversion pay within the solve? */
+    /* does the conversion pay within the solve? (DIA's is cheaper than DRM's
+     * and its bytes the same: DRM's prediction bounds it) */
+    if (ctx->gpu && (strcmp(spec, "drm") == 0 || strcmp(spec, "dia") == 0)) {
         double saved;
         drm_predict(ctx, f, &predicted, &saved);
         double be = sps_break_even_spmvs(predicted, saved);
         if (be < 0 || be > (double)opts->expected_spmvs) {
             char no[256];
-            snprintf(no, sizeof no, "; drm would save %.1f us per SpMV, but its conversion "
+            snprintf(no, sizeof no, "; %s would save %.1f us per SpMV, but its conversion "
                      "(predicted %.1f ms) pays only after %.0f SpMVs, more than the %lld expected",
-                     saved, predicted, be < 0 ? INFINITY : be, (long long)opts->expected_spmvs);
+                     spec, saved, predicted, be < 0 ? INFINITY : be, (long long)opts->expected_spmvs);
             spec = decide(f, 0, why, sizeof why);
             appendf(why, sizeof why, "%s", no);
             predicted = 0.0;

@@ -295,16 +295,17 @@ static void test_payoff(sps_context *ctx)
         sps_operator_info in;
         if (!T_STATUS(ctx, sps_operator_create(ctx, A, "auto", &o, &op), "auto")) continue;
         sps_operator_get_info(op, &in);
-        int drm = strcmp(in.backend, "drm") == 0;
+        /* a diagonal format: dia on this pure 7-diagonal stencil */
+        int drm = strcmp(in.backend, "drm") == 0 || strcmp(in.backend, "dia") == 0;
         T_OK(in.expected_spmvs == expect[k] && in.ref_us > 0 && in.spmv_us > 0 && in.payoff[0] &&
                  strncmp(in.payoff, in.backend, strlen(in.backend)) == 0,
              "auto, %lld SpMVs expected: %s; %s", (long long)expect[k], in.backend, in.payoff);
-        T_OK(k == 0 ? !drm : drm, "auto picks drm only when it pays within %lld SpMVs (%s: %s)",
+        T_OK(k == 0 ? !drm : drm, "auto picks dia/drm only when it pays within %lld SpMVs (%s: %s)",
              (long long)expect[k], in.backend, in.reason);
         if (drm)
             T_OK(in.break_even >= 0 && in.saved_us > 0 && in.predicted_ms > 0 && in.extra_ms > 0,
-                 "drm payoff: break-even %.0f, saves %.2f us, predicted %.2f ms, measured %.2f ms",
-                 in.break_even, in.saved_us, in.predicted_ms, in.extra_ms);
+                 "%s payoff: break-even %.0f, saves %.2f us, predicted %.2f ms, measured %.2f ms",
+                 in.backend, in.break_even, in.saved_us, in.predicted_ms, in.extra_ms);
         printf("# auto (%lld expected): %s | %s\n", (long long)expect[k], in.payoff, in.reason);
         sps_operator_destroy(op);
     }

@@ -389,7 +389,7 @@ static void test_selectors(sps_context *ctx)
         sps_operator_destroy(op);
     }
 
-    /* tridiagonal: DRM stores ~1.01 slots per nonzero: the diagonal branch */
+    /* tridiagonal: DIA stores ~1.0002 slots per nonzero (DRM ~1.01): dia */
     for (sps_idx i = 0; i < 3000; i++)
         for (sps_idx j = i - 1; j <= i + 1; j++)
             if (j >= 0 && j < 3000) t_trip_add(&t, i, j, j == i ? 4.0 : -1.0);
@@ -397,12 +397,29 @@ static void test_selectors(sps_context *ctx)
     T_STATUS(ctx, sps_operator_create(ctx, D, "auto", NULL, &op), "auto builds on a tridiagonal matrix");
     if (op) {
         sps_operator_get_info(op, &in);
-        T_OK(strncmp(in.reason, "auto: drm: 3.0 diagonals per 32-row segment", 43) == 0 &&
+        T_OK(strncmp(in.reason, "auto: dia: 3 diagonals, DIA stores 1.00 slots per nonzero", 57) == 0 &&
+                 (strcmp(in.backend, "dia") == 0 || strstr(in.reason, "fell back to csr-vector")),
+             "auto: tridiagonal leads to dia (or says it fell back): %s -> %s", in.reason, in.backend);
+        sps_operator_destroy(op);
+    }
+    /* a tridiagonal band plus one far entry per 64 rows: DIA's full-length
+     * extra diagonals pass 1.05 slots per nonzero, DRM's segments do not: drm */
+    for (sps_idx i = 0; i < 3000; i++) {
+        for (sps_idx j = i - 1; j <= i + 1; j++)
+            if (j >= 0 && j < 3000) t_trip_add(&t, i, j, j == i ? 4.0 : -1.0);
+        if (i % 64 == 0) t_trip_add(&t, i, (i + 1500) % 3000, 0.5);
+    }
+    sps_matrix *E = t_trip_matrix(ctx, 3000, 3000, &t);
+    T_STATUS(ctx, sps_operator_create(ctx, E, "auto", NULL, &op), "auto builds on a band with far entries");
+    if (op) {
+        sps_operator_get_info(op, &in);
+        T_OK(strncmp(in.reason, "auto: drm: ", 11) == 0 &&
                  (strcmp(in.backend, "drm") == 0 || strstr(in.reason, "fell back to csr-vector")),
-             "auto: tridiagonal leads to drm (or says it fell back): %s -> %s", in.reason, in.backend);
+             "auto: a band with scattered far entries leads to drm: %s -> %s", in.reason, in.backend);
         sps_operator_destroy(op);
     }
     sps_matrix_destroy(D);
+    sps_matrix_destroy(E);
 
     sps_operator_opts opts;
     sps_operator_opts_default(&opts);
