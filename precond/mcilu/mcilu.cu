@@ -39,12 +39,13 @@
  * permutation (F, T), factor (with T's values and the slabs).
  * Apply: one launch per colour forward (rows read r through perm and the
  * earlier colours' y), one per colour backward in reverse (writing y and z
- * through perm): 2 x colours launches, no gather or scatter pass. One thread
- * per row reads its terms from a sliced ELL copy of the two triangles (32
- * rows a slice, column-major: coalesced), built on the device once the
- * factor is final (setup, refresh) in two more allocations (about one more
- * copy of the factor's values and columns); the row steps are mcilu.h's, in
- * the CSR row's order, so the result is bitwise the CSR walk's (the host's).
+ * through perm): 2 x colours - 1 launches (the last colour's backward step
+ * is a division, done by its forward launch), no gather or scatter pass.
+ * One thread per row reads its terms from a sliced ELL copy of the two
+ * triangles (32 rows a slice, column-major: coalesced), built on the device
+ * once the factor is final (setup, refresh) in two more allocations (about
+ * one more copy of the factor's values and columns); the row steps are
+ * mcilu.h's, in the CSR row's order: bitwise the CSR walk's (the host's).
  * A zero pivot: atomicMin of the new row index on an int (deterministic),
  * read once after the factorization; rows before it are exactly the host's,
  * so it is the host's first failing row, named in the original numbering. */
@@ -889,12 +890,15 @@ __global__ void sell_pack(int lo, int hi, int sb, int ns, int n, int cholesky, i
     }
 }
 
-/* One colour forward: rows [lo, hi), slices from sb. */
+/* One colour forward: rows [lo, hi), slices from sb. With z (the last
+ * colour) the backward step too: the last colour's rows have no terms after
+ * the diagonal (their columns would be rows of a later colour), so it only
+ * divides by the pivot (dg: the value bwd_row reads) and writes y and z. */
 __global__ void fwd_color(int lo, int hi, int sb, int cholesky, const int *__restrict__ rp, const int *__restrict__ ci,
                           const int *__restrict__ dp, const double *__restrict__ v, const int *__restrict__ len,
                           const int *__restrict__ width, const long long *__restrict__ soff,
                           const int *__restrict__ scol, const double *__restrict__ sval, const double *__restrict__ dg,
-                          const int *__restrict__ perm, const double *__restrict__ r, double *y)
+                          const int *__restrict__ perm, const double *__restrict__ r, double *y, double *z)
 {
     SPS_MC_LOOP(k, lo, hi)
     {
@@ -906,6 +910,7 @@ __global__ void fwd_color(int lo, int hi, int sb, int cholesky, const int *__res
             sps__mcilu_fwd_row_ell((sps_idx)k, soff[t] + x, h < SLICE ? h : SLICE, len[k], scol, sval, !cholesky, dg,
                                    perm, r, y);
         }
+        if (z) sps__mcilu_bwd_row_ell((sps_idx)k, 0, 1, 0, scol, sval, dg, perm, y, z);
     }
 }
 
@@ -999,12 +1004,13 @@ sps_status apply_dev(sps_precond *pc, const double *r, double *z)
     for (sps_idx c = 0; c < h.ncolors; c++) {
         int lo = h.cptr[c], hi = h.cptr[c + 1], gr = grid(ctx, hi - lo);
         fwd_color<<<gr, BLOCK, 0, s>>>(lo, hi, g->sbase[c], h.cholesky, g->rp, g->ci, g->dpos, g->v, g->len, g->width,
-                                       g->soff, g->scol, g->sval, g->dg, g->perm, r, g->y);
+                                       g->soff, g->scol, g->sval, g->dg, g->perm, r, g->y,
+                                       c == h.ncolors - 1 ? z : nullptr);
         SPS_LAUNCH_CHECK(ctx, "fwd_color");
     }
     const int *urp = h.cholesky ? g->trp : g->rp, *uci = h.cholesky ? g->tci : g->ci;
     const double *uv = h.cholesky ? g->tv : g->v;
-    for (sps_idx c = h.ncolors - 1; c >= 0; c--) {
+    for (sps_idx c = h.ncolors - 2; c >= 0; c--) { /* the last colour's: with its forward */
         int lo = h.cptr[c], hi = h.cptr[c + 1], gr = grid(ctx, hi - lo);
         bwd_color<<<gr, BLOCK, 0, s>>>(lo, hi, g->sbase[c], urp, uci, g->dpos, uv, g->len + n, g->width + ns,
                                        g->soff + ns, g->scol, g->sval, g->dg, g->perm, g->y, z);

@@ -3,13 +3,15 @@
  * (`ilu0:order=color`, `ic0:order=color`) on the GPU against the host
  * reference, bitwise: the colours and rounds (Jones-Plassmann on the device),
  * the permutation, the factor (one launch per colour), the apply (2 x colours
- * launches), twice the same, r untouched; a refresh on both (and a failed one
+ * - 1 launches over the factor's sliced ELL copy, CSR for slices with a long
+ * row), twice the same, r untouched; a refresh on both (and a failed one
  * that leaves the device's as it was); zero-pivot errors with the host's
  * status and words; generated and real matrices, an arrow with one row of n
- * entries, isolated rows, n = 31/32/33/1023/1024/1025; every array of the
- * device's symbolic setup (the graph, colours, perm, cptr, F's pattern and
- * values, amap, dpos; ic0: T and tmap) bitwise the host's; the apply's cost
- * in SpMVs of csr-vector and the setup's, by phase, on poisson3d:100/160 and
+ * entries, a hub row among short ones, isolated rows, n =
+ * 31/32/33/1023/1024/1025; every array of the device's symbolic setup (the
+ * graph, colours, perm, cptr, F's pattern and values, amap, dpos; ic0: T and
+ * tmap) bitwise the host's; the apply's cost in SpMVs of csr-vector and of
+ * drm, and the setup's, by phase, on poisson3d:100/160 and
  * convdiff2d:1000,10 / 2000,50. */
 #include "check.h"
 #include "core/gpu.h"

@@ -107,6 +107,9 @@ static void slabs(const char *what, const sps_precond *hp, sps_precond *dp, cons
                 at += (long long)w * h;
             }
     for (sps_idx k = 0; k < n; k++) ok_dg &= memcmp(&g->dg[k], &U->val[m->dpos[k]], sizeof(double)) == 0;
+    bool last_empty = true; /* the apply folds the last colour's backward step into its forward one */
+    for (sps_idx k = nc > 0 ? m->cptr[nc - 1] : n; k < n; k++) last_empty &= g->len[(size_t)n + k] == 0;
+    CHECK(last_empty, "%s: the last colour's rows have terms after the diagonal", what);
     CHECK(ok_len && ok_rule && g->soff[2LL * ns] == at, "%s: slab lengths / widths / offsets", what);
     CHECK(ok_terms && ok_dg, "%s: slab terms / pivots differ from the host factor's", what);
     std::vector<int> keep(g->width, g->width + 2LL * ns);
