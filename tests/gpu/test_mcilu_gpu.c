@@ -465,8 +465,9 @@ static sps_status do_spmv(void *u)
 /* Printed, not asserted: the apply in SpMVs of csr-vector and of drm (the
  * solve's own fast SpMV; skipped where drm refuses the matrix); the setup (built
  * after the operator, so from A's device copy, as a solve does), total and
- * by phase (graph, colouring, permutation with PAP' and L', factor); the
- * rest of the total is the host's part (ic0: the symmetry check). */
+ * by phase (graph, colouring, permutation with PAP' and L', factor with L'
+ * values and the apply's slabs); the rest of the total is the host's part
+ * (ic0: the symmetry check). */
 static void cost_case(const char *gen, const char *spec)
 {
     sps_matrix *A = NULL;
