@@ -29,16 +29,23 @@
  *             (tmap: the positions in L), dpos = T's row starts
  *   factor    one launch per colour, one thread per row, by the row
  *             functions of mcilu.h (the host's arithmetic, no FMA
- *             contraction): the factor is bitwise the host's.
+ *             contraction): the factor is bitwise the host's; then (ic0)
+ *             T's values, and the apply's slabs (below)
  * The host receives the diagonal check and the graph's size, the colour
  * count, cptr, F's size (ic0) and the first failing pivot. Device memory:
  * three allocations (pool below), the scratch freed once at the end (after
  * the stream is drained). Phase times (sps_mcilu.ms): graph (with the
  * allocations and an upload of A if there is no device copy), colouring,
- * permutation (F, T), factor.
+ * permutation (F, T), factor (with T's values and the slabs).
  * Apply: one launch per colour forward (rows read r through perm and the
  * earlier colours' y), one per colour backward in reverse (writing y and z
- * through perm): 2 x colours launches, no gather or scatter pass.
+ * through perm): 2 x colours - 1 launches (the last colour's backward step
+ * is a division, done by its forward launch), no gather or scatter pass.
+ * One thread per row reads its terms from a sliced ELL copy of the two
+ * triangles (32 rows a slice, column-major: coalesced), built on the device
+ * once the factor is final (setup, refresh) in two more allocations (about
+ * one more copy of the factor's values and columns); the row steps are
+ * mcilu.h's, in the CSR row's order: bitwise the CSR walk's (the host's).
  * A zero pivot: atomicMin of the new row index on an int (deterministic),
  * read once after the factorization; rows before it are exactly the host's,
  * so it is the host's first failing row, named in the original numbering. */
@@ -63,6 +70,16 @@ struct dev_mcilu {
     int *trp = nullptr, *tci = nullptr, *tmap = nullptr, *bad = nullptr;
     double *v = nullptr, *tv = nullptr, *y = nullptr;
     void *k1 = nullptr, *k2 = nullptr; /* the device memory: the arrays above are carved from these */
+    /* The apply's sliced ELL (below): slices 0..ns-1 hold the forward's
+     * (strictly lower) terms, ns..2ns-1 the backward's (strictly upper). */
+    sps_idx ns = 0;             /* slices of one triangle */
+    sps_idx *sbase = nullptr;   /* host: colour c's first slice (ncolors + 1) */
+    int *len = nullptr;         /* 2n: the forward's terms of new row k, then the backward's */
+    int *width = nullptr;       /* 2ns: a slice's width; -1: its rows walk the CSR arrays */
+    long long *soff = nullptr;  /* 2ns + 1: where a slice's terms start */
+    int *scol = nullptr;        /* the terms' columns and values */
+    double *sval = nullptr, *dg = nullptr; /* dg: the pivot each row divides by (n) */
+    void *k3 = nullptr, *k4 = nullptr;     /* the slabs' memory: len, width, soff, dg; scol, sval */
 };
 
 void dev_destroy(sps_precond *pc)
@@ -72,7 +89,10 @@ void dev_destroy(sps_precond *pc)
     cudaStreamSynchronize(sps_stream(pc->ctx)); /* no apply may still be reading */
     sps__dfree(g->k1);
     sps__dfree(g->k2);
+    sps__dfree(g->k3);
+    sps__dfree(g->k4);
     sps__free(g->h.cptr);
+    sps__free(g->sbase);
     delete g;
     pc->impl = nullptr;
 }
@@ -790,19 +810,188 @@ sps_status pivot_failed(sps_precond *pc, const dev_mcilu *g, sps_idx bad)
 
 /* ---- apply ------------------------------------------------------------------ */
 
-__global__ void fwd_color(int lo, int hi, int cholesky, const int *__restrict__ rp, const int *__restrict__ ci,
-                          const int *__restrict__ dp, const double *__restrict__ v, const int *__restrict__ perm,
-                          const double *__restrict__ r, double *y)
+/* The apply's sliced ELL. Each colour's rows are cut into slices of SLICE
+ * consecutive rows (the last one shorter: h rows); a slice stores the terms
+ * of a triangle (the forward's strictly lower part of F, the backward's
+ * strictly upper part of F, ic0: of T = L') column-major at width w, term j
+ * of its row x at soff + j h + x: a warp, one thread per row, reads each
+ * term's value and column coalesced. Rows keep their lengths (len): no
+ * padding is computed with, so the sums are the CSR walk's, term for term.
+ * A slice whose w h slots would exceed 2 x its terms + h (a long row among
+ * short ones) stores nothing and its rows walk the CSR arrays instead
+ * (width -1): the slabs hold at most about 2 copies of the factor's terms and
+ * usually one. Built once the factor is final (setup, refresh). */
+const int SLICE = 32;
+
+/* The terms of new row k in each triangle: forward (ilu0: before the
+ * diagonal; ic0: all of L's row but its closing diagonal), backward (after
+ * the diagonal; ic0: T's row after its opening one). */
+__global__ void sell_len(int n, int cholesky, const int *__restrict__ rp, const int *__restrict__ dp,
+                         const int *__restrict__ trp, int *__restrict__ len)
 {
-    SPS_MC_LOOP(k, lo, hi)
-    sps__mcilu_fwd_row((sps_idx)k, rp[k], cholesky ? rp[k + 1] - 1 : dp[k], ci, v, !cholesky, perm, r, y);
+    SPS_MC_LOOP(k, 0, n)
+    {
+        len[k] = (cholesky ? rp[k + 1] - 1 : dp[k]) - rp[k];
+        len[n + k] = cholesky ? trp[k + 1] - trp[k] - 1 : rp[k + 1] - dp[k] - 1;
+    }
 }
 
-__global__ void bwd_color(int lo, int hi, const int *__restrict__ rp, const int *__restrict__ ci,
-                          const int *__restrict__ dp, const double *__restrict__ v, const int *__restrict__ perm,
-                          double *y, double *z)
+/* Colour [lo, hi), its slices from sb: each slice's width (or -1: CSR) and
+ * slots in both triangles (the second at ns). */
+__global__ void sell_width(int lo, int hi, int sb, int ns, int n, const int *__restrict__ len,
+                           int *__restrict__ width, long long *__restrict__ cnt)
 {
-    SPS_MC_LOOP(k, lo, hi) sps__mcilu_bwd_row((sps_idx)k, dp[k], rp[k + 1], ci, v, perm, y, z);
+    SPS_MC_LOOP(t, 0, (hi - lo + SLICE - 1) / SLICE)
+    {
+        int r0 = lo + (int)t * SLICE, h = hi - r0 < SLICE ? hi - r0 : SLICE;
+        for (int tri = 0; tri < 2; tri++) {
+            const int *l = len + (size_t)tri * n + r0;
+            int w = 0;
+            long long terms = 0;
+            for (int x = 0; x < h; x++) {
+                w = l[x] > w ? l[x] : w;
+                terms += l[x];
+            }
+            long long slots = (long long)w * h;
+            int ell = slots <= 2 * terms + h;
+            width[tri * ns + sb + t] = ell ? w : -1;
+            cnt[tri * ns + sb + t] = ell ? slots : 0;
+        }
+    }
+}
+
+/* Colour [lo, hi) into its slices: the terms' values (and with cols their
+ * columns), and the pivot each row divides by (ilu0: U's diagonal; ic0: T's,
+ * bitwise L's closing one). */
+__global__ void sell_pack(int lo, int hi, int sb, int ns, int n, int cholesky, int cols, const int *__restrict__ rp,
+                          const int *__restrict__ ci, const int *__restrict__ dp, const double *__restrict__ v,
+                          const int *__restrict__ tci, const double *__restrict__ tv, const int *__restrict__ len,
+                          const int *__restrict__ width, const long long *__restrict__ soff, int *__restrict__ scol,
+                          double *__restrict__ sval, double *__restrict__ dg)
+{
+    SPS_MC_LOOP(k, lo, hi)
+    {
+        int loc = (int)(k - lo), x = loc % SLICE, t = sb + loc / SLICE, h = hi - (int)k + x;
+        h = h < SLICE ? h : SLICE;
+        const int *uci = cholesky ? tci : ci;
+        const double *uv = cholesky ? tv : v;
+        int src[2] = {rp[k], dp[k] + 1}; /* ic0: dp = T's row starts */
+        const int *c[2] = {ci, uci};
+        const double *w[2] = {v, uv};
+        for (int tri = 0; tri < 2; tri++) {
+            if (width[tri * ns + t] < 0) continue;
+            long long o = soff[tri * ns + t] + x;
+            for (int j = 0, m = len[(size_t)tri * n + k]; j < m; j++, o += h) {
+                sval[o] = w[tri][src[tri] + j];
+                if (cols) scol[o] = c[tri][src[tri] + j];
+            }
+        }
+        dg[k] = uv[dp[k]];
+    }
+}
+
+/* One colour forward: rows [lo, hi), slices from sb. With z (the last
+ * colour) the backward step too: the last colour's rows have no terms after
+ * the diagonal (their columns would be rows of a later colour), so it only
+ * divides by the pivot (dg: the value bwd_row reads) and writes y and z. */
+__global__ void fwd_color(int lo, int hi, int sb, int cholesky, const int *__restrict__ rp, const int *__restrict__ ci,
+                          const int *__restrict__ dp, const double *__restrict__ v, const int *__restrict__ len,
+                          const int *__restrict__ width, const long long *__restrict__ soff,
+                          const int *__restrict__ scol, const double *__restrict__ sval, const double *__restrict__ dg,
+                          const int *__restrict__ perm, const double *__restrict__ r, double *y, double *z)
+{
+    SPS_MC_LOOP(k, lo, hi)
+    {
+        int loc = (int)(k - lo), x = loc % SLICE, t = sb + loc / SLICE;
+        if (width[t] < 0) {
+            sps__mcilu_fwd_row((sps_idx)k, rp[k], cholesky ? rp[k + 1] - 1 : dp[k], ci, v, !cholesky, perm, r, y);
+        } else {
+            int h = hi - (int)k + x;
+            sps__mcilu_fwd_row_ell((sps_idx)k, soff[t] + x, h < SLICE ? h : SLICE, len[k], scol, sval, !cholesky, dg,
+                                   perm, r, y);
+        }
+        if (z) sps__mcilu_bwd_row_ell((sps_idx)k, 0, 1, 0, scol, sval, dg, perm, y, z);
+    }
+}
+
+/* One colour backward (width, soff, len: the backward's). */
+__global__ void bwd_color(int lo, int hi, int sb, const int *__restrict__ urp, const int *__restrict__ uci,
+                          const int *__restrict__ dp, const double *__restrict__ uv, const int *__restrict__ len,
+                          const int *__restrict__ width, const long long *__restrict__ soff,
+                          const int *__restrict__ scol, const double *__restrict__ sval, const double *__restrict__ dg,
+                          const int *__restrict__ perm, double *y, double *z)
+{
+    SPS_MC_LOOP(k, lo, hi)
+    {
+        int loc = (int)(k - lo), x = loc % SLICE, t = sb + loc / SLICE;
+        if (width[t] < 0) {
+            sps__mcilu_bwd_row((sps_idx)k, dp[k], urp[k + 1], uci, uv, perm, y, z);
+        } else {
+            int h = hi - (int)k + x;
+            sps__mcilu_bwd_row_ell((sps_idx)k, soff[t] + x, h < SLICE ? h : SLICE, len[k], scol, sval, dg, perm, y,
+                                   z);
+        }
+    }
+}
+
+/* The slabs' values and pivots from v (and tv), columns too with cols: one
+ * launch per colour. */
+sps_status sell_fill(sps_context *ctx, dev_mcilu *g, int cols)
+{
+    const sps_mcilu &h = g->h;
+    for (sps_idx c = 0; c < h.ncolors; c++) {
+        int lo = h.cptr[c], hi = h.cptr[c + 1];
+        sell_pack<<<grid(ctx, hi - lo), BLOCK, 0, sps_stream(ctx)>>>(lo, hi, g->sbase[c], g->ns, h.n, h.cholesky, cols,
+                                                                     g->rp, g->ci, g->dpos, g->v, g->tci, g->tv,
+                                                                     g->len, g->width, g->soff, g->scol, g->sval, g->dg);
+        SPS_LAUNCH_CHECK(ctx, "sell_pack");
+    }
+    return SPS_OK;
+}
+
+/* The slabs of a final factor (v, and tv for ic0): slices per colour, row
+ * lengths, widths and offsets (a scan), then the terms. */
+sps_status sell_build(sps_context *ctx, dev_mcilu *g)
+{
+    const sps_mcilu &h = g->h;
+    sps_idx n = h.n, nc = h.ncolors;
+    cudaStream_t s = sps_stream(ctx);
+    if (!(g->sbase = (sps_idx *)sps__calloc((size_t)nc + 1, sizeof *g->sbase)))
+        return sps__err(ctx, SPS_ERR_NO_MEMORY, "mcilu: out of memory");
+    for (sps_idx c = 0; c < nc; c++) g->sbase[c + 1] = g->sbase[c] + (h.cptr[c + 1] - h.cptr[c] + SLICE - 1) / SLICE;
+    sps_idx ns = g->ns = g->sbase[nc];
+    size_t b = pool::bytes<int>(2LL * n) + pool::bytes<int>(2LL * ns) + pool::bytes<long long>(2LL * ns + 1) +
+               pool::bytes<double>(n);
+    sps_status st = sps__dmalloc(ctx, &g->k3, b);
+    if (st != SPS_OK) return st;
+    carver cv(g->k3);
+    g->len = cv.take<int>(2LL * n);
+    g->width = cv.take<int>(2LL * ns);
+    g->soff = cv.take<long long>(2LL * ns + 1);
+    g->dg = cv.take<double>(n);
+    long long total = 0;
+    {
+        pool P(ctx);
+        long long *cnt = nullptr;
+        if ((st = P.get(&cnt, 2LL * ns)) != SPS_OK) return st;
+        if (n > 0) {
+            sell_len<<<grid(ctx, n), BLOCK, 0, s>>>(n, h.cholesky, g->rp, g->dpos, g->trp, g->len);
+            SPS_LAUNCH_CHECK(ctx, "sell_len");
+        }
+        for (sps_idx c = 0; c < nc; c++) {
+            int lo = h.cptr[c], hi = h.cptr[c + 1];
+            sell_width<<<grid(ctx, g->sbase[c + 1] - g->sbase[c]), BLOCK, 0, s>>>(lo, hi, g->sbase[c], ns, n, g->len,
+                                                                                  g->width, cnt);
+            SPS_LAUNCH_CHECK(ctx, "sell_width");
+        }
+        if ((st = scan(P, (const long long *)cnt, g->soff, 2LL * ns)) != SPS_OK) return st;
+        if ((st = sps__d2h(ctx, &total, g->soff + 2LL * ns, sizeof total)) != SPS_OK) return st;
+    } /* the scratch is freed here */
+    if ((st = sps__dmalloc(ctx, &g->k4, pool::bytes<double>(total) + pool::bytes<int>(total))) != SPS_OK) return st;
+    carver cw(g->k4);
+    g->sval = cw.take<double>(total);
+    g->scol = cw.take<int>(total);
+    return sell_fill(ctx, g, 1);
 }
 
 sps_status apply_dev(sps_precond *pc, const double *r, double *z)
@@ -811,16 +1000,20 @@ sps_status apply_dev(sps_precond *pc, const double *r, double *z)
     dev_mcilu *g = (dev_mcilu *)pc->impl;
     const sps_mcilu &h = g->h;
     cudaStream_t s = sps_stream(ctx);
+    sps_idx n = h.n, ns = g->ns;
     for (sps_idx c = 0; c < h.ncolors; c++) {
         int lo = h.cptr[c], hi = h.cptr[c + 1], gr = grid(ctx, hi - lo);
-        fwd_color<<<gr, BLOCK, 0, s>>>(lo, hi, h.cholesky, g->rp, g->ci, g->dpos, g->v, g->perm, r, g->y);
+        fwd_color<<<gr, BLOCK, 0, s>>>(lo, hi, g->sbase[c], h.cholesky, g->rp, g->ci, g->dpos, g->v, g->len, g->width,
+                                       g->soff, g->scol, g->sval, g->dg, g->perm, r, g->y,
+                                       c == h.ncolors - 1 ? z : nullptr);
         SPS_LAUNCH_CHECK(ctx, "fwd_color");
     }
     const int *urp = h.cholesky ? g->trp : g->rp, *uci = h.cholesky ? g->tci : g->ci;
     const double *uv = h.cholesky ? g->tv : g->v;
-    for (sps_idx c = h.ncolors - 1; c >= 0; c--) {
+    for (sps_idx c = h.ncolors - 2; c >= 0; c--) { /* the last colour's: with its forward */
         int lo = h.cptr[c], hi = h.cptr[c + 1], gr = grid(ctx, hi - lo);
-        bwd_color<<<gr, BLOCK, 0, s>>>(lo, hi, urp, uci, g->dpos, uv, g->perm, g->y, z);
+        bwd_color<<<gr, BLOCK, 0, s>>>(lo, hi, g->sbase[c], urp, uci, g->dpos, uv, g->len + n, g->width + ns,
+                                       g->soff + ns, g->scol, g->sval, g->dg, g->perm, g->y, z);
         SPS_LAUNCH_CHECK(ctx, "bwd_color");
     }
     return SPS_OK;
@@ -876,10 +1069,12 @@ extern "C" sps_status sps__mcilu_setup_dev(sps_precond *pc, const sps_pc_input *
     double t0 = sps__now_ms();
     sps_idx bad;
     st = factor_dev(ctx, g, g->v, &bad);
+    if (st == SPS_OK && bad >= 0) st = pivot_failed(pc, g, bad);
+    if (st == SPS_OK && g->h.cholesky) st = launch_gather(ctx, g->nnz, g->tmap, g->v, g->tv);
+    if (st == SPS_OK) st = sell_build(ctx, g);
+    if (st == SPS_OK) st = sps__gpu_sync(ctx);
     g->h.ms[3] = sps__now_ms() - t0;
     if (st != SPS_OK) return st;
-    if (bad >= 0) return pivot_failed(pc, g, bad);
-    if (g->h.cholesky && (st = launch_gather(ctx, g->nnz, g->tmap, g->v, g->tv)) != SPS_OK) return st;
     pc->apply = apply_dev;
     return SPS_OK;
 }
@@ -936,6 +1131,7 @@ static sps_status refresh_values(sps_precond *pc, dev_mcilu *g, double *a, doubl
     if (bad >= 0) return pivot_failed(pc, g, bad);
     st = sps__d2d(ctx, g->v, f, (size_t)g->nnz * sizeof(double)); /* after any apply reading v */
     if (st == SPS_OK && g->h.cholesky) st = launch_gather(ctx, g->nnz, g->tmap, g->v, g->tv);
+    if (st == SPS_OK) st = sell_fill(ctx, g, 0); /* the slabs' values and pivots, after any apply reading them */
     return st;
 }
 

@@ -218,6 +218,30 @@ SPS_MC_HD static inline void sps__mcilu_bwd_row(sps_idx k, sps_idx d, sps_idx hi
     z[perm[k]] = s;
 }
 
+/* The two steps above over a row stored with stride h (the device apply's
+ * sliced ELL, mcilu.cu): its m terms at sv[o + j h], sc[o + j h] in the CSR
+ * row's order, dg the pivot (ic0 forward, backward) as the CSR row holds it.
+ * The same operations in the same order: bitwise the CSR steps. */
+SPS_MC_HD static inline void sps__mcilu_fwd_row_ell(sps_idx k, long long o, int h, sps_idx m, const sps_idx *sc,
+                                                  const double *sv, int unit, const double *dg,
+                                                  const sps_idx *perm, const double *r, double *y)
+{
+    double s = r[perm[k]];
+    for (sps_idx j = 0; j < m; j++, o += h) s = SPS_MC_SUB(s, SPS_MC_MUL(sv[o], y[sc[o]]));
+    y[k] = unit ? s : SPS_MC_DIV(s, dg[k]);
+}
+
+SPS_MC_HD static inline void sps__mcilu_bwd_row_ell(sps_idx k, long long o, int h, sps_idx m, const sps_idx *sc,
+                                                  const double *sv, const double *dg, const sps_idx *perm,
+                                                  double *y, double *z)
+{
+    double s = y[k];
+    for (sps_idx j = 0; j < m; j++, o += h) s = SPS_MC_SUB(s, SPS_MC_MUL(sv[o], y[sc[o]]));
+    s = SPS_MC_DIV(s, dg[k]);
+    y[k] = s;
+    z[perm[k]] = s;
+}
+
 /* ---- host (mcilu.c) ------------------------------------------------------- */
 
 /* The setup of `ilu0:order=color` (cholesky 0) or `ic0:order=color` on

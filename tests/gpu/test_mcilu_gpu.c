@@ -3,13 +3,15 @@
  * (`ilu0:order=color`, `ic0:order=color`) on the GPU against the host
  * reference, bitwise: the colours and rounds (Jones-Plassmann on the device),
  * the permutation, the factor (one launch per colour), the apply (2 x colours
- * launches), twice the same, r untouched; a refresh on both (and a failed one
+ * - 1 launches over the factor's sliced ELL copy, CSR for slices with a long
+ * row), twice the same, r untouched; a refresh on both (and a failed one
  * that leaves the device's as it was); zero-pivot errors with the host's
  * status and words; generated and real matrices, an arrow with one row of n
- * entries, isolated rows, n = 31/32/33/1023/1024/1025; every array of the
- * device's symbolic setup (the graph, colours, perm, cptr, F's pattern and
- * values, amap, dpos; ic0: T and tmap) bitwise the host's; the apply's cost
- * in SpMVs of csr-vector and the setup's, by phase, on poisson3d:100/160 and
+ * entries, a hub row among short ones, isolated rows, n =
+ * 31/32/33/1023/1024/1025; every array of the device's symbolic setup (the
+ * graph, colours, perm, cptr, F's pattern and values, amap, dpos; ic0: T and
+ * tmap) bitwise the host's; the apply's cost in SpMVs of csr-vector and of
+ * drm, and the setup's, by phase, on poisson3d:100/160 and
  * convdiff2d:1000,10 / 2000,50. */
 #include "check.h"
 #include "core/gpu.h"
@@ -205,6 +207,31 @@ static void test_generated(void)
     pc_each_case(hctx, cases, sizeof cases / sizeof *cases, each_compare);
 }
 
+/* Rows i and i + 1, i + 8 (a grid 8 wide); row 0 a hub coupled both ways to
+ * every row 7j + 3 (one row much longer than the others of its 32-row slice:
+ * the apply walks that slice's CSR rows, the rest its sliced ELL); rows
+ * 11j + 5 isolated; diagonally dominant; nonsymmetric values unless sym. */
+static sps_matrix *hub(sps_idx n, int sym)
+{
+    t_triplets t = {0};
+    for (sps_idx i = 0; i < n; i++) {
+        t_trip_add(&t, i, i, 1.0 + 0.125 * (i % 3));
+        if (i % 11 == 5) continue;
+        sps_idx nb[3] = {i + 1 < n && (i + 1) % 8 ? i + 1 : -1, i + 8 < n ? i + 8 : -1, i > 1 && i % 7 == 3 ? 0 : -1};
+        double x[3] = {-1.0, -1.0, 0.5}, y[3] = {-0.75, -1.25, 0.25};
+        for (int q = 0; q < 3; q++) {
+            sps_idx j = nb[q];
+            if (j < 0 || j % 11 == 5) continue;
+            double b = sym ? x[q] : y[q];
+            t_trip_add(&t, i, j, x[q]);
+            t_trip_add(&t, j, i, b);
+            t_trip_add(&t, i, i, fabs(x[q]));
+            t_trip_add(&t, j, j, fabs(b));
+        }
+    }
+    return t_trip_matrix(hctx, n, n, &t);
+}
+
 static void test_edges(void)
 {
     sps_idx sizes[] = {1, 2, 31, 32, 33, 1023, 1024, 1025, 100000};
@@ -217,6 +244,12 @@ static void test_edges(void)
         if (O) compare(what, O, "ilu0:order=color");
         sps_matrix_destroy(A);
         sps_matrix_destroy(O);
+        sps_matrix *H = hub(sizes[k], 0), *S = hub(sizes[k], 1);
+        snprintf(what, sizeof what, "hub %d", sizes[k]);
+        if (H) compare(what, H, "ilu0:order=color");
+        if (S) compare(what, S, "ic0:order=color");
+        sps_matrix_destroy(H);
+        sps_matrix_destroy(S);
     }
     sps_idx r0[] = {0};
     sps_matrix *E = NULL;
@@ -333,6 +366,10 @@ static void test_refresh(void)
     A = NULL;
     if (sps_matrix_generate(hctx, "poisson3d:20", &A) == SPS_OK) refresh_case("poisson3d:20", A, "ic0:order=color");
     sps_matrix_destroy(A);
+    if ((A = hub(1025, 0))) refresh_case("hub 1025", A, "ilu0:order=color"); /* both walks refreshed */
+    sps_matrix_destroy(A);
+    if ((A = hub(1025, 1))) refresh_case("hub 1025", A, "ic0:order=color");
+    sps_matrix_destroy(A);
 }
 
 /* A solve on the host and twice on the GPU: iterations within 5% of the
@@ -425,16 +462,18 @@ static sps_status do_spmv(void *u)
     return sps_operator_apply(a->op, 1.0, a->x, 0.0, a->y);
 }
 
-/* Printed, not asserted: the apply in SpMVs of csr-vector; the setup (built
+/* Printed, not asserted: the apply in SpMVs of csr-vector and of drm (the
+ * solve's own fast SpMV; skipped where drm refuses the matrix); the setup (built
  * after the operator, so from A's device copy, as a solve does), total and
- * by phase (graph, colouring, permutation with PAP' and L', factor); the
- * rest of the total is the host's part (ic0: the symmetry check). */
+ * by phase (graph, colouring, permutation with PAP' and L', factor with L'
+ * values and the apply's slabs); the rest of the total is the host's part
+ * (ic0: the symmetry check). */
 static void cost_case(const char *gen, const char *spec)
 {
     sps_matrix *A = NULL;
     if (!T_STATUS(hctx, sps_matrix_generate(hctx, gen, &A), "%s", gen)) return;
     sps_idx n = sps_matrix_rows(A);
-    timing_arg a = {0};
+    timing_arg a = {0}, d = {0};
     held h = {0};
     if (T_STATUS(gctx, sps_operator_create(gctx, A, "csr-vector", NULL, &a.op), "operator") &&
         T_STATUS(gctx, sps_precond_create_ex(gctx, A, a.op, spec, &a.pc), "%s %s", gen, spec) &&
@@ -442,10 +481,19 @@ static void cost_case(const char *gen, const char *spec)
         sps__dmalloc(gctx, (void **)&a.y, (size_t)n * sizeof(double)) == SPS_OK &&
         sps__dmemset(gctx, a.x, 0, (size_t)n * sizeof(double)) == SPS_OK &&
         sps__mcilu_fetch(a.pc, &h.v, NULL, NULL, NULL) == SPS_OK) {
-        double tp = timed(do_apply, &a), ts = timed(do_spmv, &a), su = sps_precond_setup_ms(a.pc);
+        double tp = timed(do_apply, &a), ts = timed(do_spmv, &a), su = sps_precond_setup_ms(a.pc), td = -1;
         const double *ms = h.v.ms;
+        d = a;
+        if (sps_operator_create(gctx, A, "drm", NULL, &d.op) == SPS_OK) td = timed(do_spmv, &d);
+        else d.op = NULL;
         printf("# %-20s %-16s %d colours: apply %.3f ms = %.1f SpMVs (%.3f ms), setup %.2f ms = %.0f SpMVs\n", gen,
                spec, h.v.ncolors, tp, tp / ts, ts, su, su / ts);
+        if (td > 0)
+            printf("# %-20s %-16s apply = %.2f SpMVs of csr-vector = %.2f SpMVs of drm (%.3f ms)\n", gen, spec,
+                   tp / ts, tp / td, td);
+        else printf("# %-20s %-16s apply = %.2f SpMVs of csr-vector; drm: %s\n", gen, spec, tp / ts,
+                    d.op ? "not timed" : sps_last_error(gctx));
+        sps_operator_destroy(d.op);
         printf("# %-20s %-16s setup by phase in SpMVs: graph %.1f, colouring %.1f (%d rounds), permutation %.1f, "
                "factor %.1f; the rest %.1f (%.2f ms)\n",
                gen, spec, ms[0] / ts, ms[1] / ts, h.v.rounds, ms[2] / ts, ms[3] / ts,

@@ -49,6 +49,77 @@ static copy fetch(const sps_precond *pc, bool dev)
     return c;
 }
 
+/* Slices over the run: stored (sliced ELL), walking CSR (fallback), stored
+ * with padding (a row shorter than its slice's width). */
+static long long n_ell, n_csr, n_padded;
+/* The last slabs checked: terms stored, their slots, terms on the CSR walk. */
+static long long last_terms, last_slots, last_csr_terms;
+
+/* The device's slabs (dev_mcilu: this file includes mcilu.cu) against the
+ * host factor: every stored term and pivot where the CSR rows hold it, the
+ * offsets the scan of the widths, the fallback rule; then the apply with
+ * every slice forced onto the CSR walk (the kernels' fallback) bitwise the
+ * apply through the slabs (zd) too. */
+static void slabs(const char *what, const sps_precond *hp, sps_precond *dp, const std::vector<double> &r,
+                  const std::vector<double> &zd)
+{
+    const sps_mcilu *m = (const sps_mcilu *)hp->impl;
+    dev_mcilu *g = (dev_mcilu *)dp->impl;
+    sps_idx n = m->n, ns = g->ns, nc = m->ncolors;
+    const sps_csr *F = &m->F, *U = m->cholesky ? &m->T : &m->F;
+    CHECK(g->sbase && g->sbase[0] == 0, "%s: slices", what);
+    bool ok_len = true, ok_rule = true, ok_terms = true, ok_dg = true;
+    long long at = 0;
+    last_terms = last_slots = last_csr_terms = 0;
+    for (int tri = 0; tri < 2; tri++)
+        for (sps_idx c = 0; c < nc; c++)
+            for (sps_idx r0 = m->cptr[c]; r0 < m->cptr[c + 1]; r0 += 32) {
+                sps_idx t = tri * ns + g->sbase[c] + (r0 - m->cptr[c]) / 32, h = std::min<sps_idx>(32, m->cptr[c + 1] - r0);
+                long long terms = 0;
+                int w = 0;
+                for (sps_idx k = r0; k < r0 + h; k++) {
+                    sps_idx lo = tri ? m->dpos[k] + 1 : F->row_ptr[k];
+                    sps_idx hi = tri ? U->row_ptr[k + 1] : (m->cholesky ? F->row_ptr[k + 1] - 1 : m->dpos[k]);
+                    ok_len &= g->len[(size_t)tri * n + k] == hi - lo;
+                    terms += hi - lo;
+                    w = std::max(w, hi - lo);
+                }
+                bool ell = (long long)w * h <= 2 * terms + h;
+                ok_rule &= g->width[t] == (ell ? w : -1) && g->soff[t] == at;
+                if (!ell) {
+                    n_csr++;
+                    last_csr_terms += terms;
+                    continue;
+                }
+                n_ell++;
+                last_terms += terms;
+                last_slots += (long long)w * h;
+                n_padded += (long long)w * h > terms;
+                for (sps_idx k = r0; k < r0 + h; k++) {
+                    const sps_csr *X = tri ? U : F;
+                    sps_idx lo = tri ? m->dpos[k] + 1 : F->row_ptr[k];
+                    for (sps_idx j = 0; j < g->len[(size_t)tri * n + k]; j++) {
+                        long long o = at + (k - r0) + (long long)j * h;
+                        ok_terms &= g->scol[o] == X->col_idx[lo + j] &&
+                                    memcmp(&g->sval[o], &X->val[lo + j], sizeof(double)) == 0;
+                    }
+                }
+                at += (long long)w * h;
+            }
+    for (sps_idx k = 0; k < n; k++) ok_dg &= memcmp(&g->dg[k], &U->val[m->dpos[k]], sizeof(double)) == 0;
+    bool last_empty = true; /* the apply folds the last colour's backward step into its forward one */
+    for (sps_idx k = nc > 0 ? m->cptr[nc - 1] : n; k < n; k++) last_empty &= g->len[(size_t)n + k] == 0;
+    CHECK(last_empty, "%s: the last colour's rows have terms after the diagonal", what);
+    CHECK(ok_len && ok_rule && g->soff[2LL * ns] == at, "%s: slab lengths / widths / offsets", what);
+    CHECK(ok_terms && ok_dg, "%s: slab terms / pivots differ from the host factor's", what);
+    std::vector<int> keep(g->width, g->width + 2LL * ns);
+    std::fill(g->width, g->width + 2LL * ns, -1);
+    std::vector<double> zc(n, -3.0);
+    CHECK(dp->apply(dp, r.data(), zc.data()) == SPS_OK && memcmp(zc.data(), zd.data(), n * sizeof(double)) == 0,
+          "%s: the CSR walk differs from the slabs'", what);
+    std::copy(keep.begin(), keep.end(), g->width);
+}
+
 static void same(const char *what, const sps_precond *hp, const sps_precond *dp)
 {
     copy a = fetch(hp, false), b = fetch(dp, true);
@@ -68,6 +139,7 @@ static void same(const char *what, const sps_precond *hp, const sps_precond *dp)
     CHECK(d->apply(d, r.data(), zd.data()) == SPS_OK && d->apply(d, r.data(), zd2.data()) == SPS_OK, "%s: apply", what);
     CHECK(memcmp(zh.data(), zd.data(), n * sizeof(double)) == 0, "%s: apply differs", what);
     CHECK(memcmp(zd2.data(), zd.data(), n * sizeof(double)) == 0 && r == rb, "%s: second apply differs / r changed", what);
+    slabs(what, hp, d, r, zd);
 }
 
 /* A device copy of A's CSR attached to it (the emulation's: host memory), as
@@ -215,8 +287,9 @@ static void one_(sps_context *ctx, const sps_matrix *A, const char *name, int ch
         CHECK(h2 == SPS_ERR_ZERO_PIVOT && d2 == h2 && m2 == sps_last_error(ctx), "%s: failed refresh: '%s' / '%s'",
               what.c_str(), m2.c_str(), sps_last_error(ctx));
         same((what + " after a failed refresh").c_str(), hp, &dp);
-        printf("# %-28s %3d colours%s\n", what.c_str(), fetch(&dp, true).v.ncolors,
-               with_copy ? " (A's device copy)" : " (A uploaded)");
+        printf("# %-28s %3d colours%s; slabs: %lld terms in %.2fx slots, %lld on the CSR walk\n", what.c_str(),
+               fetch(&dp, true).v.ncolors, with_copy ? " (A's device copy)" : " (A uploaded)", last_terms,
+               last_terms ? (double)last_slots / (double)last_terms : 0.0, last_csr_terms);
         sps_matrix_destroy(B);
         sps_matrix_destroy(Z);
     }
@@ -260,6 +333,30 @@ static sps_matrix *oneway(sps_context *ctx, sps_idx n)
     return from_triplets(ctx, n, r, c, v);
 }
 
+/* Rows i and i + 1, i + 8 (a grid 8 wide), row 0 a hub coupled both ways to
+ * every row 7j + 3 (one row much longer than its slice's others: the CSR
+ * fallback), rows 11j + 5 isolated (no term in either triangle); diagonally
+ * dominant, nonsymmetric values on a symmetric pattern unless sym. */
+static sps_matrix *hub(sps_context *ctx, sps_idx n, int sym)
+{
+    std::vector<sps_idx> r, c;
+    std::vector<double> v, d(n, 1.0);
+    auto add = [&](sps_idx i, sps_idx j, double x, double y) {
+        r.push_back(i), c.push_back(j), v.push_back(x);
+        r.push_back(j), c.push_back(i), v.push_back(sym ? x : y);
+        d[i] += std::fabs(x), d[j] += std::fabs(sym ? x : y);
+    };
+    auto alone = [](sps_idx i) { return i % 11 == 5; };
+    for (sps_idx i = 0; i < n; i++) {
+        if (alone(i)) continue;
+        if (i + 1 < n && (i + 1) % 8 && !alone(i + 1)) add(i, i + 1, -1.0, -0.75);
+        if (i + 8 < n && !alone(i + 8)) add(i, i + 8, -1.0, -1.25);
+        if (i > 1 && i % 7 == 3) add(0, i, 0.5, 0.25);
+    }
+    for (sps_idx i = 0; i < n; i++) r.push_back(i), c.push_back(i), v.push_back(d[i] + 0.125 * (i % 3));
+    return from_triplets(ctx, n, r, c, v);
+}
+
 /* Row 3: a stored zero (ic0: -1) with no neighbours. */
 static sps_matrix *pivot12(sps_context *ctx, int chol)
 {
@@ -293,7 +390,8 @@ int main(int argc, char **argv)
     sps_context *ctx = nullptr;
     if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) return 2;
     const char *gens[] = {"poisson2d:30", "poisson3d:10", "convdiff2d:30,10", "poisson3d27:7",
-                          "powerlaw:3000,6,3", "banded:1025,5,0,2", "poisson2d:200"};
+                          "powerlaw:3000,6,3", "banded:1025,5,0,2", "poisson2d:200", "poisson3d:30", "poisson3d:70",
+                          "convdiff2d:300,10", "convdiff2d:600,10"};
     for (const char *g : gens) {
         sps_matrix *A = nullptr;
         if (sps_matrix_generate(ctx, g, &A) != SPS_OK) { CHECK(0, "%s", g); continue; }
@@ -309,8 +407,14 @@ int main(int argc, char **argv)
         one(ctx, A, w, 1);
         snprintf(w, sizeof w, "one-way %d", n);
         one(ctx, O, w, 0);
+        sps_matrix *H = hub(ctx, n, 0), *S = hub(ctx, n, 1);
+        snprintf(w, sizeof w, "hub %d", n);
+        one(ctx, H, w, 0);
+        one(ctx, S, w, 1);
         sps_matrix_destroy(A);
         sps_matrix_destroy(O);
+        sps_matrix_destroy(H);
+        sps_matrix_destroy(S);
     }
     for (int chol = 0; chol < 2; chol++) {
         sps_matrix *P = pivot12(ctx, chol);
@@ -329,6 +433,8 @@ int main(int argc, char **argv)
         sps_matrix_destroy(A);
     }
     sps_context_destroy(ctx);
+    printf("# slices: %lld sliced ELL (%lld of them padded), %lld on the CSR walk\n", n_ell, n_padded, n_csr);
+    CHECK(n_ell > 0 && n_padded > 0 && n_csr > 0, "both paths and padding covered");
     printf("%d checks, %d failed\n", checks, fails);
     return fails != 0;
 }

@@ -7,7 +7,6 @@ inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return 0; }
 inline cudaStream_t sps_stream(const sps_context *) { return nullptr; }
 inline int atomicMin(int *p, int v) { int o = *p; if (v < o) *p = v; return o; }
 inline int atomicMax(int *p, int v) { int o = *p; if (v > o) *p = v; return o; }
-inline int atomicAdd(int *p, int v) { int o = *p; *p += v; return o; }
 extern "C" {
 int sps__gpu_sm_count(sps_context *ctx);
 sps_status sps__d2d(sps_context *ctx, void *dst, const void *src, size_t bytes);
