@@ -192,6 +192,9 @@ static int precond_known(const char *name)
     return 0;
 }
 
+/* Is spec ic0 with any parameters (ic0, ic0:exact, ic0:solve=jacobi, ...)? */
+static int is_ic0(const char *spec) { return strcspn(spec, ":") == 3 && !strncmp(spec, "ic0", 3); }
+
 /* "none, jacobi, ilu0 or ic0": the registered types, for messages. */
 static const char *precond_list(void)
 {
@@ -1684,7 +1687,7 @@ static void choose_hint(run *r, int rc)
                  longer_restart(r), r->o.restart);
     else if (pc_none && diag_ok)
         snprintf(h, len, "--precond jacobi: the diagonal is complete and nonzero");
-    else if (cg_spd && strcmp(r->o.precond, "ic0"))
+    else if (cg_spd && !is_ic0(r->o.precond))
         snprintf(h, len, "--precond ic0: incomplete Cholesky is a stronger preconditioner for CG");
     else if (can_restart)
         snprintf(h, len, "--restart %d: a longer restart keeps more of the Krylov space", longer_restart(r));

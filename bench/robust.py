@@ -4,9 +4,10 @@
 # default with its attempts, then each single plan), for simulating other plan orders.
 import csv, json, os, subprocess, sys
 S, M, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
-SPD = ["cg:cheby", "cg:jacobi", "cg:ic0", "cg:none", "gmres:restart=100:ilu0"]
-NS = ["gmres:restart=100:jacobi", "gmres:restart=100:ilu0:factor=par,solve=jacobi", "gmres:restart=100:ilu0",
-      "idr:ilu0", "bicgstab:ilu0", "gmres:restart=2000:none", "idr:none", "bicgstab:none"]
+# the GPU plan list (solvers/strategy.c): ic0:exact / ilu0:exact, the natural order
+SPD = ["cg:cheby", "cg:jacobi", "cg:ic0:exact", "cg:none", "gmres:restart=100:ilu0:exact"]
+NS = ["gmres:restart=100:jacobi", "gmres:restart=100:ilu0:factor=par,solve=jacobi", "gmres:restart=100:ilu0:exact",
+      "idr:ilu0:exact", "bicgstab:ilu0:exact", "gmres:restart=2000:none", "idr:none", "bicgstab:none"]
 def run(path, method=None, precond=None, dev=os.environ.get("ROBUST_DEVICE", "gpu")):
     cmd = [S, "-A", path, "--json", "-q", "--device", dev]
     if method: cmd += ["--method", method, "--precond", precond]

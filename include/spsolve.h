@@ -496,8 +496,10 @@ typedef struct sps_precond sps_precond;
 
 /** Build a preconditioner for A from a spec `NAME` or `NAME:key=value,...`
  *  (the types and their parameters: `sps_precond_type`, doc/precond.md):
- *  `none`, `jacobi`, `l1jacobi`, `ilu0` (= `ilu0:exact`; approximate
- *  triangular solves: `ilu0:solve=jacobi,sweeps=K`), `ic0` (likewise),
+ *  `none`, `jacobi`, `l1jacobi`, `ilu0` (multicolor order, =
+ *  `ilu0:order=color`; the natural order: `ilu0:exact` or `order=natural`,
+ *  and with approximate triangular solves `ilu0:solve=jacobi,sweeps=K` or
+ *  the fixed-point factor `ilu0:factor=par`), `ic0` (likewise),
  *  `cheby:degree=K,lanczos=M,ratio=R`, `bjacobi:block=K`.
  *  `op`, when not NULL, is A's operator (same context, double precision): the
  *  types that apply A (cheby) use it, and it must then outlive the
@@ -570,8 +572,8 @@ sps_status sps_precond_update_values(sps_precond *pc, const sps_matrix *A);
 
 /** A description of the preconditioner's setup, several lines (amg: the
  *  levels with their rows and entries, operator complexity, setup time per
- *  phase; ilu0/ic0:order=color: one line with the colours), or "" for a type
- *  that has none. Valid until pc changes. */
+ *  phase; ilu0/ic0 in multicolor order, the default: one line with the
+ *  colours), or "" for a type that has none. Valid until pc changes. */
 const char *sps_precond_describe(const sps_precond *pc);
 
 /** A user preconditioner's apply: z = M^-1 r, r and z distinct vectors of n

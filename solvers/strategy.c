@@ -113,19 +113,21 @@ int sps__strategy_plans(const sps_features *f, size_t basis_bytes, int gpu, sps_
     /* "small": the long-restart basis, (m + 2) n doubles, within SPS_LONG_FIRST_BYTES */
     int small = f->rows > 0 && (size_t)(lm + 2) * (size_t)f->rows * sizeof(double) <= SPS_LONG_FIRST_BYTES;
     if (gpu) gpu_cheap_first(f, p, &np, spd_like, diag_ok, ilu_ok, longm, small);
+    /* ilu0:exact, ic0:exact: the natural-order factors the measurements behind
+     * this order used (plain ilu0/ic0 are the multicolor order) */
     if (spd_like) {
-        add(p, &np, "cg", "ic0");
+        add(p, &np, "cg", "ic0:exact");
         add(p, &np, "cg", "jacobi");
         add(p, &np, "cg", "none");
-        if (ilu_ok) add(p, &np, "gmres:restart=100", "ilu0");
+        if (ilu_ok) add(p, &np, "gmres:restart=100", "ilu0:exact");
         add(p, &np, longm, "none");
     } else {
-        if (ilu_ok) add(p, &np, "gmres:restart=100", "ilu0");
+        if (ilu_ok) add(p, &np, "gmres:restart=100", "ilu0:exact");
         /* dominance: Jacobi is cheap and GMRES with it converges; before BiCGSTAB */
         if (f->diag_dominant && diag_ok) add(p, &np, "gmres:restart=100", "jacobi");
         /* IDR(4): where GMRES(100) stagnates and BiCGSTAB is erratic */
-        if (ilu_ok) add(p, &np, "idr", "ilu0");
-        if (ilu_ok) add(p, &np, "bicgstab", "ilu0");
+        if (ilu_ok) add(p, &np, "idr", "ilu0:exact");
+        if (ilu_ok) add(p, &np, "bicgstab", "ilu0:exact");
         if (diag_ok) add(p, &np, "gmres:restart=100", "jacobi");
         add(p, &np, longm, "none");
         add(p, &np, "idr", "none");

@@ -8,10 +8,10 @@
  *    33, 1023, 1024, 1025 (a shifted 1-D Laplacian, and an arrow matrix with
  *    one row of n entries), poisson2d:63 and real SPD matrices; two runs
  *    bitwise equal; info->engine says "onekernel"; a non-CSR backend, a
- *    system above SPS_ONEKERNEL_MAX, ic0 and GMRES fall back to classic,
- *    bitwise equal to it.
+ *    system above SPS_ONEKERNEL_MAX, ic0 (either order) and GMRES fall back
+ *    to classic, bitwise equal to it.
  * 2. graph (CG): bitwise equal to classic (x, iterations, history), with no,
- *    Jacobi and ic0 preconditioning, on poisson2d:63 and a 256 x 256 grid
+ *    Jacobi, ic0:exact (SpSV) and ic0 (multicolor) preconditioning, on poisson2d:63 and a 256 x 256 grid
  *    (batches up to 64); two runs bitwise equal; BiCGSTAB and GMRES fall back
  *    to classic, bitwise equal to it.
  * 3. fused: the apply_dot of csr-vector, drm (both mappings) and dia against
@@ -228,8 +228,9 @@ static void test_onekernel(void)
         fallback_case("onekernel poisson2d:63 cg dia (not a CSR)", P, &d, "onekernel");
         job gm = {"csr-vector", "gmres:restart=30", NULL, NULL};
         fallback_case("onekernel poisson2d:63 gmres", P, &gm, "onekernel");
-        job ic = {"csr-vector", "cg", "ic0", NULL};
-        fallback_case("onekernel poisson2d:63 cg+ic0", P, &ic, "onekernel");
+        job ic = {"csr-vector", "cg", "ic0:exact", NULL}, mc = {"csr-vector", "cg", "ic0", NULL};
+        fallback_case("onekernel poisson2d:63 cg+ic0:exact", P, &ic, "onekernel");
+        fallback_case("onekernel poisson2d:63 cg+ic0 (multicolor)", P, &mc, "onekernel");
         setenv("SPS_ONEKERNEL_MAX", "1000", 1);
         job c = {"csr-vector", "cg", NULL, NULL};
         fallback_case("onekernel poisson2d:63 cg, SPS_ONEKERNEL_MAX=1000", P, &c, "onekernel");
@@ -291,9 +292,10 @@ static void test_graph(void)
         if (!T_STATUS(hctx, sps_matrix_generate(hctx, grids[i], &P), "%s", grids[i])) continue;
         job js[] = {{"csr-vector", "cg", NULL, NULL},       {"csr-vector", "cg", "jacobi", NULL},
                     {"cusparse:alg2", "cg", NULL, NULL},    {"drm", "cg", NULL, NULL},
-                    {"csr-vector", "cg", "ic0", NULL}};
-        /* cuSPARSE's SpMV and ic0's triangular solves may or may not capture */
-        for (int k = 0; k < 5; k++) graph_case(grids[i], P, &js[k], k == 2 || k == 4 ? -1 : 1);
+                    {"csr-vector", "cg", "ic0:exact", NULL}, {"csr-vector", "cg", "ic0", NULL}};
+        /* cuSPARSE's SpMV and ic0's triangular solves (SpSV; the multicolor
+         * sweeps) may or may not capture */
+        for (int k = 0; k < 6; k++) graph_case(grids[i], P, &js[k], k == 2 || k >= 4 ? -1 : 1);
         job bi = {"csr-vector", "bicgstab", NULL, NULL}, gm = {"csr-vector", "gmres:restart=30", NULL, NULL};
         graph_case(grids[i], P, &bi, 0);
         if (i == 0) graph_case(grids[i], P, &gm, 0);

@@ -190,10 +190,10 @@ static void each_compare(const char *spec, const sps_matrix *A, const char *type
 static void test_generated(void)
 {
     static const pc_case cases[] = {
-        {"poisson2d:60", "ilu0:order=color ic0:order=color", NULL},
+        {"poisson2d:60", "ilu0:order=color ic0:order=color ilu0 ic0", NULL}, /* plain: the default, multicolor */
         {"poisson3d:20", "ilu0:order=color ic0:order=color", NULL},
         {"poisson3d27:12", "ic0:order=color", NULL},
-        {"convdiff2d:50,100", "ilu0:order=color", NULL},
+        {"convdiff2d:50,100", "ilu0:order=color ilu0", NULL},
         {"banded:20000,9,0.01,5", "ilu0:order=color", NULL},
         {"powerlaw:5000,6,3", "ilu0:order=color", NULL},
         {"poisson3d:100", "ic0:order=color", NULL},
@@ -296,8 +296,10 @@ static void test_pivots(void)
     sps_matrix_destroy(A);
     if ((A = t_matrix_from_dense(hctx, 2, 2, ind))) compare("indefinite 2x2", A, "ic0:order=color");
     sps_matrix_destroy(A);
-    if ((A = t_matrix_from_dense(hctx, 4, 4, mis)))
+    if ((A = t_matrix_from_dense(hctx, 4, 4, mis))) {
         compare("missing-diagonal 4x4", A, "ilu0:order=color"), compare("missing-diagonal 4x4", A, "ic0:order=color");
+        compare("missing-diagonal 4x4", A, "ilu0"), compare("missing-diagonal 4x4", A, "ic0"); /* the default */
+    }
     sps_matrix_destroy(A);
 }
 

@@ -138,11 +138,11 @@ static void test_generated(void)
 {
     static const pc_case cases[] = {
         {"poisson2d:60", "none jacobi ilu0 ic0 ilu0:exact ic0:exact l1jacobi cheby bjacobi:block=8 ilu0:solve=jacobi ic0:solve=jacobi,sweeps=3", NULL},
-        {"poisson3d:20", "jacobi ilu0 ic0 l1jacobi cheby cheby:degree=8 cheby:degree=0 ic0:solve=jacobi", NULL},
-        {"poisson3d27:12", "ic0 cheby cheby:degree=2,lanczos=40,ratio=20", NULL},
-        {"convdiff2d:50,100", "jacobi ilu0 l1jacobi cheby ilu0:solve=jacobi ilu0:solve=jacobi,sweeps=0", NULL},
-        {"banded:20000,9,0.01,5", "jacobi ilu0 l1jacobi cheby", NULL},
-        {"powerlaw:5000,6,3", "jacobi ilu0 l1jacobi bjacobi bjacobi:block=1 bjacobi:block=3 bjacobi:block=32", NULL},
+        {"poisson3d:20", "jacobi ilu0:exact ic0:exact l1jacobi cheby cheby:degree=8 cheby:degree=0 ic0:solve=jacobi", NULL},
+        {"poisson3d27:12", "ic0:exact cheby cheby:degree=2,lanczos=40,ratio=20", NULL},
+        {"convdiff2d:50,100", "jacobi ilu0:exact l1jacobi cheby ilu0:solve=jacobi ilu0:solve=jacobi,sweeps=0", NULL},
+        {"banded:20000,9,0.01,5", "jacobi ilu0:exact l1jacobi cheby", NULL},
+        {"powerlaw:5000,6,3", "jacobi ilu0:exact l1jacobi bjacobi bjacobi:block=1 bjacobi:block=3 bjacobi:block=32", NULL},
         {"poisson2d:33", "none jacobi l1jacobi cheby", NULL}, /* 1089 rows: past one block */
         {"poisson3d:160", "cheby", NULL},                        /* 4.1M rows: the dot's grid is capped */
         {"banded:31,3,0,1", "jacobi l1jacobi cheby", NULL},
@@ -162,6 +162,8 @@ static void test_pivots(void)
     double mis[16] = {2, 1, 0, 0, 1, 0, 1, 0, 0, 1, 2, 0, 0, 0, 0, 3}; /* no (1,1) */
     sps_matrix *A = t_matrix_from_dense(hctx, 3, 3, z3);
     if (A) {
+        compare("zero-pivot 3x3", A, "ilu0:exact");
+        compare("zero-pivot 3x3", A, "ic0:exact");
         compare("zero-pivot 3x3", A, "ilu0");
         compare("zero-pivot 3x3", A, "ic0");
         compare("zero-pivot 3x3", A, "ilu0:solve=jacobi");
@@ -169,10 +171,13 @@ static void test_pivots(void)
         sps_matrix_destroy(A);
     }
     if ((A = t_matrix_from_dense(hctx, 2, 2, ind))) {
+        compare("indefinite 2x2", A, "ic0:exact");
         compare("indefinite 2x2", A, "ic0");
         sps_matrix_destroy(A);
     }
     if ((A = t_matrix_from_dense(hctx, 4, 4, mis))) {
+        compare("missing-diagonal 4x4", A, "ilu0:exact");
+        compare("missing-diagonal 4x4", A, "ic0:exact");
         compare("missing-diagonal 4x4", A, "ilu0");
         compare("missing-diagonal 4x4", A, "ic0");
         compare("missing-diagonal 4x4", A, "jacobi");
@@ -199,8 +204,8 @@ static void test_pivots(void)
         sps_matrix_destroy(A);
     }
     const char *types[] = {"none", "jacobi", "ilu0", "ic0", "l1jacobi", "cheby", "bjacobi",
-                           "ilu0:solve=jacobi", "ic0:solve=jacobi"};
-    pc_check_empty(hctx, gctx, types, 9, "GPU ");
+                           "ilu0:solve=jacobi", "ic0:solve=jacobi", "ilu0:exact", "ic0:exact"};
+    pc_check_empty(hctx, gctx, types, 11, "GPU ");
 }
 
 static void test_real(void)
@@ -219,12 +224,12 @@ static void test_real(void)
         sps_features f;
         if (kind && sps_matrix_analyze(hctx, A, &f) == SPS_OK &&
             f.rows <= 60000) {
-            if (strcmp(kind, "spd") == 0) compare(names[k], A, "ic0");
+            if (strcmp(kind, "spd") == 0) compare(names[k], A, "ic0:exact");
             if (strcmp(kind, "spd") == 0) compare(names[k], A, "cheby");
             if (f.zero_diagonal == 0 && f.empty_rows == 0) compare(names[k], A, "l1jacobi");
             compare(names[k], A, "bjacobi");
             compare(names[k], A, "bjacobi:block=6");
-            if (f.missing_diagonal == 0) compare(names[k], A, "ilu0");
+            if (f.missing_diagonal == 0) compare(names[k], A, "ilu0:exact");
             if (f.missing_diagonal == 0) compare(names[k], A, "ilu0:solve=jacobi");
             if (strcmp(kind, "spd") == 0) compare(names[k], A, "ic0:solve=jacobi");
             if (f.missing_diagonal == 0 && f.zero_diagonal == 0) compare(names[k], A, "jacobi");
@@ -236,6 +241,7 @@ static void test_real(void)
     const char *lns = t_real_matrix_path("lns_3937");
     sps_matrix *A = NULL;
     if (lns && sps_matrix_read(hctx, lns, &A) == SPS_OK) {
+        compare("lns_3937", A, "ilu0:exact");
         compare("lns_3937", A, "ilu0");
         sps_matrix_destroy(A);
     }
@@ -422,11 +428,12 @@ static void refresh_fails(const char *what, const char *type, sps_precond *pc, c
          "%s %s: after the failed refresh the apply is bitwise the old one", what, type);
 }
 
-/* Every ilu0/ic0 variant on A: refreshed onto new values, onto a zero pivot
- * at row k (then onto good values again), and ic0 onto nonsymmetric values. */
+/* Every natural-order ilu0/ic0 variant on A (the multicolor one:
+ * test_mcilu_gpu): refreshed onto new values, onto a zero pivot at row k
+ * (then onto good values again), and ic0 onto nonsymmetric values. */
 static void refresh_case(const char *what, const sps_matrix *A, int spd, int real)
 {
-    static const char *const types[] = {"ilu0", "ic0", "ilu0:solve=jacobi", "ic0:solve=jacobi"};
+    static const char *const types[] = {"ilu0:exact", "ic0:exact", "ilu0:solve=jacobi", "ic0:solve=jacobi"};
     sps_idx n = sps_matrix_rows(A), k = n / 3;
     sps_matrix *B = revalued(A, sym_scaled, NULL), *Z = revalued(A, zero_pivot_at, &k);
     sps_matrix *N = revalued(A, row_scaled, NULL);
@@ -499,7 +506,7 @@ static void test_refresh(void)
         if (sps_matrix_analyze(hctx, A, &f) == SPS_OK && f.rows <= 60000 && f.missing_diagonal == 0 &&
             f.zero_diagonal == 0) {
             sps_precond *probe = NULL; /* a matrix whose own factorization fails has nothing to refresh */
-            int ok = sps_precond_create(hctx, A, "ilu0", &probe) == SPS_OK;
+            int ok = sps_precond_create(hctx, A, "ilu0:exact", &probe) == SPS_OK;
             sps_precond_destroy(probe);
             if (ok) refresh_case(names[k], A, strcmp(kind, "spd") == 0 && f.symmetric, 1);
             done += ok;
@@ -511,7 +518,7 @@ static void test_refresh(void)
     sps_idx r0[] = {0};
     sps_matrix *E = NULL;
     if (sps_matrix_create_csr(hctx, 0, 0, r0, NULL, NULL, &E) == SPS_OK) {
-        static const char *const types[] = {"ilu0", "ic0", "ilu0:solve=jacobi", "ic0:solve=jacobi"};
+        static const char *const types[] = {"ilu0:exact", "ic0:exact", "ilu0:solve=jacobi", "ic0:solve=jacobi"};
         for (int t = 0; t < 4; t++) {
             sps_precond *pc = NULL;
             T_OK(sps_precond_create(gctx, E, types[t], &pc) == SPS_OK &&
@@ -530,7 +537,7 @@ static void test_refresh_time(void)
     sps_matrix *A = NULL;
     if (!T_STATUS(hctx, sps_matrix_generate(hctx, "poisson3d:60", &A), "poisson3d:60")) return;
     sps_matrix *B = revalued(A, sym_scaled, NULL);
-    static const char *const types[] = {"ilu0", "ic0", "ilu0:solve=jacobi", "ic0:solve=jacobi"};
+    static const char *const types[] = {"ilu0:exact", "ic0:exact", "ilu0:solve=jacobi", "ic0:solve=jacobi"};
     for (int t = 0; B && t < 4; t++) {
         double full = 0, upd = 0;
         if (!T_OK(pc_refresh_medians(gctx, A, B, types[t], 1, &full, &upd),
@@ -544,7 +551,8 @@ static void test_refresh_time(void)
 }
 
 /* sps_precond_time on a GPU context: device vectors and CUDA events; the
- * figures order as the work does (ilu0's exact solves against Jacobi). */
+ * figures order as the work does (ilu0:exact's level-scheduled solves
+ * against Jacobi). */
 static void test_time(void)
 {
     sps_matrix *A = NULL;
@@ -552,12 +560,12 @@ static void test_time(void)
     sps_timing tj, ti;
     if (!T_STATUS(hctx, sps_matrix_generate(hctx, "poisson3d:40", &A), "poisson3d:40")) return;
     if (T_STATUS(gctx, sps_precond_create(gctx, A, "jacobi", &jac), "GPU jacobi") &&
-        T_STATUS(gctx, sps_precond_create(gctx, A, "ilu0", &ilu), "GPU ilu0") &&
+        T_STATUS(gctx, sps_precond_create(gctx, A, "ilu0:exact", &ilu), "GPU ilu0:exact") &&
         T_STATUS(gctx, sps_precond_time(jac, 9, &tj), "time GPU jacobi") &&
-        T_STATUS(gctx, sps_precond_time(ilu, 9, &ti), "time GPU ilu0"))
+        T_STATUS(gctx, sps_precond_time(ilu, 9, &ti), "time GPU ilu0:exact"))
         T_OK(tj.reps == 9 && tj.min_us > 0 && tj.min_us <= tj.median_us && tj.median_us <= tj.max_us &&
                  ti.median_us > tj.median_us,
-             "GPU, 9 timed applies: jacobi %.1f us, ilu0 %.1f us", tj.median_us, ti.median_us);
+             "GPU, 9 timed applies: jacobi %.1f us, ilu0:exact %.1f us", tj.median_us, ti.median_us);
     sps_precond_destroy(jac);
     sps_precond_destroy(ilu);
     sps_matrix_destroy(A);

@@ -5,8 +5,10 @@
  * neighbours of every colour below c), equal to an independent Jones-Plassmann
  * written here and deterministic; the permutation sorts by (colour, index);
  * the factor equals a dense ILU(0)/IC(0) of PAP' in its pattern; the apply a
- * dense solve with those factors, and bitwise the natural-order ilu0 built on
- * PAP'; the symbolic arrays (graph, cptr, F with amap and dpos, T with
+ * dense solve with those factors, and bitwise the natural-order ilu0:exact
+ * built on PAP'; plain ilu0/ic0 are order=color (the default since issue 8),
+ * the name mapping and its refusals, bitwise the same solutions on shared
+ * matrices; the symbolic arrays (graph, cptr, F with amap and dpos, T with
  * tmap: what mcilu.cu's device setup must equal bitwise) against their
  * definitions; refresh; zero pivots named in the original numbering; edge cases;
  * solve counts against unpreconditioned ones. */
@@ -477,7 +479,7 @@ static void dense_case(const char *what, const sps_matrix *A, int cholesky)
     sps_precond_destroy(pc);
 }
 
-/* ilu0:order=color applied to r = natural ilu0 of PAP' applied to Pr, bitwise. */
+/* ilu0:order=color applied to r = natural ilu0:exact of PAP' applied to Pr, bitwise. */
 static void natural_case(const char *what, const sps_matrix *A)
 {
     sps_precond *pc = NULL, *pn = NULL;
@@ -500,12 +502,12 @@ static void natural_case(const char *what, const sps_matrix *A)
     uint64_t seed = 8;
     for (sps_idx i = 0; i < n; i++) r[i] = t_rand(&seed);
     for (sps_idx k = 0; k < n; k++) pr[k] = r[b.perm[k]];
-    if (B && T_STATUS(ctx, sps_precond_create(ctx, B, "ilu0", &pn), "%s: ilu0 of PAP'", what) &&
+    if (B && T_STATUS(ctx, sps_precond_create(ctx, B, "ilu0:exact", &pn), "%s: ilu0:exact of PAP'", what) &&
         T_STATUS(ctx, sps_precond_apply(pn, pr, zn), "natural apply") &&
         T_STATUS(ctx, sps_precond_apply(pc, r, z), "color apply")) {
         sps_idx diff = 0;
         for (sps_idx k = 0; k < n; k++) diff += memcmp(&z[b.perm[k]], &zn[k], sizeof *z) != 0;
-        T_OK(diff == 0, "%s: ilu0:order=color = natural ilu0 of PAP' bitwise (%d of %d differ)", what, diff, n);
+        T_OK(diff == 0, "%s: ilu0:order=color = ilu0:exact of PAP' bitwise (%d of %d differ)", what, diff, n);
     }
     free(r); free(pr); free(z); free(zn); free(ip);
     built_free(&b);
@@ -604,11 +606,14 @@ static void test_refresh(void)
 }
 
 /* Row 3 holds only a stored zero (ic0: -1): the pivot fails there whatever the
- * colouring; the message names row 3, not its new position. */
+ * colouring; the message names row 3, not its new position. The default
+ * (plain ilu0/ic0) reaches the same words. */
 static void test_pivots(void)
 {
-    for (int chol = 0; chol < 2; chol++) {
-        const char *spec = chol ? "ic0:order=color" : "ilu0:order=color";
+    static const char *const pspecs[] = {"ilu0:order=color", "ic0:order=color", "ilu0", "ic0"};
+    for (int s4 = 0; s4 < 4; s4++) {
+        const char *spec = pspecs[s4];
+        int chol = s4 % 2;
         t_triplets t = {0};
         sps_idx n = 12;
         for (sps_idx i = 0; i < n; i++) {
@@ -634,8 +639,8 @@ static void test_pivots(void)
     double mis[16] = {2, 1, 0, 0, 1, 0, 1, 0, 0, 1, 2, 0, 0, 0, 0, 3}; /* no (1,1) */
     sps_matrix *M = t_matrix_from_dense(ctx, 4, 4, mis);
     if (M) {
-        static const char *specs[] = {"ilu0:order=color", "ic0:order=color"};
-        for (int k = 0; k < 2; k++) {
+        static const char *specs[] = {"ilu0:order=color", "ic0:order=color", "ilu0", "ic0"};
+        for (int k = 0; k < 4; k++) {
             sps_precond *pc = NULL;
             sps_status st = sps_precond_create(ctx, M, specs[k], &pc);
             T_OK(st == SPS_ERR_ZERO_PIVOT && strstr(sps_last_error(ctx), "zero pivot at row 1 (1-based 2) of 4") &&
@@ -661,8 +666,8 @@ static void test_empty_row(void)
     }
     sps_matrix *A = t_trip_matrix(ctx, 9, 9, &t);
     if (!A) return;
-    static const char *specs[] = {"ilu0:order=color", "ic0:order=color"};
-    for (int k = 0; k < 2; k++) {
+    static const char *specs[] = {"ilu0:order=color", "ic0:order=color", "ilu0", "ic0"};
+    for (int k = 0; k < 4; k++) {
         sps_precond *pc = NULL;
         sps_status st = sps_precond_create(ctx, A, specs[k], &pc);
         T_OK(st == SPS_ERR_ZERO_PIVOT && pc == NULL &&
@@ -709,21 +714,55 @@ static void test_params(void)
         {"ic0:solve=jacobi,order=color", "ic0: order=color has exact solves only"},
         {"ilu0:order=rcm", "order='rcm' is not natural or color"},
         {"ic0:level=1", "ic0: unknown parameter 'level' (known: exact, solve, sweeps, order, factor, fsweeps)"},
+        {"ilu0:order=color,factor=par", "ilu0: order=color has its own factorization (not with factor=par)"},
+        {"ic0:factor=par,order=color", "ic0: order=color has its own factorization (not with factor=par)"},
+        {"ilu0:exact,order=color", "ilu0: exact is the natural-order factor (not with order=color)"},
+        {"ic0:order=color,exact", "ic0: exact is the natural-order factor (not with order=color)"},
+        {"ilu0:sweeps=2", "ilu0: sweeps=K needs solve=jacobi"},
+        {"ilu0:exact,sweeps=2", "ilu0: sweeps=K needs solve=jacobi"},
+        {"ic0:fsweeps=3", "ic0: fsweeps=K needs factor=par"},
     };
     pc_check_refused(ctx, A, bad, sizeof bad / sizeof *bad);
     double r[16], z1[16], z2[16];
     for (int i = 0; i < 16; i++) r[i] = 1.0 + i;
     T_STATUS(ctx, pc_apply(ctx, A, "ilu0:order=natural", r, z1), "order=natural");
-    T_STATUS(ctx, pc_apply(ctx, A, "ilu0", r, z2), "ilu0");
-    T_OK(memcmp(z1, z2, sizeof z1) == 0, "ilu0:order=natural is ilu0");
+    T_STATUS(ctx, pc_apply(ctx, A, "ilu0:exact", r, z2), "ilu0:exact");
+    T_OK(memcmp(z1, z2, sizeof z1) == 0, "ilu0:order=natural is ilu0:exact");
+    /* the order each spelling selects: multicolor (1) or natural (0) */
+    static const struct {
+        const char *spec;
+        int color;
+    } map[] = {{"ilu0", 1}, {"ic0", 1}, {"ilu0:order=color", 1}, {"ic0:order=color", 1},
+               {"ilu0:solve=exact", 1}, {"ilu0:factor=exact", 1}, {"ic0:solve=exact,factor=exact", 1},
+               {"ilu0:exact", 0}, {"ic0:exact", 0}, {"ilu0:order=natural", 0}, {"ic0:order=natural", 0},
+               {"ilu0:factor=par", 0}, {"ic0:factor=par,fsweeps=5", 0}, {"ilu0:solve=jacobi", 0},
+               {"ic0:solve=jacobi,sweeps=3", 0}, {"ilu0:factor=par,solve=jacobi", 0},
+               {"ilu0:exact,factor=par", 0}, {"ilu0:order=natural,factor=exact", 0}};
+    for (size_t k = 0; k < sizeof map / sizeof *map; k++) {
+        sps_precond *pc = NULL;
+        if (T_STATUS(ctx, sps_precond_create(ctx, A, map[k].spec, &pc), "%s", map[k].spec))
+            T_OK(sps__mcilu_is(pc) == map[k].color && (sps__mcilu_describe(pc) != NULL) == map[k].color,
+                 "%s: %s order", map[k].spec, map[k].color ? "multicolor" : "natural");
+        sps_precond_destroy(pc);
+    }
+    /* the natural spellings are one factor, bitwise */
+    static const char *const nat[][2] = {{"ilu0:exact,factor=par", "ilu0:factor=par"},
+                                         {"ic0:exact", "ic0:order=natural,solve=exact,factor=exact"}};
+    for (int k = 0; k < 2; k++) {
+        T_STATUS(ctx, pc_apply(ctx, A, nat[k][0], r, z1), "%s", nat[k][0]);
+        T_STATUS(ctx, pc_apply(ctx, A, nat[k][1], r, z2), "%s", nat[k][1]);
+        T_OK(memcmp(z1, z2, sizeof z1) == 0, "%s is %s, bitwise", nat[k][0], nat[k][1]);
+    }
     int found = 0;
     const char *name, *summary;
     for (int i = 0; sps_precond_type(i, &name, &summary) == SPS_OK; i++)
-        found += (!strcmp(name, "ilu0") || !strcmp(name, "ic0")) && strstr(summary, "order=color");
-    T_OK(found == 2, "--list-precond: ilu0 and ic0 mention order=color (%d)", found);
+        found += (!strcmp(name, "ilu0") || !strcmp(name, "ic0")) && strstr(summary, "order=color") &&
+                 strstr(summary, ":exact") && strstr(summary, "multicolor") && !strchr(summary, '\n');
+    T_OK(found == 2, "--list-precond: ilu0 and ic0 name the multicolor default and :exact, one line each (%d)",
+         found);
     sps_matrix_destroy(A);
-    const char *types[] = {"ilu0:order=color", "ic0:order=color"};
-    pc_check_empty(ctx, ctx, types, 2, "");
+    const char *types[] = {"ilu0:order=color", "ic0:order=color", "ilu0", "ic0"};
+    pc_check_empty(ctx, ctx, types, 4, "");
     /* a nonsymmetric matrix: ic0:order=color refuses as ic0 does */
     double ns[4] = {2, 1, 0, 2};
     sps_matrix *N = t_matrix_from_dense(ctx, 2, 2, ns);
@@ -732,6 +771,10 @@ static void test_params(void)
         T_OK(sps_precond_create(ctx, N, "ic0:order=color", &pc) == SPS_ERR_UNSUPPORTED &&
                  strstr(sps_last_error(ctx), "not symmetric"),
              "ic0:order=color on a nonsymmetric matrix: %s", sps_last_error(ctx));
+    if (N)
+        T_OK(sps_precond_create(ctx, N, "ic0", &pc) == SPS_ERR_UNSUPPORTED &&
+                 strstr(sps_last_error(ctx), "not symmetric"),
+             "ic0 (multicolor) on a nonsymmetric matrix: %s", sps_last_error(ctx));
     sps_matrix_destroy(N);
 }
 
@@ -741,7 +784,7 @@ static void solve_case(const char *what, const sps_matrix *A, sps_method m, cons
 {
     int64_t none = pc_iterations(ctx, A, NULL, m, "none"), n0 = pc_iterations(ctx, A, NULL, m, nat),
             c0 = pc_iterations(ctx, A, NULL, m, col);
-    printf("# %-20s %-8s none %6lld  %-5s %6lld  %-18s %6lld\n", what, m == SPS_CG ? "CG" : "BiCGSTAB",
+    printf("# %-20s %-8s none %6lld  %-10s %6lld  %-18s %6lld\n", what, m == SPS_CG ? "CG" : "BiCGSTAB",
            (long long)none, nat, (long long)n0, col, (long long)c0);
     T_OK(c0 > 0 && (none < 0 || c0 < none), "%s: %s converges in fewer iterations (%lld) than none (%lld)", what,
          col, (long long)c0, (long long)none);
@@ -751,12 +794,12 @@ static void test_solves(void)
 {
     sps_matrix *A = NULL;
     if (sps_matrix_generate(ctx, "convdiff2d:100,10", &A) == SPS_OK)
-        solve_case("convdiff2d:100,10", A, SPS_BICGSTAB, "ilu0", "ilu0:order=color");
+        solve_case("convdiff2d:100,10", A, SPS_BICGSTAB, "ilu0:exact", "ilu0:order=color");
     sps_matrix_destroy(A);
     A = NULL;
     if (sps_matrix_generate(ctx, "poisson2d:63", &A) == SPS_OK) {
-        solve_case("poisson2d:63", A, SPS_CG, "ic0", "ic0:order=color");
-        solve_case("poisson2d:63", A, SPS_BICGSTAB, "ilu0", "ilu0:order=color");
+        solve_case("poisson2d:63", A, SPS_CG, "ic0:exact", "ic0:order=color");
+        solve_case("poisson2d:63", A, SPS_BICGSTAB, "ilu0:exact", "ilu0:order=color");
     }
     sps_matrix_destroy(A);
     static const struct {
@@ -772,10 +815,65 @@ static void test_solves(void)
             continue;
         }
         int cg = real[k].m == SPS_CG;
-        solve_case(real[k].name, A, real[k].m, cg ? "ic0" : "ilu0", cg ? "ic0:order=color" : "ilu0:order=color");
+        solve_case(real[k].name, A, real[k].m, cg ? "ic0:exact" : "ilu0:exact", cg ? "ic0:order=color" : "ilu0:order=color");
+        sps_matrix_destroy(A);
+    }
+}
+
+/* x of `method` with spec on A x = b (b as pc_iterations'), into x (n
+ * entries, from 0); its iterations, -1 on a failure. */
+static int64_t solve_x(const sps_matrix *A, sps_method m, const char *spec, double *x)
+{
+    sps_idx n = sps_matrix_rows(A);
+    double *b = malloc((size_t)n * sizeof *b);
+    for (sps_idx i = 0; i < n; i++) b[i] = 1.0 + (i % 7) * 0.1;
+    memset(x, 0, (size_t)n * sizeof *x);
+    sps_operator *op = NULL;
+    sps_precond *pc = NULL;
+    sps_solver *s = NULL;
+    sps_solve_info in;
+    int64_t its = -1;
+    if (sps_operator_create(ctx, A, "csr-vector", NULL, &op) == SPS_OK &&
+        sps_precond_create_ex(ctx, A, op, spec, &pc) == SPS_OK && sps_solver_create(ctx, &s) == SPS_OK &&
+        sps_solver_set_method(s, m) == SPS_OK && sps_solver_set_maxit(s, 20000) == SPS_OK &&
+        sps_solve(s, op, pc, b, x, &in) == SPS_OK)
+        its = in.iterations;
+    sps_solver_destroy(s);
+    sps_precond_destroy(pc);
+    sps_operator_destroy(op);
+    free(b);
+    return its;
+}
+
+/* Plain ilu0 / ic0 are ilu0:order=color / ic0:order=color: the same
+ * iterations and bitwise the same x on shared matrices (host). */
+static void test_default_is_color(void)
+{
+    static const struct {
+        const char *name;
+        sps_method m;
+    } real[] = {{"nos6", SPS_CG}, {"gr_30_30", SPS_CG}, {"1138_bus", SPS_CG}, {"sherman1", SPS_BICGSTAB},
+                {"orsirr_1", SPS_GMRES}, {"pde2961", SPS_BICGSTAB}, {"sherman5", SPS_IDR}};
+    for (size_t k = 0; k < sizeof real / sizeof *real; k++) {
+        const char *path = t_real_matrix_path(real[k].name);
+        sps_matrix *A = NULL;
+        if (!path || sps_matrix_read(ctx, path, &A) != SPS_OK) {
+            t_skip(real[k].name, "not found");
+            continue;
+        }
+        int cg = real[k].m == SPS_CG;
+        const char *def = cg ? "ic0" : "ilu0", *col = cg ? "ic0:order=color" : "ilu0:order=color";
+        sps_idx n = sps_matrix_rows(A);
+        double *x1 = malloc((size_t)n * sizeof *x1), *x2 = malloc((size_t)n * sizeof *x2);
+        int64_t i1 = solve_x(A, real[k].m, def, x1), i2 = solve_x(A, real[k].m, col, x2);
+        T_OK(i1 > 0 && i1 == i2 && memcmp(x1, x2, (size_t)n * sizeof *x1) == 0,
+             "%s %s: %s = %s, bitwise x (%lld and %lld iterations)", real[k].name,
+             sps_method_name(real[k].m), def, col, (long long)i1, (long long)i2);
+        free(x1);
+        free(x2);
         sps_matrix_destroy(A);
     }
 }
 
 T_MAIN_HOST(ctx, test_coloring_generated, test_coloring_real, test_symbolic, test_dense, test_refresh, test_pivots,
-            test_empty_row, test_position_moves, test_params, test_solves)
+            test_empty_row, test_position_moves, test_params, test_solves, test_default_is_color)

@@ -91,7 +91,7 @@ static double rel_diff(const double *x, const double *y, int64_t n)
 static void fixed_point(const char *what, const sps_matrix *A, int cholesky, int max_sweeps)
 {
     int64_t nnz = 0, bad = -2;
-    double *ex = factor_of(A, cholesky ? "ic0" : "ilu0", &nnz);
+    double *ex = factor_of(A, cholesky ? "ic0:exact" : "ilu0:exact", &nnz);
     pat p = pattern_of(A, cholesky);
     int done = -1;
     if (ex && T_STATUS(ctx, sps__parilu_host(ctx, &p.F, cholesky ? NULL : p.dpos, cholesky, max_sweeps,
@@ -131,7 +131,7 @@ static void test_option_fixed(void)
 {
     sps_matrix *A = NULL;
     if (!T_STATUS(ctx, sps_matrix_generate(ctx, "poisson2d:6", &A), "poisson2d:6")) return;
-    const char *sp[2][2] = {{"ilu0", "ilu0:factor=par,fsweeps=50"}, {"ic0", "ic0:factor=par,fsweeps=50,solve=jacobi"}};
+    const char *sp[2][2] = {{"ilu0:exact", "ilu0:factor=par,fsweeps=50"}, {"ic0:exact", "ic0:factor=par,fsweeps=50,solve=jacobi"}};
     for (int c = 0; c < 2; c++) {
         int64_t n1 = 0, n2 = 0;
         double *e = factor_of(A, sp[c][0], &n1), *f = factor_of(A, sp[c][1], &n2);
@@ -141,7 +141,7 @@ static void test_option_fixed(void)
     }
     /* and fewer sweeps are not (else the sweeps would not be counted) */
     int64_t n1 = 0, n2 = 0;
-    double *e = factor_of(A, "ilu0", &n1), *f = factor_of(A, "ilu0:factor=par,fsweeps=1", &n2);
+    double *e = factor_of(A, "ilu0:exact", &n1), *f = factor_of(A, "ilu0:factor=par,fsweeps=1", &n2);
     if (e && f) T_OK(n1 == n2 && rel_diff(f, e, n1) > 1e-6, "ilu0:factor=par,fsweeps=1 is not yet exact");
     free(e);
     free(f);
@@ -162,11 +162,11 @@ static void real_one(sps_context *c, const sps_matrix *A, const char *name)
     pat_free(&p);
     if (missing || rp[n] > 60000 || n != sps_matrix_cols(A)) return;
     sps_precond *pc = NULL;
-    if (sps_precond_create(ctx, A, "ilu0", &pc) == SPS_OK) fixed_point(name, A, 0, 20000);
+    if (sps_precond_create(ctx, A, "ilu0:exact", &pc) == SPS_OK) fixed_point(name, A, 0, 20000);
     sps_precond_destroy(pc);
     pc = NULL;
     const char *kind = t_manifest_kind(name);
-    if (kind && strcmp(kind, "spd") == 0 && sps_precond_create(ctx, A, "ic0", &pc) == SPS_OK)
+    if (kind && strcmp(kind, "spd") == 0 && sps_precond_create(ctx, A, "ic0:exact", &pc) == SPS_OK)
         fixed_point(name, A, 1, 20000);
     sps_precond_destroy(pc);
 }
@@ -189,9 +189,9 @@ static void solve_case(const char *gen, sps_method m, const char *exact, const c
 
 static void test_solves(void)
 {
-    solve_case("convdiff2d:100,10", SPS_BICGSTAB, "ilu0", "ilu0:factor=par");
-    solve_case("poisson2d:63", SPS_CG, "ic0", "ic0:factor=par");
-    solve_case("poisson2d:63", SPS_BICGSTAB, "ilu0", "ilu0:factor=par");
+    solve_case("convdiff2d:100,10", SPS_BICGSTAB, "ilu0:exact", "ilu0:factor=par");
+    solve_case("poisson2d:63", SPS_CG, "ic0:exact", "ic0:factor=par");
+    solve_case("poisson2d:63", SPS_BICGSTAB, "ilu0:exact", "ilu0:factor=par");
     solve_case("convdiff2d:100,10", SPS_BICGSTAB, "ilu0:solve=jacobi", "ilu0:factor=par,solve=jacobi");
     solve_case("poisson2d:63", SPS_CG, "ic0:solve=jacobi", "ic0:factor=par,fsweeps=5,solve=jacobi");
 }
@@ -287,10 +287,10 @@ static void test_pivots(void)
     double z[4] = {1, 1, 1, 1};       /* u_11 = 0 */
     double neg[4] = {1, 2, 2, 1};     /* l_11^2 = 1 - 4 < 0 */
     double big[4] = {1e-300, 1e300, 1e300, 1}; /* l_10 overflows */
-    pivot_case(2, z, "ilu0:factor=par", "ilu0", 1, "row 1 (1-based 2)");
+    pivot_case(2, z, "ilu0:factor=par", "ilu0:exact", 1, "row 1 (1-based 2)");
     pivot_case(2, z, "ilu0:factor=par,fsweeps=1,solve=jacobi", "ilu0:solve=jacobi", 1, "row 1 (1-based 2)");
-    pivot_case(2, neg, "ic0:factor=par", "ic0", 1, "non-positive pivot at row 1 (1-based 2)");
-    pivot_case(2, big, "ilu0:factor=par", "ilu0", 0, "non-finite entry in row 1 (1-based 2)");
+    pivot_case(2, neg, "ic0:factor=par", "ic0:exact", 1, "non-positive pivot at row 1 (1-based 2)");
+    pivot_case(2, big, "ilu0:factor=par", "ilu0:exact", 0, "non-finite entry in row 1 (1-based 2)");
     /* a larger one: the zero pivot deep in a chain is found at its row */
     enum { N = 40 };
     double *a = calloc(N * N, sizeof *a);
@@ -302,7 +302,7 @@ static void test_pivots(void)
     for (int i = 1; i < 20; i++) u = 2.0 - 1.0 / u;
     a[20 * N + 20] = 1.0 / u; /* u_20 = a_20,20 - (1 / u_19) * 1 = 0 exactly (u_20 is exact after
                                   about 2 x 20 sweeps) */
-    pivot_case(N, a, "ilu0:factor=par,fsweeps=50", "ilu0", 1, "row 20 (1-based 21)");
+    pivot_case(N, a, "ilu0:factor=par,fsweeps=50", "ilu0:exact", 1, "row 20 (1-based 21)");
     free(a);
     static const pc_bad bad[] = {
         {"ilu0:fsweeps=3", "fsweeps=K needs factor=par"},

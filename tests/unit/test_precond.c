@@ -54,14 +54,14 @@ static void test_hand(void)
     T_OK(z[0] == 0.25 && z[1] == 2.0 / 4.0 && z[2] == 0.75, "jacobi: z = r ./ diag(A)");
     T_STATUS(ctx, apply(A, "none", r, z), "none 3x3");
     T_OK(memcmp(z, r, sizeof z) == 0, "none: z = r");
-    T_STATUS(ctx, apply(A, "ilu0", r, z), "ilu0 3x3");
+    T_STATUS(ctx, apply(A, "ilu0:exact", r, z), "ilu0:exact 3x3");
     /* L y = r: y = (1, 1.75, 2.75); U z = y: z2 = 2.75/3.75, z1 = 1.75/3.75,
      * z0 = (1 - z1 - z2)/4 = -0.05 */
     T_OK(fabs(z[0] + 0.05) < 1e-15 && fabs(z[1] - 1.75 / 3.75) < 1e-15 && fabs(z[2] - 2.75 / 3.75) < 1e-15,
          "ilu0 3x3: z = (-0.05, 0.4667, 0.7333) (got %.17g %.17g %.17g)", z[0], z[1], z[2]);
     T_OK(resid(3, M, z, r) < 1e-15, "ilu0 3x3: (LU) z = r with the fill dropped");
     T_OK(memcmp(r, r0, sizeof r) == 0, "ilu0: r unchanged");
-    T_STATUS(ctx, apply(A, "ic0", r, z), "ic0 3x3");
+    T_STATUS(ctx, apply(A, "ic0:exact", r, z), "ic0:exact 3x3");
     T_OK(resid(3, M, z, r) < 1e-15, "ic0 3x3: (L L') z = r, same M as ILU(0)");
     sps_matrix_destroy(A);
 
@@ -80,17 +80,21 @@ static void test_hand(void)
     double r4[4] = {1, -2, 0.5, 3}, z4[4];
     A = t_matrix_from_dense(ctx, 4, 4, b);
     if (!A) return;
-    T_STATUS(ctx, apply(A, "ilu0", r4, z4), "ilu0 4x4");
+    T_STATUS(ctx, apply(A, "ilu0:exact", r4, z4), "ilu0:exact 4x4");
     T_OK(resid(4, M4, z4, r4) < 1e-14, "ilu0 4x4: (LU) z = r with the hand-computed factors (%.2g)",
          resid(4, M4, z4, r4));
     T_OK(resid(4, b, z4, r4) > 1e-3, "ilu0 4x4: and not A z = r (fill was dropped)");
     T_OK(apply(A, "ic0", r4, z4) == SPS_ERR_UNSUPPORTED && strstr(sps_last_error(ctx), "not symmetric"),
          "ic0 refuses a nonsymmetric matrix: %s", sps_last_error(ctx));
+    T_OK(apply(A, "ic0:exact", r4, z4) == SPS_ERR_UNSUPPORTED && strstr(sps_last_error(ctx), "not symmetric"),
+         "ic0:exact refuses it too: %s", sps_last_error(ctx));
     sps_matrix_destroy(A);
 }
 
-/* ILU(0) of a tridiagonal matrix has no fill to drop: it is the exact LU, so
- * M^-1 A x = x. Likewise IC(0) of an SPD tridiagonal is the exact Cholesky. */
+/* ILU(0) of a tridiagonal matrix in natural order has no fill to drop: it is
+ * the exact LU, so M^-1 A x = x. Likewise IC(0) of an SPD tridiagonal is the
+ * exact Cholesky. (Not in the multicolor order, the default: red-black drops
+ * the black rows' Schur complement couplings.) */
 static void test_exact_tridiagonal(void)
 {
     enum { N = 200 };
@@ -114,7 +118,7 @@ static void test_exact_tridiagonal(void)
     }
     double x[N], b[N], z[N];
     for (int i = 0; i < N; i++) x[i] = t_rand(&seed);
-    const char *types[] = {"ilu0", "ic0"};
+    const char *types[] = {"ilu0:exact", "ic0:exact"};
     for (int t = 0; t < 2; t++) {
         const sps_matrix *M = t ? S : A;
         sps_matrix_spmv_host(M, 1.0, x, 0.0, b);
@@ -128,31 +132,38 @@ static void test_exact_tridiagonal(void)
 }
 
 /* On a symmetric matrix ILU(0) and IC(0) build the same M (LDL' vs
- * (L D^1/2)(L D^1/2)'): their applies agree to rounding. */
-static void test_ilu_equals_ic(const char *what, const sps_matrix *A)
+ * (L D^1/2)(L D^1/2)'): their applies agree to rounding, in either order
+ * (the multicolor one, the default, colours ilu0 and ic0 alike). */
+static void ilu_equals_ic(const char *what, const sps_matrix *A, const char *ilu, const char *ic)
 {
     sps_idx n = sps_matrix_rows(A);
     double *r = malloc((size_t)n * sizeof *r), *z1 = malloc((size_t)n * sizeof *z1),
            *z2 = malloc((size_t)n * sizeof *z2);
     uint64_t seed = 7;
     for (sps_idx i = 0; i < n; i++) r[i] = t_rand(&seed);
-    sps_status s1 = apply(A, "ilu0", r, z1), s2 = apply(A, "ic0", r, z2);
+    sps_status s1 = apply(A, ilu, r, z1), s2 = apply(A, ic, r, z2);
     if (s2 == SPS_ERR_ZERO_PIVOT) {
         /* IC(0) may break down on SPD matrices; that must be reported, not hidden */
         T_OK(strstr(sps_last_error(ctx), "ic0: non-positive pivot at row") != NULL,
-             "%s: IC(0) breakdown reported: %s", what, sps_last_error(ctx));
+             "%s %s: IC(0) breakdown reported: %s", what, ic, sps_last_error(ctx));
     } else if (s1 == SPS_OK && s2 == SPS_OK) {
         double num = 0, den = 0;
         for (sps_idx i = 0; i < n; i++) {
             num += (z1[i] - z2[i]) * (z1[i] - z2[i]);
             den += z1[i] * z1[i];
         }
-        T_OK(sqrt(num) <= 1e-10 * sqrt(den), "%s: ILU(0) and IC(0) applies agree (%.2g)", what,
+        T_OK(sqrt(num) <= 1e-10 * sqrt(den), "%s: %s and %s applies agree (%.2g)", what, ilu, ic,
              sqrt(num / den));
     } else {
-        T_FAIL(what, "ilu0 %s, ic0 %s: %s", sps_strerror(s1), sps_strerror(s2), sps_last_error(ctx));
+        T_FAIL(what, "%s %s, %s %s: %s", ilu, sps_strerror(s1), ic, sps_strerror(s2), sps_last_error(ctx));
     }
     free(r); free(z1); free(z2);
+}
+
+static void test_ilu_equals_ic(const char *what, const sps_matrix *A)
+{
+    ilu_equals_ic(what, A, "ilu0", "ic0");
+    ilu_equals_ic(what, A, "ilu0:exact", "ic0:exact");
 }
 
 static void test_errors(void)
@@ -163,31 +174,40 @@ static void test_errors(void)
     sps_matrix *A = t_matrix_from_dense(ctx, 3, 3, a);
     if (A) {
         sps_precond *pc = (sps_precond *)&pc;
-        T_OK(sps_precond_create(ctx, A, "ilu0", &pc) == SPS_ERR_ZERO_PIVOT && pc == NULL &&
+        T_OK(sps_precond_create(ctx, A, "ilu0:exact", &pc) == SPS_ERR_ZERO_PIVOT && pc == NULL &&
                  strstr(sps_last_error(ctx), "ilu0: zero pivot at row 1 (1-based 2) of 3"),
-             "ilu0 numerical zero pivot named: %s", sps_last_error(ctx));
-        T_OK(apply(A, "ic0", r, z) == SPS_ERR_ZERO_PIVOT &&
+             "ilu0:exact numerical zero pivot named: %s", sps_last_error(ctx));
+        T_OK(apply(A, "ic0:exact", r, z) == SPS_ERR_ZERO_PIVOT &&
                  strstr(sps_last_error(ctx), "ic0: non-positive pivot at row 1 (1-based 2) of 3"),
-             "ic0 zero pivot named: %s", sps_last_error(ctx));
+             "ic0:exact zero pivot named: %s", sps_last_error(ctx));
         sps_matrix_destroy(A);
     }
     double ind[4] = {1, 2, 2, 1}; /* symmetric indefinite: 1 - 4 < 0 */
     A = t_matrix_from_dense(ctx, 2, 2, ind);
     if (A) {
-        T_OK(apply(A, "ic0", r, z) == SPS_ERR_ZERO_PIVOT &&
-                 strstr(sps_last_error(ctx), "non-positive pivot at row 1 (1-based 2) of 2"),
-             "ic0 negative pivot named: %s", sps_last_error(ctx));
+        const char *ics[] = {"ic0", "ic0:exact"}; /* 2 x 2: either order, row 1 */
+        for (int k = 0; k < 2; k++)
+            T_OK(apply(A, ics[k], r, z) == SPS_ERR_ZERO_PIVOT &&
+                     strstr(sps_last_error(ctx), "ic0: non-positive pivot at row 1 (1-based 2) of 2"),
+                 "%s negative pivot named: %s", ics[k], sps_last_error(ctx));
         sps_matrix_destroy(A);
     }
-    /* a missing (1,1) entry */
+    /* a missing (1,1) entry: every order and variant names row 1 (the
+     * default, multicolor, included) */
     double m[16] = {2, 1, 0, 0, 1, 0, 1, 0, 0, 1, 2, 0, 0, 0, 0, 3};
     A = t_matrix_from_dense(ctx, 4, 4, m);
     if (A) {
-        T_OK(apply(A, "ilu0", r, z) == SPS_ERR_ZERO_PIVOT &&
-                 strstr(sps_last_error(ctx), "ilu0: zero pivot at row 1 (1-based 2) of 4: the matrix has 1 row with no diagonal entry"),
-             "ilu0 missing diagonal: %s", sps_last_error(ctx));
-        T_OK(apply(A, "ic0", r, z) == SPS_ERR_ZERO_PIVOT && strstr(sps_last_error(ctx), "row 1 (1-based 2)"),
-             "ic0 missing diagonal: %s", sps_last_error(ctx));
+        const char *ilus[] = {"ilu0", "ilu0:exact", "ilu0:order=color", "ilu0:factor=par", "ilu0:solve=jacobi"};
+        for (int k = 0; k < 5; k++)
+            T_OK(apply(A, ilus[k], r, z) == SPS_ERR_ZERO_PIVOT &&
+                     strstr(sps_last_error(ctx), "ilu0: zero pivot at row 1 (1-based 2) of 4: the matrix has 1 row "
+                                                 "with no diagonal entry"),
+                 "%s missing diagonal: %s", ilus[k], sps_last_error(ctx));
+        const char *ics[] = {"ic0", "ic0:exact", "ic0:order=color"};
+        for (int k = 0; k < 3; k++)
+            T_OK(apply(A, ics[k], r, z) == SPS_ERR_ZERO_PIVOT &&
+                     strstr(sps_last_error(ctx), "ic0: zero pivot at row 1 (1-based 2) of 4: the matrix has 1 row"),
+                 "%s missing diagonal: %s", ics[k], sps_last_error(ctx));
         T_OK(apply(A, "jacobi", r, z) == SPS_ERR_UNSUPPORTED &&
                  strstr(sps_last_error(ctx), "row 1 (1-based 2) of 4 has no diagonal entry") &&
                  strstr(sps_last_error(ctx), "ilu0"),
@@ -314,9 +334,9 @@ static void test_alloc_failure(void)
     sps_matrix *A = NULL;
     if (sps_matrix_generate(ctx, "poisson2d:6", &A) != SPS_OK) return;
     const char *types[] = {"jacobi", "ilu0", "ic0", "l1jacobi", "cheby:degree=2",
-                           "bjacobi:block=4", "ilu0:solve=jacobi", "ic0:solve=jacobi"};
+                           "bjacobi:block=4", "ilu0:solve=jacobi", "ic0:solve=jacobi", "ilu0:exact", "ic0:exact"};
     int fails = 0, bad = 0;
-    for (int t = 0; t < 8; t++)
+    for (int t = 0; t < 10; t++)
         for (long k = 1; k < 24; k++) {
             sps_precond *pc = NULL;
             sps__fail_alloc_after(k);
@@ -335,8 +355,9 @@ static void test_alloc_failure(void)
 }
 
 /* The registry: every listed type builds (the list is what create reads),
- * names are unique, the exact variants are the defaults bitwise, l1jacobi by
- * hand, symmetry declared as documented. */
+ * names are unique, ilu0/ic0 alone are their multicolor variants bitwise and
+ * :exact their natural-order ones, l1jacobi by hand, symmetry declared as
+ * documented. */
 static void test_registry(void)
 {
     sps_matrix *A = NULL;
@@ -358,12 +379,18 @@ static void test_registry(void)
     double r[25], z1[25], z2[25];
     uint64_t seed = 21;
     for (int i = 0; i < 25; i++) r[i] = t_rand(&seed);
-    const char *pairs[2][2] = {{"ilu0", "ilu0:exact"}, {"ic0", "ic0:exact"}};
-    for (int k = 0; k < 2; k++) {
+    const char *pairs[][2] = {{"ilu0", "ilu0:order=color"}, {"ic0", "ic0:order=color"},
+                              {"ilu0:exact", "ilu0:order=natural"}, {"ic0:exact", "ic0:order=natural"},
+                              {"ilu0:solve=exact", "ilu0:order=color"}, {"ilu0:factor=exact", "ilu0:order=color"},
+                              {"ilu0:exact,order=natural", "ilu0:order=natural,solve=exact"}};
+    for (int k = 0; k < 7; k++) {
         T_STATUS(ctx, apply(A, pairs[k][0], r, z1), "%s", pairs[k][0]);
         T_STATUS(ctx, apply(A, pairs[k][1], r, z2), "%s", pairs[k][1]);
         T_OK(memcmp(z1, z2, sizeof z1) == 0, "%s = %s bitwise", pairs[k][1], pairs[k][0]);
     }
+    T_STATUS(ctx, apply(A, "ilu0", r, z1), "ilu0");
+    T_STATUS(ctx, apply(A, "ilu0:exact", r, z2), "ilu0:exact");
+    T_OK(memcmp(z1, z2, sizeof z1) != 0, "ilu0 (multicolor) and ilu0:exact (natural) differ on poisson2d:5");
     sps_matrix_destroy(A);
     /* l1jacobi: 4 + 1 + 1, 4 + 1, 4 + 1; with -A the signs follow the diagonal */
     double a[9] = {4, 1, 1, 1, 4, 0, 1, 0, 4}, na[9], r3[3] = {6, 5, -10}, z[3];
@@ -416,7 +443,7 @@ static void test_refresh(void)
     sps_matrix *B = rescaled(A, 0.5);
     if (!T_STATUS(ctx, sps_matrix_generate(ctx, "poisson2d:21", &P), "poisson2d:21") || !B) goto out;
     const char *types[] = {"none", "jacobi", "l1jacobi", "ilu0", "ic0", "cheby", "bjacobi:block=4",
-                           "ilu0:solve=jacobi", "ic0:solve=jacobi", "amg"};
+                           "ilu0:solve=jacobi", "ic0:solve=jacobi", "amg", "ilu0:exact", "ic0:exact"};
     sps_idx n = sps_matrix_rows(A);
     double *r = malloc((size_t)n * sizeof *r), *z1 = malloc((size_t)n * sizeof *z1),
            *z2 = malloc((size_t)n * sizeof *z2);
@@ -501,7 +528,7 @@ static int apply_ok(sps_precond *pc, const double *r, double *z)
     return sps_precond_apply(pc, r, z) == SPS_OK;
 }
 
-/* ilu0/ic0 refresh onto a zero pivot at row k: it fails with a fresh build's
+/* ilu0/ic0 (natural order) refresh onto a zero pivot at row k: it fails with a fresh build's
  * status and words, and the old factor's apply is bitwise unchanged; a good
  * refresh afterwards still works. */
 static void refresh_pivot(const char *type, const sps_matrix *A, const sps_matrix *B, sps_idx k,
@@ -606,7 +633,7 @@ static void test_refresh_numeric(void)
     double *r = malloc((size_t)n * sizeof *r), *z1 = malloc((size_t)n * sizeof *z1),
            *z2 = malloc((size_t)n * sizeof *z2);
     for (sps_idx i = 0; i < n; i++) r[i] = cos(0.5 + i);
-    const char *types[] = {"ilu0", "ic0", "ilu0:solve=jacobi", "ic0:solve=jacobi,sweeps=3"};
+    const char *types[] = {"ilu0:exact", "ic0:exact", "ilu0:solve=jacobi", "ic0:solve=jacobi,sweeps=3"};
     for (int t = 0; B && t < 4; t++) {
         refresh_pivot(types[t], A, B, 217, r, z1, z2);
         refresh_pivot(types[t], A, B, 0, r, z1, z2);
@@ -626,8 +653,8 @@ static void test_refresh_time(void)
     sps_matrix *A = NULL;
     if (!T_STATUS(ctx, sps_matrix_generate(ctx, "poisson3d:60", &A), "poisson3d:60")) return;
     sps_matrix *B = rescaled(A, 0.5);
-    const char *types[] = {"ilu0", "ic0", "ilu0:solve=jacobi", "ic0:solve=jacobi"};
-    for (int t = 0; B && t < 4; t++) {
+    const char *types[] = {"ilu0:exact", "ic0:exact", "ilu0:solve=jacobi", "ic0:solve=jacobi", "ilu0", "ic0"};
+    for (int t = 0; B && t < 6; t++) {
         double full = 0, upd = 0;
         if (!T_OK(pc_refresh_medians(ctx, A, B, types[t], 0, &full, &upd),
                   "%s: builds and refreshes on poisson3d:60 (%s)", types[t], sps_last_error(ctx)))

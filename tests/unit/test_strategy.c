@@ -80,14 +80,14 @@ static void test_plans(void)
     f.rows = f.cols = 100000;
     f.symmetric = 1;
     int np = sps__strategy_plans(&f, 0, 0, p, why, sizeof why);
-    T_OK(np >= 3 && !strcmp(p[0].method, "cg") && !strcmp(p[0].precond, "ic0") &&
+    T_OK(np >= 3 && !strcmp(p[0].method, "cg") && !strcmp(p[0].precond, "ic0:exact") &&
              !strcmp(p[1].precond, "jacobi") && strstr(why, "positive diagonal"),
-         "SPD-like: cg+ic0, then cg+jacobi (%d plans, %s+%s; %s)", np, p[0].method, p[0].precond, why);
+         "SPD-like: cg+ic0:exact, then cg+jacobi (%d plans, %s+%s; %s)", np, p[0].method, p[0].precond, why);
     f.symmetric = 0;
     np = sps__strategy_plans(&f, 0, 0, p, why, sizeof why);
-    T_OK(!strcmp(p[0].method, "gmres:restart=100") && !strcmp(p[0].precond, "ilu0") &&
+    T_OK(!strcmp(p[0].method, "gmres:restart=100") && !strcmp(p[0].precond, "ilu0:exact") &&
              !strcmp(p[1].method, "idr") && !strcmp(p[2].method, "bicgstab"),
-         "nonsymmetric: gmres(100)+ilu0, idr+ilu0, bicgstab+ilu0 (%s+%s, %s, %s)", p[0].method,
+         "nonsymmetric: gmres(100)+ilu0:exact, idr+ilu0:exact, bicgstab+ilu0:exact (%s+%s, %s, %s)", p[0].method,
          p[0].precond, p[1].method, p[2].method);
     int has_long = 0;
     for (int i = 0; i < np; i++) has_long |= !strcmp(p[i].method, "gmres:restart=2000");
@@ -107,7 +107,7 @@ static void test_plans(void)
     np = sps__strategy_plans(&f, 0, 0, p, why, sizeof why);
     bad = 0;
     for (int i = 0; i < np; i++) bad |= !strcmp(p[i].precond, "jacobi");
-    T_OK(!bad && !strcmp(p[0].precond, "ilu0"), "zero diagonal entries: ilu0 kept, jacobi left out");
+    T_OK(!bad && !strcmp(p[0].precond, "ilu0:exact"), "zero diagonal entries: ilu0:exact kept, jacobi left out");
     f.zero_diagonal = 0;
     f.diag_dominant = 1;
     np = sps__strategy_plans(&f, 0, 0, p, why, sizeof why);
@@ -119,10 +119,10 @@ static void test_plans(void)
     np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
     T_OK(np >= 5 && !strcmp(p[0].method, "bicgstab") && !strcmp(p[0].precond, "none") &&
              p[0].maxit > 0 && !strcmp(p[1].precond, "jacobi") &&
-             !strcmp(p[2].precond, "ilu0:factor=par,solve=jacobi") && !strcmp(p[3].precond, "ilu0") &&
+             !strcmp(p[2].precond, "ilu0:factor=par,solve=jacobi") && !strcmp(p[3].precond, "ilu0:exact") &&
              strstr(why, "GPU"),
          "GPU nonsymmetric: a capped bicgstab probe (%s+%s, %lld its), gmres+jacobi, "
-         "gmres+ilu0:factor=par,solve=jacobi, then gmres+ilu0 (%s, %s, %s; %s)",
+         "gmres+ilu0:factor=par,solve=jacobi, then gmres+ilu0:exact (%s, %s, %s; %s)",
          p[0].method, p[0].precond, (long long)p[0].maxit, p[1].precond, p[2].precond,
          p[3].precond, why);
     T_OK(!strcmp(p[np - 1].method, "bicgstab") && !strcmp(p[np - 1].precond, "none") &&
@@ -134,8 +134,8 @@ static void test_plans(void)
     f.symmetric = 1;
     np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
     T_OK(np >= 4 && !strcmp(p[0].precond, "cheby") && !strcmp(p[1].precond, "jacobi") &&
-             !strcmp(p[2].precond, "ic0"),
-         "GPU SPD-like: cg+cheby, cg+jacobi, then cg+ic0 (%s, %s, %s)", p[0].precond, p[1].precond,
+             !strcmp(p[2].precond, "ic0:exact"),
+         "GPU SPD-like: cg+cheby, cg+jacobi, then cg+ic0:exact (%s, %s, %s)", p[0].precond, p[1].precond,
          p[2].precond);
     f.missing_diagonal = 1;
     f.symmetric = 0;
@@ -177,8 +177,8 @@ static void test_plans(void)
     f.rows = f.cols = 4000;
     np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
     T_OK(!strcmp(p[0].precond, "cheby") && !strcmp(p[1].precond, "jacobi") &&
-             !strcmp(p[2].method, "gmres:restart=2000") && p[2].maxit == 1000 && !strcmp(p[3].precond, "ic0"),
-         "GPU SPD-like, n = 4000: cg+cheby, cg+jacobi, capped gmres(2000)+none, then cg+ic0 (%s+%s, %s+%s, "
+             !strcmp(p[2].method, "gmres:restart=2000") && p[2].maxit == 1000 && !strcmp(p[3].precond, "ic0:exact"),
+         "GPU SPD-like, n = 4000: cg+cheby, cg+jacobi, capped gmres(2000)+none, then cg+ic0:exact (%s+%s, %s+%s, "
          "%s+%s, %s+%s)", p[0].method, p[0].precond, p[1].method, p[1].precond, p[2].method, p[2].precond,
          p[3].method, p[3].precond);
 }
@@ -203,12 +203,12 @@ static void test_zero_pivot(sps_solver *sv)
     sps_solve_info in;
     if (T_STATUS(ctx, sps_solve_strategy(sv, s.A, s.op, NULL, s.b, s.x, &in), "strategy, zero pivot")) {
         const sps_attempt *a = in.attempts;
-        T_OK(in.nattempts >= 2 && a[0].status == SPS_ERR_ZERO_PIVOT && !strcmp(a[0].precond, "ilu0") &&
+        T_OK(in.nattempts >= 2 && a[0].status == SPS_ERR_ZERO_PIVOT && !strcmp(a[0].precond, "ilu0:exact") &&
                  strstr(a[0].note, "not run"),
-             "zero pivot: the first plan (ilu0) is not run (%d attempts, status %d, '%s')", in.nattempts,
+             "zero pivot: the first plan (ilu0:exact) is not run (%d attempts, status %d, '%s')", in.nattempts,
              a[0].status, a[0].note);
         T_OK(in.nattempts >= 2 && a[1].status == SPS_ERR_ZERO_PIVOT && a[1].precond_ms == 0,
-             "zero pivot: the second ilu0 plan reuses the cached (failed) setup");
+             "zero pivot: the second ilu0:exact plan reuses the cached (failed) setup");
         T_OK(in.reason > 0 && in.winner == in.nattempts - 1 &&
                  !strcmp(in.attempts[in.winner].precond, "none") &&
                  !strcmp(in.attempts[in.winner].note, "won"),
