@@ -264,9 +264,12 @@ static void test_solves(void)
                 compare(gens[g], A, methods[m], pcs[p], 1e-6);
         sps_matrix_destroy(A);
     }
-    /* ILU(0) keeps the runs short (at most a few hundred iterations), so rounding cannot
-     * move the iteration count by more than 5%; x is compared at 1e-4 (rtol
-     * 1e-10 times a condition number up to 1e6). */
+    /* The exact ILU(0) keeps the runs short (at most a few hundred iterations), so
+     * rounding cannot move the iteration count by more than 5%; x is compared at 1e-4
+     * (rtol 1e-10 times a condition number up to 1e6). Not the multicolor default
+     * (the generated cases above run it): on orsirr_1 it needs 392-469 iterations,
+     * long enough for the GPU's other rounding to move the count by 16% (H100,
+     * 2026-11-27). */
     static const char *const reals[] = {"sherman5", "orsirr_1", "pde2961", "add20"};
     for (size_t i = 0; i < sizeof reals / sizeof *reals; i++) {
         const char *path = t_real_matrix_path(reals[i]);
@@ -275,7 +278,7 @@ static void test_solves(void)
             t_skip("idr real", "%s not present", reals[i]);
             continue;
         }
-        compare(reals[i], A, "idr", "ilu0", 1e-4);
+        compare(reals[i], A, "idr", "ilu0:exact", 1e-4);
         if (!strcmp(reals[i], "pde2961")) compare(reals[i], A, "idr", "none", 1e-4);
         sps_matrix_destroy(A);
     }
