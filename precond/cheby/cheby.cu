@@ -3,8 +3,8 @@
  *
  * Setup: D^-1 uploaded; the Lanczos steps as Jacobi-PCG with the operator's
  * SpMV and deterministic dot products (block partials in a grid that depends
- * only on n, then one block summing them in a fixed order), each read back by
- * the host (2 reads per step, at setup only); then the same host code as the
+ * only on n, then one block summing them in a fixed order), their scalars
+ * kept on the device and read by the host once at the end; then the same host code as the
  * reference (sps__cheby_finish) turns the coefficients into the interval.
  * Apply: one kernel for step 0, then per step the operator's SpMV
  * (res = res - A d) and one fused kernel (d = c1 d + c2 D^-1 res; z += d), all
@@ -54,12 +54,12 @@ __global__ void dot_part(long long n, const double *__restrict__ x, const double
     if (threadIdx.x == 0) part[blockIdx.x] = v;
 }
 
-__global__ void dot_final(int parts, double *part)
+__global__ void dot_final(int parts, const double *part, double *out)
 {
     double v = 0.0;
     for (int i = threadIdx.x; i < parts; i += BLOCK) v += part[i];
     v = block_sum(v);
-    if (threadIdx.x == 0) part[MAX_PARTS] = v;
+    if (threadIdx.x == 0) *out = v;
 }
 
 /* r = start vector, z = p = D^-1 r */
@@ -74,10 +74,55 @@ __global__ void lanczos_start(long long n, const double *__restrict__ dinv, doub
     }
 }
 
+/* The Lanczos steps' scalars, on the device: the steps are queued without
+ * a read by the host (a step after the stop changes nothing) and the host
+ * reads them once at the end (the 2 reads per step cost more than the
+ * step on small matrices: 96 SpMVs of setup on poisson3d:100). */
+struct lz_state {
+    double rz, rz0, rzn, pq, a, b, bad_pq;
+    double alpha[SPS_CHEBY_MAX_LANCZOS], beta[SPS_CHEBY_MAX_LANCZOS];
+    int m, stop;
+};
+
+/* one thread: rz = rz0 = r'z (in rzn); stop unless rz0 > 0 */
+__global__ void lz_start(lz_state *s)
+{
+    s->rz = s->rz0 = s->rzn;
+    s->m = 0;
+    s->stop = !(s->rz0 > 0);
+}
+
+/* one thread: alpha_m = rz / p'q, or stop (keeping p'q) unless p'q > 0 */
+__global__ void lz_alpha(lz_state *s)
+{
+    if (s->stop) return;
+    if (!(s->pq > 0)) {
+        s->bad_pq = s->pq;
+        s->stop = 1;
+        return;
+    }
+    s->a = s->alpha[s->m] = s->rz / s->pq;
+}
+
+/* one thread: beta_m = r'z (new) / rz, m + 1; stop unless r'z > 1e-30 rz0 */
+__global__ void lz_beta(lz_state *s)
+{
+    if (s->stop) return;
+    s->b = s->beta[s->m] = s->rzn / s->rz;
+    s->m++;
+    if (!(s->rzn > 1e-30 * s->rz0)) {
+        s->stop = 1;
+        return;
+    }
+    s->rz = s->rzn;
+}
+
 /* r -= alpha q; z = D^-1 r */
-__global__ void lanczos_update(long long n, double alpha, const double *__restrict__ q,
+__global__ void lanczos_update(long long n, const lz_state *s, const double *__restrict__ q,
                                const double *__restrict__ dinv, double *r, double *z)
 {
+    if (s->stop) return;
+    const double alpha = s->a;
     for (long long i = blockIdx.x * (long long)BLOCK + threadIdx.x; i < n;
          i += (long long)gridDim.x * BLOCK) {
         double ri = r[i] - alpha * q[i];
@@ -87,8 +132,10 @@ __global__ void lanczos_update(long long n, double alpha, const double *__restri
 }
 
 /* p = z + beta p */
-__global__ void lanczos_dir(long long n, double beta, const double *__restrict__ z, double *p)
+__global__ void lanczos_dir(long long n, const lz_state *s, const double *__restrict__ z, double *p)
 {
+    if (s->stop) return;
+    const double beta = s->b;
     for (long long i = blockIdx.x * (long long)BLOCK + threadIdx.x; i < n;
          i += (long long)gridDim.x * BLOCK)
         p[i] = z[i] + beta * p[i];
@@ -160,7 +207,7 @@ void dev_destroy(sps_precond *pc)
     pc->impl = nullptr;
 }
 
-/* x'y on the device, read back. */
+/* x'y on the device into *out (device). */
 sps_status dot(sps_context *ctx, dev_cheby *g, long long n, const double *x, const double *y,
                double *out)
 {
@@ -168,48 +215,59 @@ sps_status dot(sps_context *ctx, dev_cheby *g, long long n, const double *x, con
     int parts = grid_for(n);
     dot_part<<<parts, BLOCK, 0, s>>>(n, x, y, g->part);
     SPS_LAUNCH_CHECK(ctx, "dot_part");
-    dot_final<<<1, BLOCK, 0, s>>>(parts, g->part);
+    dot_final<<<1, BLOCK, 0, s>>>(parts, g->part, out);
     SPS_LAUNCH_CHECK(ctx, "dot_final");
-    return sps__d2h(ctx, out, g->part + MAX_PARTS, sizeof *out);
+    return SPS_OK;
 }
 
-/* The device twin of cheby.c's lanczos_host; w: 4 device vectors. */
-sps_status lanczos(sps_precond *pc, dev_cheby *g, double *w)
+/* The device twin of cheby.c's lanczos_host (the same steps and stops, the
+ * scalars in S on the device); w: 4 device vectors. */
+sps_status lanczos_queue(sps_precond *pc, dev_cheby *g, double *w, lz_state *S)
 {
     sps_context *ctx = pc->ctx;
     const sps_cheby_prm *prm = (const sps_cheby_prm *)pc->prm;
     sps_cheby *c = &g->c;
     long long n = pc->n;
     double *r = w, *z = w + n, *p = w + 2 * n, *q = w + 3 * n;
-    double alpha[SPS_CHEBY_MAX_LANCZOS], beta[SPS_CHEBY_MAX_LANCZOS];
-    int m = 0, steps = prm->lanczos < n ? prm->lanczos : (int)n;
+    int steps = prm->lanczos < n ? prm->lanczos : (int)n;
+    if (steps > SPS_CHEBY_MAX_LANCZOS) steps = SPS_CHEBY_MAX_LANCZOS;
     cudaStream_t s = sps_stream(ctx);
     int gr = grid_cap(ctx, n);
     lanczos_start<<<gr, BLOCK, 0, s>>>(n, c->dinv, r, z, p);
     SPS_LAUNCH_CHECK(ctx, "lanczos_start");
-    double rz = 0.0, rz0, pq = 0.0, rzn = 0.0;
-    sps_status st = dot(ctx, g, n, r, z, &rz);
-    rz0 = rz;
-    if (st == SPS_OK && !(rz0 > 0)) return sps__cheby_not_spd(pc, "s'D^-1 s", rz0);
-    while (st == SPS_OK && m < steps) {
+    sps_status st = dot(ctx, g, n, r, z, &S->rzn);
+    if (st != SPS_OK) return st;
+    lz_start<<<1, 1, 0, s>>>(S);
+    SPS_LAUNCH_CHECK(ctx, "lz_start");
+    for (int k = 0; k < steps; k++) {
         if ((st = sps_operator_apply(c->op, 1.0, p, 0.0, q)) != SPS_OK) return st;
-        if ((st = dot(ctx, g, n, p, q, &pq)) != SPS_OK) return st;
-        if (!(pq > 0)) {
-            if (m == 0) return sps__cheby_not_spd(pc, "p'Ap", pq);
-            break;
-        }
-        alpha[m] = rz / pq;
-        lanczos_update<<<gr, BLOCK, 0, s>>>(n, alpha[m], q, c->dinv, r, z);
+        if ((st = dot(ctx, g, n, p, q, &S->pq)) != SPS_OK) return st;
+        lz_alpha<<<1, 1, 0, s>>>(S);
+        SPS_LAUNCH_CHECK(ctx, "lz_alpha");
+        lanczos_update<<<gr, BLOCK, 0, s>>>(n, S, q, c->dinv, r, z);
         SPS_LAUNCH_CHECK(ctx, "lanczos_update");
-        if ((st = dot(ctx, g, n, r, z, &rzn)) != SPS_OK) return st;
-        beta[m++] = rzn / rz;
-        if (!(rzn > 1e-30 * rz0)) break;
-        rz = rzn;
-        lanczos_dir<<<gr, BLOCK, 0, s>>>(n, beta[m - 1], z, p);
+        if ((st = dot(ctx, g, n, r, z, &S->rzn)) != SPS_OK) return st;
+        lz_beta<<<1, 1, 0, s>>>(S);
+        SPS_LAUNCH_CHECK(ctx, "lz_beta");
+        lanczos_dir<<<gr, BLOCK, 0, s>>>(n, S, z, p);
         SPS_LAUNCH_CHECK(ctx, "lanczos_dir");
     }
-    if (st == SPS_OK) sps__cheby_finish(c, prm, alpha, beta, m);
-    return st;
+    return SPS_OK;
+}
+
+/* The steps, one read of their scalars, the host's checks and interval. */
+sps_status lanczos(sps_precond *pc, dev_cheby *g, double *w)
+{
+    lz_state *S = nullptr, h;
+    sps_status st = sps__dmalloc(pc->ctx, (void **)&S, sizeof *S);
+    if (st == SPS_OK) st = lanczos_queue(pc, g, w, S);
+    if (st == SPS_OK) st = sps__d2h(pc->ctx, &h, S, sizeof h);
+    sps__dfree(S);
+    if (st != SPS_OK) return st;
+    if (!(h.rz0 > 0)) return sps__cheby_not_spd(pc, "s'D^-1 s", h.rz0);
+    if (h.m == 0) return sps__cheby_not_spd(pc, "p'Ap", h.bad_pq);
+    sps__cheby_finish(&g->c, (const sps_cheby_prm *)pc->prm, h.alpha, h.beta, h.m);
+    return SPS_OK;
 }
 
 } // namespace
