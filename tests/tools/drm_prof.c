@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if SPS_HAVE_CUDA
+
 #define NPH 6
 static const char *names[NPH] = {"scan (device)", "plan (host)", "scatter (device)",
                                  "dmalloc val+map", "operator_create drm", "csr-vector SpMV"};
@@ -121,3 +123,10 @@ int main(int argc, char **argv)
     sps_context_destroy(ctx);
     return 0;
 }
+#else
+int main(void)
+{
+    fprintf(stderr, "drm_prof: built without CUDA\n");
+    return 77;
+}
+#endif
