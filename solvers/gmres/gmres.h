@@ -80,7 +80,7 @@ typedef struct sps_gm_ops {
  * doubles, the same on host and device), and its entry point (CUDA builds
  * only): op 0 h = V'x, 1 x -= V h, 2 both (one Gram-Schmidt pass); variant 0
  * the products before issue 9, 1 the default plans, 2 one row chunk for
- * V'x (one kernel), 3 more row chunks (16384 warps aimed at); gated 0 no
+ * V'x (one kernel), 3 more row chunks (16384 warps aimed at, not 1024); gated 0 no
  * gate, 1 the second pass's gate with reorth 0 (nothing may change), 2 with
  * reorth 1. The inputs x (n) and h (ncols) are restored before each of the
  * warm + reps runs; out_first (after the first timed run) and out_last

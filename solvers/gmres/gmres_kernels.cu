@@ -246,7 +246,7 @@ __global__ void __launch_bounds__(32 * GM_MAXW) k_gemv_n(int n, int ncols, const
  * columns upwards, so the columns it read last, still in L2 when the basis
  * does not fit there, are read first. */
 #define GT_U 16
-#define GT_TW 4096 /* the warps the default plan aims at */
+#define GT_TW 1024 /* the warps the default plan aims at (about 8 an SM) */
 
 template <int U>
 __global__ void __launch_bounds__(TPB) k_gt(int n, int ncols, int R, int C, const double *__restrict__ V,
@@ -456,8 +456,10 @@ static sps_status old_gemv_n(sps_kws *w, const sps_gm_ws *g, int64_t ncols, cons
 }
 
 /* h = V'w's plan: C chunks of R rows (R a multiple of 32). tw > 0: enough
- * chunks for about tw warps, and chunks of at most about 8192 rows; tw = 0:
- * one chunk. Never chunks under 512 rows, nor more than cap. */
+ * chunks for about tw warps, and chunks of at most about 4096 rows (8
+ * batches of loads a lane); tw = 0: one chunk. Never chunks under 512 rows,
+ * nor more than cap. So lns_3937's GMRES(2000) takes one kernel from 1024
+ * columns on, 6 or 8 chunks below; n = 1e6 with 30 columns 245 chunks. */
 struct gt_plan {
     int C, R;
 };
@@ -466,7 +468,7 @@ static gt_plan gt_plan_for(int64_t n, int64_t ncols, int64_t cap, int64_t tw)
     int64_t c = 1;
     if (tw > 0) {
         c = (tw + ncols - 1) / ncols;
-        if (c < (n + 8191) / 8192) c = (n + 8191) / 8192;
+        if (c < (n + 4095) / 4096) c = (n + 4095) / 4096;
     }
     if (c > (n + 511) / 512) c = (n + 511) / 512;
     if (c > cap) c = cap;
