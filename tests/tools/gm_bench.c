@@ -164,9 +164,11 @@ static void timed_shape(sps_context *ctx, int64_t n, int64_t nc, int reps)
                 if (!same(first, last, rlen)) fail("%s: runs differ bitwise (%g %g)", what, 0, 0);
                 if (err > 1e-12) fail("%s: error %.2e of the terms' scale (limit %.0e)", what, err, 1e-12);
             }
-            printf("%-5s %-7s n=%-8lld ncols=%-5lld %10.2f us %8.1f GB/s  old/this %5.2f  err %.1e%s\n",
+            char es[32] = "not checked";
+            if (err >= 0) snprintf(es, sizeof es, "%.1e", err);
+            printf("%-5s %-7s n=%-8lld ncols=%-5lld %10.2f us %8.1f GB/s  old/this %5.2f  err %s%s\n",
                    oname[op], vname[v], (long long)n, (long long)nc, us, (basis + vecs) / (us * 1e3),
-                   told / us, err, v > 0 && !same(first, last, rlen) ? "  NOT BITWISE" : "");
+                   told / us, es, v > 0 && !same(first, last, rlen) ? "  NOT BITWISE" : "");
         }
     }
     fflush(stdout);
