@@ -30,8 +30,8 @@
 
 /* w [z [u]] */
 enum { W, Z, U };
-/* the arrays: V H cs sn g y h2 */
-enum { PV, PH, PCS, PSN, PG, PY, PH2 };
+/* the arrays: V H cs sn g y h2, the device products' partials */
+enum { PV, PH, PCS, PSN, PG, PY, PH2, PPART };
 
 /* The cycle length: no longer than n or than maxit. */
 static int64_t gm_len(const sps_kcfg *cfg, sps_idx n)
@@ -46,7 +46,7 @@ static void gm_work(const sps_krylov *k, sps_kwork *wk)
 {
     size_t m = (size_t)gm_len(k->cfg, k->w.n);
     wk->nvec = k->pcmode == SPS_PCM_NONE ? 1 : k->pcmode == SPS_PCM_JACOBI ? 2 : 3;
-    wk->npiece = 7;
+    wk->npiece = 8;
     wk->piece[PV] = sps__mul_size(m + 1, (size_t)k->w.n);
     wk->piece[PH] = (m + 1) * m;
     wk->piece[PCS] = m;
@@ -54,6 +54,7 @@ static void gm_work(const sps_krylov *k, sps_kwork *wk)
     wk->piece[PG] = m + 1;
     wk->piece[PY] = m;
     wk->piece[PH2] = m + 1;
+    wk->piece[PPART] = sps__gm_part_len(k->w.n, (int64_t)m);
     wk->state_bytes = sizeof(sps_gm_state);
 }
 
@@ -95,6 +96,7 @@ static sps_gm_ws gm_ws(const sps_krylov *k)
     g.gm.y = k->piece[PY];
     g.gm.h2 = k->piece[PH2];
     g.m = gm_len(k->cfg, k->w.n);
+    g.part = k->piece[PPART];
     return g;
 }
 

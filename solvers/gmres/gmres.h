@@ -17,7 +17,32 @@ typedef struct sps_gm_ws {
     double *V;  /* basis: n x (m+1), column-major, leading dimension n */
     sps_kgm gm;
     int64_t m;  /* restart length */
+    double *part; /* the device products' partials: sps__gm_part_len(n, m) doubles
+                   * (the host ignores it; NULL: the products use w->red only) */
 } sps_gm_ws;
+
+/* The device Gram-Schmidt products' plans (gmres_kernels.cu), here because
+ * the workspace sizes their partials. h = V'w splits the rows into at most
+ * SPS_GM_TCH chunks per column beyond what w->red holds; w -= V h splits the
+ * columns into tiles of at least 64 columns, at most SPS_GM_NCT, only while
+ * its 64-row tiles number fewer than SPS_GM_NTB. Both depend on n and the
+ * column count only. */
+#define SPS_GM_TCH 32
+#define SPS_GM_NCT 16
+#define SPS_GM_NTB 512
+static inline int64_t sps__gm_ntiles(int64_t n, int64_t ncols)
+{
+    int64_t rt = (n + 63) / 64, ct = (SPS_GM_NTB + rt - 1) / rt, cap = ncols / 64;
+    if (cap > SPS_GM_NCT) cap = SPS_GM_NCT;
+    if (ct > cap) ct = cap;
+    return ct < 1 ? 1 : ct;
+}
+static inline size_t sps__gm_part_len(int64_t n, int64_t m)
+{
+    size_t t = (size_t)(m + 1) * SPS_GM_TCH, ct = (size_t)sps__gm_ntiles(n, m + 1);
+    size_t c = ct > 1 ? ct * (size_t)n : 0;
+    return t > c ? t : c;
+}
 
 typedef struct sps_gm_ops {
     /* A GMRES finish step (sps_kfin's fn: f->step is an sps_gm_step, f->aux
@@ -50,6 +75,30 @@ typedef struct sps_gm_ops {
         .finish = P##_gm_finish, .gemv_t = P##_gemv_t, .gemv_n = P##_gemv_n,                \
         .scale = P##_gm_scale, .solve = P##_gm_solve, .update = P##_gm_update,              \
     }
+
+/* tests/tools/gm_bench: the basis entry V[i, c] it times on (exact in
+ * doubles, the same on host and device), and its entry point (CUDA builds
+ * only): op 0 h = V'x, 1 x -= V h, 2 both (one Gram-Schmidt pass); variant 0
+ * the products before issue 9, 1 the default plans, 2 one row chunk for
+ * V'x (one kernel), 3 more row chunks (16384 warps aimed at, not 1024); gated 0 no
+ * gate, 1 the second pass's gate with reorth 0 (nothing may change), 2 with
+ * reorth 1. The inputs x (n) and h (ncols) are restored before each of the
+ * warm + reps runs; out_first (after the first timed run) and out_last
+ * (after the last) get h (op 0) or x; us gets the median time of one run. */
+SPS_HD static inline double sps__gm_bench_val(uint64_t i, uint64_t c)
+{
+    uint64_t z = i * 0x9E3779B97F4A7C15ull + c * 0xD1B54A32D192ED03ull + 0x632BE59BD9B4E019ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-53 - 0.5;
+}
+typedef struct sps_gm_bench {
+    int op, variant, gated, warm, reps;
+    int64_t n, ncols;
+} sps_gm_bench;
+sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q, const double *x, const double *h,
+                             double *out_first, double *out_last, double *us);
 
 extern const sps_gm_ops sps__gm_ops_host;
 extern const sps_gm_ops sps__gm_ops_cuda; /* defined only in a CUDA build */

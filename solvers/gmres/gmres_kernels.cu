@@ -10,6 +10,9 @@
 #include "../kernels.cuh"
 #include "gmres.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 namespace {
 
 /* The previous rotations 0..j-1 on column j with the whole block.
@@ -229,6 +232,174 @@ __global__ void __launch_bounds__(32 * GM_MAXW) k_gemv_n(int n, int ncols, const
     if (i >= 0) x[i] -= s;
 }
 
+/* The products since issue 9 (make run iterated 84 us per step on the H100,
+ * the two products reading about 0.75 TB/s). Same determinism rule: every
+ * sum runs in an order fixed by n and the column count only.
+ *
+ * h = V'w: one warp per (column, row chunk). Lane l sums rows r0 + l, + 32,
+ * ... of its chunk in order, GT_U loads of V and of w in flight (V through
+ * L2 only, __ldcg, so that L1 keeps w's chunk for the block's other warps),
+ * then the warp's fixed shuffle tree. One chunk (C = 1): the warp writes h[j]
+ * itself, one kernel; else the partials part[j * C + chunk] and k_gt_sum
+ * adds each column's C partials (one warp, lanes strided, the same tree).
+ * Warp order: chunk-major, the columns from the last: w -= V h walks the
+ * columns upwards, so the columns it read last, still in L2 when the basis
+ * does not fit there, are read first. */
+#define GT_U 16
+#define GT_TW 1024 /* the warps the default plan aims at (about 8 an SM) */
+
+template <int U>
+__global__ void __launch_bounds__(TPB) k_gt(int n, int ncols, int R, int C, const double *__restrict__ V,
+                                            const double *__restrict__ x, double *__restrict__ out,
+                                            const sps_gm_state *gate)
+{
+    if (gate && !gate->reorth) return;
+    const int lane = (int)(threadIdx.x & 31);
+    const int64_t wid = (int64_t)blockIdx.x * (TPB / 32) + (threadIdx.x >> 5);
+    if (wid >= (int64_t)ncols * C) return; /* whole warps */
+    const int chunk = (int)(wid / ncols);
+    const int j = ncols - 1 - (int)(wid - (int64_t)chunk * ncols);
+    const int64_t r1 = min((int64_t)n, (int64_t)(chunk + 1) * R);
+    const double *col = V + (int64_t)j * n;
+    double s = 0.0;
+    int64_t i = (int64_t)chunk * R + lane;
+    for (; i + 32 * (U - 1) < r1; i += 32 * U) { /* whole batches: the loads first */
+        double a[U], b[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            a[u] = __ldcg(col + i + 32 * u);
+            b[u] = __ldg(x + i + 32 * u);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) s += a[u] * b[u];
+    }
+    if (i < r1) { /* the lane's last rows, in the same order */
+        double a[U], b[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int64_t k = i + 32 * u;
+            a[u] = k < r1 ? __ldcg(col + k) : 0.0;
+            b[u] = k < r1 ? __ldg(x + k) : 0.0;
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (i + 32 * u < r1) s += a[u] * b[u];
+    }
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+    if (lane == 0) out[(int64_t)j * C + chunk] = s;
+}
+
+/* h[j] = column j's C partials: lane l adds partials l, l + 32, ... in
+ * order, then the shuffle tree. */
+__global__ void __launch_bounds__(TPB) k_gt_sum(int ncols, int C, const double *__restrict__ part,
+                                                double *h, const sps_gm_state *gate)
+{
+    if (gate && !gate->reorth) return;
+    const int lane = (int)(threadIdx.x & 31);
+    const int64_t j = (int64_t)blockIdx.x * (TPB / 32) + (threadIdx.x >> 5);
+    if (j >= ncols) return;
+    double s = 0.0;
+    for (int b = lane; b < C; b += 32) s += part[j * C + b];
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+    if (lane == 0) h[j] = s;
+}
+
+/* x -= V h on tiles of 32 * RPL rows by K columns: lane l holds rows
+ * i0 + l + 32 r (r < RPL), each of the W warps (threadIdx.y) sums the columns
+ * c0 + w, + W, ... of its tile in order, GN_U columns in flight (RPL * GN_U
+ * loads: a warp reads RPL * 256 contiguous bytes of a column), warp 0 adds
+ * the W sums in warp order. One column tile: x[i] -= that; else the tile's
+ * sums go to part[tile * n + i] and k_gn_sum adds the tiles in order. */
+#define GN_U 8
+#define GN_RPL 2
+#define GN_MAXW 8
+
+template <int RPL>
+__global__ void __launch_bounds__(32 * GN_MAXW) k_gn(int n, int ncols, int K, const double *__restrict__ V,
+                                                    const double *__restrict__ h, double *x, double *part,
+                                                    const sps_gm_state *gate)
+{
+    if (gate && !gate->reorth) return;
+    __shared__ double sm[GN_MAXW][32 * RPL];
+    const int lane = (int)threadIdx.x, wp = (int)threadIdx.y, W = (int)blockDim.y;
+    const int64_t i0 = (int64_t)blockIdx.x * (32 * RPL) + lane;
+    const int c0 = (int)blockIdx.y * K, c1 = min(ncols, c0 + K);
+    double s[RPL];
+#pragma unroll
+    for (int r = 0; r < RPL; r++) s[r] = 0.0;
+    int c = c0 + wp;
+    if (i0 + 32 * (RPL - 1) < n) /* all the lane's rows: whole batches, the loads first */
+        for (; c + W * (GN_U - 1) < c1; c += W * GN_U) {
+            double a[GN_U][RPL], b[GN_U];
+#pragma unroll
+            for (int u = 0; u < GN_U; u++) {
+                const double *p = V + (int64_t)(c + u * W) * n + i0;
+                b[u] = __ldg(h + c + u * W);
+#pragma unroll
+                for (int r = 0; r < RPL; r++) a[u][r] = __ldcg(p + 32 * r);
+            }
+#pragma unroll
+            for (int u = 0; u < GN_U; u++)
+#pragma unroll
+                for (int r = 0; r < RPL; r++) s[r] += a[u][r] * b[u];
+        }
+    for (; c < c1; c += W * GN_U) { /* the rest, in the same order */
+        double a[GN_U][RPL], b[GN_U];
+#pragma unroll
+        for (int u = 0; u < GN_U; u++) {
+            const int cc = c + u * W;
+            const bool ok = cc < c1;
+            const double *p = V + (int64_t)(ok ? cc : c0) * n;
+            b[u] = ok ? __ldg(h + cc) : 0.0;
+#pragma unroll
+            for (int r = 0; r < RPL; r++) {
+                const int64_t i = i0 + 32 * r;
+                a[u][r] = ok && i < n ? __ldcg(p + i) : 0.0;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < GN_U; u++) {
+            if (c + u * W >= c1) continue;
+#pragma unroll
+            for (int r = 0; r < RPL; r++) s[r] += a[u][r] * b[u];
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < RPL; r++) sm[wp][lane + 32 * r] = s[r];
+    __syncthreads();
+    if (wp != 0) return;
+#pragma unroll
+    for (int r = 0; r < RPL; r++) {
+        const int64_t i = i0 + 32 * r;
+        if (i >= n) continue;
+        double t = sm[0][lane + 32 * r];
+        for (int k = 1; k < W; k++) t += sm[k][lane + 32 * r];
+        if (part) part[(int64_t)blockIdx.y * n + i] = t;
+        else x[i] -= t;
+    }
+}
+
+/* x[i] -= the CT tiles' sums of row i, in tile order. */
+__global__ void __launch_bounds__(TPB) k_gn_sum(int n, int CT, const double *__restrict__ part, double *x,
+                                                const sps_gm_state *gate)
+{
+    if (gate && !gate->reorth) return;
+    GRID_STRIDE(i, n)
+    {
+        double t = 0.0;
+        for (int k = 0; k < CT; k++) t += part[(int64_t)k * n + i];
+        x[i] -= t;
+    }
+}
+
+/* The basis entries gm_bench times on. */
+__global__ void k_bench_fill(int64_t n, int64_t ncols, double *V)
+{
+    const int64_t tot = n * ncols;
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < tot; e += (int64_t)gridDim.x * blockDim.x)
+        V[e] = sps__gm_bench_val((uint64_t)(e % n), (uint64_t)(e / n));
+}
+
 /* MODE 0: x += V y;  1: x += dinv .* (V y);  2: u = V y. */
 template <int MODE>
 __global__ void __launch_bounds__(32 * GM_MAXW) k_gm_update(int n, double *x, const double *dinv,
@@ -253,16 +424,13 @@ static sps_status c_gm_finish(sps_kws *w, const sps_kfin *f)
     return SPS_OK;
 }
 
-/* The partials go to the reduction scratch (w->red: SPS_K_NSUM * kgrid(n)
+/* The products before issue 9, kept for gm_bench (variant 0).  The partials go to the reduction scratch (w->red: SPS_K_NSUM * kgrid(n)
  * doubles, free between reductions): P blocks per column, as many as fit;
  * where not even one per column fits (a basis wider than 8 * kgrid(n), small
  * n), one block per column writes h directly. */
-/* second: the second Gram-Schmidt pass, which the kernels skip unless the
- * state's reorth is set (a device flag: the host does not know it). */
-static sps_status c_gemv_t(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *x,
-                           double *h, int second)
+static sps_status old_gemv_t(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *x,
+                             double *h, const sps_gm_state *gate)
 {
-    const sps_gm_state *gate = second ? (const sps_gm_state *)w->ms : NULL;
     if (ncols < 1 || ncols > 65535)
         return sps__err(w->ctx, SPS_ERR_INTERNAL, "gmres: %lld basis columns (%s:%d)",
                         (long long)ncols, __FILE__, __LINE__);
@@ -278,14 +446,96 @@ static sps_status c_gemv_t(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const 
     return SPS_OK;
 }
 
-static sps_status c_gemv_n(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *h,
-                           double *x, int second)
+static sps_status old_gemv_n(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *h,
+                             double *x, const sps_gm_state *gate)
 {
-    const sps_gm_state *gate = second ? (const sps_gm_state *)w->ms : NULL;
     k_gemv_n<<<gm_rows_grid(w->n), dim3(32, gm_warps(ncols)), 0, sps_stream(w->ctx)>>>(
         w->n, (int)ncols, g->V, h, x, gate);
     SPS_LAUNCH_CHECK(w->ctx, "k_gemv_n");
     return SPS_OK;
+}
+
+/* h = V'w's plan: C chunks of R rows (R a multiple of 32). tw > 0: enough
+ * chunks for about tw warps, and chunks of at most about 4096 rows (8
+ * batches of loads a lane); tw = 0: one chunk. Never chunks under 512 rows,
+ * nor more than cap. So lns_3937's GMRES(2000) takes one kernel from 1024
+ * columns on, 6 or 8 chunks below; n = 1e6 with 30 columns 245 chunks. */
+struct gt_plan {
+    int C, R;
+};
+static gt_plan gt_plan_for(int64_t n, int64_t ncols, int64_t cap, int64_t tw)
+{
+    int64_t c = 1;
+    if (tw > 0) {
+        c = (tw + ncols - 1) / ncols;
+        if (c < (n + 4095) / 4096) c = (n + 4095) / 4096;
+    }
+    if (c > (n + 511) / 512) c = (n + 511) / 512;
+    if (c > cap) c = cap;
+    if (c < 1) c = 1;
+    const int64_t r = ((n + c - 1) / c + 31) / 32 * 32;
+    gt_plan p;
+    p.R = (int)r;
+    p.C = (int)((n + r - 1) / r);
+    return p;
+}
+
+/* The partials: w->red (SPS_K_NSUM * kgrid(n) doubles, free between
+ * reductions) where they fit, else the workspace's (SPS_GM_TCH per column). */
+static sps_status gt_launch(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *x, double *h,
+                            const sps_gm_state *gate, int64_t tw)
+{
+    if (ncols < 1 || ncols > INT32_MAX / SPS_GM_TCH || w->n < 1)
+        return sps__err(w->ctx, SPS_ERR_INTERNAL, "gmres: %lld basis columns (%s:%d)",
+                        (long long)ncols, __FILE__, __LINE__);
+    const int64_t nred = (int64_t)SPS_K_NSUM * sps__kgrid(w->n), rroom = nred / ncols;
+    const int64_t cap = g->part && rroom < SPS_GM_TCH ? SPS_GM_TCH : rroom;
+    const gt_plan p = gt_plan_for(w->n, ncols, cap, tw);
+    double *out = p.C == 1 ? h : (int64_t)p.C * ncols <= nred ? w->red : g->part;
+    const int64_t warps = ncols * p.C, wpb = TPB / 32;
+    cudaStream_t s = sps_stream(w->ctx);
+    k_gt<GT_U><<<(unsigned)((warps + wpb - 1) / wpb), TPB, 0, s>>>(w->n, (int)ncols, p.R, p.C, g->V, x,
+                                                                   out, gate);
+    SPS_LAUNCH_CHECK(w->ctx, "k_gt");
+    if (p.C == 1) return SPS_OK;
+    k_gt_sum<<<(unsigned)((ncols + wpb - 1) / wpb), TPB, 0, s>>>((int)ncols, p.C, out, h, gate);
+    SPS_LAUNCH_CHECK(w->ctx, "k_gt_sum");
+    return SPS_OK;
+}
+
+/* x -= V h's plan: W warps per block (each at least 8 columns, at most
+ * GN_MAXW), sps__gm_ntiles column tiles (1 without the workspace's partials). */
+static sps_status gn_launch(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *h, double *x,
+                            const sps_gm_state *gate)
+{
+    if (ncols < 1 || ncols > INT32_MAX || w->n < 1)
+        return sps__err(w->ctx, SPS_ERR_INTERNAL, "gmres: %lld basis columns (%s:%d)",
+                        (long long)ncols, __FILE__, __LINE__);
+    unsigned W = 1;
+    while (W < GN_MAXW && (int64_t)W * 16 <= ncols) W *= 2;
+    const int64_t ct = g->part ? sps__gm_ntiles(w->n, ncols) : 1, K = (ncols + ct - 1) / ct;
+    const int64_t rt = (w->n + 32 * GN_RPL - 1) / (32 * GN_RPL);
+    cudaStream_t s = sps_stream(w->ctx);
+    k_gn<GN_RPL><<<dim3((unsigned)rt, (unsigned)ct), dim3(32, W), 0, s>>>(
+        w->n, (int)ncols, (int)K, g->V, h, x, ct > 1 ? g->part : NULL, gate);
+    SPS_LAUNCH_CHECK(w->ctx, "k_gn");
+    if (ct == 1) return SPS_OK;
+    LAUNCH(w, k_gn_sum, w->n, (int)ct, g->part, x, gate);
+    return SPS_OK;
+}
+
+/* second: the second Gram-Schmidt pass, which the kernels skip unless the
+ * state's reorth is set (a device flag: the host does not know it). */
+static sps_status c_gemv_t(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *x,
+                           double *h, int second)
+{
+    return gt_launch(w, g, ncols, x, h, second ? (const sps_gm_state *)w->ms : NULL, GT_TW);
+}
+
+static sps_status c_gemv_n(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *h,
+                           double *x, int second)
+{
+    return gn_launch(w, g, ncols, h, x, second ? (const sps_gm_state *)w->ms : NULL);
 }
 
 static sps_status c_gm_scale(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *src)
@@ -316,3 +566,104 @@ static sps_status c_gm_update(sps_kws *w, const sps_gm_ws *g, double *x, const d
 }
 
 extern "C" const sps_gm_ops sps__gm_ops_cuda = SPS_GM_OPS_TABLE(c);
+
+/* tests/tools/gm_bench (gmres.h). Allocates per call: a benchmark, not a
+ * solver path. */
+static sps_status bench_op(sps_kws *w, const sps_gm_ws *g, const sps_gm_bench *q, double *x, double *h)
+{
+    static const int64_t tws[4] = {0, GT_TW, 0, 16384};
+    const sps_gm_state *gate = q->gated ? (const sps_gm_state *)w->ms : NULL;
+    sps_status st = SPS_OK;
+    if (q->op == 0 || q->op == 2)
+        st = q->variant == 0 ? old_gemv_t(w, g, q->ncols, x, h, gate)
+                             : gt_launch(w, g, q->ncols, x, h, gate, tws[q->variant & 3]);
+    if (st == SPS_OK && (q->op == 1 || q->op == 2))
+        st = q->variant == 0 ? old_gemv_n(w, g, q->ncols, h, x, gate) : gn_launch(w, g, q->ncols, h, x, gate);
+    return st;
+}
+
+extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q, const double *xin,
+                                        const double *hin, double *out_first, double *out_last, double *us)
+{
+    if (q->n < 1 || q->ncols < 1 || q->op < 0 || q->op > 2 || q->variant < 0 || q->variant > 3 ||
+        q->reps < 1 || q->warm < 0 || q->n > INT32_MAX)
+        return sps__err(ctx, SPS_ERR_INVALID_ARG, "gm_bench: bad request");
+    const int64_t n = q->n, nc = q->ncols;
+    const size_t nv = (size_t)n * (size_t)nc, nred = (size_t)SPS_K_NSUM * sps__kgrid((sps_idx)n);
+    const size_t npart = sps__gm_part_len(n, nc - 1);
+    double *V = NULL, *x0 = NULL, *x = NULL, *h0 = NULL, *h = NULL, *red = NULL, *part = NULL;
+    sps_gm_state *ms = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    const int total = q->warm + q->reps;
+    float *ms_run = (float *)calloc((size_t)total, sizeof(float));
+    cudaStream_t s = sps_stream(ctx);
+    sps_status st = ms_run ? SPS_OK : sps__err(ctx, SPS_ERR_NO_MEMORY, "gm_bench: no memory");
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&V, nv * sizeof(double));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&x0, (size_t)n * sizeof(double));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&x, (size_t)n * sizeof(double));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&h0, (size_t)nc * sizeof(double));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&h, (size_t)nc * sizeof(double));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&red, nred * sizeof(double));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&part, npart * sizeof(double));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&ms, sizeof(sps_gm_state));
+    sps_gm_state hs;
+    memset(&hs, 0, sizeof hs);
+    hs.reorth = q->gated == 2;
+    cudaError_t ce = cudaSuccess;
+#define BENCH_CUDA(call)                                                                      \
+    do {                                                                                      \
+        if (st == SPS_OK && (ce = (call)) != cudaSuccess)                                    \
+            st = sps__cuda_fail(ctx, ce, #call, __FILE__, __LINE__);                          \
+    } while (0)
+    BENCH_CUDA(cudaMemcpyAsync(x0, xin, (size_t)n * sizeof(double), cudaMemcpyHostToDevice, s));
+    BENCH_CUDA(cudaMemcpyAsync(h0, hin, (size_t)nc * sizeof(double), cudaMemcpyHostToDevice, s));
+    BENCH_CUDA(cudaMemcpyAsync(ms, &hs, sizeof hs, cudaMemcpyHostToDevice, s));
+    if (st == SPS_OK) {
+        k_bench_fill<<<1024, TPB, 0, s>>>(n, nc, V);
+        if ((ce = cudaGetLastError()) != cudaSuccess) st = sps__cuda_fail(ctx, ce, "k_bench_fill", __FILE__, __LINE__);
+    }
+    BENCH_CUDA(cudaEventCreate(&e0));
+    BENCH_CUDA(cudaEventCreate(&e1));
+    sps_kws w;
+    memset(&w, 0, sizeof w);
+    w.ctx = ctx;
+    w.n = (sps_idx)n;
+    w.red = red;
+    w.ms = ms;
+    sps_gm_ws g;
+    memset(&g, 0, sizeof g);
+    g.V = V;
+    g.m = nc - 1;
+    g.part = part;
+    double *res = q->op == 0 ? h : x;
+    const size_t rlen = q->op == 0 ? (size_t)nc : (size_t)n;
+    for (int r = 0; r < total && st == SPS_OK; r++) {
+        BENCH_CUDA(cudaMemcpyAsync(x, x0, (size_t)n * sizeof(double), cudaMemcpyDeviceToDevice, s));
+        BENCH_CUDA(cudaMemcpyAsync(h, h0, (size_t)nc * sizeof(double), cudaMemcpyDeviceToDevice, s));
+        BENCH_CUDA(cudaEventRecord(e0, s));
+        if (st == SPS_OK) st = bench_op(&w, &g, q, x, h);
+        BENCH_CUDA(cudaEventRecord(e1, s));
+        BENCH_CUDA(cudaEventSynchronize(e1));
+        BENCH_CUDA(cudaEventElapsedTime(&ms_run[r], e0, e1));
+        if (r == q->warm)
+            BENCH_CUDA(cudaMemcpy(out_first, res, rlen * sizeof(double), cudaMemcpyDeviceToHost));
+    }
+    BENCH_CUDA(cudaMemcpy(out_last, res, rlen * sizeof(double), cudaMemcpyDeviceToHost));
+#undef BENCH_CUDA
+    if (st == SPS_OK) {
+        float *t = ms_run + q->warm; /* median of the timed runs: insertion sort */
+        for (int i = 1; i < q->reps; i++)
+            for (int k = i; k > 0 && t[k - 1] > t[k]; k--) {
+                const float v = t[k];
+                t[k] = t[k - 1];
+                t[k - 1] = v;
+            }
+        *us = 1e3 * (q->reps % 2 ? t[q->reps / 2] : 0.5 * ((double)t[q->reps / 2 - 1] + t[q->reps / 2]));
+    }
+    if (e0) (void)cudaEventDestroy(e0);
+    if (e1) (void)cudaEventDestroy(e1);
+    sps__dfree(V), sps__dfree(x0), sps__dfree(x), sps__dfree(h0), sps__dfree(h);
+    sps__dfree(red), sps__dfree(part), sps__dfree(ms);
+    free(ms_run);
+    return st;
+}

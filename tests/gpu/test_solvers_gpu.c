@@ -115,6 +115,7 @@ static void pair_init(pair *p, size_t n, int m)
             g->gm.g = up(gg, ld);
             g->gm.h2 = up(h2, ld);
             g->gm.y = dvec((size_t)m);
+            g->part = dvec(sps__gm_part_len((int64_t)n, m));
             free(V), free(H), free(cs), free(sn), free(gg), free(h2), free(hist);
         } else {
             x->st = &p->hst;
@@ -133,7 +134,7 @@ static void pair_free(pair *p)
     free(p->hg.gm.sn), free(p->hg.gm.g), free(p->hg.gm.y), free(p->hg.gm.h2);
     sps__dfree(p->d.st), sps__dfree(p->d.ms), sps__dfree(p->d.red), sps__dfree(p->d.hist);
     sps__dfree(p->dg.V), sps__dfree(p->dg.gm.H), sps__dfree(p->dg.gm.cs), sps__dfree(p->dg.gm.sn);
-    sps__dfree(p->dg.gm.g), sps__dfree(p->dg.gm.y), sps__dfree(p->dg.gm.h2);
+    sps__dfree(p->dg.gm.g), sps__dfree(p->dg.gm.y), sps__dfree(p->dg.gm.h2), sps__dfree(p->dg.part);
 }
 
 /* The method states the tests start from. */

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/tests/tools/gm_bench.c: GMRES's Gram-Schmidt products on the GPU
+ *
+ * usage: gm_bench [--reps N] [--edges] [--quick]
+ * For n in {3937, 20000, 1000000} and ncols in {30, 200, 1000, 2000} (--quick:
+ * n 3937 and 20000 only), times (CUDA events, 3 warm-up runs, median of N,
+ * default 20) h = V'w (op t), w -= V h (op n) and both (pass: one
+ * Gram-Schmidt pass, where the second product may find the basis in L2) with
+ * the products before issue 9 (old) and the new ones: the default plan (new)
+ * and two other plans of V'w (1chunk: one row chunk, one kernel; more: more
+ * chunks), and prints us, the effective GB/s (the basis once per product,
+ * plus its vectors) and old / new. Every new result must be bitwise the same
+ * from its first timed run to its last, and agree with a host loop (the
+ * basis entries come from sps__gm_bench_val, the same on both sides) within
+ * 1e-12 of the sum of the absolute terms; the pass is checked against the
+ * host where n * ncols <= 5e7, the single products on sampled columns or rows
+ * above that. Then the edge shapes (n 1, 31, 32, 33, 1023, 1024, 1025 by
+ * ncols 1, 2, 31, 33, 2000; --edges: only those): every op and plan, and the
+ * second pass's gate (reorth 0: nothing changes; reorth 1: bitwise the
+ * ungated result). Exits 0 when every check passed, 1 otherwise, 77 without
+ * a GPU. */
+#include "sps_config.h"
+#include "spsolve.h"
+#include "core/internal.h"
+#include "solvers/gmres/gmres.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if SPS_HAVE_CUDA
+
+static const char *vname[4] = {"old", "new", "1chunk", "more"};
+static const char *oname[3] = {"t", "n", "pass"};
+static int nfail;
+
+static void fail(const char *fmt, const char *what, double a, double b)
+{
+    nfail++;
+    printf("FAIL ");
+    printf(fmt, what, a, b);
+    printf("\n");
+}
+
+static double xin(int64_t i) { return sps__gm_bench_val((uint64_t)i, 1ull << 40); }
+static double hin(int64_t c) { return sps__gm_bench_val((uint64_t)c, 1ull << 41); }
+
+/* h[c] = sum_i V[i, c] x[i] and its scale sum_i |V[i, c] x[i]|. */
+static void ref_t(int64_t n, int64_t c, const double *x, double *h, double *scale)
+{
+    double s = 0.0, a = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        const double t = sps__gm_bench_val((uint64_t)i, (uint64_t)c) * x[i];
+        s += t;
+        a += fabs(t);
+    }
+    *h = s;
+    *scale = a;
+}
+
+/* x[i] - sum_c V[i, c] h[c] and its scale. */
+static void ref_n(int64_t i, int64_t ncols, double xi, const double *h, double *out, double *scale)
+{
+    double s = 0.0, a = fabs(xi);
+    for (int64_t c = 0; c < ncols; c++) {
+        const double t = sps__gm_bench_val((uint64_t)i, (uint64_t)c) * h[c];
+        s += t;
+        a += fabs(t);
+    }
+    *out = xi - s;
+    *scale = a;
+}
+
+/* The entries to check: all, or about 64 spread over len (and the last). */
+static int64_t next_idx(int64_t k, int64_t len, int all)
+{
+    if (all) return k + 1;
+    int64_t step = len / 64 > 1 ? len / 64 : 1;
+    if (k + step >= len && k != len - 1) return len - 1;
+    return k + step;
+}
+
+/* Checks one result against the host; returns the worst error / scale. */
+static double check(int op, int64_t n, int64_t nc, const double *x, const double *h, const double *out,
+                    int all)
+{
+    double worst = 0.0;
+    if (op == 0) {
+        for (int64_t c = 0; c < nc; c = next_idx(c, nc, all)) {
+            double r, sc;
+            ref_t(n, c, x, &r, &sc);
+            const double e = fabs(out[c] - r) / (sc > 0 ? sc : 1.0);
+            if (!(e <= worst)) worst = e;
+        }
+        return worst;
+    }
+    const double *hh = h;
+    double *hp = NULL;
+    if (op == 2) { /* the pass: h = V'x on the host first */
+        hp = malloc((size_t)nc * sizeof *hp);
+        if (!hp) return INFINITY;
+        for (int64_t c = 0; c < nc; c++) {
+            double sc;
+            ref_t(n, c, x, &hp[c], &sc);
+        }
+        hh = hp;
+    }
+    for (int64_t i = 0; i < n; i = next_idx(i, n, all)) {
+        double r, sc;
+        ref_n(i, nc, x[i], hh, &r, &sc);
+        const double e = fabs(out[i] - r) / (sc > 0 ? sc : 1.0);
+        if (!(e <= worst)) worst = e;
+    }
+    free(hp);
+    return worst;
+}
+
+static int run(sps_context *ctx, int op, int variant, int gated, int64_t n, int64_t nc, int reps,
+               const double *x, const double *h, double *first, double *last, double *us)
+{
+    sps_gm_bench q = {op, variant, gated, reps > 2 ? 3 : 1, reps, n, nc};
+    if (sps__gm_bench_run(ctx, &q, x, h, first, last, us) != SPS_OK) {
+        printf("FAIL op %s %s n=%lld ncols=%lld: %s\n", oname[op], vname[variant], (long long)n,
+               (long long)nc, sps_last_error(ctx));
+        nfail++;
+        return 0;
+    }
+    return 1;
+}
+
+static int same(const double *a, const double *b, size_t len) { return memcmp(a, b, len * sizeof *a) == 0; }
+
+static void timed_shape(sps_context *ctx, int64_t n, int64_t nc, int reps)
+{
+    double *x = malloc((size_t)n * sizeof *x), *h = malloc((size_t)nc * sizeof *h);
+    size_t len = (size_t)(n > nc ? n : nc);
+    double *first = malloc(len * sizeof *first), *last = malloc(len * sizeof *last);
+    if (!x || !h || !first || !last) {
+        printf("FAIL no host memory\n");
+        nfail++;
+        free(x), free(h), free(first), free(last);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) x[i] = xin(i);
+    for (int64_t c = 0; c < nc; c++) h[c] = hin(c);
+    const int all = (double)n * (double)nc <= 5e7;
+    for (int op = 0; op < 3; op++) {
+        double told = 0.0;
+        const double basis = (double)n * (double)nc * 8.0 * (op == 2 ? 2.0 : 1.0);
+        const double vecs = op == 0 ? (n + nc) * 8.0 : op == 1 ? (2.0 * n + nc) * 8.0 : (3.0 * n + 2.0 * nc) * 8.0;
+        for (int v = 0; v < 4; v++) {
+            if (v >= 2 && op == 1) continue; /* the V'w plans only */
+            double us = 0.0;
+            if (!run(ctx, op, v, 0, n, nc, reps, x, h, first, last, &us)) continue;
+            const size_t rlen = op == 0 ? (size_t)nc : (size_t)n;
+            if (v == 0) told = us;
+            char what[160];
+            snprintf(what, sizeof what, "op %s %s n=%lld ncols=%lld", oname[op], vname[v], (long long)n,
+                     (long long)nc);
+            double err = -1.0;
+            if (v > 0 || all) {
+                if (op < 2 || all) err = check(op, n, nc, x, h, last, op < 2 ? all : 1);
+                if (!same(first, last, rlen)) fail("%s: runs differ bitwise (%g %g)", what, 0, 0);
+                if (err > 1e-12) fail("%s: error %.2e of the terms' scale (limit %.0e)", what, err, 1e-12);
+            }
+            char es[32] = "not checked";
+            if (err >= 0) snprintf(es, sizeof es, "%.1e", err);
+            printf("%-5s %-7s n=%-8lld ncols=%-5lld %10.2f us %8.1f GB/s  old/this %5.2f  err %s%s\n",
+                   oname[op], vname[v], (long long)n, (long long)nc, us, (basis + vecs) / (us * 1e3),
+                   told / us, es, v > 0 && !same(first, last, rlen) ? "  NOT BITWISE" : "");
+        }
+    }
+    fflush(stdout);
+    free(x), free(h), free(first), free(last);
+}
+
+static void edge_shape(sps_context *ctx, int64_t n, int64_t nc)
+{
+    double *x = malloc((size_t)n * sizeof *x), *h = malloc((size_t)nc * sizeof *h);
+    size_t len = (size_t)(n > nc ? n : nc);
+    double *f = malloc(len * sizeof *f), *l = malloc(len * sizeof *l), *g = malloc(len * sizeof *g);
+    if (!x || !h || !f || !l || !g) {
+        printf("FAIL no host memory\n");
+        nfail++;
+        free(x), free(h), free(f), free(l), free(g);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) x[i] = xin(i);
+    for (int64_t c = 0; c < nc; c++) h[c] = hin(c);
+    int before = nfail;
+    for (int op = 0; op < 3; op++)
+        for (int v = 0; v < 4; v++) {
+            if (v >= 2 && op == 1) continue;
+            double us;
+            const size_t rlen = op == 0 ? (size_t)nc : (size_t)n;
+            const double *in = op == 0 ? h : x;
+            char what[160];
+            snprintf(what, sizeof what, "edge op %s %s n=%lld ncols=%lld", oname[op], vname[v], (long long)n,
+                     (long long)nc);
+            if (!run(ctx, op, v, 0, n, nc, 2, x, h, f, l, &us)) continue;
+            const double err = check(op, n, nc, x, h, l, 1);
+            if (err > 1e-12) fail("%s: error %.2e of the terms' scale (limit %.0e)", what, err, 1e-12);
+            if (!same(f, l, rlen)) fail("%s: runs differ bitwise (%g %g)", what, 0, 0);
+            if (v == 0) continue;
+            if (run(ctx, op, v, 1, n, nc, 2, x, h, g, g, &us) && !same(g, in, rlen))
+                fail("%s: the gate with reorth 0 changed the output (%g %g)", what, 0, 0);
+            if (run(ctx, op, v, 2, n, nc, 2, x, h, g, g, &us) && !same(g, l, rlen))
+                fail("%s: the gate with reorth 1 differs from the ungated result (%g %g)", what, 0, 0);
+        }
+    printf("edge  n=%-5lld ncols=%-5lld %s\n", (long long)n, (long long)nc, nfail == before ? "ok" : "FAILED");
+    fflush(stdout);
+    free(x), free(h), free(f), free(l), free(g);
+}
+
+int main(int argc, char **argv)
+{
+    int reps = 20, edges_only = 0, quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--edges") == 0) edges_only = 1;
+        else if (strcmp(argv[i], "--quick") == 0) quick = 1;
+        else {
+            fprintf(stderr, "usage: gm_bench [--reps N] [--edges] [--quick]\n");
+            return 2;
+        }
+    }
+    if (reps < 1 || reps > 1000) reps = 20;
+    sps_context *ctx = NULL;
+    if (sps_context_create(&ctx, 0) != SPS_OK) {
+        fprintf(stderr, "gm_bench: no GPU: %s\n", sps_last_error(NULL));
+        return 77;
+    }
+    static const int64_t ns[3] = {3937, 20000, 1000000}, ncs[4] = {30, 200, 1000, 2000};
+    static const int64_t en[7] = {1, 31, 32, 33, 1023, 1024, 1025}, ec[5] = {1, 2, 31, 33, 2000};
+    if (!edges_only) {
+        printf("op    variant shape                           median         effective   speedup\n");
+        for (int a = 0; a < (quick ? 2 : 3); a++)
+            for (int b = 0; b < 4; b++) timed_shape(ctx, ns[a], ncs[b], reps);
+    }
+    for (int a = 0; a < 7; a++)
+        for (int b = 0; b < 5; b++) edge_shape(ctx, en[a], ec[b]);
+    sps_context_destroy(ctx);
+    printf("gm_bench: %d failure%s\n", nfail, nfail == 1 ? "" : "s");
+    return nfail ? 1 : 0;
+}
+
+#else
+
+int main(void)
+{
+    fprintf(stderr, "gm_bench: built without CUDA\n");
+    return 77;
+}
+
+#endif
