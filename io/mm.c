@@ -481,37 +481,50 @@ static void parse_piece(piece *pc)
 }
 
 /* The workers live for the whole read. Each round has two phases, started
- * by this thread and awaited: COUNT and PARSE (worker i, piece i). */
+ * by this thread and awaited: COUNT and PARSE, each thread (this one too)
+ * taking the pieces one at a time. */
 enum { PH_EXIT, PH_COUNT, PH_PARSE };
 
 struct par_state;
 typedef struct worker_arg {
     struct par_state *ps;
-    int i;
 } worker_arg;
 
+/* Pieces per thread and buffer: the threads take the pieces of a phase one
+ * at a time, so a thread slowed down (a huge page zeroed on first touch, the
+ * read-ahead sharing its core) leaves its share to the others instead of
+ * holding up the phase's end. */
+#define SPS_IO_PIECES 8
+
 typedef struct par_state {
-    int nth;                  /* pieces per buffer */
-    int nstarted;             /* workers running (pieces >= nstarted: this thread) */
-    piece pc[SPS_MAX_THREADS];
+    int nth;                  /* threads */
+    int npc;                  /* pieces per buffer: nth * SPS_IO_PIECES */
+    int nstarted;             /* workers running (this thread takes pieces too) */
+    piece pc[SPS_MAX_THREADS * SPS_IO_PIECES];
     pthread_t tid[SPS_MAX_THREADS];
     worker_arg wa[SPS_MAX_THREADS];
     pthread_mutex_t mu;
     pthread_cond_t go, done;
     int gen, phase, pending;
+    int next;                 /* the phase's next piece to take (atomic) */
     char *spare;              /* the second buffer (read ahead while the first is parsed) */
 } par_state;
 
-static void run_phase(par_state *ps, int phase, int i)
+/* Take the phase's pieces one at a time until none is left. */
+static void run_phase(par_state *ps, int phase)
 {
-    if (phase == PH_COUNT) count_piece(&ps->pc[i]);
-    else if (ps->pc[i].go) parse_piece(&ps->pc[i]);
+    for (;;) {
+        int i = __atomic_fetch_add(&ps->next, 1, __ATOMIC_RELAXED);
+        if (i >= ps->npc) return;
+        if (phase == PH_COUNT) count_piece(&ps->pc[i]);
+        else if (ps->pc[i].go) parse_piece(&ps->pc[i]);
+    }
 }
 
 static void *worker(void *arg)
 {
     par_state *ps = ((worker_arg *)arg)->ps;
-    int i = ((worker_arg *)arg)->i, seen = 0;
+    int seen = 0;
     for (;;) {
         pthread_mutex_lock(&ps->mu);
         while (ps->gen == seen) pthread_cond_wait(&ps->go, &ps->mu);
@@ -519,7 +532,7 @@ static void *worker(void *arg)
         int phase = ps->phase;
         pthread_mutex_unlock(&ps->mu);
         if (phase == PH_EXIT) return NULL;
-        run_phase(ps, phase, i);
+        run_phase(ps, phase);
         pthread_mutex_lock(&ps->mu);
         if (--ps->pending == 0) pthread_cond_signal(&ps->done);
         pthread_mutex_unlock(&ps->mu);
@@ -531,15 +544,16 @@ static void start_phase(par_state *ps, int phase)
     pthread_mutex_lock(&ps->mu);
     ps->phase = phase;
     ps->pending = ps->nstarted;
+    __atomic_store_n(&ps->next, 0, __ATOMIC_RELAXED); /* published by the mutex */
     ps->gen++;
     pthread_cond_broadcast(&ps->go);
     pthread_mutex_unlock(&ps->mu);
 }
 
-/* Wait for the workers; pieces without a worker are done here. */
+/* Take pieces along with the workers, then wait for them. */
 static void finish_phase(par_state *ps, int phase)
 {
-    for (int i = ps->nstarted; i < ps->nth; i++) run_phase(ps, phase, i);
+    run_phase(ps, phase);
     pthread_mutex_lock(&ps->mu);
     while (ps->pending > 0) pthread_cond_wait(&ps->done, &ps->mu);
     pthread_mutex_unlock(&ps->mu);
@@ -563,6 +577,7 @@ static sps_status par_alloc(sps_reader *rd, const mm_header *h, triplets *t, int
     par_state *ps = sps__calloc(1, sizeof *ps);
     if (!ps) return sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory", rd->path);
     ps->nth = nth;
+    ps->npc = nth * SPS_IO_PIECES;
     pthread_mutex_init(&ps->mu, NULL);
     pthread_cond_init(&ps->go, NULL);
     pthread_cond_init(&ps->done, NULL);
@@ -571,12 +586,11 @@ static sps_status par_alloc(sps_reader *rd, const mm_header *h, triplets *t, int
         return sps__err(rd->ctx, SPS_ERR_NO_MEMORY, "%s: out of memory for a second read buffer (%.1f MB asked)",
                         rd->path, (double)SPS_IO_BUF / 1e6);
     }
-    for (int i = 0; i < nth; i++) {
+    for (int i = 0; i < ps->npc; i++) {
         ps->pc[i].h = h;
         ps->pc[i].t = t;
-        ps->wa[i].ps = ps;
-        ps->wa[i].i = i;
     }
+    for (int i = 0; i < nth; i++) ps->wa[i].ps = ps;
     for (int i = 0; i < nth; i++) {
         if (pthread_create(&ps->tid[i], NULL, worker, &ps->wa[i]) != 0) break; /* the rest: this thread */
         ps->nstarted++;
@@ -585,13 +599,13 @@ static sps_status par_alloc(sps_reader *rd, const mm_header *h, triplets *t, int
     return SPS_OK;
 }
 
-/* Split [rd->pos, rd->lim) at line ends into ps->nth pieces. */
+/* Split [rd->pos, rd->lim) at line ends into ps->npc pieces. */
 static void split(const sps_reader *rd, par_state *ps)
 {
     const char *b = rd->pos, *e = rd->lim;
-    size_t share = (size_t)(e - b) / (size_t)ps->nth;
-    for (int i = 0; i < ps->nth; i++) {
-        const char *x = i == ps->nth - 1 ? e : b + share < e ? b + share : e;
+    size_t share = (size_t)(e - b) / (size_t)ps->npc;
+    for (int i = 0; i < ps->npc; i++) {
+        const char *x = i == ps->npc - 1 ? e : b + share < e ? b + share : e;
         if (x < e && x > b) x = (const char *)memchr(x - 1, '\n', (size_t)(e - x + 1)) + 1;
         ps->pc[i].b = b;
         ps->pc[i].e = b = x;
@@ -610,12 +624,12 @@ static sps_status par_round(sps_reader *rd, const mm_header *h, triplets *t, par
     start_phase(ps, PH_COUNT);
     finish_phase(ps, PH_COUNT);
     int64_t n = t->n;
-    int stop = ps->nth; /* pieces from stop on are not parsed */
-    for (int i = 0; i < ps->nth; i++) {
+    int stop = ps->npc; /* pieces from stop on are not parsed */
+    for (int i = 0; i < ps->npc; i++) {
         piece *pc = &ps->pc[i];
         pc->at = n;
         pc->go = i < stop && n + pc->n <= h->nnz;
-        if (!pc->go && stop == ps->nth) stop = i;
+        if (!pc->go && stop == ps->npc) stop = i;
         if (pc->go) n += pc->n;
     }
     while (t->cap < n) {
@@ -633,7 +647,7 @@ static sps_status par_round(sps_reader *rd, const mm_header *h, triplets *t, par
     sps_status rst = sps__rd_refill(&next, more); /* its line is known later: see below */
     finish_phase(ps, PH_PARSE);
     int64_t line = rd->line;
-    for (int i = 0; i < ps->nth; i++) {
+    for (int i = 0; i < ps->npc; i++) {
         const piece *pc = &ps->pc[i];
         if (!pc->go || pc->bad || pc->got != pc->n) { /* diagnose from the piece's first line */
             rd->pos = (char *)pc->b;
