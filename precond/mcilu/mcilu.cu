@@ -907,10 +907,10 @@ __global__ void fwd_color(int lo, int hi, int sb, int cholesky, const int *__res
             sps__mcilu_fwd_row((sps_idx)k, rp[k], cholesky ? rp[k + 1] - 1 : dp[k], ci, v, !cholesky, perm, r, y);
         } else {
             int h = hi - (int)k + x;
-            sps__mcilu_fwd_row_ell((sps_idx)k, soff[t] + x, h < SLICE ? h : SLICE, len[k], scol, sval, !cholesky, dg,
-                                   perm, r, y);
+            sps__mcilu_fwd_terms((sps_idx)k, soff[t] + x, h < SLICE ? h : SLICE, len[k], scol, sval, !cholesky,
+                                 dg[k], perm, r, y);
         }
-        if (z) sps__mcilu_bwd_row_ell((sps_idx)k, 0, 1, 0, scol, sval, dg, perm, y, z);
+        if (z) sps__mcilu_bwd_terms((sps_idx)k, 0, 1, 0, scol, sval, dg[k], perm, y, z);
     }
 }
 
@@ -928,8 +928,8 @@ __global__ void bwd_color(int lo, int hi, int sb, const int *__restrict__ urp, c
             sps__mcilu_bwd_row((sps_idx)k, dp[k], urp[k + 1], uci, uv, perm, y, z);
         } else {
             int h = hi - (int)k + x;
-            sps__mcilu_bwd_row_ell((sps_idx)k, soff[t] + x, h < SLICE ? h : SLICE, len[k], scol, sval, dg, perm, y,
-                                   z);
+            sps__mcilu_bwd_terms((sps_idx)k, soff[t] + x, h < SLICE ? h : SLICE, len[k], scol, sval, dg[k], perm, y,
+                                 z);
         }
     }
 }

@@ -195,51 +195,45 @@ SPS_MC_HD static inline int sps__mcilu_ic_row(sps_idx i, const sps_idx *rp, cons
     return 1;
 }
 
-/* Forward step of new row k: s = r[perm[k]] - sum_{p in [lo, hi)} v[p] y[ci[p]],
- * in column order; y[k] = s (unit) or s / v[hi] (ic0: the diagonal ends the row). */
+/* Forward step of new row k over its m terms at v[o + j h], ci[o + j h]
+ * (j < m, in column order; the CSR row: o its start, h = 1; the device
+ * apply's sliced ELL, mcilu.cu: a slice's stride): s = r[perm[k]] - sum
+ * v y[ci]; y[k] = s (unit) or s / piv (ic0: the diagonal that ends the row). */
+SPS_MC_HD static inline void sps__mcilu_fwd_terms(sps_idx k, long long o, int h, sps_idx m, const sps_idx *ci,
+                                                const double *v, int unit, double piv, const sps_idx *perm,
+                                                const double *r, double *y)
+{
+    double s = r[perm[k]];
+    for (sps_idx j = 0; j < m; j++, o += h) s = SPS_MC_SUB(s, SPS_MC_MUL(v[o], y[ci[o]]));
+    y[k] = unit ? s : SPS_MC_DIV(s, piv);
+}
+
+/* Backward step of new row k over its m upper terms (stored as above):
+ * y[k] = (y[k] - sum v y[ci]) / piv (the diagonal); z[perm[k]] = y[k]. */
+SPS_MC_HD static inline void sps__mcilu_bwd_terms(sps_idx k, long long o, int h, sps_idx m, const sps_idx *ci,
+                                                const double *v, double piv, const sps_idx *perm, double *y,
+                                                double *z)
+{
+    double s = y[k];
+    for (sps_idx j = 0; j < m; j++, o += h) s = SPS_MC_SUB(s, SPS_MC_MUL(v[o], y[ci[o]]));
+    s = SPS_MC_DIV(s, piv);
+    y[k] = s;
+    z[perm[k]] = s;
+}
+
+/* The CSR row's steps: forward over [lo, hi) (ic0: v[hi] the diagonal),
+ * backward over (d, hi) with v[d] the diagonal. */
 SPS_MC_HD static inline void sps__mcilu_fwd_row(sps_idx k, sps_idx lo, sps_idx hi, const sps_idx *ci,
                                               const double *v, int unit, const sps_idx *perm,
                                               const double *r, double *y)
 {
-    double s = r[perm[k]];
-    for (sps_idx p = lo; p < hi; p++) s = SPS_MC_SUB(s, SPS_MC_MUL(v[p], y[ci[p]]));
-    y[k] = unit ? s : SPS_MC_DIV(s, v[hi]);
+    sps__mcilu_fwd_terms(k, lo, 1, hi - lo, ci, v, unit, unit ? 1.0 : v[hi], perm, r, y);
 }
 
-/* Backward step of new row k, d its diagonal position, (d, hi) the upper
- * terms: y[k] = (y[k] - sum v[p] y[ci[p]]) / v[d]; z[perm[k]] = y[k]. */
 SPS_MC_HD static inline void sps__mcilu_bwd_row(sps_idx k, sps_idx d, sps_idx hi, const sps_idx *ci,
                                               const double *v, const sps_idx *perm, double *y, double *z)
 {
-    double s = y[k];
-    for (sps_idx p = d + 1; p < hi; p++) s = SPS_MC_SUB(s, SPS_MC_MUL(v[p], y[ci[p]]));
-    s = SPS_MC_DIV(s, v[d]);
-    y[k] = s;
-    z[perm[k]] = s;
-}
-
-/* The two steps above over a row stored with stride h (the device apply's
- * sliced ELL, mcilu.cu): its m terms at sv[o + j h], sc[o + j h] in the CSR
- * row's order, dg the pivot (ic0 forward, backward) as the CSR row holds it.
- * The same operations in the same order: bitwise the CSR steps. */
-SPS_MC_HD static inline void sps__mcilu_fwd_row_ell(sps_idx k, long long o, int h, sps_idx m, const sps_idx *sc,
-                                                  const double *sv, int unit, const double *dg,
-                                                  const sps_idx *perm, const double *r, double *y)
-{
-    double s = r[perm[k]];
-    for (sps_idx j = 0; j < m; j++, o += h) s = SPS_MC_SUB(s, SPS_MC_MUL(sv[o], y[sc[o]]));
-    y[k] = unit ? s : SPS_MC_DIV(s, dg[k]);
-}
-
-SPS_MC_HD static inline void sps__mcilu_bwd_row_ell(sps_idx k, long long o, int h, sps_idx m, const sps_idx *sc,
-                                                  const double *sv, const double *dg, const sps_idx *perm,
-                                                  double *y, double *z)
-{
-    double s = y[k];
-    for (sps_idx j = 0; j < m; j++, o += h) s = SPS_MC_SUB(s, SPS_MC_MUL(sv[o], y[sc[o]]));
-    s = SPS_MC_DIV(s, dg[k]);
-    y[k] = s;
-    z[perm[k]] = s;
+    sps__mcilu_bwd_terms(k, (long long)d + 1, 1, hi - d - 1, ci, v, v[d], perm, y, z);
 }
 
 /* ---- host (mcilu.c) ------------------------------------------------------- */
