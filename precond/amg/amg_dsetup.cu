@@ -531,13 +531,13 @@ __global__ void k_diag(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx 
 
 /* ---- Lanczos ------------------------------------------------------------------ */
 
-/* The Lanczos steps' scalars, on the device: the steps run without a read
- * by the host (a step after the stop does nothing), and the host reads
- * them once at the end. */
-struct lz_state {
-    double rz, rz0, rzn, pq, a, b, gersh;
-    double alpha[SPS_AMG_LANCZOS], beta[SPS_AMG_LANCZOS];
-    int m, stop;
+/* The Lanczos steps' scalars on the device (lanczos.cuh), and the
+ * Gershgorin bound reduced beside them: the host reads both once. */
+#include "../cheby/lanczos.cuh"
+typedef lz_state<SPS_AMG_LANCZOS> amg_lzs;
+struct amg_lz {
+    amg_lzs lz;
+    double gersh;
 };
 
 __global__ void k_lz_init(sps_idx n, const double *__restrict__ dinv, double *__restrict__ r,
@@ -550,42 +550,10 @@ __global__ void k_lz_init(sps_idx n, const double *__restrict__ dinv, double *__
     }
 }
 
-/* one thread: rz = rz0 = r'z (in rzn); stop unless rz0 > 0 */
-__global__ void k_lz_start(lz_state *s)
-{
-    s->rz = s->rz0 = s->rzn;
-    s->m = 0;
-    s->stop = !(s->rz0 > 0);
-}
-
-/* one thread: alpha_m = rz / p'q, or stop unless p'q > 0 */
-__global__ void k_lz_alpha(lz_state *s)
-{
-    if (s->stop) return;
-    if (!(s->pq > 0)) {
-        s->stop = 1;
-        return;
-    }
-    s->a = s->alpha[s->m] = __ddiv_rn(s->rz, s->pq);
-}
-
-/* one thread: beta_m = r'z (new) / rz, m + 1; stop unless r'z > 1e-30 rz0 */
-__global__ void k_lz_beta(lz_state *s)
-{
-    if (s->stop) return;
-    s->b = s->beta[s->m] = __ddiv_rn(s->rzn, s->rz);
-    s->m++;
-    if (!(s->rzn > __dmul_rn(1e-30, s->rz0))) {
-        s->stop = 1;
-        return;
-    }
-    s->rz = s->rzn;
-}
-
 /* y = A x, one thread per row, spmv_rows' sums (nothing once s stops) */
 __global__ void k_spmv(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
                        const double *__restrict__ v, const double *__restrict__ x, double *__restrict__ y,
-                       const lz_state *s)
+                       const amg_lzs *s)
 {
     if (s->stop) return;
     GRID_LOOP(i, n) {
@@ -595,7 +563,7 @@ __global__ void k_spmv(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx 
     }
 }
 
-__global__ void k_lz_update(sps_idx n, const lz_state *s, const double *__restrict__ q,
+__global__ void k_lz_update(sps_idx n, const amg_lzs *s, const double *__restrict__ q,
                             const double *__restrict__ dinv, double *__restrict__ r, double *__restrict__ z)
 {
     if (s->stop) return;
@@ -607,7 +575,7 @@ __global__ void k_lz_update(sps_idx n, const lz_state *s, const double *__restri
     }
 }
 
-__global__ void k_lz_dir(sps_idx n, const lz_state *s, const double *__restrict__ z, double *__restrict__ p)
+__global__ void k_lz_dir(sps_idx n, const amg_lzs *s, const double *__restrict__ z, double *__restrict__ p)
 {
     if (s->stop) return;
     double beta = s->b;
@@ -616,7 +584,7 @@ __global__ void k_lz_dir(sps_idx n, const lz_state *s, const double *__restrict_
 
 /* lanczos() of amg_setup.c with deterministic device dot products, its
  * scalars in S (device): the same steps, queued without a host read. */
-sps_status lanczos(dsetup &D, const dcsr &A, const double *dinv, double *w, lz_state *S)
+sps_status lanczos(dsetup &D, const dcsr &A, const double *dinv, double *w, amg_lzs *S)
 {
     sps_idx n = A.nr;
     int gr = blocks_for(n), steps = SPS_AMG_LANCZOS < n ? SPS_AMG_LANCZOS : (int)n;
@@ -625,19 +593,19 @@ sps_status lanczos(dsetup &D, const dcsr &A, const double *dinv, double *w, lz_s
     SPS_LAUNCH_CHECK(D.ctx, "k_lz_init");
     sps_status st = reduce(D, 0, n, r, z, &S->rzn);
     if (st != SPS_OK) return st;
-    k_lz_start<<<1, 1, 0, D.s>>>(S);
-    SPS_LAUNCH_CHECK(D.ctx, "k_lz_start");
+    lz_start<<<1, 1, 0, D.s>>>(S);
+    SPS_LAUNCH_CHECK(D.ctx, "lz_start");
     for (int k = 0; k < steps; k++) {
         k_spmv<<<gr, TB, 0, D.s>>>(n, A.rp, A.ci, A.v, p, q, S);
         SPS_LAUNCH_CHECK(D.ctx, "k_spmv");
         if ((st = reduce(D, 0, n, p, q, &S->pq)) != SPS_OK) return st;
-        k_lz_alpha<<<1, 1, 0, D.s>>>(S);
-        SPS_LAUNCH_CHECK(D.ctx, "k_lz_alpha");
+        lz_alpha<<<1, 1, 0, D.s>>>(S);
+        SPS_LAUNCH_CHECK(D.ctx, "lz_alpha");
         k_lz_update<<<gr, TB, 0, D.s>>>(n, S, q, dinv, r, z);
         SPS_LAUNCH_CHECK(D.ctx, "k_lz_update");
         if ((st = reduce(D, 0, n, r, z, &S->rzn)) != SPS_OK) return st;
-        k_lz_beta<<<1, 1, 0, D.s>>>(S);
-        SPS_LAUNCH_CHECK(D.ctx, "k_lz_beta");
+        lz_beta<<<1, 1, 0, D.s>>>(S);
+        SPS_LAUNCH_CHECK(D.ctx, "lz_beta");
         k_lz_dir<<<gr, TB, 0, D.s>>>(n, S, z, p);
         SPS_LAUNCH_CHECK(D.ctx, "k_lz_dir");
     }
@@ -1351,7 +1319,7 @@ sps_status level_spectral(gbuild &b, const dcsr &A, int l, dlevel &G)
     sps_idx n = A.nr;
     int l1 = b.prm->smoother != SPS_AMG_CHEBY;
     double t0 = sps__now_ms();
-    lz_state *S = nullptr, hs;
+    amg_lz *S = nullptr, hs;
     memset(&hs, 0, sizeof hs);
     sps_status st = dalloc(ctx, &G.dinv, n);
     if (st == SPS_OK) st = dalloc(ctx, &G.g, n);
@@ -1363,11 +1331,11 @@ sps_status level_spectral(gbuild &b, const dcsr &A, int l, dlevel &G)
         LAUNCHED(ctx, st, "k_diag");
         if (st == SPS_OK) st = reduce(b.D, 1, n, G.g, nullptr, &S->gersh);
     }
-    if (st == SPS_OK) st = lanczos(b.D, A, G.dinv, G.w, S);
+    if (st == SPS_OK) st = lanczos(b.D, A, G.dinv, G.w, &S->lz);
     if (st == SPS_OK) st = sps__d2h(ctx, &hs, S, sizeof hs); /* the one read: Gershgorin, alpha, beta, steps */
     drain(ctx, st);
     sps__dfree(S);
-    if (st == SPS_OK) st = sps__amg_spectral_finish(ctx, n, hs.gersh, b.prm->sweeps, hs.alpha, hs.beta, hs.m, L);
+    if (st == SPS_OK) st = sps__amg_spectral_finish(ctx, n, hs.gersh, b.prm->sweeps, hs.lz.alpha, hs.lz.beta, hs.lz.m, L);
     tick(b, st, t0, 4); /* the scaling stays on the device (device_level) */
     return st;
 }

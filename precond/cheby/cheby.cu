@@ -21,7 +21,7 @@ const int MAX_PARTS = 1024;
 
 struct dev_cheby {
     sps_cheby c;           /* dinv, res, d: device pointers */
-    double *part = nullptr; /* MAX_PARTS partial sums + 1 result */
+    double *part = nullptr; /* the dot products' MAX_PARTS block partials */
 };
 
 int grid_for(long long n)
@@ -74,51 +74,14 @@ __global__ void lanczos_start(long long n, const double *__restrict__ dinv, doub
     }
 }
 
-/* The Lanczos steps' scalars, on the device: the steps are queued without
- * a read by the host (a step after the stop changes nothing) and the host
- * reads them once at the end (the 2 reads per step cost more than the
- * step on small matrices: 96 SpMVs of setup on poisson3d:100). */
-struct lz_state {
-    double rz, rz0, rzn, pq, a, b, bad_pq;
-    double alpha[SPS_CHEBY_MAX_LANCZOS], beta[SPS_CHEBY_MAX_LANCZOS];
-    int m, stop;
-};
-
-/* one thread: rz = rz0 = r'z (in rzn); stop unless rz0 > 0 */
-__global__ void lz_start(lz_state *s)
-{
-    s->rz = s->rz0 = s->rzn;
-    s->m = 0;
-    s->stop = !(s->rz0 > 0);
-}
-
-/* one thread: alpha_m = rz / p'q, or stop (keeping p'q) unless p'q > 0 */
-__global__ void lz_alpha(lz_state *s)
-{
-    if (s->stop) return;
-    if (!(s->pq > 0)) {
-        s->bad_pq = s->pq;
-        s->stop = 1;
-        return;
-    }
-    s->a = s->alpha[s->m] = s->rz / s->pq;
-}
-
-/* one thread: beta_m = r'z (new) / rz, m + 1; stop unless r'z > 1e-30 rz0 */
-__global__ void lz_beta(lz_state *s)
-{
-    if (s->stop) return;
-    s->b = s->beta[s->m] = s->rzn / s->rz;
-    s->m++;
-    if (!(s->rzn > 1e-30 * s->rz0)) {
-        s->stop = 1;
-        return;
-    }
-    s->rz = s->rzn;
-}
+/* The Lanczos scalars' state and one-thread steps (lanczos.cuh): the 2
+ * reads per step they replace cost more than the step on small matrices
+ * (96 SpMVs of setup on poisson3d:100). */
+#include "lanczos.cuh"
+typedef lz_state<SPS_CHEBY_MAX_LANCZOS> cheby_lz;
 
 /* r -= alpha q; z = D^-1 r */
-__global__ void lanczos_update(long long n, const lz_state *s, const double *__restrict__ q,
+__global__ void lanczos_update(long long n, const cheby_lz *s, const double *__restrict__ q,
                                const double *__restrict__ dinv, double *r, double *z)
 {
     if (s->stop) return;
@@ -132,7 +95,7 @@ __global__ void lanczos_update(long long n, const lz_state *s, const double *__r
 }
 
 /* p = z + beta p */
-__global__ void lanczos_dir(long long n, const lz_state *s, const double *__restrict__ z, double *p)
+__global__ void lanczos_dir(long long n, const cheby_lz *s, const double *__restrict__ z, double *p)
 {
     if (s->stop) return;
     const double beta = s->b;
@@ -222,7 +185,7 @@ sps_status dot(sps_context *ctx, dev_cheby *g, long long n, const double *x, con
 
 /* The device twin of cheby.c's lanczos_host (the same steps and stops, the
  * scalars in S on the device); w: 4 device vectors. */
-sps_status lanczos_queue(sps_precond *pc, dev_cheby *g, double *w, lz_state *S)
+sps_status lanczos_queue(sps_precond *pc, dev_cheby *g, double *w, cheby_lz *S)
 {
     sps_context *ctx = pc->ctx;
     const sps_cheby_prm *prm = (const sps_cheby_prm *)pc->prm;
@@ -258,7 +221,7 @@ sps_status lanczos_queue(sps_precond *pc, dev_cheby *g, double *w, lz_state *S)
 /* The steps, one read of their scalars, the host's checks and interval. */
 sps_status lanczos(sps_precond *pc, dev_cheby *g, double *w)
 {
-    lz_state *S = nullptr, h;
+    cheby_lz *S = nullptr, h;
     sps_status st = sps__dmalloc(pc->ctx, (void **)&S, sizeof *S);
     if (st == SPS_OK) st = lanczos_queue(pc, g, w, S);
     if (st == SPS_OK) st = sps__d2h(pc->ctx, &h, S, sizeof h);
@@ -300,7 +263,7 @@ extern "C" sps_status sps__cheby_gpu_from(sps_precond *pc, const sps_cheby *host
     sps_status st = ddinv ? SPS_OK : sps__dmalloc(ctx, (void **)&g->c.dinv, nb);
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&g->c.res, nb);
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&g->c.d, nb);
-    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&g->part, (MAX_PARTS + 1) * sizeof(double));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&g->part, MAX_PARTS * sizeof(double));
     if (st == SPS_OK && !ddinv) st = sps__h2d(ctx, g->c.dinv, host->dinv, nb);
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&w, 4 * nb);
     if (st == SPS_OK) st = lanczos(pc, g, w);

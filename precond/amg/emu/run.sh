@@ -21,6 +21,7 @@ import re, sys
 s = open(sys.argv[1]).read()
 s = s.replace('#include "../../core/cuda_check.cuh"', '#include "cuda_emu.h"')
 s = s.replace('#include "../cheby/cheby.h"', '#include "precond/cheby/cheby.h"')
+s = s.replace('#include "../cheby/lanczos.cuh"', '#include "precond/cheby/lanczos.cuh"')
 s = s.replace('#include "amg.h"', '#include "precond/amg/amg.h"').replace('#include <cub/cub.cuh>', '')
 s = re.sub(r'^const int TB = 256;.*$', 'const int TB = 32;', s, flags=re.M)
 s = re.sub(r'^const int RED_BLOCKS = 256;.*$', 'const int RED_BLOCKS = 8;', s, flags=re.M)
