@@ -1105,7 +1105,7 @@ static int build_operator(run *r)
 }
 
 /* The payoff figures auto did not predict (a named backend, the host, or auto
- * without a drm decision), measured after the solve so that the solve's time
+ * without a dia or drm decision), measured after the solve so that the solve's time
  * to solution carries neither the measurement nor its warm-up of the kernels. */
 static void measure_payoff(run *r)
 {

@@ -275,7 +275,7 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
     sps_operator_info *in = &(*op)->info;
     sps__strlcpy(in->reason, why, sizeof in->reason);
     /* The payoff figures need the copy bandwidth, measured once per context
-     * (about 2 ms): only a drm decision pays for it here; otherwise the
+     * (about 2 ms): only a dia or drm decision pays for it here; otherwise the
      * figures are filled when a bandwidth is known already and left empty
      * (payoff "") for sps_operator_measure_payoff after the solve, so that a
      * small matrix's time to solution does not carry the measurement. */
