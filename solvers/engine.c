@@ -6,11 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if SPS_HAVE_CUDA
-#include "spmv/formats/csr_fmt.h"
-#endif
 
-static const char *const names[] = {"classic", "graph", "onekernel", "fused"};
+static const char *const names[] = {"classic", "graph", "onekernel", "fused", "auto"};
+
+/* The most rows for which auto takes the one-kernel path: measured on the
+ * H100 (doc/solvers.md, "Iteration engine"). */
+#define SPS_ONEK_AUTO_MAX 12288
 
 int sps__engine_parse(const char *name)
 {
@@ -29,7 +30,29 @@ int sps__engine_of(const sps_solver *s)
 {
     if (s->engine >= 0) return s->engine;
     int e = sps__engine_parse(getenv("SPS_ENGINE"));
-    return e < 0 ? SPS_ENGINE_CLASSIC : e;
+    return e < 0 ? SPS_ENGINE_AUTO : e;
+}
+
+/* auto's one-kernel test: the method has the path, the operator gives its
+ * rows, the preconditioner is none or Jacobi, the system is small, and no
+ * stop monitor or check interval asks for host checks along the way. */
+static int onek_auto(const sps_solver *s, const sps_krylov *k)
+{
+    sps_dev_rows rows;
+    sps_idx max = sps__engine_onek_max();
+    if (max > SPS_ONEK_AUTO_MAX && !getenv("SPS_ONEKERNEL_MAX")) max = SPS_ONEK_AUTO_MAX;
+    return s->method->impl->onekernel && k->pcmode != SPS_PCM_APPLY && k->w.n <= max &&
+           !s->mon_stop && s->check == 0 && sps__engine_rows(k->op, &rows);
+}
+
+int sps__engine_resolve(const sps_solver *s, const sps_krylov *k)
+{
+    if (!k->ops->device) return SPS_ENGINE_CLASSIC;
+    int e = sps__engine_of(s);
+    if (e != SPS_ENGINE_AUTO) return e;
+    if (onek_auto(s, k)) return SPS_ENGINE_ONEKERNEL;
+    if (s->method->impl->id == SPS_CG && sps__engine_fused_ok(k)) return SPS_ENGINE_FUSED;
+    return SPS_ENGINE_CLASSIC;
 }
 
 sps_idx sps__engine_onek_max(void)
@@ -43,22 +66,21 @@ sps_idx sps__engine_onek_max(void)
     return 16384;
 }
 
-const void *sps__engine_csr(const sps_operator *op)
+int sps__engine_rows(const sps_operator *op, sps_dev_rows *out)
 {
-#if SPS_HAVE_CUDA
-    if (op && op->dev && op->info.on_gpu && !op->single && op->be->fetch == sps__csr_fmt_fetch)
-        return op->dev;
-#else
-    (void)op;
-#endif
-    return NULL;
+    if (!op || !op->dev || !op->info.on_gpu || op->single || !op->be->dev_rows) return 0;
+    return op->be->dev_rows(op->dev, out);
+}
+
+int sps__engine_fused_ok(const sps_krylov *k)
+{
+    const sps_operator *op = k->op;
+    return k->ops->device && op && op->be->apply_dot && op->dev && op->info.on_gpu && !op->single;
 }
 
 int sps__engine_fused(const sps_krylov *k)
 {
-    const sps_operator *op = k->op;
-    return k->engine == SPS_ENGINE_FUSED && k->ops->device && op && op->be->apply_dot && op->dev &&
-           op->info.on_gpu && !op->single;
+    return k->engine == SPS_ENGINE_FUSED && sps__engine_fused_ok(k);
 }
 
 int64_t sps__engine_pow2(int64_t batch)

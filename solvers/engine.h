@@ -9,11 +9,14 @@
  *              enqueued work does not depend on the iteration number only
  *              (sps_method_impl.replay: CG); a failed capture falls back to classic.
  *   onekernel  the method's onekernel hook runs the whole iteration phase in
- *              one launch (CG, BiCGSTAB: one thread block, CSR read directly,
- *              vectors in global memory); SPS_ERR_UNSUPPORTED from the hook: classic.
+ *              one launch (CG, BiCGSTAB: one thread block, the operator's
+ *              device rows read directly (CSR or DIA), vectors in shared
+ *              memory where they fit); SPS_ERR_UNSUPPORTED from the hook: classic.
  *   fused      classic enqueueing, with the SpMV giving x'Ax in the same pass
  *              where the operator's backend offers apply_dot (CG: p'q).
- * The default is classic; sps_solver_set_engine or SPS_ENGINE choose another. */
+ *   auto       (the default) onekernel for small systems, else fused, else
+ *              classic: sps__engine_resolve.
+ * sps_solver_set_engine or SPS_ENGINE choose another. */
 #ifndef SPS_ENGINE_H
 #define SPS_ENGINE_H
 
@@ -23,19 +26,29 @@
 extern "C" {
 #endif
 
-enum { SPS_ENGINE_CLASSIC = 0, SPS_ENGINE_GRAPH = 1, SPS_ENGINE_ONEKERNEL = 2, SPS_ENGINE_FUSED = 3 };
+enum {
+    SPS_ENGINE_CLASSIC = 0, SPS_ENGINE_GRAPH = 1, SPS_ENGINE_ONEKERNEL = 2, SPS_ENGINE_FUSED = 3,
+    SPS_ENGINE_AUTO = 4
+};
 
-/* "classic", "graph", "onekernel", "fused" -> SPS_ENGINE_*, or -1. */
+/* "classic", "graph", "onekernel", "fused", "auto" -> SPS_ENGINE_*, or -1. */
 int sps__engine_parse(const char *name);
 const char *sps__engine_name(int e);
-/* The engine of a solver: its own, else SPS_ENGINE from the environment
- * (an unknown value is classic), else classic. */
+/* The engine a solver asks for: its own, else SPS_ENGINE from the
+ * environment (an unknown value is auto), else auto. */
 int sps__engine_of(const sps_solver *s);
-/* Most rows of the one-kernel path: SPS_ONEKERNEL_MAX, else 16384. */
+/* The engine a solve runs (classic, graph, onekernel or fused): the asked
+ * one, or for auto on a GPU the one-kernel path where the method offers one
+ * and rows <= SPS_ONEK_AUTO_MAX (no stop monitor, no check interval), else
+ * fused where it applies (sps__engine_fused_ok), else classic. Host solves:
+ * classic. */
+int sps__engine_resolve(const sps_solver *s, const sps_krylov *k);
+/* Most rows of the one-kernel path: SPS_ONEKERNEL_MAX, else 16384 when asked
+ * by name, SPS_ONEK_AUTO_MAX under auto. */
 sps_idx sps__engine_onek_max(void);
-/* The operator's device CSR (an sps_csr_dev in double) when its backend is
- * of the CSR family, else NULL. */
-const void *sps__engine_csr(const sps_operator *op);
+/* The operator's device rows in double (backend.h dev_rows): 1 and *out
+ * filled when its backend offers them, else 0. */
+int sps__engine_rows(const sps_operator *op, sps_dev_rows *out);
 
 /* One batch of len iterations starting after iteration it0 with the graph
  * engine (len a power of two <= 2^(SPS_KR_NGRAPH-1)); falls back to classic
@@ -47,9 +60,11 @@ int64_t sps__engine_pow2(int64_t batch);
 /* Free k's graphs. */
 void sps__engine_release(sps_krylov *k);
 
-/* The fused engine applies to k: asked for, on a GPU, and the operator's
- * backend offers apply_dot in double. */
+/* The fused engine runs for k: k->engine is fused (sps__engine_fused_ok). */
 int sps__engine_fused(const sps_krylov *k);
+/* The fused engine can run for k: on a GPU, and the operator's backend
+ * offers apply_dot in double. */
+int sps__engine_fused_ok(const sps_krylov *k);
 
 /* The traffic model: bytes per iteration = spmvs * the format's bytes + the
  * method's vector bytes; 0 when the method has no model. */

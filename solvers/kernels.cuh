@@ -15,6 +15,7 @@
 #define SPS_SOLVERS_KERNELS_CUH
 
 #include "../core/cuda_check.cuh"
+#include "../spmv/backend.h"
 #include "vops.h"
 
 #define TPB 256
@@ -106,7 +107,10 @@ size_t onek_smem(K kernel, int n, int k)
 
 /* The one-kernel engine (engine.h): one block of OKT threads; the block's
  * sums in a fixed order (warp shuffles, then the OKT/32 warp sums), totals in
- * thread 0. Every thread of the block must call it. */
+ * thread 0. Every thread of the block must call it, and the block must pass
+ * a barrier after thread 0 has used the totals and before the next call with
+ * the same NS (the finish steps' __syncthreads does): warp 0 reads the warp
+ * sums there. */
 constexpr int OKT = 1024;
 
 template <int NS>
@@ -117,7 +121,6 @@ __device__ __forceinline__ void onek_sum(double (&v)[NS])
 #pragma unroll
     for (int q = 0; q < NS; q++)
         for (int off = 16; off > 0; off >>= 1) v[q] += __shfl_down_sync(0xffffffffu, v[q], off);
-    __syncthreads();
     if (lane == 0)
 #pragma unroll
         for (int q = 0; q < NS; q++) sh[q][wid] = v[q];
@@ -132,12 +135,57 @@ __device__ __forceinline__ void onek_sum(double (&v)[NS])
     }
 }
 
-/* Row i of a CSR times x, the row's entries in order. */
-__device__ __forceinline__ double onek_row(const sps_idx *rp, const sps_idx *ci, const double *val,
-                                           const double *x, int i)
+/* Rows i_k = threadIdx.x + k OKT (k < R, those below n) of the operator's
+ * device rows times x, into s[k]: each row's terms in onek_row's order (so
+ * bitwise its sums), the R rows' loads interleaved. */
+template <int R>
+__device__ __forceinline__ void onek_rows(const sps_dev_rows &A, const double *x, int n, double (&s)[R])
+{
+#pragma unroll
+    for (int k = 0; k < R; k++) s[k] = 0.0;
+    if (A.kind == SPS_ROWS_CSR) {
+        sps_idx b[R], e[R], m = 0;
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            const int i = threadIdx.x + k * OKT;
+            b[k] = i < n ? A.row_ptr[i] : 0;
+            e[k] = i < n ? A.row_ptr[i + 1] : 0;
+            m = e[k] - b[k] > m ? e[k] - b[k] : m;
+        }
+        for (sps_idx t = 0; t < m; t++)
+#pragma unroll
+            for (int k = 0; k < R; k++)
+                if (b[k] + t < e[k]) s[k] += A.val[b[k] + t] * x[A.col_idx[b[k] + t]];
+        return;
+    }
+    for (sps_idx d = 0; d < A.ndiag; d++) {
+        const long long o = A.off[d];
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            const int i = threadIdx.x + k * OKT;
+            const long long c = (long long)i + o;
+            if (i < n && c >= 0 && c < (long long)A.n)
+                s[k] += A.val[(size_t)d * (size_t)A.n + (size_t)i] * x[c];
+        }
+    }
+}
+
+/* Row i of the operator's device rows (backend.h sps_dev_rows) times x: a
+ * CSR row's entries in order, or a DIA row's diagonals in order (the slots
+ * whose column falls outside the matrix left out). Plain loads: x changes
+ * during the launch. */
+__device__ __forceinline__ double onek_row(const sps_dev_rows &A, const double *x, int i)
 {
     double s = 0.0;
-    for (sps_idx j = rp[i]; j < rp[i + 1]; j++) s += val[j] * x[ci[j]];
+    if (A.kind == SPS_ROWS_CSR) {
+        const sps_idx e = A.row_ptr[i + 1];
+        for (sps_idx j = A.row_ptr[i]; j < e; j++) s += A.val[j] * x[A.col_idx[j]];
+        return s;
+    }
+    for (sps_idx d = 0; d < A.ndiag; d++) {
+        const long long c = (long long)i + A.off[d];
+        if (c >= 0 && c < (long long)A.n) s += A.val[(size_t)d * (size_t)A.n + (size_t)i] * x[c];
+    }
     return s;
 }
 

@@ -109,10 +109,10 @@ typedef struct sps_method_impl {
      * captured batch may be replayed (the graph engine, engine.h). */
     int replay;
     /* The one-kernel engine (engine.h): run iterations until the state says
-     * stop, in one launch, with the operator's device CSR (an sps_csr_dev in
-     * double). SPS_ERR_UNSUPPORTED, without an error message: this solve
+     * stop, in one launch, walking the operator's device rows (CSR or DIA,
+     * double; backend.h dev_rows). SPS_ERR_UNSUPPORTED, without an error message: this solve
      * cannot (the loop enqueues classic batches). NULL: never. */
-    sps_status (*onekernel)(sps_krylov *k, const void *csr);
+    sps_status (*onekernel)(sps_krylov *k, const sps_dev_rows *rows);
 } sps_method_impl;
 
 /* The registry (registry.c): a method with its host and CUDA ops tables. */

@@ -280,10 +280,11 @@ static int64_t batch_len(const sps_method_impl *mi, const sps_krylov *k, const s
 static sps_status onekernel(sps_krylov *k, const sps_method_impl *mi, int *ran)
 {
     *ran = 0;
-    const void *csr = sps__engine_csr(k->op);
-    if (k->engine != SPS_ENGINE_ONEKERNEL || !k->ops->device || !mi->onekernel || !csr)
+    sps_dev_rows rows;
+    if (k->engine != SPS_ENGINE_ONEKERNEL || !k->ops->device || !mi->onekernel ||
+        !sps__engine_rows(k->op, &rows))
         return SPS_OK;
-    sps_status e = mi->onekernel(k, csr);
+    sps_status e = mi->onekernel(k, &rows);
     if (e == SPS_ERR_UNSUPPORTED) return SPS_OK;
     if (e != SPS_OK) return e;
     *ran = 1;
@@ -456,11 +457,11 @@ static sps_status setup(sps_solver *s, sps_krylov *k, sps_operator *op, sps_prec
     k->op = op;
     k->pc = pcmode == SPS_PCM_NONE ? NULL : pc;
     k->pcmode = pcmode;
-    k->engine = k->ops->device ? sps__engine_of(s) : SPS_ENGINE_CLASSIC;
     k->ran = "classic";
     k->w.ctx = s->ctx;
     k->w.ops = k->ops;
     k->w.n = op->nrows;
+    k->engine = sps__engine_resolve(s, k);
     me->impl->work(k, &k->work);
     if (k->work.nvec > SPS_KR_MAXVEC || k->work.npiece > SPS_KR_MAXPIECE ||
         k->work.r >= k->work.nvec || k->work.scratch >= k->work.nvec ||

@@ -195,7 +195,7 @@ sps_status sps_solver_set_engine(sps_solver *s, const char *engine)
 {
     int e = engine && *engine ? sps__engine_parse(engine) : -1;
     SETTER_CHECK(s, e >= 0 || !engine || !*engine,
-                 "unknown engine '%s' (classic, graph, onekernel, fused)", engine);
+                 "unknown engine '%s' (auto, classic, graph, onekernel, fused)", engine);
     s->engine = e;
     return SPS_OK;
 }

@@ -53,6 +53,18 @@ typedef struct sps_spmv_stats {
                                (cusparse:alg2 adds SPS_CAP_DETERMINISTIC) */
 } sps_spmv_stats;
 
+/* A device matrix's rows as one thread walks them (backend.h dev_rows; the
+ * one-kernel engine, doc/solvers.md): double precision, square. */
+enum { SPS_ROWS_CSR = 1, SPS_ROWS_DIA = 2 };
+typedef struct sps_dev_rows {
+    int kind;                         /* SPS_ROWS_CSR or SPS_ROWS_DIA */
+    sps_idx n;                        /* rows = columns */
+    sps_idx ndiag;                    /* DIA: diagonals */
+    const sps_idx *row_ptr, *col_idx; /* CSR: n + 1, nnz (columns ascending in a row) */
+    const sps_idx *off;               /* DIA: ndiag offsets, ascending */
+    const double *val;                /* CSR: nnz; DIA: val[d * n + row] */
+} sps_dev_rows;
+
 typedef struct sps_backend {
     const char *name;     /* "drm" */
     const char *summary;  /* one line for --list-spmv */
@@ -104,6 +116,11 @@ typedef struct sps_backend {
      * SPS_ERR_UNSUPPORTED for a single-precision object. NULL: not offered. */
     sps_status (*apply_multi)(sps_context *ctx, void *dev, int k, double alpha, const double *X,
                               int64_t ldx, double beta, double *Y, int64_t ldy);
+
+    /* Optional (GPU): the device object's rows for a kernel that walks them
+     * itself (sps_dev_rows above). Returns 0, leaving *out alone, for a
+     * single-precision or non-square object. NULL: not offered. */
+    int (*dev_rows)(const void *dev, sps_dev_rows *out);
 } sps_backend;
 
 /* Registry (spmv/registry.c): the one line a new format adds is there. */

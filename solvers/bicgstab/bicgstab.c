@@ -101,17 +101,17 @@ static double bicg_traffic(const sps_krylov *k, double *spmvs)
 
 /* The whole iteration phase in one launch (engine.h): no or Jacobi
  * preconditioning, n within the engine's threshold. */
-static sps_status bicg_onekernel(sps_krylov *k, const void *csr)
+static sps_status bicg_onekernel(sps_krylov *k, const sps_dev_rows *rows)
 {
     const sps_bicg_ops *bo = k->mops;
-    if (!bo->onekernel || !csr || k->pcmode == SPS_PCM_APPLY || k->w.n > sps__engine_onek_max())
+    if (!bo->onekernel || !rows || k->pcmode == SPS_PCM_APPLY || k->w.n > sps__engine_onek_max())
         return SPS_ERR_UNSUPPORTED;
     int none = k->pcmode == SPS_PCM_NONE;
     double *const vec[9] = {k->x,        k->vec[R], k->vec[R0],
                             k->vec[P],   k->vec[V], k->vec[S],
                             k->vec[T],   none ? k->vec[P] : k->vec[PH],
                             none ? k->vec[S] : k->vec[SH]};
-    return bo->onekernel(&k->w, csr, vec, sps__kr_diag(k));
+    return bo->onekernel(&k->w, rows, vec, sps__kr_diag(k));
 }
 
 const sps_method_impl sps__method_bicgstab = {

@@ -5,6 +5,7 @@
 #ifndef SPS_BICGSTAB_H
 #define SPS_BICGSTAB_H
 
+#include "../../spmv/backend.h"
 #include "../vops.h"
 #include "bicgstab_state.h"
 
@@ -30,10 +31,11 @@ typedef struct sps_bicg_ops {
     sps_status (*x)(sps_kws *w, int64_t j, double *x, double *r, const double *phat,
                     const double *shat, const double *s, const double *t, const double *r0hat);
     /* The one-kernel engine (CUDA only; NULL on the host): the iterations
-     * above (SpMVs with the device CSR csr, an sps_csr_dev in double) until
+     * above (SpMVs over the operator's device rows, backend.h) until
      * the state says stop, in one thread block of one launch. vec: x r r0hat
      * p v s t phat shat (phat = p and shat = s without a preconditioner). */
-    sps_status (*onekernel)(sps_kws *w, const void *csr, double *const vec[9], const double *dinv);
+    sps_status (*onekernel)(sps_kws *w, const sps_dev_rows *rows, double *const vec[9],
+                            const double *dinv);
 } sps_bicg_ops;
 
 extern const sps_bicg_ops sps__bicg_ops_host;

@@ -5,7 +5,6 @@
  * sums in the same pass. */
 #include "../kernels.cuh"
 #include "bicgstab.h"
-#include "spmv/formats/csr_fmt.h"
 
 namespace {
 
@@ -84,8 +83,7 @@ __global__ void __launch_bounds__(TPB) k_bicg_x(int n, int64_t j, double *x, dou
  * does. Row i is thread i % OKT's; the block sums are in a fixed order. */
 struct onek_bicg {
     int n;
-    const sps_idx *rp, *ci;
-    const double *val;
+    sps_dev_rows A;
     double *x, *r, *r0, *p, *v, *s, *t, *ph, *sh;
     const double *dinv;
     sps_kstate *st;
@@ -133,7 +131,7 @@ __device__ __forceinline__ void bicg_onek_loop(const onek_bicg &a, int *stop)
         __syncthreads(); /* phat complete (and j set) before the SpMV */
         double v1[1] = {0.0};
         for (int i = threadIdx.x; i < a.n; i += OKT) {
-            double vi = onek_row(a.rp, a.ci, a.val, a.ph, i);
+            double vi = onek_row(a.A, a.ph, i);
             a.v[i] = vi;
             v1[0] += a.r0[i] * vi;
         }
@@ -151,7 +149,7 @@ __device__ __forceinline__ void bicg_onek_loop(const onek_bicg &a, int *stop)
         if (onek_bicg_finish(a, SPS_BICG_S, s1, stop)) return onek_bicg_half(a, j);
         double o2[2] = {0.0, 0.0};
         for (int i = threadIdx.x; i < a.n; i += OKT) {
-            double ti = onek_row(a.rp, a.ci, a.val, a.sh, i);
+            double ti = onek_row(a.A, a.sh, i);
             a.t[i] = ti;
             o2[0] += ti * a.s[i];
             o2[1] += ti * ti;
@@ -227,12 +225,11 @@ void bicg_onek_launch(cudaStream_t s, const onek_bicg &a)
 
 } /* namespace */
 
-static sps_status c_bicg_onekernel(sps_kws *w, const void *csr, double *const vec[9],
+static sps_status c_bicg_onekernel(sps_kws *w, const sps_dev_rows *rows, double *const vec[9],
                                    const double *dinv)
 {
-    const sps_csr_dev *d = (const sps_csr_dev *)csr;
-    if (!d || d->single || d->nrows != w->n) return SPS_ERR_UNSUPPORTED;
-    onek_bicg a = {(int)w->n, d->row_ptr, d->col_idx, (const double *)d->val,
+    if (!rows || rows->n != w->n || w->n > SPS_IDX_MAX) return SPS_ERR_UNSUPPORTED;
+    onek_bicg a = {(int)w->n, *rows,
                    vec[0], vec[1], vec[2], vec[3], vec[4], vec[5], vec[6], vec[7], vec[8],
                    dinv, w->st, (sps_bicg_state *)w->ms, w->hist};
     if (dinv) bicg_onek_launch<true>(sps_stream(w->ctx), a);

@@ -135,13 +135,13 @@ static double cg_traffic(const sps_krylov *k, double *spmvs)
 
 /* The whole iteration phase in one launch (engine.h): no or Jacobi
  * preconditioning, n within the engine's threshold. */
-static sps_status cg_onekernel(sps_krylov *k, const void *csr)
+static sps_status cg_onekernel(sps_krylov *k, const sps_dev_rows *rows)
 {
     const sps_cg_ops *co = k->mops;
-    if (!co->onekernel || !csr || k->pcmode == SPS_PCM_APPLY || k->w.n > sps__engine_onek_max())
+    if (!co->onekernel || !rows || k->pcmode == SPS_PCM_APPLY || k->w.n > sps__engine_onek_max())
         return SPS_ERR_UNSUPPORTED;
     int step = k->pcmode == SPS_PCM_NONE ? SPS_CG_RES_PLAIN : SPS_CG_RES_FUSED;
-    return co->onekernel(&k->w, csr, k->x, k->vec[R], k->vec[P], k->vec[Q], sps__kr_diag(k), cg_z(k),
+    return co->onekernel(&k->w, rows, k->x, k->vec[R], k->vec[P], k->vec[Q], sps__kr_diag(k), cg_z(k),
                          step);
 }
 

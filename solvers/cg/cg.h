@@ -4,6 +4,7 @@
 #ifndef SPS_CG_H
 #define SPS_CG_H
 
+#include "../../spmv/backend.h"
 #include "../vops.h"
 #include "cg_state.h"
 
@@ -31,9 +32,9 @@ typedef struct sps_cg_ops {
      * (xiter == iter); then, unless stopped, p = z + beta p. */
     sps_status (*xp)(sps_kws *w, double *x, double *p, const double *z);
     /* The one-kernel engine (CUDA only; NULL on the host): iterations
-     * (SpMV with the device CSR csr, alpha, update with `step`, direction)
-     * until the state says stop, in one thread block of one launch. */
-    sps_status (*onekernel)(sps_kws *w, const void *csr, double *x, double *r, double *p,
+     * (SpMV over the operator's device rows, alpha, update with `step`,
+     * direction) until the state says stop, in one thread block of one launch. */
+    sps_status (*onekernel)(sps_kws *w, const sps_dev_rows *rows, double *x, double *r, double *p,
                             double *q, const double *dinv, double *z, int step);
 } sps_cg_ops;
 

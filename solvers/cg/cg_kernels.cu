@@ -4,7 +4,9 @@
  * applies a fused Jacobi scaling and produces r'r and r'z in one pass. */
 #include "../kernels.cuh"
 #include "cg.h"
-#include "spmv/formats/csr_fmt.h"
+
+#include <cstdlib>
+#include <cstring>
 
 namespace {
 
@@ -103,9 +105,7 @@ __device__ __forceinline__ int onek_finish(int step, sps_kstate *st, sps_cg_stat
  * (st, cs): thread 0's finish steps and every thread's reads of alpha and
  * beta then cost a shared-memory access, not a global one. */
 template <bool JAC>
-__device__ __forceinline__ void cg_onek_loop(int n, const sps_idx *__restrict__ rp,
-                                             const sps_idx *__restrict__ ci,
-                                             const double *__restrict__ val, double *x, double *r,
+__device__ __forceinline__ void cg_onek_loop(int n, const sps_dev_rows &A, double *x, double *r,
                                              double *p, double *q, const double *dinv, double *z,
                                              sps_kstate *st, sps_cg_state *cs, double *hist,
                                              int step, int *stop)
@@ -113,8 +113,7 @@ __device__ __forceinline__ void cg_onek_loop(int n, const sps_idx *__restrict__ 
     for (;;) {
         double v1[1] = {0.0};
         for (int i = threadIdx.x; i < n; i += OKT) {
-            double s = 0.0;
-            for (sps_idx j = rp[i]; j < rp[i + 1]; j++) s += val[j] * p[ci[j]];
+            const double s = onek_row(A, p, i);
             q[i] = s;
             v1[0] += p[i] * s;
         }
@@ -141,13 +140,79 @@ __device__ __forceinline__ void cg_onek_loop(int n, const sps_idx *__restrict__ 
     }
 }
 
-/* SM: r, p, q [and z] in dynamic shared memory for the launch (loaded from
- * and written back to their global copies; x stays global), when they fit:
- * the SpMV's gathers of p and the updates then stay on the SM. */
-template <bool JAC, bool SM>
-__global__ void __launch_bounds__(OKT) k_cg_onekernel(int n, const sps_idx *__restrict__ rp,
-                                                      const sps_idx *__restrict__ ci,
-                                                      const double *__restrict__ val, double *x,
+/* The same iterations with at most R rows per thread (n <= R * OKT): each
+ * thread's x, r, q [z] in registers (only its own rows read them; D^-1
+ * through the read-only cache),
+ * p in shared memory (the SpMV gathers it). The same operations in the same
+ * order as cg_onek_loop: bitwise its results. */
+template <bool JAC, int R>
+__device__ __forceinline__ void cg_onek_regs(int n, const sps_dev_rows &A, double *gx, double *gr,
+                                             double *p, double *gq, const double *dinv, double *gz,
+                                             sps_kstate *st, sps_cg_state *cs, double *hist,
+                                             int step, int *stop)
+{
+    double x[R], r[R], q[R], z[R];
+#pragma unroll
+    for (int k = 0; k < R; k++) {
+        const int i = threadIdx.x + k * OKT;
+        x[k] = r[k] = q[k] = z[k] = 0.0;
+        if (i < n) x[k] = gx[i], r[k] = gr[i];
+    }
+    for (;;) {
+        double v1[1] = {0.0};
+        onek_rows<R>(A, p, n, q);
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            const int i = threadIdx.x + k * OKT;
+            if (i < n) v1[0] += p[i] * q[k];
+        }
+        onek_sum<1>(v1);
+        if (onek_finish(SPS_CG_ALPHA, st, cs, v1, hist, stop)) break;
+        const double al = cs->alpha;
+        double v2[2] = {0.0, 0.0};
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            const int i = threadIdx.x + k * OKT;
+            if (i < n) {
+                x[k] += al * p[i];
+                const double ri = r[k] - al * q[k];
+                r[k] = ri;
+                v2[0] += ri * ri;
+                if constexpr (JAC) {
+                    const double zi = __ldg(dinv + i) * ri;
+                    z[k] = zi;
+                    v2[1] += ri * zi;
+                }
+            }
+        }
+        onek_sum<2>(v2);
+        if (onek_finish(step, st, cs, v2, hist, stop)) break;
+        const double be = cs->beta;
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            const int i = threadIdx.x + k * OKT;
+            if (i < n) p[i] = (JAC ? z[k] : r[k]) + be * p[i];
+        }
+        __syncthreads(); /* p complete before the next SpMV reads it */
+    }
+#pragma unroll
+    for (int k = 0; k < R; k++) {
+        const int i = threadIdx.x + k * OKT;
+        if (i < n) {
+            gx[i] = x[k], gr[i] = r[k], gq[i] = q[k];
+            if constexpr (JAC) gz[i] = z[k];
+        }
+    }
+}
+
+/* Where the vectors live for the launch. GLOBAL: all in global memory.
+ * SHARED: r, p, q [and z] in dynamic shared memory (loaded from and written
+ * back to their global copies; x stays global), when they fit. REGS (R rows
+ * per thread at most): p in dynamic shared memory, the rest in registers. */
+enum { OK_GLOBAL = 0, OK_SHARED = 1, OK_REGS1 = 2, OK_REGS2 = 3, OK_REGS4 = 4 };
+
+template <bool JAC, int MODE>
+__global__ void __launch_bounds__(OKT) k_cg_onekernel(int n, const sps_dev_rows A, double *x,
                                                       double *gr, double *gp, double *gq,
                                                       const double *dinv, double *gz,
                                                       sps_kstate *st, sps_cg_state *cs,
@@ -163,18 +228,28 @@ __global__ void __launch_bounds__(OKT) k_cg_onekernel(int n, const sps_idx *__re
         stop = (int)sst.stop;
     }
     double *r = gr, *p = gp, *q = gq, *z = gz;
-    if constexpr (SM) {
+    if constexpr (MODE == OK_SHARED) {
         r = dyn, p = dyn + n, q = dyn + 2 * (size_t)n, z = JAC ? dyn + 3 * (size_t)n : r;
         for (int i = threadIdx.x; i < n; i += OKT) r[i] = gr[i], p[i] = gp[i];
+    } else if constexpr (MODE >= OK_REGS1) {
+        p = dyn;
+        for (int i = threadIdx.x; i < n; i += OKT) p[i] = gp[i];
     }
     __syncthreads();
     if (stop) return;
-    cg_onek_loop<JAC>(n, rp, ci, val, x, r, p, q, dinv, z, &sst, &scs, hist, step, &stop);
-    if constexpr (SM) {
+    if constexpr (MODE >= OK_REGS1) {
+        cg_onek_regs<JAC, MODE == OK_REGS1 ? 1 : MODE == OK_REGS2 ? 2 : 4>(
+            n, A, x, gr, p, gq, dinv, gz, &sst, &scs, hist, step, &stop);
         __syncthreads();
-        for (int i = threadIdx.x; i < n; i += OKT) {
-            gr[i] = r[i], gp[i] = p[i], gq[i] = q[i];
-            if constexpr (JAC) gz[i] = z[i];
+        for (int i = threadIdx.x; i < n; i += OKT) gp[i] = p[i];
+    } else {
+        cg_onek_loop<JAC>(n, A, x, r, p, q, dinv, z, &sst, &scs, hist, step, &stop);
+        if constexpr (MODE == OK_SHARED) {
+            __syncthreads();
+            for (int i = threadIdx.x; i < n; i += OKT) {
+                gr[i] = r[i], gp[i] = p[i], gq[i] = q[i];
+                if constexpr (JAC) gz[i] = z[i];
+            }
         }
     }
     if (threadIdx.x == 0) { /* the state back for the host and the finish kernels */
@@ -183,32 +258,50 @@ __global__ void __launch_bounds__(OKT) k_cg_onekernel(int n, const sps_idx *__re
     }
 }
 
+/* The layout: SPS_ONEK_LAYOUT=global|shared|regs forces one (tests compare
+ * them), else registers up to 4 rows a thread, shared memory where the
+ * vectors fit, global memory otherwise. */
+template <bool JAC, int MODE>
+bool cg_onek_try(cudaStream_t s, int n, const sps_dev_rows &A, double *x, double *r, double *p,
+                 double *q, const double *dinv, double *z, sps_kstate *st, sps_cg_state *cs,
+                 double *hist, int step)
+{
+    const int k = MODE == OK_SHARED ? (JAC ? 4 : 3) : 1;
+    const size_t sm = MODE == OK_GLOBAL ? 0 : onek_smem(k_cg_onekernel<JAC, MODE>, n, k);
+    if (MODE != OK_GLOBAL && !sm) return false;
+    k_cg_onekernel<JAC, MODE><<<1, OKT, sm, s>>>(n, A, x, r, p, q, dinv, z, st, cs, hist, step);
+    return true;
+}
+
 template <bool JAC>
-void cg_onek_launch(cudaStream_t s, int n, const sps_csr_dev *d, double *x, double *r, double *p,
+void cg_onek_launch(cudaStream_t s, int n, const sps_dev_rows &A, double *x, double *r, double *p,
                     double *q, const double *dinv, double *z, sps_kstate *st, sps_cg_state *cs,
                     double *hist, int step)
 {
-    const double *val = (const double *)d->val;
-    const size_t sm = onek_smem(k_cg_onekernel<JAC, true>, n, JAC ? 4 : 3);
-    if (sm)
-        k_cg_onekernel<JAC, true><<<1, OKT, sm, s>>>(n, d->row_ptr, d->col_idx, val, x, r, p, q, dinv, z,
-                                                    st, cs, hist, step);
-    else
-        k_cg_onekernel<JAC, false><<<1, OKT, 0, s>>>(n, d->row_ptr, d->col_idx, val, x, r, p, q, dinv, z,
-                                                     st, cs, hist, step);
+    const char *f = getenv("SPS_ONEK_LAYOUT");
+    const int want = !f ? -1 : !strcmp(f, "global") ? OK_GLOBAL : !strcmp(f, "shared") ? OK_SHARED : -1;
+    if (want < 0) {
+        if (n <= OKT && cg_onek_try<JAC, OK_REGS1>(s, n, A, x, r, p, q, dinv, z, st, cs, hist, step)) return;
+        if (n <= 2 * OKT && n > OKT &&
+            cg_onek_try<JAC, OK_REGS2>(s, n, A, x, r, p, q, dinv, z, st, cs, hist, step)) return;
+        if (n <= 4 * OKT && n > 2 * OKT &&
+            cg_onek_try<JAC, OK_REGS4>(s, n, A, x, r, p, q, dinv, z, st, cs, hist, step)) return;
+    }
+    if (want != OK_GLOBAL &&
+        cg_onek_try<JAC, OK_SHARED>(s, n, A, x, r, p, q, dinv, z, st, cs, hist, step)) return;
+    cg_onek_try<JAC, OK_GLOBAL>(s, n, A, x, r, p, q, dinv, z, st, cs, hist, step);
 }
 
 } /* namespace */
 
-static sps_status c_cg_onekernel(sps_kws *w, const void *csr, double *x, double *r, double *p,
-                                 double *q, const double *dinv, double *z, int step)
+static sps_status c_cg_onekernel(sps_kws *w, const sps_dev_rows *rows, double *x, double *r,
+                                 double *p, double *q, const double *dinv, double *z, int step)
 {
-    const sps_csr_dev *d = (const sps_csr_dev *)csr;
-    if (!d || d->single || d->nrows != w->n || w->n > SPS_IDX_MAX) return SPS_ERR_UNSUPPORTED;
+    if (!rows || rows->n != w->n || w->n > SPS_IDX_MAX) return SPS_ERR_UNSUPPORTED;
     sps_cg_state *cs = (sps_cg_state *)w->ms;
     cudaStream_t s = sps_stream(w->ctx);
-    if (dinv) cg_onek_launch<true>(s, (int)w->n, d, x, r, p, q, dinv, z, w->st, cs, w->hist, step);
-    else cg_onek_launch<false>(s, (int)w->n, d, x, r, p, q, dinv, z, w->st, cs, w->hist, step);
+    if (dinv) cg_onek_launch<true>(s, (int)w->n, *rows, x, r, p, q, dinv, z, w->st, cs, w->hist, step);
+    else cg_onek_launch<false>(s, (int)w->n, *rows, x, r, p, q, dinv, z, w->st, cs, w->hist, step);
     SPS_LAUNCH_CHECK(w->ctx, "k_cg_onekernel");
     return SPS_OK;
 }

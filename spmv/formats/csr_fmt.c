@@ -187,6 +187,19 @@ sps_status sps__csr_fmt_fetch(sps_context *ctx, sps_fmt *f, const void *dev)
     return SPS_OK;
 }
 
+int sps__csr_fmt_dev_rows(const void *dev, sps_dev_rows *out)
+{
+    const sps_csr_dev *d = dev;
+    if (!d || d->single || d->nrows != d->ncols) return 0;
+    memset(out, 0, sizeof *out);
+    out->kind = SPS_ROWS_CSR;
+    out->n = d->nrows;
+    out->row_ptr = d->row_ptr;
+    out->col_idx = d->col_idx;
+    out->val = (const double *)d->val;
+    return 1;
+}
+
 void sps__csr_fmt_free_dev(void *dev)
 {
     sps__csr_dev_free(dev);

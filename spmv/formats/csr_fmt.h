@@ -45,6 +45,8 @@ void sps__csr_fmt_detach(sps_fmt *f);
  * starts with) into owned host arrays; single-precision values come back
  * widened to double. */
 sps_status sps__csr_fmt_fetch(sps_context *ctx, sps_fmt *f, const void *dev);
+/* backend.h dev_rows for the CSR family: the device CSR's arrays. */
+int sps__csr_fmt_dev_rows(const void *dev, sps_dev_rows *out);
 #endif
 
 
@@ -54,7 +56,8 @@ sps_status sps__csr_fmt_fetch(sps_context *ctx, sps_fmt *f, const void *dev);
 #if SPS_HAVE_CUDA
 #define SPS_CSR_FMT_ENTRIES                                                            \
     .update_host = sps__csr_fmt_update_host, .free_fmt = sps__csr_fmt_free,            \
-    .detach = sps__csr_fmt_detach, .fetch = sps__csr_fmt_fetch
+    .detach = sps__csr_fmt_detach, .fetch = sps__csr_fmt_fetch,                     \
+    .dev_rows = sps__csr_fmt_dev_rows
 #else
 #define SPS_CSR_FMT_ENTRIES                                                            \
     .update_host = sps__csr_fmt_update_host, .free_fmt = sps__csr_fmt_free,            \

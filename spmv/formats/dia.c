@@ -22,6 +22,8 @@ SPS_DECLARE_GPU_BACKEND(sps_dia)
 #if SPS_HAVE_CUDA
 /* A device-built val and map, brought to the host for apply_host (dia.cu). */
 sps_status sps_dia_fetch(sps_context *ctx, sps_fmt *f, const void *dev);
+/* backend.h dev_rows: the device diagonals (dia.cu). */
+int sps_dia_dev_rows(const void *dev, sps_dev_rows *out);
 /* The fused "SpMV plus dot" (backend.h apply_dot; dia.cu, doc/solvers.md). */
 sps_status sps_dia_apply_dot(sps_context *ctx, void *dev, const double *x, double *y, double *part,
                             int maxparts, int *nparts);
@@ -208,6 +210,7 @@ const sps_backend sps_backend_dia = {
 #if SPS_HAVE_CUDA
     .fetch = sps_dia_fetch,
     .apply_dot = sps_dia_apply_dot,
+    .dev_rows = sps_dia_dev_rows,
     .apply_multi = sps_dia_apply_multi,
 #endif
 };

@@ -198,6 +198,19 @@ extern "C" sps_status sps_dia_apply_dot(sps_context *ctx, void *dev, const doubl
     return SPS_OK;
 }
 
+extern "C" int sps_dia_dev_rows(const void *dev, sps_dev_rows *out)
+{
+    const dia_dev *d = (const dia_dev *)dev;
+    if (!d || d->single || d->nrows != d->ncols) return 0;
+    *out = sps_dev_rows{};
+    out->kind = SPS_ROWS_DIA;
+    out->n = d->nrows;
+    out->ndiag = d->ndiag;
+    out->off = d->off;
+    out->val = (const double *)d->val;
+    return 1;
+}
+
 extern "C" sps_status sps_dia_apply_multi(sps_context *ctx, void *dev, int k, double alpha,
                                           const double *X, int64_t ldx, double beta, double *Y,
                                           int64_t ldy)

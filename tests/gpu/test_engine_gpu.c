@@ -7,9 +7,14 @@
  *    without and with Jacobi, on every CSR-family backend, for n = 31, 32,
  *    33, 1023, 1024, 1025 (a shifted 1-D Laplacian, and an arrow matrix with
  *    one row of n entries), poisson2d:63 and real SPD matrices; two runs
- *    bitwise equal; info->engine says "onekernel"; a non-CSR backend, a
+ *    bitwise equal; info->engine says "onekernel"; CG's three layouts
+ *    (SPS_ONEK_LAYOUT: registers, shared, global memory) bitwise equal; the
+ *    dia backend's rows too; a backend without device rows (drm), a
  *    system above SPS_ONEKERNEL_MAX, ic0 (either order) and GMRES fall back
  *    to classic, bitwise equal to it.
+ * 1b. auto (the default): onekernel for small CG/BiCGSTAB systems, fused for
+ *    CG otherwise where the backend has apply_dot, else classic; a stop
+ *    monitor keeps the host checks (no onekernel); SPS_ENGINE overrides.
  * 2. graph (CG): bitwise equal to classic (x, iterations, history), with no,
  *    Jacobi, ic0:exact (SpSV) and ic0 (multicolor) preconditioning, on poisson2d:63 and a 256 x 256 grid
  *    (batches up to 64); two runs bitwise equal; BiCGSTAB and GMRES fall back
@@ -48,7 +53,7 @@ typedef struct job {
     const char *spmv;   /* backend */
     const char *method; /* method spec */
     const char *pc;     /* preconditioner type or NULL */
-    const char *engine; /* engine or NULL (classic by default) */
+    const char *engine; /* engine or NULL (auto, the default) */
 } job;
 
 /* Solve A x = b on ctx (x0 = 0, rtol 1e-10, history on). */
@@ -129,13 +134,18 @@ static void onek_case(const char *name, const sps_matrix *A, const char *method,
     job hj = {"csr-scalar", method, pcname, NULL};
     result ref = solve_on(hctx, A, &hj, b);
     if (!T_STATUS(hctx, ref.st, "%s host", name)) goto out;
-    const char *csr[] = {"csr-vector", "csr-scalar", "merge", "cusparse:alg2"};
-    for (int k = 0; k < 4; k++) {
+    const char *csr[] = {"csr-vector", "csr-scalar", "merge", "cusparse:alg2", "dia"};
+    for (int k = 0; k < 5; k++) {
         char what[200];
         snprintf(what, sizeof what, "onekernel %s %s%s%s %s", name, method, pcname ? "+" : "",
                  pcname ? pcname : "", csr[k]);
         job gj = {csr[k], method, pcname, "onekernel"};
         result g = solve_on(gctx, A, &gj, b);
+        if (g.st == SPS_ERR_UNSUPPORTED && strcmp(csr[k], "dia") == 0) { /* too many diagonals */
+            t_skip(what, "%s", sps_last_error(gctx));
+            result_free(&g);
+            continue;
+        }
         if (!T_STATUS(gctx, g.st, "%s: solve", what)) {
             result_free(&g);
             continue;
@@ -166,6 +176,16 @@ static void onek_case(const char *name, const sps_matrix *A, const char *method,
         result g2 = solve_on(gctx, A, &gj, b);
         T_OK(same(&g, &g2, n), "%s: two runs bitwise equal", what);
         result_free(&g2);
+        /* CG's layouts (registers, shared or global memory) do the same
+         * operations in the same order: bitwise the default's. */
+        const char *lay[] = {"global", "shared", "regs"};
+        for (int l = 0; strcmp(method, "cg") == 0 && l < 3; l++) {
+            setenv("SPS_ONEK_LAYOUT", lay[l], 1);
+            result gl = solve_on(gctx, A, &gj, b);
+            unsetenv("SPS_ONEK_LAYOUT");
+            T_OK(same(&g, &gl, n), "%s: layout %s bitwise the default's", what, lay[l]);
+            result_free(&gl);
+        }
         result_free(&g);
     }
     result_free(&ref);
@@ -203,8 +223,8 @@ static sps_matrix *read_real(const char *name)
 
 static void test_onekernel(void)
 {
-    int sizes[] = {31, 32, 33, 1023, 1024, 1025};
-    for (int i = 0; i < 6; i++) {
+    int sizes[] = {31, 32, 33, 1023, 1024, 1025, 2047, 2049, 4096, 4097};
+    for (int i = 0; i < 10; i++) {
         char name[64];
         sps_matrix *T = tridiag(sizes[i], 2.1, 0), *W = tridiag(sizes[i], 4.0, 1);
         snprintf(name, sizeof name, "tridiag n=%d", sizes[i]);
@@ -224,8 +244,8 @@ static void test_onekernel(void)
         onek_case("poisson2d:63", P, "cg", "jacobi");
         onek_case("poisson2d:63", P, "bicgstab", NULL);
         onek_case("poisson2d:63", P, "bicgstab", "jacobi");
-        job d = {"dia", "cg", NULL, NULL};
-        fallback_case("onekernel poisson2d:63 cg dia (not a CSR)", P, &d, "onekernel");
+        job d = {"drm", "cg", NULL, NULL};
+        fallback_case("onekernel poisson2d:63 cg drm (no device rows)", P, &d, "onekernel");
         job gm = {"csr-vector", "gmres:restart=30", NULL, NULL};
         fallback_case("onekernel poisson2d:63 gmres", P, &gm, "onekernel");
         job ic = {"csr-vector", "cg", "ic0:exact", NULL}, mc = {"csr-vector", "cg", "ic0", NULL};
@@ -250,6 +270,88 @@ static void test_onekernel(void)
     sps_matrix *B = read_real("pde2961");
     if (B) onek_case("pde2961", B, "bicgstab", NULL);
     sps_matrix_destroy(B);
+}
+
+/* ---- 1b. auto: which engine runs ------------------------------------------ */
+
+static int stop_never(void *user, int64_t it, double rnorm)
+{
+    (void)user, (void)it, (void)rnorm;
+    return 0;
+}
+
+/* The engine auto (NULL: the default) runs for j on A, and with a stop
+ * monitor; the result is bitwise that engine's when named. */
+static void auto_case(const char *name, const sps_matrix *A, const job *j, const char *expect,
+                      const char *expect_monitored)
+{
+    int n = sps_matrix_rows(A);
+    double *b = rhs(n);
+    job aj = *j, ej = *j;
+    aj.engine = NULL;
+    ej.engine = expect;
+    result a = solve_on(gctx, A, &aj, b), e = solve_on(gctx, A, &ej, b);
+    char what[200];
+    snprintf(what, sizeof what, "auto %s %s%s%s %s", name, j->method, j->pc ? "+" : "", j->pc ? j->pc : "",
+             j->spmv);
+    if (T_STATUS(gctx, a.st, "%s", what) && T_STATUS(gctx, e.st, "%s: %s", what, expect)) {
+        T_OK(strcmp(a.engine, expect) == 0, "%s: ran %s (expected %s)", what, a.engine, expect);
+        T_OK(same(&a, &e, n), "%s: bitwise the named engine's", what);
+    }
+    result_free(&a), result_free(&e);
+    /* a stop monitor wants its host checks: no one-kernel path */
+    sps_operator *op = NULL;
+    sps_solver *s = NULL;
+    sps_solve_info in;
+    double *x = calloc((size_t)n, sizeof *x);
+    sps_status st = sps_operator_create(gctx, A, j->spmv, NULL, &op);
+    if (st == SPS_OK) st = sps_solver_create(gctx, &s);
+    if (st == SPS_OK) st = sps_solver_set_method_name(s, j->method);
+    if (st == SPS_OK) st = sps_solver_set_monitor_stop(s, stop_never, NULL);
+    if (st == SPS_OK) st = sps_solve(s, op, NULL, b, x, &in);
+    if (T_STATUS(gctx, st, "%s, stop monitor", what))
+        T_OK(strcmp(in.engine, expect_monitored) == 0, "%s, stop monitor: ran %s (expected %s)", what,
+             in.engine, expect_monitored);
+    sps_solver_destroy(s);
+    sps_operator_destroy(op);
+    free(x);
+    free(b);
+}
+
+static void test_auto(void)
+{
+    sps_matrix *P = NULL, *Q = NULL;
+    if (T_STATUS(hctx, sps_matrix_generate(hctx, "poisson2d:63", &P), "poisson2d:63")) {
+        job cg = {"csr-vector", "cg", NULL, NULL}, cgd = {"dia", "cg", NULL, NULL},
+            cgj = {"csr-vector", "cg", "jacobi", NULL}, bi = {"dia", "bicgstab", NULL, NULL},
+            gm = {"csr-vector", "gmres:restart=30", NULL, NULL}, cgm = {"drm", "cg", NULL, NULL},
+            cgs = {"cusparse:alg2", "cg", NULL, NULL};
+        auto_case("poisson2d:63", P, &cg, "onekernel", "fused");
+        auto_case("poisson2d:63", P, &cgd, "onekernel", "fused");
+        auto_case("poisson2d:63", P, &cgj, "onekernel", "fused");
+        auto_case("poisson2d:63", P, &bi, "onekernel", "classic");
+        auto_case("poisson2d:63", P, &gm, "classic", "classic");
+        auto_case("poisson2d:63", P, &cgm, "fused", "fused");     /* drm: no device rows */
+        auto_case("poisson2d:63", P, &cgs, "onekernel", "classic"); /* no apply_dot */
+        setenv("SPS_ONEKERNEL_MAX", "1000", 1);
+        auto_case("poisson2d:63, SPS_ONEKERNEL_MAX=1000", P, &cg, "fused", "fused");
+        unsetenv("SPS_ONEKERNEL_MAX");
+        double *b = rhs(sps_matrix_rows(P));
+        setenv("SPS_ENGINE", "classic", 1);
+        result r = solve_on(gctx, P, &cg, b);
+        unsetenv("SPS_ENGINE");
+        if (T_STATUS(gctx, r.st, "auto poisson2d:63 cg, SPS_ENGINE=classic"))
+            T_OK(strcmp(r.engine, "classic") == 0, "SPS_ENGINE=classic overrides auto (%s ran)", r.engine);
+        result_free(&r);
+        free(b);
+    }
+    if (T_STATUS(hctx, sps_matrix_generate(hctx, "poisson2d:256", &Q), "poisson2d:256")) {
+        job cg = {"csr-vector", "cg", NULL, NULL}, bi = {"csr-vector", "bicgstab", NULL, NULL};
+        auto_case("poisson2d:256", Q, &cg, "fused", "fused");
+        auto_case("poisson2d:256", Q, &bi, "classic", "classic");
+    }
+    sps_matrix_destroy(P);
+    sps_matrix_destroy(Q);
 }
 
 /* ---- 2. graph against classic --------------------------------------------- */
@@ -481,7 +583,8 @@ static void test_floor(void)
 /* The engines are chosen here, not by the caller's environment. */
 static void test_clean_env(void) { unsetenv("SPS_ENGINE"); }
 
-T_MAIN_GPU("the iteration engines on the GPU", gctx, hctx, test_clean_env, test_onekernel, test_graph, test_fused, test_floor)
+T_MAIN_GPU("the iteration engines on the GPU", gctx, hctx, test_clean_env, test_onekernel, test_auto, test_graph,
+           test_fused, test_floor)
 
 #else
 

@@ -17,7 +17,8 @@ static sps_context *ctx;
 static void test_names(void)
 {
     T_OK(sps__engine_parse("classic") == SPS_ENGINE_CLASSIC && sps__engine_parse("graph") == SPS_ENGINE_GRAPH &&
-             sps__engine_parse("onekernel") == SPS_ENGINE_ONEKERNEL && sps__engine_parse("fused") == SPS_ENGINE_FUSED,
+             sps__engine_parse("onekernel") == SPS_ENGINE_ONEKERNEL && sps__engine_parse("fused") == SPS_ENGINE_FUSED &&
+             sps__engine_parse("auto") == SPS_ENGINE_AUTO,
          "engine names parse");
     T_OK(sps__engine_parse("fast") == -1 && sps__engine_parse(NULL) == -1 && sps__engine_parse("") == -1,
          "unknown engine names do not parse");
@@ -36,14 +37,14 @@ static void test_names(void)
          "an unknown engine is rejected, named: %s", sps_last_error(ctx));
     T_OK(sps_solver_set_engine(NULL, "graph") == SPS_ERR_INVALID_ARG, "NULL solver rejected");
     unsetenv("SPS_ENGINE");
-    T_OK(sps__engine_of(s) == SPS_ENGINE_CLASSIC, "classic by default");
+    T_OK(sps__engine_of(s) == SPS_ENGINE_AUTO, "auto by default");
     setenv("SPS_ENGINE", "graph", 1);
     T_OK(sps__engine_of(s) == SPS_ENGINE_GRAPH, "SPS_ENGINE=graph when the solver sets none");
     T_STATUS(ctx, sps_solver_set_engine(s, "onekernel"), "set onekernel");
     T_OK(sps__engine_of(s) == SPS_ENGINE_ONEKERNEL, "the solver's engine overrides SPS_ENGINE");
     T_STATUS(ctx, sps_solver_set_engine(s, NULL), "set NULL");
     setenv("SPS_ENGINE", "nonsense", 1);
-    T_OK(sps__engine_of(s) == SPS_ENGINE_CLASSIC, "an unknown SPS_ENGINE is classic");
+    T_OK(sps__engine_of(s) == SPS_ENGINE_AUTO, "an unknown SPS_ENGINE is auto");
     unsetenv("SPS_ENGINE");
     setenv("SPS_ONEKERNEL_MAX", "4096", 1);
     T_OK(sps__engine_onek_max() == 4096, "SPS_ONEKERNEL_MAX read");
