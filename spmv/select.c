@@ -245,7 +245,17 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
     double predicted = 0.0;
     /* does the conversion pay within the solve? (DIA's is cheaper than DRM's
      * and its bytes the same: DRM's prediction bounds it) */
-    if (ctx->gpu && (strcmp(spec, "drm") == 0 || strcmp(spec, "dia") == 0)) {
+    int diagonal = strcmp(spec, "drm") == 0 || strcmp(spec, "dia") == 0;
+    if (ctx->gpu && diagonal && f->nnz < RULE.large_nnz) {
+        /* launch-bound: the bytes a diagonal format saves are a fraction of a
+         * launch's latency, so its conversion cannot pay; not weighed, and
+         * the copy bandwidth (2 ms to measure) is not needed */
+        char no[160];
+        snprintf(no, sizeof no, "; %s not weighed: %lld entries (< %lld) keep the SpMV launch-bound",
+                 spec, (long long)f->nnz, (long long)RULE.large_nnz);
+        spec = decide(f, 0, why, sizeof why);
+        appendf(why, sizeof why, "%s", no);
+    } else if (ctx->gpu && diagonal) {
         double saved;
         drm_predict(ctx, f, &predicted, &saved);
         double be = sps_break_even_spmvs(predicted, saved);
