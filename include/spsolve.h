@@ -653,17 +653,20 @@ sps_status sps_solver_set_check_interval(sps_solver *s, int k);
 typedef void (*sps_monitor_fn)(void *user, int64_t iteration, double rnorm);
 sps_status sps_solver_set_monitor(sps_solver *s, sps_monitor_fn fn, void *user);
 /** The iteration engine on a GPU context (doc/solvers.md, "Iteration
- *  engine"): "classic" (each iteration's kernels enqueued by the host, the
- *  default), "graph" (a batch of iterations captured once as a CUDA graph and
- *  replayed; CG and BiCGSTAB with no or Jacobi preconditioning, else classic),
- *  "onekernel" (CG or BiCGSTAB with no or Jacobi preconditioning on a CSR-family double
- *  operator with n <= SPS_ONEKERNEL_MAX, default 16384: the whole iteration
- *  phase in one thread block of one launch; else classic), "fused" (classic
- *  enqueueing; CG's SpMV gives p'q in the same pass where the operator's
- *  backend offers it: csr-vector; else classic), or NULL / ""
- *  for the environment variable SPS_ENGINE (classic when unset). An engine
- *  that does not apply falls back to classic; info->engine says which ran.
- *  Host contexts always run classic. */
+ *  engine"): "auto" (the default: "onekernel" for CG and BiCGSTAB with no or
+ *  Jacobi preconditioning up to 12288 rows unless a stop monitor or a check
+ *  interval asks for host checks, else "fused" for CG where it applies, else
+ *  "classic"), "classic" (each iteration's kernels enqueued by the host),
+ *  "graph" (a batch of iterations captured once as a CUDA graph and
+ *  replayed; CG, else classic), "onekernel" (CG or BiCGSTAB with no or Jacobi
+ *  preconditioning on a double operator whose backend gives its device rows
+ *  (CSR family, dia) with n <= SPS_ONEKERNEL_MAX, default 16384: the whole
+ *  iteration phase in one thread block of one launch; else classic),
+ *  "fused" (classic enqueueing; CG's SpMV gives p'q in the same pass where
+ *  the operator's backend offers it: csr-vector, dia, drm; else classic), or
+ *  NULL / "" for the environment variable SPS_ENGINE (auto when unset). An
+ *  engine that does not apply falls back to classic; info->engine says which
+ *  ran. Host contexts always run classic. */
 sps_status sps_solver_set_engine(sps_solver *s, const char *engine);
 
 /** One plan tried by sps_solve_strategy. */
