@@ -63,6 +63,10 @@ static uc_run uc_solve(sps_context *ctx, const sps_matrix *A, sps_operator *op, 
     if (r.st == SPS_OK) r.st = sps_solver_set_method(s, m);
     if (r.st == SPS_OK) r.st = sps_solver_set_rtol(s, 1e-10);
     if (r.st == SPS_OK) r.st = sps_solver_set_restart(s, 40);
+    /* classic: a user operator has no device rows or fused product, so the
+     * engine auto would pick for the built-in one (onekernel, fused) sums in
+     * another order; the comparison is of the operators, on one engine */
+    if (r.st == SPS_OK) r.st = sps_solver_set_engine(s, "classic");
     if (r.st == SPS_OK) r.st = sps_solve(s, op, pc, b, r.x, &r.info);
     sps_solver_destroy(s);
     free(ones);
