@@ -6,6 +6,9 @@
 #include "../kernels.cuh"
 #include "bicgstab.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace {
 
 template <bool JAC>
@@ -172,6 +175,147 @@ __device__ __forceinline__ void bicg_onek_loop(const onek_bicg &a, int *stop)
     }
 }
 
+/* The same iterations with at most R rows per thread (n <= R * OKT): each
+ * thread's x, r, v, t in registers (only its own rows read them), r0 and
+ * D^-1 through the read-only cache (they do not change), p and s [phat and
+ * shat] in shared memory (the SpMVs gather phat and shat), the rows' loads
+ * interleaved (onek_rows). The same operations in the same order as
+ * bicg_onek_loop: bitwise its results. b's vectors: p, s, ph, sh shared;
+ * a's: the global copies. */
+template <bool JAC, int R>
+__device__ __forceinline__ void bicg_onek_regs(const onek_bicg &a, const onek_bicg &b, int *stop)
+{
+    __shared__ int64_t j;
+    const int n = a.n;
+    double x[R], r[R], v[R], t[R];
+#pragma unroll
+    for (int k = 0; k < R; k++) {
+        const int i = threadIdx.x + k * OKT;
+        x[k] = r[k] = v[k] = t[k] = 0.0;
+        if (i < n) x[k] = a.x[i], r[k] = a.r[i], v[k] = a.v[i], t[k] = a.t[i];
+    }
+    bool half = false;
+    for (;;) {
+        if (threadIdx.x == 0) j = b.st->iter + 1;
+        const double be = b.bs->beta, om0 = b.bs->omega;
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            const int i = threadIdx.x + k * OKT;
+            if (i < n) {
+                const double pi = r[k] + be * (b.p[i] - om0 * v[k]);
+                b.p[i] = pi;
+                if constexpr (JAC) b.ph[i] = __ldg(a.dinv + i) * pi;
+            }
+        }
+        __syncthreads(); /* phat complete (and j set) before the SpMV */
+        double v1[1] = {0.0};
+        onek_rows<R>(b.A, b.ph, n, v);
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            const int i = threadIdx.x + k * OKT;
+            if (i < n) v1[0] += __ldg(a.r0 + i) * v[k];
+        }
+        onek_sum<1>(v1);
+        if (onek_bicg_finish(b, SPS_BICG_ALPHA, v1, stop)) { half = true; break; }
+        const double al = b.bs->alpha;
+        double s1[1] = {0.0};
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            const int i = threadIdx.x + k * OKT;
+            if (i < n) {
+                const double si = r[k] - al * v[k];
+                b.s[i] = si;
+                s1[0] += si * si;
+                if constexpr (JAC) b.sh[i] = __ldg(a.dinv + i) * si;
+            }
+        }
+        onek_sum<1>(s1);
+        if (onek_bicg_finish(b, SPS_BICG_S, s1, stop)) { half = true; break; }
+        double o2[2] = {0.0, 0.0};
+        onek_rows<R>(b.A, b.sh, n, t);
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            const int i = threadIdx.x + k * OKT;
+            if (i < n) {
+                o2[0] += t[k] * b.s[i];
+                o2[1] += t[k] * t[k];
+            }
+        }
+        onek_sum<2>(o2);
+        if (onek_bicg_finish(b, SPS_BICG_OMEGA, o2, stop)) { half = true; break; }
+        const double al2 = b.bs->alpha, om = b.bs->omega;
+        double x3[3] = {0.0, 0.0, 0.0};
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            const int i = threadIdx.x + k * OKT;
+            if (i < n) {
+                const double xi = x[k] + (al2 * b.ph[i] + om * b.sh[i]);
+                if (xi - xi == 0.0) x[k] = xi;
+                else x3[2] += 1.0;
+                const double ri = b.s[i] - om * t[k];
+                r[k] = ri;
+                x3[0] += ri * ri;
+                x3[1] += __ldg(a.r0 + i) * ri;
+            }
+        }
+        onek_sum<3>(x3);
+        if (onek_bicg_finish(b, SPS_BICG_R, x3, stop)) break;
+    }
+    /* stopped at the half step: x += alpha phat (onek_bicg_half) */
+    if (half && b.bs->half && b.st->iter == j) {
+        const double al = b.bs->alpha;
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            const int i = threadIdx.x + k * OKT;
+            if (i < n) {
+                const double xi = x[k] + al * b.ph[i];
+                if (xi - xi == 0.0) x[k] = xi;
+            }
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < R; k++) {
+        const int i = threadIdx.x + k * OKT;
+        if (i < n) a.x[i] = x[k], a.r[i] = r[k], a.v[i] = v[k], a.t[i] = t[k];
+    }
+}
+
+/* REGS (R rows per thread at most): p and s [phat, shat] in dynamic shared
+ * memory, x, r, v, t in registers (bicg_onek_regs). */
+template <bool JAC, int R>
+__global__ void __launch_bounds__(OKT) k_bicg_onek_regs(onek_bicg a)
+{
+    extern __shared__ double dyn[];
+    __shared__ int stop;
+    __shared__ sps_kstate sst;
+    __shared__ sps_bicg_state sbs;
+    if (threadIdx.x == 0) {
+        sst = *a.st;
+        sbs = *a.bs;
+        stop = (int)sst.stop;
+    }
+    onek_bicg b = a;
+    b.st = &sst;
+    b.bs = &sbs;
+    const size_t n = (size_t)a.n;
+    b.p = dyn, b.s = dyn + n;
+    b.ph = JAC ? dyn + 2 * n : b.p;
+    b.sh = JAC ? dyn + 3 * n : b.s;
+    for (int i = threadIdx.x; i < a.n; i += OKT) b.p[i] = a.p[i], b.s[i] = a.s[i];
+    __syncthreads();
+    if (stop) return;
+    bicg_onek_regs<JAC, R>(a, b, &stop);
+    __syncthreads(); /* the shared vectors and state are final */
+    for (int i = threadIdx.x; i < a.n; i += OKT) {
+        a.p[i] = b.p[i], a.s[i] = b.s[i];
+        if constexpr (JAC) a.ph[i] = b.ph[i], a.sh[i] = b.sh[i];
+    }
+    if (threadIdx.x == 0) {
+        *a.st = sst;
+        *a.bs = sbs;
+    }
+}
+
 /* SM: r, r0, p, v, s, t [and phat, shat] in dynamic shared memory for the
  * launch (loaded from and written back to their global copies; x stays
  * global), when they fit (as in cg_kernels.cu). */
@@ -215,9 +359,32 @@ __global__ void __launch_bounds__(OKT) k_bicg_onekernel(onek_bicg a)
     }
 }
 
+template <bool JAC, int R>
+bool bicg_onek_regs_try(cudaStream_t s, const onek_bicg &a)
+{
+    const size_t sm = onek_smem(k_bicg_onek_regs<JAC, R>, a.n, JAC ? 4 : 2);
+    if (!sm) return false;
+    k_bicg_onek_regs<JAC, R><<<1, OKT, sm, s>>>(a);
+    return true;
+}
+
+/* The layout: SPS_ONEK_LAYOUT=global|shared|regs forces one (tests compare
+ * them), else registers up to 4 rows a thread, shared memory where the
+ * vectors fit, global memory otherwise. */
 template <bool JAC>
 void bicg_onek_launch(cudaStream_t s, const onek_bicg &a)
 {
+    const char *f = getenv("SPS_ONEK_LAYOUT");
+    const int want = !f ? -1 : !strcmp(f, "global") ? 0 : !strcmp(f, "shared") ? 1 : -1;
+    if (want < 0) {
+        if (a.n <= OKT && bicg_onek_regs_try<JAC, 1>(s, a)) return;
+        if (a.n > OKT && a.n <= 2 * OKT && bicg_onek_regs_try<JAC, 2>(s, a)) return;
+        if (a.n > 2 * OKT && a.n <= 4 * OKT && bicg_onek_regs_try<JAC, 4>(s, a)) return;
+    }
+    if (want == 0) {
+        k_bicg_onekernel<JAC, false><<<1, OKT, 0, s>>>(a);
+        return;
+    }
     const size_t sm = onek_smem(k_bicg_onekernel<JAC, true>, a.n, JAC ? 8 : 6);
     if (sm) k_bicg_onekernel<JAC, true><<<1, OKT, sm, s>>>(a);
     else k_bicg_onekernel<JAC, false><<<1, OKT, 0, s>>>(a);

@@ -7,7 +7,7 @@
  *    without and with Jacobi, on every CSR-family backend, for n = 31, 32,
  *    33, 1023, 1024, 1025 (a shifted 1-D Laplacian, and an arrow matrix with
  *    one row of n entries), poisson2d:63 and real SPD matrices; two runs
- *    bitwise equal; info->engine says "onekernel"; CG's three layouts
+ *    bitwise equal; info->engine says "onekernel"; the three layouts
  *    (SPS_ONEK_LAYOUT: registers, shared, global memory) bitwise equal; the
  *    dia backend's rows too; a backend without device rows (drm), a
  *    system above SPS_ONEKERNEL_MAX, ic0 (either order) and GMRES fall back
@@ -176,10 +176,10 @@ static void onek_case(const char *name, const sps_matrix *A, const char *method,
         result g2 = solve_on(gctx, A, &gj, b);
         T_OK(same(&g, &g2, n), "%s: two runs bitwise equal", what);
         result_free(&g2);
-        /* CG's layouts (registers, shared or global memory) do the same
+        /* the layouts (registers, shared or global memory) do the same
          * operations in the same order: bitwise the default's. */
         const char *lay[] = {"global", "shared", "regs"};
-        for (int l = 0; strcmp(method, "cg") == 0 && l < 3; l++) {
+        for (int l = 0; l < 3; l++) {
             setenv("SPS_ONEK_LAYOUT", lay[l], 1);
             result gl = solve_on(gctx, A, &gj, b);
             unsetenv("SPS_ONEK_LAYOUT");
