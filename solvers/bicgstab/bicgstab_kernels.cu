@@ -176,7 +176,8 @@ __device__ __forceinline__ void bicg_onek_loop(const onek_bicg &a, int *stop)
 }
 
 /* The same iterations with at most R rows per thread (n <= R * OKT): each
- * thread's x, r, v, t in registers (only its own rows read them), r0 and
+ * thread's r, v, t in registers (only its own rows read them; x in shared
+ * memory, updated once an iteration), r0 and
  * D^-1 through the read-only cache (they do not change), p and s [phat and
  * shat] in shared memory (the SpMVs gather phat and shat), the rows' loads
  * interleaved (onek_rows). The same operations in the same order as
@@ -187,12 +188,13 @@ __device__ __forceinline__ void bicg_onek_regs(const onek_bicg &a, const onek_bi
 {
     __shared__ int64_t j;
     const int n = a.n;
-    double x[R], r[R], v[R], t[R];
+    double r[R], v[R], t[R];
+    double *x = b.x; /* shared: updated once an iteration, fewer registers */
 #pragma unroll
     for (int k = 0; k < R; k++) {
         const int i = threadIdx.x + k * OKT;
-        x[k] = r[k] = v[k] = t[k] = 0.0;
-        if (i < n) x[k] = a.x[i], r[k] = a.r[i], v[k] = a.v[i], t[k] = a.t[i];
+        r[k] = v[k] = t[k] = 0.0;
+        if (i < n) r[k] = a.r[i], v[k] = a.v[i], t[k] = a.t[i];
     }
     bool half = false;
     for (;;) {
@@ -249,8 +251,8 @@ __device__ __forceinline__ void bicg_onek_regs(const onek_bicg &a, const onek_bi
         for (int k = 0; k < R; k++) {
             const int i = threadIdx.x + k * OKT;
             if (i < n) {
-                const double xi = x[k] + (al2 * b.ph[i] + om * b.sh[i]);
-                if (xi - xi == 0.0) x[k] = xi;
+                const double xi = x[i] + (al2 * b.ph[i] + om * b.sh[i]);
+                if (xi - xi == 0.0) x[i] = xi;
                 else x3[2] += 1.0;
                 const double ri = b.s[i] - om * t[k];
                 r[k] = ri;
@@ -268,20 +270,20 @@ __device__ __forceinline__ void bicg_onek_regs(const onek_bicg &a, const onek_bi
         for (int k = 0; k < R; k++) {
             const int i = threadIdx.x + k * OKT;
             if (i < n) {
-                const double xi = x[k] + al * b.ph[i];
-                if (xi - xi == 0.0) x[k] = xi;
+                const double xi = x[i] + al * b.ph[i];
+                if (xi - xi == 0.0) x[i] = xi;
             }
         }
     }
 #pragma unroll
     for (int k = 0; k < R; k++) {
         const int i = threadIdx.x + k * OKT;
-        if (i < n) a.x[i] = x[k], a.r[i] = r[k], a.v[i] = v[k], a.t[i] = t[k];
+        if (i < n) a.x[i] = x[i], a.r[i] = r[k], a.v[i] = v[k], a.t[i] = t[k];
     }
 }
 
-/* REGS (R rows per thread at most): p and s [phat, shat] in dynamic shared
- * memory, x, r, v, t in registers (bicg_onek_regs). */
+/* REGS (R rows per thread at most): p, s, x [phat, shat] in dynamic shared
+ * memory, r, v, t in registers (bicg_onek_regs). */
 template <bool JAC, int R>
 __global__ void __launch_bounds__(OKT) k_bicg_onek_regs(onek_bicg a)
 {
@@ -298,10 +300,10 @@ __global__ void __launch_bounds__(OKT) k_bicg_onek_regs(onek_bicg a)
     b.st = &sst;
     b.bs = &sbs;
     const size_t n = (size_t)a.n;
-    b.p = dyn, b.s = dyn + n;
-    b.ph = JAC ? dyn + 2 * n : b.p;
-    b.sh = JAC ? dyn + 3 * n : b.s;
-    for (int i = threadIdx.x; i < a.n; i += OKT) b.p[i] = a.p[i], b.s[i] = a.s[i];
+    b.p = dyn, b.s = dyn + n, b.x = dyn + 2 * n;
+    b.ph = JAC ? dyn + 3 * n : b.p;
+    b.sh = JAC ? dyn + 4 * n : b.s;
+    for (int i = threadIdx.x; i < a.n; i += OKT) b.p[i] = a.p[i], b.s[i] = a.s[i], b.x[i] = a.x[i];
     __syncthreads();
     if (stop) return;
     bicg_onek_regs<JAC, R>(a, b, &stop);
@@ -362,7 +364,7 @@ __global__ void __launch_bounds__(OKT) k_bicg_onekernel(onek_bicg a)
 template <bool JAC, int R>
 bool bicg_onek_regs_try(cudaStream_t s, const onek_bicg &a)
 {
-    const size_t sm = onek_smem(k_bicg_onek_regs<JAC, R>, a.n, JAC ? 4 : 2);
+    const size_t sm = onek_smem(k_bicg_onek_regs<JAC, R>, a.n, JAC ? 5 : 3);
     if (!sm) return false;
     k_bicg_onek_regs<JAC, R><<<1, OKT, sm, s>>>(a);
     return true;
