@@ -170,6 +170,17 @@ __device__ __forceinline__ void onek_rows(const sps_dev_rows &A, const double *x
     }
 }
 
+/* The one kernel's vector layout asked for by SPS_ONEK_LAYOUT (tests compare
+ * them; each method's launcher picks otherwise): ONEK_GLOBAL, ONEK_SHARED,
+ * or -1 (unset, "regs" or unknown: registers where the rows per thread
+ * allow, then shared memory, then global memory). */
+enum { ONEK_GLOBAL = 0, ONEK_SHARED = 1 };
+inline int onek_layout()
+{
+    const char *f = getenv("SPS_ONEK_LAYOUT");
+    return !f ? -1 : !strcmp(f, "global") ? ONEK_GLOBAL : !strcmp(f, "shared") ? ONEK_SHARED : -1;
+}
+
 /* Row i of the operator's device rows (backend.h sps_dev_rows) times x: a
  * CSR row's entries in order, or a DIA row's diagonals in order (the slots
  * whose column falls outside the matrix left out). Plain loads: x changes

@@ -6,8 +6,6 @@
 #include "../kernels.cuh"
 #include "bicgstab.h"
 
-#include <cstdlib>
-#include <cstring>
 
 namespace {
 
@@ -376,14 +374,13 @@ bool bicg_onek_regs_try(cudaStream_t s, const onek_bicg &a)
 template <bool JAC>
 void bicg_onek_launch(cudaStream_t s, const onek_bicg &a)
 {
-    const char *f = getenv("SPS_ONEK_LAYOUT");
-    const int want = !f ? -1 : !strcmp(f, "global") ? 0 : !strcmp(f, "shared") ? 1 : -1;
+    const int want = onek_layout();
     if (want < 0) {
         if (a.n <= OKT && bicg_onek_regs_try<JAC, 1>(s, a)) return;
         if (a.n > OKT && a.n <= 2 * OKT && bicg_onek_regs_try<JAC, 2>(s, a)) return;
         if (a.n > 2 * OKT && a.n <= 4 * OKT && bicg_onek_regs_try<JAC, 4>(s, a)) return;
     }
-    if (want == 0) {
+    if (want == ONEK_GLOBAL) {
         k_bicg_onekernel<JAC, false><<<1, OKT, 0, s>>>(a);
         return;
     }

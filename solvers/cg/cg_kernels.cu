@@ -5,8 +5,6 @@
 #include "../kernels.cuh"
 #include "cg.h"
 
-#include <cstdlib>
-#include <cstring>
 
 namespace {
 
@@ -209,7 +207,7 @@ __device__ __forceinline__ void cg_onek_regs(int n, const sps_dev_rows &A, doubl
  * SHARED: r, p, q [and z] in dynamic shared memory (loaded from and written
  * back to their global copies; x stays global), when they fit. REGS (R rows
  * per thread at most): p in dynamic shared memory, the rest in registers. */
-enum { OK_GLOBAL = 0, OK_SHARED = 1, OK_REGS1 = 2, OK_REGS2 = 3, OK_REGS4 = 4 };
+enum { OK_GLOBAL = ONEK_GLOBAL, OK_SHARED = ONEK_SHARED, OK_REGS1 = 2, OK_REGS2 = 3, OK_REGS4 = 4 };
 
 template <bool JAC, int MODE>
 __global__ void __launch_bounds__(OKT) k_cg_onekernel(int n, const sps_dev_rows A, double *x,
@@ -278,8 +276,7 @@ void cg_onek_launch(cudaStream_t s, int n, const sps_dev_rows &A, double *x, dou
                     double *q, const double *dinv, double *z, sps_kstate *st, sps_cg_state *cs,
                     double *hist, int step)
 {
-    const char *f = getenv("SPS_ONEK_LAYOUT");
-    const int want = !f ? -1 : !strcmp(f, "global") ? OK_GLOBAL : !strcmp(f, "shared") ? OK_SHARED : -1;
+    const int want = onek_layout();
     if (want < 0) {
         if (n <= OKT && cg_onek_try<JAC, OK_REGS1>(s, n, A, x, r, p, q, dinv, z, st, cs, hist, step)) return;
         if (n <= 2 * OKT && n > OKT &&
