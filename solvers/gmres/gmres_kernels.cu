@@ -423,7 +423,10 @@ __global__ void __launch_bounds__(32 * GM_MAXW) k_gm_update(int n, double *x, co
  * decision, sps__gm_rotate, sps__gm_arnoldi). Thread t owns rows
  * i = t + k OKT (k < R): w = A z and the products keep those rows of w in
  * registers; the basis stays in global memory (each thread reads and writes
- * only its own rows of it, so it needs no barrier); z (the SpMV's input,
+ * only its own rows of it, so it needs no barrier), its first kc columns
+ * also in shared memory where room is left (they are read in every step: the
+ * products read them from there; kc changes where a value is read, never an
+ * operation, so the results do not depend on it); z (the SpMV's input,
  * gathered by every thread) and the small arrays (column j of H, h2, cs, sn,
  * g) and the state live in shared memory, written back at the end.
  *
@@ -464,8 +467,8 @@ __device__ __forceinline__ void go_warp_cols(const double (&acc)[GO_CB], double 
 /* h[c] = V[:, c]' w for c < ncols (h in shared memory; complete in every
  * thread on return). Every thread of the block calls it. */
 template <int R>
-__device__ __forceinline__ void go_products(int n, int ncols, const double *V, const double (&w)[R],
-                                            double *h, double *red)
+__device__ __forceinline__ void go_products(int n, int ncols, const double *V, const double *Vs, int kc,
+                                            const double (&w)[R], double *h, double *red)
 {
     const int lane = (int)(threadIdx.x & 31), wid = (int)(threadIdx.x >> 5);
     for (int r0 = 0; r0 < ncols; r0 += GO_RCOL) {
@@ -478,10 +481,12 @@ __device__ __forceinline__ void go_products(int n, int ncols, const double *V, c
             for (int k = 0; k < R; k++) {
                 const int i = (int)threadIdx.x + k * OKT;
                 if (i < n) {
-                    const double *p = V + (size_t)c0 * (size_t)n + i;
 #pragma unroll
                     for (int q = 0; q < GO_CB; q++)
-                        if (c0 + q < r1) acc[q] += p[(size_t)q * (size_t)n] * w[k];
+                        if (c0 + q < r1) {
+                            const double *p = (c0 + q < kc ? Vs : V) + (size_t)(c0 + q) * (size_t)n + i;
+                            acc[q] += *p * w[k];
+                        }
                 }
             }
             go_warp_cols(acc, red, c0 - r0);
@@ -499,8 +504,8 @@ __device__ __forceinline__ void go_products(int n, int ncols, const double *V, c
 /* w -= V[:, 0..ncols-1] h on the thread's rows (each row's terms in column
  * order, then subtracted); returns the thread's part of w'w. */
 template <int R>
-__device__ __forceinline__ double go_subtract(int n, int ncols, const double *V, const double *h,
-                                              double (&w)[R])
+__device__ __forceinline__ double go_subtract(int n, int ncols, const double *V, const double *Vs, int kc,
+                                              const double *h, double (&w)[R])
 {
     double t[R];
 #pragma unroll
@@ -508,12 +513,15 @@ __device__ __forceinline__ double go_subtract(int n, int ncols, const double *V,
     int c = 0;
     for (; c + 4 <= ncols; c += 4) {
         const double h0 = h[c], h1 = h[c + 1], h2 = h[c + 2], h3 = h[c + 3];
+        const double *p0 = (c < kc ? Vs : V) + (size_t)c * (size_t)n;
+        const double *p1 = (c + 1 < kc ? Vs : V) + (size_t)(c + 1) * (size_t)n;
+        const double *p2 = (c + 2 < kc ? Vs : V) + (size_t)(c + 2) * (size_t)n;
+        const double *p3 = (c + 3 < kc ? Vs : V) + (size_t)(c + 3) * (size_t)n;
 #pragma unroll
         for (int k = 0; k < R; k++) {
             const int i = (int)threadIdx.x + k * OKT;
             if (i < n) {
-                const double *p = V + (size_t)c * (size_t)n + i;
-                const double a0 = p[0], a1 = p[n], a2 = p[2 * (size_t)n], a3 = p[3 * (size_t)n];
+                const double a0 = p0[i], a1 = p1[i], a2 = p2[i], a3 = p3[i];
                 t[k] += a0 * h0;
                 t[k] += a1 * h1;
                 t[k] += a2 * h2;
@@ -522,11 +530,11 @@ __device__ __forceinline__ double go_subtract(int n, int ncols, const double *V,
         }
     }
     for (; c < ncols; c++) {
-        const double hc = h[c];
+        const double hc = h[c], *pc = (c < kc ? Vs : V) + (size_t)c * (size_t)n;
 #pragma unroll
         for (int k = 0; k < R; k++) {
             const int i = (int)threadIdx.x + k * OKT;
-            if (i < n) t[k] += V[(size_t)c * (size_t)n + i] * hc;
+            if (i < n) t[k] += pc[i] * hc;
         }
     }
     double ww = 0.0;
@@ -555,9 +563,9 @@ __device__ __forceinline__ void go_finish(int step, int j, double ww, sps_kstate
 }
 
 template <bool JAC, int R>
-__global__ void __launch_bounds__(OKT) k_gm_onekernel(int n, int m, int j0, const sps_dev_rows A, double *V,
-                                                      sps_kgm gg, const double *dinv, sps_kstate *gst,
-                                                      sps_gm_state *ggs, double *hist)
+__global__ void __launch_bounds__(OKT) k_gm_onekernel(int n, int m, int j0, int kc, const sps_dev_rows A,
+                                                      double *V, sps_kgm gg, const double *dinv,
+                                                      sps_kstate *gst, sps_gm_state *ggs, double *hist)
 {
     extern __shared__ double dyn[];
     __shared__ double red[GO_RCOL * 32];
@@ -566,6 +574,7 @@ __global__ void __launch_bounds__(OKT) k_gm_onekernel(int n, int m, int j0, cons
     __shared__ sps_gm_state gs;
     const int t = (int)threadIdx.x;
     double *z = dyn, *col = z + n, *h2 = col + (m + 1), *cs = h2 + (m + 1), *sn = cs + m, *g = sn + m;
+    double *Vs = g + (m + 1); /* columns 0 .. kc-1 of the basis */
     if (t == 0) {
         st = *gst;
         gs = *ggs;
@@ -576,6 +585,8 @@ __global__ void __launch_bounds__(OKT) k_gm_onekernel(int n, int m, int j0, cons
     /* z <- [D^-1] v_j0 */
     const double *v0 = V + (size_t)j0 * (size_t)n;
     for (int i = t; i < n; i += OKT) z[i] = JAC ? dinv[i] * v0[i] : v0[i];
+    for (int c = 0; c < kc && c <= j0; c++)
+        for (int i = t; i < n; i += OKT) Vs[(size_t)c * (size_t)n + i] = V[(size_t)c * (size_t)n + i];
     __syncthreads();
     if (flag[0]) return; /* the whole block: nothing changed */
     sps_kgm sm = gg;
@@ -593,14 +604,14 @@ __global__ void __launch_bounds__(OKT) k_gm_onekernel(int n, int m, int j0, cons
             }
         }
         /* h <- V'w;  w <- w - V h;  the check (thread 0) */
-        go_products<R>(n, j + 1, V, w, col, red);
-        double v1[1] = {go_subtract<R>(n, j + 1, V, col, w)};
+        go_products<R>(n, j + 1, V, Vs, kc, w, col, red);
+        double v1[1] = {go_subtract<R>(n, j + 1, V, Vs, kc, col, w)};
         onek_sum<1>(v1);
         go_finish(SPS_GM_CHECK, j, v1[0], &st, &gs, col, hist, sm, flag);
         if (flag[1]) {
             /* the second pass: h2 <- V'w;  w <- w - V h2;  the Arnoldi step */
-            go_products<R>(n, j + 1, V, w, h2, red);
-            double v2[1] = {go_subtract<R>(n, j + 1, V, h2, w)};
+            go_products<R>(n, j + 1, V, Vs, kc, w, h2, red);
+            double v2[1] = {go_subtract<R>(n, j + 1, V, Vs, kc, h2, w)};
             onek_sum<1>(v2);
             go_finish(SPS_GM_ARNOLDI, j, v2[0], &st, &gs, col, hist, sm, flag);
         }
@@ -611,12 +622,14 @@ __global__ void __launch_bounds__(OKT) k_gm_onekernel(int n, int m, int j0, cons
         /* v_{j+1} <- w / H[j+1, j] (k_gm_scale's expression);  z <- [D^-1] v_{j+1} */
         const double hn = gs.hn;
         double *vn = V + (size_t)(j + 1) * (size_t)n;
+        double *vsn = j + 1 < kc ? Vs + (size_t)(j + 1) * (size_t)n : nullptr;
 #pragma unroll
         for (int k = 0; k < R; k++) {
             const int i = t + k * OKT;
             if (i < n) {
                 const double v = w[k] / hn;
                 vn[i] = v;
+                if (vsn) vsn[i] = v;
                 z[i] = JAC ? dinv[i] * v : v;
             }
         }
@@ -632,21 +645,37 @@ __global__ void __launch_bounds__(OKT) k_gm_onekernel(int n, int m, int j0, cons
     for (int i = t; i <= m; i += OKT) gg.g[i] = g[i];
 }
 
-/* The dynamic shared memory for K (set as its limit), or 0 when the device
- * does not allow that much beside K's static shared memory (kernels.cuh's
- * onek_smem for a byte count). */
+/* K's dynamic shared memory: z and the small arrays (base bytes), then as
+ * many basis columns of col bytes as fit (at most maxc; SPS_GM_ONEK_VSHARED=k
+ * caps them at k, for tests), set as K's limit; *kc gets the columns. 0 when
+ * not even base fits beside K's static shared memory (kernels.cuh's onek_smem
+ * for this layout). */
 template <typename K>
-size_t go_smem(K kernel, size_t bytes)
+size_t go_smem(K kernel, size_t base, size_t col, int maxc, int *kc)
 {
     int dev = 0, lim = 0;
     cudaFuncAttributes fa;
+    *kc = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&lim, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
-        cudaFuncGetAttributes(&fa, kernel) != cudaSuccess || bytes + fa.sharedSizeBytes > (size_t)lim ||
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess) {
+        cudaFuncGetAttributes(&fa, kernel) != cudaSuccess || base + fa.sharedSizeBytes > (size_t)lim) {
         cudaGetLastError(); /* not an error: the caller refuses */
         return 0;
     }
+    size_t room = (size_t)lim - fa.sharedSizeBytes - base, c = room / col;
+    const char *v = getenv("SPS_GM_ONEK_VSHARED");
+    if (v && *v) {
+        char *end = NULL;
+        long cap = strtol(v, &end, 10);
+        if (end && *end == '\0' && cap >= 0 && (size_t)cap < c) c = (size_t)cap;
+    }
+    if (c > (size_t)maxc) c = (size_t)maxc;
+    const size_t bytes = base + c * col;
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    *kc = (int)c;
     return bytes;
 }
 
@@ -654,10 +683,12 @@ template <bool JAC, int R>
 bool go_launch(cudaStream_t s, int n, int m, int j0, const sps_dev_rows &A, const sps_gm_ws *g,
                const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist)
 {
-    const size_t want = ((size_t)n + 5 * (size_t)m + 3) * sizeof(double);
-    const size_t sm = go_smem(k_gm_onekernel<JAC, R>, want);
+    const size_t base = ((size_t)n + 5 * (size_t)m + 3) * sizeof(double);
+    int kc = 0;
+    /* columns 0 .. m-1 are the ones read (v_m is never an operand) */
+    const size_t sm = go_smem(k_gm_onekernel<JAC, R>, base, (size_t)n * sizeof(double), m, &kc);
     if (!sm) return false;
-    k_gm_onekernel<JAC, R><<<1, OKT, sm, s>>>(n, m, j0, A, g->V, g->gm, dinv, st, gs, hist);
+    k_gm_onekernel<JAC, R><<<1, OKT, sm, s>>>(n, m, j0, kc, A, g->V, g->gm, dinv, st, gs, hist);
     return true;
 }
 

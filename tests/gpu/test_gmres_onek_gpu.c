@@ -14,7 +14,8 @@
  *    thread), convdiff2d:31,10, poisson2d:63 (GMRES(10): restarts) and real
  *    nonsymmetric matrices of the shared set that GMRES(30) solves on the host
  *    within 2000 iterations (pde2961, jpwh_991, rdb2048; orsirr_1 and add20
- *    with Jacobi).
+ *    with Jacobi). The basis columns in shared memory capped at 0, 1 and 5
+ *    (SPS_GM_ONEK_VSHARED): bitwise the default's.
  * 2. Fallbacks to classic, bitwise classic's: a basis above the one-kernel
  *    bound (GMRES(300) on poisson2d:63: 9.6 MB), ilu0, n above
  *    SPS_ONEKERNEL_MAX.
@@ -284,6 +285,41 @@ static void test_real(void)
     }
 }
 
+/* The basis columns kept in shared memory (as many as fit by default;
+ * SPS_GM_ONEK_VSHARED=k caps them) move no operation: bitwise the same. */
+static void vshared_case(const char *name, const sps_matrix *A, const char *method, const char *pc)
+{
+    int n = sps_matrix_rows(A);
+    double *b = rhs(n);
+    job j = {"csr-vector", method, pc, "onekernel"};
+    result d = solve_on(gctx, A, &j, b);
+    const char *caps[] = {"0", "1", "5"};
+    for (int c = 0; c < 3; c++) {
+        setenv("SPS_GM_ONEK_VSHARED", caps[c], 1);
+        result e = solve_on(gctx, A, &j, b);
+        unsetenv("SPS_GM_ONEK_VSHARED");
+        if (T_STATUS(gctx, d.st, "%s %s", name, method) && T_STATUS(gctx, e.st, "%s %s vshared", name, method))
+            T_OK(same(&d, &e, n) && strcmp(e.engine, "onekernel") == 0,
+                 "gmres onekernel %s %s%s%s: SPS_GM_ONEK_VSHARED=%s bitwise the default's", name, method,
+                 pc ? "+" : "", pc ? pc : "", caps[c]);
+        result_free(&e);
+    }
+    result_free(&d);
+    free(b);
+}
+
+static void test_vshared(void)
+{
+    sps_matrix *P = NULL, *T = ntridiag(1025, 2.1);
+    if (T_STATUS(hctx, sps_matrix_generate(hctx, "poisson2d:63", &P), "poisson2d:63")) {
+        vshared_case("poisson2d:63", P, "gmres:restart=30", NULL);
+        vshared_case("poisson2d:63", P, "gmres:restart=30", "jacobi");
+    }
+    if (T) vshared_case("ntridiag n=1025", T, "gmres:restart=30", NULL);
+    sps_matrix_destroy(P);
+    sps_matrix_destroy(T);
+}
+
 /* ---- 2. fallbacks ---------------------------------------------------------- */
 
 static void test_fallback(void)
@@ -341,10 +377,13 @@ static void test_time(void)
 }
 
 /* The engines are chosen here, not by the caller's environment. */
-static void test_clean_env(void) { unsetenv("SPS_ENGINE"), unsetenv("SPS_ONEKERNEL_MAX"); }
+static void test_clean_env(void)
+{
+    unsetenv("SPS_ENGINE"), unsetenv("SPS_ONEKERNEL_MAX"), unsetenv("SPS_GM_ONEK_VSHARED");
+}
 
 T_MAIN_GPU("GMRES on the one-kernel engine", gctx, hctx, test_clean_env, test_tridiag, test_generated,
-           test_real, test_fallback, test_time)
+           test_real, test_vshared, test_fallback, test_time)
 
 #else
 

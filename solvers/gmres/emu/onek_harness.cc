@@ -4,7 +4,8 @@
  * fibers) against the host driver's steps (gm_iterate's order over
  * sps__gm_ops_host): one cycle from the same start, then the state (iter,
  * stop, reason, kdim), the history, H's columns, g, cs, sn and the basis
- * compared within 1e-9, and a second run of the kernel bitwise the first.
+ * compared within 1e-9, and the kernel with 0, 3 and all basis columns in
+ * shared memory (kc) bitwise the same.
  * Cases: CSR and DIA rows, no and Jacobi preconditioning, 1, 2, 4, 8 and 16
  * rows a thread, a stop inside the cycle (converged, maxit), the second
  * Gram-Schmidt pass (a matrix near the identity), a start at j0 > 0. Built
@@ -154,7 +155,7 @@ static void host_steps(const mat &A, const double *dinv, gm_all &s, int j0, int 
 static int reorth_steps; /* second passes the host took (over all cases) */
 
 template <bool JAC, int R>
-static void emu_kernel(const mat &A, int dia, const double *dinv, gm_all &s, int j0)
+static void emu_kernel(const mat &A, int dia, const double *dinv, gm_all &s, int j0, int kc)
 {
     const sps_dev_rows rows = rows_of(A, dia);
     const int n = s.n, m = s.m;
@@ -162,19 +163,19 @@ static void emu_kernel(const mat &A, int dia, const double *dinv, gm_all &s, int
     double *V = s.V.data(), *hist = s.hist.data();
     sps_kstate *st = &s.st;
     sps_gm_state *gs = &s.gs;
-    emu_run_block(OKT, (size_t)n + 5 * (size_t)m + 3,
-                  [&] { k_gm_onekernel<JAC, R>(n, m, j0, rows, V, gg, dinv, st, gs, hist); });
+    emu_run_block(OKT, (size_t)n + 5 * (size_t)m + 3 + (size_t)kc * n,
+                  [&] { k_gm_onekernel<JAC, R>(n, m, j0, kc, rows, V, gg, dinv, st, gs, hist); });
 }
 
 template <bool JAC>
-static void emu_pick(const mat &A, int dia, const double *dinv, gm_all &s, int j0)
+static void emu_pick(const mat &A, int dia, const double *dinv, gm_all &s, int j0, int kc)
 {
     const int n = s.n;
-    if (n <= OKT) emu_kernel<JAC, 1>(A, dia, dinv, s, j0);
-    else if (n <= 2 * OKT) emu_kernel<JAC, 2>(A, dia, dinv, s, j0);
-    else if (n <= 4 * OKT) emu_kernel<JAC, 4>(A, dia, dinv, s, j0);
-    else if (n <= 8 * OKT) emu_kernel<JAC, 8>(A, dia, dinv, s, j0);
-    else emu_kernel<JAC, 16>(A, dia, dinv, s, j0);
+    if (n <= OKT) emu_kernel<JAC, 1>(A, dia, dinv, s, j0, kc);
+    else if (n <= 2 * OKT) emu_kernel<JAC, 2>(A, dia, dinv, s, j0, kc);
+    else if (n <= 4 * OKT) emu_kernel<JAC, 4>(A, dia, dinv, s, j0, kc);
+    else if (n <= 8 * OKT) emu_kernel<JAC, 8>(A, dia, dinv, s, j0, kc);
+    else emu_kernel<JAC, 16>(A, dia, dinv, s, j0, kc);
 }
 
 static double vdiff(const double *a, const double *b, size_t len)
@@ -192,15 +193,19 @@ static void run_case(const char *name, const mat &A, int dia, int jac, int m, in
     const double *dinv = jac ? dv.data() : nullptr;
     gm_all h = start(A, m, maxit, rtol);
     host_steps(A, dinv, h, 0, j0);
-    gm_all e1 = h, e2 = h;
+    gm_all e1 = h, e2 = h, e3 = h;
     int64_t it0 = h.st.iter;
     /* count the host's second passes step by step */
     for (int j = j0; j < m && !h.st.stop; j++) {
         host_steps(A, dinv, h, j, j + 1);
         reorth_steps += (int)h.gs.reorth;
     }
-    if (jac) emu_pick<true>(A, dia, dinv, e1, j0), emu_pick<true>(A, dia, dinv, e2, j0);
-    else emu_pick<false>(A, dia, dinv, e1, j0), emu_pick<false>(A, dia, dinv, e2, j0);
+    /* the basis columns kept in shared memory: none, 3, all read */
+    const int kcs[3] = {0, std::min(m, 3), m};
+    gm_all *es[3] = {&e1, &e2, &e3};
+    for (int q = 0; q < 3; q++)
+        if (jac) emu_pick<true>(A, dia, dinv, *es[q], j0, kcs[q]);
+        else emu_pick<false>(A, dia, dinv, *es[q], j0, kcs[q]);
     const int64_t k = h.gs.kdim, it = h.st.iter;
     bool same_state = e1.st.iter == it && e1.st.stop == h.st.stop && e1.st.reason == h.st.reason &&
                       e1.gs.kdim == k;
@@ -212,9 +217,13 @@ static void run_case(const char *name, const mat &A, int dia, int jac, int m, in
         dV = std::max(dV, vdiff(e1.V.data() + j * n, h.V.data() + j * n, (size_t)n));
     double dg = vdiff(e1.g.data(), h.g.data(), (size_t)k + 1);
     double dc = std::max(vdiff(e1.cs.data(), h.cs.data(), (size_t)k), vdiff(e1.sn.data(), h.sn.data(), (size_t)k));
-    const bool bit = e1.V == e2.V && e1.H == e2.H && e1.g == e2.g && e1.cs == e2.cs && e1.sn == e2.sn &&
-                     e1.hist == e2.hist && memcmp(&e1.st, &e2.st, sizeof e1.st) == 0 &&
-                     memcmp(&e1.gs, &e2.gs, sizeof e1.gs) == 0;
+    bool bit = true;
+    for (int q = 1; q < 3; q++) {
+        const gm_all &e = *es[q];
+        bit = bit && e1.V == e.V && e1.H == e.H && e1.g == e.g && e1.cs == e.cs && e1.sn == e.sn &&
+              e1.hist == e.hist && memcmp(&e1.st, &e.st, sizeof e1.st) == 0 &&
+              memcmp(&e1.gs, &e.gs, sizeof e1.gs) == 0;
+    }
     const double tol = 1e-9;
     const bool ok = same_state && dh <= tol && dH <= tol && dV <= tol && dg <= tol && dc <= tol && bit;
     printf("%s %s n=%d m=%d %s%s j0=%d: %lld steps (host %lld, from %lld), %s (reason %lld, host %lld), kdim %lld; "

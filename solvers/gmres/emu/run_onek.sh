@@ -18,7 +18,7 @@ import sys
 h = open(sys.argv[1]).read()
 k = open(sys.argv[2]).read()
 helpers = h[h.index('constexpr int OKT'):h.index('} /* namespace */')]
-kern = k[k.index('/* ---- the one-kernel engine'):k.index('/* The dynamic shared memory for K')]
+kern = k[k.index('/* ---- the one-kernel engine'):k.index("/* K's dynamic shared memory")]
 assert kern.count('extern __shared__ double dyn[];') == 1
 kern = kern.replace('extern __shared__ double dyn[];', 'double *dyn = emu_dyn;')
 open(sys.argv[3], 'w').write(helpers + '\n' + kern)
