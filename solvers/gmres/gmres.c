@@ -21,7 +21,18 @@
  * Launches per inner iteration on the GPU: SpMV, 2 GEMVs, partials + finish
  * (the check, and the rotations when no second pass is due), the second
  * pass's 2 GEMVs and partials + finish (which return at once unless it is
- * due), the scale: 11 (+1 for Jacobi). */
+ * due), the scale: 11 (+1 for Jacobi).
+ *
+ * The one-kernel engine (gm_onekernel, doc/solvers.md "Iteration engine"):
+ * the Arnoldi steps of a cycle in one launch of one block of 1024 threads
+ * (gmres_kernels.cu k_gm_onekernel): the same operations in the same order
+ * of decisions as gm_iterate, thread 0 running the host's finish code
+ * (sps__gm_column), the basis streamed from global memory (its first columns
+ * from shared memory where they fit), w in registers, z and the small arrays
+ * in shared memory, every sum in a fixed order. The hook then ends the cycle
+ * with gm_restart, as gm_iterate does at j + 1 == m. No or Jacobi
+ * preconditioning, double, n <= the engine's bound (and 16384), a basis of at
+ * most SPS_GM_ONEK_MAX_BASIS bytes; otherwise the classic steps above. */
 #include "../engine.h"
 #include "gmres.h"
 
