@@ -83,7 +83,8 @@ typedef struct sps_gm_ops {
  * guess, to be measured on the H100 (doc/solvers.md). */
 #define SPS_GM_ONEK_MAX_BASIS ((size_t)8 << 20)
 
-/* The table of an implementation whose functions are named P_gm_finish, ... */
+/* The table of an implementation whose functions are named P_gm_finish, ...
+ * (onekernel left NULL: the host's table; the CUDA table names it). */
 #define SPS_GM_OPS_TABLE(P)                                                                 \
     {                                                                                       \
         .finish = P##_gm_finish, .gemv_t = P##_gemv_t, .gemv_n = P##_gemv_n,                \
