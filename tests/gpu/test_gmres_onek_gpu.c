@@ -183,6 +183,8 @@ static void onek_case(const char *name, const sps_matrix *A, const char *method,
                  (long long)g.in.spmvs);
         result g2 = solve_on(gctx, A, &gj, b);
         T_OK(same(&g, &g2, n), "%s: two runs bitwise equal", what);
+        printf("# %s: %.2f us per iteration, %lld iterations, %lld restarts\n", what, g2.in.per_iter_ms * 1e3,
+               (long long)g2.in.iterations, (long long)g2.in.restarts);
         result_free(&g2);
         result_free(&g);
     }
