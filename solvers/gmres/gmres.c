@@ -21,8 +21,19 @@
  * Launches per inner iteration on the GPU: SpMV, 2 GEMVs, partials + finish
  * (the check, and the rotations when no second pass is due), the second
  * pass's 2 GEMVs and partials + finish (which return at once unless it is
- * due), the scale: 11 (+1 for Jacobi). */
-#include "../krylov.h"
+ * due), the scale: 11 (+1 for Jacobi).
+ *
+ * The one-kernel engine (gm_onekernel, doc/solvers.md "Iteration engine"):
+ * the Arnoldi steps of a cycle in one launch of one block of 1024 threads
+ * (gmres_kernels.cu k_gm_onekernel): the same operations in the same order
+ * of decisions as gm_iterate, thread 0 running the host's finish code
+ * (sps__gm_column), the basis streamed from global memory (its first columns
+ * from shared memory where they fit), w in registers, z and the small arrays
+ * in shared memory, every sum in a fixed order. The hook then ends the cycle
+ * with gm_restart, as gm_iterate does at j + 1 == m. No or Jacobi
+ * preconditioning, double, n <= the engine's bound (and 16384), a basis of at
+ * most SPS_GM_ONEK_MAX_BASIS bytes; otherwise the classic steps above. */
+#include "../engine.h"
 #include "gmres.h"
 
 #include <stdlib.h>
@@ -211,6 +222,35 @@ static sps_status gm_checked(sps_krylov *k, const sps_kstate *st)
     return SPS_OK;
 }
 
+/* The one-kernel engine (engine.h): the Arnoldi steps k->inner .. m-1 of the
+ * cycle in one launch of one block (gmres_kernels.cu), then the cycle's end
+ * as gm_iterate does at j + 1 == m: gm_restart, which reads the column count
+ * from the state, so it is right wherever the device stopped. The loop calls
+ * this once per turn: every turn is one cycle. No or Jacobi preconditioning,
+ * double, n <= the engine's bound, a basis of at most SPS_GM_ONEK_MAX_BASIS
+ * bytes (one SM streams it twice per step); else SPS_ERR_UNSUPPORTED. */
+static sps_status gm_onekernel(sps_krylov *k, const sps_dev_rows *rows)
+{
+    const sps_gm_ops *go = k->mops;
+    sps_gm_ws g = gm_ws(k);
+    if (!go->onekernel || !rows || k->pcmode == SPS_PCM_APPLY || (k->op && k->op->single) ||
+        k->w.n > sps__engine_onek_max() || g.m < 1 ||
+        (size_t)k->w.n * sizeof(double) > SPS_GM_ONEK_MAX_BASIS / (size_t)(g.m + 1))
+        return SPS_ERR_UNSUPPORTED;
+    sps_status st = go->onekernel(&k->w, &g, rows, k->inner, sps__kr_diag(k));
+    if (st != SPS_OK) return st;
+    /* solve.c's onekernel_counts counts this launch's SpMVs and Jacobi
+     * scalings from its iterations and the traffic model's 1 + 1/m SpMVs per
+     * iteration: a full cycle m + 1, the restart's r = b - A x and the
+     * update's D^-1 included. So the restart's own counts are taken back. */
+    int64_t spmvs = k->spmvs, pcs = k->pc_applies;
+    k->inner = g.m;
+    st = gm_restart(k, &g);
+    k->spmvs = spmvs;
+    k->pc_applies = pcs;
+    return st;
+}
+
 /* The traffic model, averaged over a cycle of m (the header's table without
  * the SpMV's own bytes), for steps that take one Gram-Schmidt pass: inner
  * step j moves 2(j+1)n + 12n with Jacobi (9n without), (m+1)n + 12n on
@@ -231,5 +271,5 @@ const sps_method_impl sps__method_gmres = {
     .summary = "restarted right-preconditioned GMRES(m) (general A; gmres:restart=m)",
     .param = gm_param, .work = gm_work, .init = gm_init, .bind = gm_bind,
     .start = gm_start, .iterate = gm_iterate, .room = gm_room, .checked = gm_checked,
-    .traffic = gm_traffic,
+    .traffic = gm_traffic, .onekernel = gm_onekernel,
 };

@@ -5,6 +5,7 @@
 #ifndef SPS_GMRES_H
 #define SPS_GMRES_H
 
+#include "../../spmv/backend.h"
 #include "../vops.h"
 #include "gmres_state.h"
 
@@ -67,9 +68,23 @@ typedef struct sps_gm_ops {
      * x += dinv .* (V y) when dinv != NULL (Jacobi fused). */
     sps_status (*update)(sps_kws *w, const sps_gm_ws *g, double *x, const double *dinv,
                          double *u);
+    /* The one-kernel engine (gmres.c gm_onekernel; NULL on the host): the
+     * Arnoldi steps j = j0 .. m-1 of the current cycle in one launch of one
+     * block, walking the operator's device rows, until the cycle is full or
+     * the state says stop; z = D^-1 v_j when dinv != NULL. Leaves H, cs, sn,
+     * g, the basis and the state as the classic steps would (the cycle's end
+     * is the caller's). SPS_ERR_UNSUPPORTED (no message): cannot run here. */
+    sps_status (*onekernel)(sps_kws *w, const sps_gm_ws *g, const sps_dev_rows *rows, int64_t j0,
+                            const double *dinv);
 } sps_gm_ops;
 
-/* The table of an implementation whose functions are named P_gm_finish, ... */
+/* The one-kernel path streams the basis through one SM: above this many
+ * bytes of basis ((m+1) n doubles) it is refused (classic runs). A first
+ * guess, to be measured on the H100 (doc/solvers.md). */
+#define SPS_GM_ONEK_MAX_BASIS ((size_t)8 << 20)
+
+/* The table of an implementation whose functions are named P_gm_finish, ...
+ * (onekernel left NULL: the host's table; the CUDA table names it). */
 #define SPS_GM_OPS_TABLE(P)                                                                 \
     {                                                                                       \
         .finish = P##_gm_finish, .gemv_t = P##_gemv_t, .gemv_n = P##_gemv_n,                \

@@ -15,22 +15,10 @@ static sps_status h_gm_finish(sps_kws *w, const sps_kfin *f)
         sps__gm_finish(f->step, st, gs, s, g->gm);
         return SPS_OK;
     }
-    /* The device does this part with the whole block. */
+    /* The classic device path does this part with the whole block; the
+     * one-kernel path runs the same function on thread 0. */
     int64_t j = f->arg;
-    double *col = g->gm.H + j * (gs->m + 1), hsq = 0;
-    if (f->step == SPS_GM_CHECK) {
-        for (int64_t i = 0; i <= j; i++) hsq += col[i] * col[i];
-        gs->reorth = sps__gm_reorth(s[0], hsq);
-        if (gs->reorth) return SPS_OK;
-    } else {
-        if (!gs->reorth) return SPS_OK;
-        for (int64_t i = 0; i <= j; i++) {
-            col[i] += g->gm.h2[i];
-            hsq += col[i] * col[i];
-        }
-    }
-    double a = sps__gm_rotate(col, g->gm.cs, g->gm.sn, j);
-    sps__gm_arnoldi(st, gs, j, a, sqrt(s[0]), hsq, w->hist, g->gm);
+    sps__gm_column(f->step, st, gs, j, g->gm.H + j * (gs->m + 1), s[0], w->hist, g->gm);
     return SPS_OK;
 }
 

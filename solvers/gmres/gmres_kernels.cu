@@ -414,6 +414,294 @@ __global__ void __launch_bounds__(32 * GM_MAXW) k_gm_update(int n, double *x, co
     else x[i] += s;
 }
 
+
+/* ---- the one-kernel engine (gmres.c gm_onekernel) ---------------------------
+ *
+ * One block of OKT threads runs the Arnoldi steps j = j0 .. m-1 of a cycle:
+ * the operations of gm_iterate in its order, thread 0 making the decisions
+ * with the host's code (sps__gm_column: the check, the second pass's
+ * decision, sps__gm_rotate, sps__gm_arnoldi). Thread t owns rows
+ * i = t + k OKT (k < R): w = A z and the products keep those rows of w in
+ * registers; the basis stays in global memory (each thread reads and writes
+ * only its own rows of it, so it needs no barrier), its first kc columns
+ * also in shared memory where room is left (they are read in every step: the
+ * products read them from there; kc changes where a value is read, never an
+ * operation, so the results do not depend on it); z (the SpMV's input,
+ * gathered by every thread) and the small arrays (column j of H, h2, cs, sn,
+ * g) and the state live in shared memory, written back at the end.
+ *
+ * h = V'w: each thread sums its rows' terms for GO_CB columns at a time (rows
+ * in order), a fixed butterfly in each warp (go_warp_cols) leaves one sum per
+ * (column, warp) in shared memory, then warp c % 32 adds column c's 32 warp
+ * sums by a fixed tree. w -= V h: each row's terms in column order. So every
+ * sum has an order fixed by n and j: run to run bitwise the same. */
+#define GO_CB 8    /* columns per register chunk of h = V'w */
+#define GO_RCOL 64 /* columns per round of the block's reduction (shared: 64 x 32 doubles) */
+#define GO_FULL 0xffffffffu
+
+/* The warp's sums of acc[q] (column cbase + q of the round) into
+ * red[(cbase + q) * 32 + warp]: each butterfly level halves the columns a
+ * lane keeps (xor 16: 4, xor 8: 2, xor 4: 1), then xor 2 and xor 1 finish
+ * them; lane 4c holds column c's sum. */
+__device__ __forceinline__ void go_warp_cols(const double (&acc)[GO_CB], double *red, int cbase)
+{
+    const int lane = (int)(threadIdx.x & 31), wid = (int)(threadIdx.x >> 5);
+    const bool u16 = lane & 16, u8 = lane & 8, u4 = lane & 4;
+    double a[4], b[2];
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        const double keep = u16 ? acc[q + 4] : acc[q], send = u16 ? acc[q] : acc[q + 4];
+        a[q] = keep + __shfl_xor_sync(GO_FULL, send, 16);
+    }
+#pragma unroll
+    for (int q = 0; q < 2; q++) {
+        const double keep = u8 ? a[q + 2] : a[q], send = u8 ? a[q] : a[q + 2];
+        b[q] = keep + __shfl_xor_sync(GO_FULL, send, 8);
+    }
+    double c = (u4 ? b[1] : b[0]) + __shfl_xor_sync(GO_FULL, u4 ? b[0] : b[1], 4);
+    c += __shfl_xor_sync(GO_FULL, c, 2);
+    c += __shfl_xor_sync(GO_FULL, c, 1);
+    if ((lane & 3) == 0) red[(cbase + (lane >> 2)) * 32 + wid] = c;
+}
+
+/* h[c] = V[:, c]' w for c < ncols (h in shared memory; complete in every
+ * thread on return). Every thread of the block calls it. */
+template <int R>
+__device__ __forceinline__ void go_products(int n, int ncols, const double *V, const double *Vs, int kc,
+                                            const double (&w)[R], double *h, double *red)
+{
+    const int lane = (int)(threadIdx.x & 31), wid = (int)(threadIdx.x >> 5);
+    for (int r0 = 0; r0 < ncols; r0 += GO_RCOL) {
+        const int r1 = min(ncols, r0 + GO_RCOL);
+        for (int c0 = r0; c0 < r1; c0 += GO_CB) {
+            double acc[GO_CB];
+#pragma unroll
+            for (int q = 0; q < GO_CB; q++) acc[q] = 0.0;
+#pragma unroll
+            for (int k = 0; k < R; k++) {
+                const int i = (int)threadIdx.x + k * OKT;
+                if (i < n) {
+#pragma unroll
+                    for (int q = 0; q < GO_CB; q++)
+                        if (c0 + q < r1) {
+                            const double *p = (c0 + q < kc ? Vs : V) + (size_t)(c0 + q) * (size_t)n + i;
+                            acc[q] += *p * w[k];
+                        }
+                }
+            }
+            go_warp_cols(acc, red, c0 - r0);
+        }
+        __syncthreads(); /* the warp sums written */
+        for (int c = r0 + wid; c < r1; c += OKT / 32) {
+            double v = red[(c - r0) * 32 + lane];
+            for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(GO_FULL, v, off);
+            if (lane == 0) h[c] = v;
+        }
+        __syncthreads(); /* h complete; red free for the next round */
+    }
+}
+
+/* w -= V[:, 0..ncols-1] h on the thread's rows (each row's terms in column
+ * order, then subtracted); returns the thread's part of w'w. */
+template <int R>
+__device__ __forceinline__ double go_subtract(int n, int ncols, const double *V, const double *Vs, int kc,
+                                              const double *h, double (&w)[R])
+{
+    double t[R];
+#pragma unroll
+    for (int k = 0; k < R; k++) t[k] = 0.0;
+    int c = 0;
+    for (; c + 4 <= ncols; c += 4) {
+        const double h0 = h[c], h1 = h[c + 1], h2 = h[c + 2], h3 = h[c + 3];
+        const double *p0 = (c < kc ? Vs : V) + (size_t)c * (size_t)n;
+        const double *p1 = (c + 1 < kc ? Vs : V) + (size_t)(c + 1) * (size_t)n;
+        const double *p2 = (c + 2 < kc ? Vs : V) + (size_t)(c + 2) * (size_t)n;
+        const double *p3 = (c + 3 < kc ? Vs : V) + (size_t)(c + 3) * (size_t)n;
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            const int i = (int)threadIdx.x + k * OKT;
+            if (i < n) {
+                const double a0 = p0[i], a1 = p1[i], a2 = p2[i], a3 = p3[i];
+                t[k] += a0 * h0;
+                t[k] += a1 * h1;
+                t[k] += a2 * h2;
+                t[k] += a3 * h3;
+            }
+        }
+    }
+    for (; c < ncols; c++) {
+        const double hc = h[c], *pc = (c < kc ? Vs : V) + (size_t)c * (size_t)n;
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            const int i = (int)threadIdx.x + k * OKT;
+            if (i < n) t[k] += pc[i] * hc;
+        }
+    }
+    double ww = 0.0;
+#pragma unroll
+    for (int k = 0; k < R; k++) {
+        const int i = (int)threadIdx.x + k * OKT;
+        if (i < n) {
+            w[k] -= t[k];
+            ww += w[k] * w[k];
+        }
+    }
+    return ww;
+}
+
+/* A finish step on thread 0 (sps__gm_column, as the host's h_gm_finish),
+ * then the stop flag and the second pass's flag to every thread. */
+__device__ __forceinline__ void go_finish(int step, int j, double ww, sps_kstate *st, sps_gm_state *gs,
+                                          double *col, double *hist, sps_kgm gm, int *flag)
+{
+    if (threadIdx.x == 0) {
+        sps__gm_column(step, st, gs, j, col, ww, hist, gm);
+        flag[0] = (int)st->stop;
+        flag[1] = (int)gs->reorth;
+    }
+    __syncthreads();
+}
+
+template <bool JAC, int R>
+__global__ void __launch_bounds__(OKT) k_gm_onekernel(int n, int m, int j0, int kc, const sps_dev_rows A,
+                                                      double *V, sps_kgm gg, const double *dinv,
+                                                      sps_kstate *gst, sps_gm_state *ggs, double *hist)
+{
+    extern __shared__ double dyn[];
+    __shared__ double red[GO_RCOL * 32];
+    __shared__ int flag[2];
+    __shared__ sps_kstate st;
+    __shared__ sps_gm_state gs;
+    const int t = (int)threadIdx.x;
+    double *z = dyn, *col = z + n, *h2 = col + (m + 1), *cs = h2 + (m + 1), *sn = cs + m, *g = sn + m;
+    double *Vs = g + (m + 1); /* columns 0 .. kc-1 of the basis */
+    if (t == 0) {
+        st = *gst;
+        gs = *ggs;
+        flag[0] = (int)st.stop;
+    }
+    for (int i = t; i < m; i += OKT) cs[i] = gg.cs[i], sn[i] = gg.sn[i];
+    for (int i = t; i <= m; i += OKT) g[i] = gg.g[i];
+    /* z <- [D^-1] v_j0 */
+    const double *v0 = V + (size_t)j0 * (size_t)n;
+    for (int i = t; i < n; i += OKT) z[i] = JAC ? dinv[i] * v0[i] : v0[i];
+    for (int c = 0; c < kc && c <= j0; c++)
+        for (int i = t; i < n; i += OKT) Vs[(size_t)c * (size_t)n + i] = V[(size_t)c * (size_t)n + i];
+    __syncthreads();
+    if (flag[0]) return; /* the whole block: nothing changed */
+    sps_kgm sm = gg;
+    sm.cs = cs, sm.sn = sn, sm.g = g, sm.h2 = h2;
+    double w[R];
+    for (int j = j0; j < m; j++) {
+        /* w <- A z */
+        if constexpr (R <= 4) {
+            onek_rows<R>(A, z, n, w);
+        } else {
+#pragma unroll
+            for (int k = 0; k < R; k++) {
+                const int i = t + k * OKT;
+                w[k] = i < n ? onek_row(A, z, i) : 0.0;
+            }
+        }
+        /* h <- V'w;  w <- w - V h;  the check (thread 0) */
+        go_products<R>(n, j + 1, V, Vs, kc, w, col, red);
+        double v1[1] = {go_subtract<R>(n, j + 1, V, Vs, kc, col, w)};
+        onek_sum<1>(v1);
+        go_finish(SPS_GM_CHECK, j, v1[0], &st, &gs, col, hist, sm, flag);
+        if (flag[1]) {
+            /* the second pass: h2 <- V'w;  w <- w - V h2;  the Arnoldi step */
+            go_products<R>(n, j + 1, V, Vs, kc, w, h2, red);
+            double v2[1] = {go_subtract<R>(n, j + 1, V, Vs, kc, h2, w)};
+            onek_sum<1>(v2);
+            go_finish(SPS_GM_ARNOLDI, j, v2[0], &st, &gs, col, hist, sm, flag);
+        }
+        /* column j of H is final: rows 0 .. j+1 out */
+        double *Hj = gg.H + (size_t)j * (size_t)(m + 1);
+        for (int r = t; r <= j + 1; r += OKT) Hj[r] = col[r];
+        if (flag[0] || j + 1 == m) break;
+        /* v_{j+1} <- w / H[j+1, j] (k_gm_scale's expression);  z <- [D^-1] v_{j+1} */
+        const double hn = gs.hn;
+        double *vn = V + (size_t)(j + 1) * (size_t)n;
+        double *vsn = j + 1 < kc ? Vs + (size_t)(j + 1) * (size_t)n : nullptr;
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            const int i = t + k * OKT;
+            if (i < n) {
+                const double v = w[k] / hn;
+                vn[i] = v;
+                if (vsn) vsn[i] = v;
+                z[i] = JAC ? dinv[i] * v : v;
+            }
+        }
+        __syncthreads(); /* z complete before the next SpMV; col read out before the next products */
+    }
+    /* the state and the small arrays back (thread 0's writes were published
+     * by the finish's barrier) */
+    if (t == 0) {
+        *gst = st;
+        *ggs = gs;
+    }
+    for (int i = t; i < m; i += OKT) gg.cs[i] = cs[i], gg.sn[i] = sn[i];
+    for (int i = t; i <= m; i += OKT) gg.g[i] = g[i];
+}
+
+/* K's dynamic shared memory: z and the small arrays (base bytes), then as
+ * many basis columns of col bytes as fit (at most maxc; SPS_GM_ONEK_VSHARED=k
+ * caps them at k, for tests), set as K's limit; *kc gets the columns. 0 when
+ * not even base fits beside K's static shared memory (kernels.cuh's onek_smem
+ * for this layout). */
+template <typename K>
+size_t go_smem(K kernel, size_t base, size_t col, int maxc, int *kc)
+{
+    int dev = 0, lim = 0;
+    cudaFuncAttributes fa;
+    *kc = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&lim, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
+        cudaFuncGetAttributes(&fa, kernel) != cudaSuccess || base + fa.sharedSizeBytes > (size_t)lim) {
+        cudaGetLastError(); /* not an error: the caller refuses */
+        return 0;
+    }
+    size_t room = (size_t)lim - fa.sharedSizeBytes - base, c = room / col;
+    const char *v = getenv("SPS_GM_ONEK_VSHARED");
+    if (v && *v) {
+        char *end = NULL;
+        long cap = strtol(v, &end, 10);
+        if (end && *end == '\0' && cap >= 0 && (size_t)cap < c) c = (size_t)cap;
+    }
+    if (c > (size_t)maxc) c = (size_t)maxc;
+    const size_t bytes = base + c * col;
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    *kc = (int)c;
+    return bytes;
+}
+
+template <bool JAC, int R>
+bool go_launch(cudaStream_t s, int n, int m, int j0, const sps_dev_rows &A, const sps_gm_ws *g,
+               const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist)
+{
+    const size_t base = ((size_t)n + 5 * (size_t)m + 3) * sizeof(double);
+    int kc = 0;
+    /* columns 0 .. m-1 are the ones read (v_m is never an operand) */
+    const size_t sm = go_smem(k_gm_onekernel<JAC, R>, base, (size_t)n * sizeof(double), m, &kc);
+    if (!sm) return false;
+    k_gm_onekernel<JAC, R><<<1, OKT, sm, s>>>(n, m, j0, kc, A, g->V, g->gm, dinv, st, gs, hist);
+    return true;
+}
+
+template <bool JAC>
+bool go_pick(cudaStream_t s, int n, int m, int j0, const sps_dev_rows &A, const sps_gm_ws *g,
+             const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist)
+{
+    if (n <= OKT) return go_launch<JAC, 1>(s, n, m, j0, A, g, dinv, st, gs, hist);
+    if (n <= 2 * OKT) return go_launch<JAC, 2>(s, n, m, j0, A, g, dinv, st, gs, hist);
+    if (n <= 4 * OKT) return go_launch<JAC, 4>(s, n, m, j0, A, g, dinv, st, gs, hist);
+    if (n <= 8 * OKT) return go_launch<JAC, 8>(s, n, m, j0, A, g, dinv, st, gs, hist);
+    return go_launch<JAC, 16>(s, n, m, j0, A, g, dinv, st, gs, hist);
+}
 } /* namespace */
 
 static sps_status c_gm_finish(sps_kws *w, const sps_kfin *f)
@@ -565,7 +853,31 @@ static sps_status c_gm_update(sps_kws *w, const sps_gm_ws *g, double *x, const d
     return SPS_OK;
 }
 
-extern "C" const sps_gm_ops sps__gm_ops_cuda = SPS_GM_OPS_TABLE(c);
+
+/* The one-kernel path (gmres.h): n <= 16 OKT rows (16 a thread at most), the
+ * steps j0 .. m-1 of the cycle; the shared memory for z and the small arrays
+ * must fit (else SPS_ERR_UNSUPPORTED: the caller runs classic). */
+static sps_status c_gm_onekernel(sps_kws *w, const sps_gm_ws *g, const sps_dev_rows *rows, int64_t j0,
+                                 const double *dinv)
+{
+    if (!rows || rows->n != w->n || w->n < 1 || w->n > 16 * OKT || g->m < 1 || g->m > INT32_MAX / 8 ||
+        j0 < 0 || j0 >= g->m)
+        return SPS_ERR_UNSUPPORTED;
+    sps_gm_state *gs = (sps_gm_state *)w->ms;
+    cudaStream_t s = sps_stream(w->ctx);
+    const int n = (int)w->n, m = (int)g->m, j = (int)j0;
+    const bool ok = dinv ? go_pick<true>(s, n, m, j, *rows, g, dinv, w->st, gs, w->hist)
+                         : go_pick<false>(s, n, m, j, *rows, g, dinv, w->st, gs, w->hist);
+    if (!ok) return SPS_ERR_UNSUPPORTED;
+    SPS_LAUNCH_CHECK(w->ctx, "k_gm_onekernel");
+    return SPS_OK;
+}
+
+/* SPS_GM_OPS_TABLE(c) with the one-kernel path (the host has none). */
+extern "C" const sps_gm_ops sps__gm_ops_cuda = {
+    .finish = c_gm_finish, .gemv_t = c_gemv_t, .gemv_n = c_gemv_n, .scale = c_gm_scale,
+    .solve = c_gm_solve, .update = c_gm_update, .onekernel = c_gm_onekernel,
+};
 
 /* tests/tools/gm_bench (gmres.h). Allocates per call: a benchmark, not a
  * solver path. */

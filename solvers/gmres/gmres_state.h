@@ -95,10 +95,9 @@ SPS_HD static inline double sps__gm_rotate(double *col, const double *cs, const 
 /* Arnoldi column j once rotated: a = rotated H[j, j], hn = ||w|| after both
  * Gram-Schmidt passes, hsq = ||h||^2 (so ||A z_j||^2 = hsq + hn^2). Makes the
  * new rotation, updates g and tests |g[j+1]|. */
-SPS_HD static inline void sps__gm_arnoldi(sps_kstate *st, sps_gm_state *gs, int64_t j, double a,
-                                        double hn, double hsq, double *hist, sps_kgm gm)
+SPS_HD static inline void sps__gm_arnoldi_col(sps_kstate *st, sps_gm_state *gs, int64_t j, double *col,
+                                            double a, double hn, double hsq, double *hist, sps_kgm gm)
 {
-    double *col = gm.H + j * (gs->m + 1);
     gs->hn = hn;
     if (a == 0.0 && hn == 0.0) {
         /* A z_j lies in the span of the earlier columns and adds nothing: the
@@ -130,6 +129,39 @@ SPS_HD static inline void sps__gm_arnoldi(sps_kstate *st, sps_gm_state *gs, int6
      * the tolerance means A is singular on that space. */
     if (!st->stop && hn <= 4.0 * SPS_K_EPS * sqrt(hsq + hn * hn))
         sps__k_stop(st, SPS_DIVERGED_BREAKDOWN);
+}
+
+/* The same with column j in H (col = H[:, j]; the one-kernel path keeps the
+ * column it works on elsewhere and passes it to sps__gm_arnoldi_col). */
+SPS_HD static inline void sps__gm_arnoldi(sps_kstate *st, sps_gm_state *gs, int64_t j, double a,
+                                        double hn, double hsq, double *hist, sps_kgm gm)
+{
+    sps__gm_arnoldi_col(st, gs, j, gm.H + j * (gs->m + 1), a, hn, hsq, hist, gm);
+}
+
+/* SPS_GM_CHECK and SPS_GM_ARNOLDI on one thread (the host's h_gm_finish and
+ * the one-kernel path's thread 0), column j in col, ww = w'w: CHECK takes
+ * hsq = ||h||^2 in row order and sets reorth (sps__gm_reorth); without the
+ * second pass, or at ARNOLDI after adding h2 into col when reorth is set,
+ * the previous rotations (sps__gm_rotate) and the Arnoldi step with
+ * hn = sqrt(ww). */
+SPS_HD static inline void sps__gm_column(int step, sps_kstate *st, sps_gm_state *gs, int64_t j,
+                                       double *col, double ww, double *hist, sps_kgm gm)
+{
+    double hsq = 0;
+    if (step == SPS_GM_CHECK) {
+        for (int64_t i = 0; i <= j; i++) hsq += col[i] * col[i];
+        gs->reorth = sps__gm_reorth(ww, hsq);
+        if (gs->reorth) return;
+    } else {
+        if (!gs->reorth) return;
+        for (int64_t i = 0; i <= j; i++) {
+            col[i] += gm.h2[i];
+            hsq += col[i] * col[i];
+        }
+    }
+    double a = sps__gm_rotate(col, gm.cs, gm.sn, j);
+    sps__gm_arnoldi_col(st, gs, j, col, a, sqrt(ww), hsq, hist, gm);
 }
 
 /* The start of a cycle: s0 = r'r with r = b - A x in V[:, 0]. restart: a

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/solvers/gmres/emu/onek_harness.cc: gmres_kernels.cu's one-kernel
+ * path (k_gm_onekernel) run on the CPU (onek_emu.h: one block of 1024
+ * fibers) against the host driver's steps (gm_iterate's order over
+ * sps__gm_ops_host): one cycle from the same start, then the state (iter,
+ * stop, reason, kdim), the history, H's columns, g, cs, sn and the basis
+ * compared within 1e-9, and the kernel with 0, 3 and all basis columns in
+ * shared memory (kc) bitwise the same.
+ * Cases: CSR and DIA rows, no and Jacobi preconditioning, 1, 2, 4, 8 and 16
+ * rows a thread, a stop inside the cycle (converged, maxit), the second
+ * Gram-Schmidt pass (a matrix near the identity), a start at j0 > 0. Built
+ * and run by run_onek.sh. */
+#include "onek_emu.h"
+#include <cmath>
+#include <cstring>
+
+emu_block *emu_b;
+dim3 threadIdx, blockIdx, blockDim, gridDim;
+double *emu_dyn;
+
+namespace {
+#include "onek.inc"
+}
+
+static int nfail, nok;
+
+struct mat {
+    int n;
+    std::vector<int> rp, ci, off;
+    std::vector<double> v, dval;
+};
+
+/* tridiag(lo, d, up), as CSR and as DIA (offsets -1, 0, 1). */
+static mat tri(int n, double lo, double d, double up)
+{
+    mat A;
+    A.n = n;
+    A.rp.push_back(0);
+    for (int i = 0; i < n; i++) {
+        if (i > 0) A.ci.push_back(i - 1), A.v.push_back(lo);
+        A.ci.push_back(i), A.v.push_back(d);
+        if (i < n - 1) A.ci.push_back(i + 1), A.v.push_back(up);
+        A.rp.push_back((int)A.ci.size());
+    }
+    A.off = {-1, 0, 1};
+    A.dval.assign(3 * (size_t)n, 0.0);
+    for (int i = 0; i < n; i++) A.dval[i] = lo, A.dval[n + i] = d, A.dval[2 * (size_t)n + i] = up;
+    return A;
+}
+
+static sps_dev_rows rows_of(const mat &A, int dia)
+{
+    sps_dev_rows r;
+    memset(&r, 0, sizeof r);
+    r.n = A.n;
+    if (dia) {
+        r.kind = SPS_ROWS_DIA;
+        r.ndiag = 3;
+        r.off = A.off.data();
+        r.val = A.dval.data();
+    } else {
+        r.kind = SPS_ROWS_CSR;
+        r.row_ptr = A.rp.data();
+        r.col_idx = A.ci.data();
+        r.val = A.v.data();
+    }
+    return r;
+}
+
+/* Everything a cycle changes. */
+struct gm_all {
+    int n, m;
+    std::vector<double> V, H, cs, sn, g, y, h2, hist, w, z;
+    sps_kstate st;
+    sps_gm_state gs;
+    sps_kgm kgm()
+    {
+        sps_kgm k;
+        k.H = H.data(), k.cs = cs.data(), k.sn = sn.data(), k.g = g.data(), k.y = y.data(), k.h2 = h2.data();
+        return k;
+    }
+};
+
+static gm_all start(const mat &A, int m, int64_t maxit, double rtol)
+{
+    gm_all s;
+    const int n = A.n;
+    s.n = n, s.m = m;
+    s.V.assign((size_t)n * (m + 1), 0.0);
+    s.H.assign((size_t)(m + 1) * m, 0.0);
+    s.cs.assign(m, 0.0), s.sn.assign(m, 0.0), s.g.assign(m + 1, 0.0), s.y.assign(m, 0.0);
+    s.h2.assign(m + 1, 0.0);
+    s.hist.assign(maxit + 2, 0.0);
+    s.w.assign(n, 0.0), s.z.assign(n, 0.0);
+    double bb = 0;
+    std::vector<double> b(n);
+    for (int i = 0; i < n; i++) b[i] = sps__gm_bench_val((uint64_t)i, 7), bb += b[i] * b[i];
+    memset(&s.st, 0, sizeof s.st);
+    memset(&s.gs, 0, sizeof s.gs);
+    const double bn = sqrt(bb);
+    s.st.maxit = maxit, s.st.rtol = rtol, s.st.dtol = 1e5, s.st.bnorm = bn, s.st.tol = rtol * bn;
+    s.st.tol_kind = SPS_CONVERGED_RTOL, s.st.r0norm = s.st.rnorm = bn;
+    s.gs.m = m, s.gs.stag_win = INT64_MAX;
+    s.hist[0] = bn;
+    sps__gm_start(&s.st, &s.gs, 0, bb, s.kgm());
+    for (int i = 0; i < n; i++) s.V[i] = b[i] / s.g[0];
+    return s;
+}
+
+static void host_spmv(const mat &A, const double *x, double *y)
+{
+    for (int i = 0; i < A.n; i++) {
+        double t = 0;
+        for (int p = A.rp[i]; p < A.rp[i + 1]; p++) t += A.v[p] * x[A.ci[p]];
+        y[i] = t;
+    }
+}
+
+/* gm_iterate's steps j0 .. jend-1 on the host ops; stops with the state. */
+static void host_steps(const mat &A, const double *dinv, gm_all &s, int j0, int jend)
+{
+    const sps_gm_ops *go = &sps__gm_ops_host;
+    const int n = s.n, m = s.m;
+    double red[8] = {0};
+    sps_kws w;
+    memset(&w, 0, sizeof w);
+    w.n = n, w.st = &s.st, w.ms = &s.gs, w.hist = s.hist.data(), w.red = red, w.nsum = 1;
+    sps_gm_ws g;
+    memset(&g, 0, sizeof g);
+    g.V = s.V.data(), g.gm = s.kgm(), g.m = m;
+    for (int j = j0; j < jend && !s.st.stop; j++) {
+        const double *vj = s.V.data() + (size_t)j * n, *z = vj;
+        if (dinv) {
+            for (int i = 0; i < n; i++) s.z[i] = dinv[i] * vj[i];
+            z = s.z.data();
+        }
+        host_spmv(A, z, s.w.data());
+        double *h = s.H.data() + (size_t)j * (m + 1);
+        go->gemv_t(&w, &g, j + 1, s.w.data(), h, 0);
+        go->gemv_n(&w, &g, j + 1, h, s.w.data(), 0);
+        red[0] = 0;
+        for (int i = 0; i < n; i++) red[0] += s.w[i] * s.w[i];
+        sps_kfin f = sps__kfin(go->finish, &g, SPS_GM_CHECK, 1, j);
+        f.fn(&w, &f);
+        go->gemv_t(&w, &g, j + 1, s.w.data(), s.h2.data(), 1);
+        go->gemv_n(&w, &g, j + 1, s.h2.data(), s.w.data(), 1);
+        red[0] = 0;
+        for (int i = 0; i < n; i++) red[0] += s.w[i] * s.w[i];
+        f = sps__kfin(go->finish, &g, SPS_GM_ARNOLDI, 1, j);
+        f.fn(&w, &f);
+        if (j + 1 < m) go->scale(&w, &g, j, s.w.data());
+    }
+}
+
+static int reorth_steps; /* second passes the host took (over all cases) */
+
+template <bool JAC, int R>
+static void emu_kernel(const mat &A, int dia, const double *dinv, gm_all &s, int j0, int kc)
+{
+    const sps_dev_rows rows = rows_of(A, dia);
+    const int n = s.n, m = s.m;
+    sps_kgm gg = s.kgm();
+    double *V = s.V.data(), *hist = s.hist.data();
+    sps_kstate *st = &s.st;
+    sps_gm_state *gs = &s.gs;
+    emu_run_block(OKT, (size_t)n + 5 * (size_t)m + 3 + (size_t)kc * n,
+                  [&] { k_gm_onekernel<JAC, R>(n, m, j0, kc, rows, V, gg, dinv, st, gs, hist); });
+}
+
+template <bool JAC>
+static void emu_pick(const mat &A, int dia, const double *dinv, gm_all &s, int j0, int kc)
+{
+    const int n = s.n;
+    if (n <= OKT) emu_kernel<JAC, 1>(A, dia, dinv, s, j0, kc);
+    else if (n <= 2 * OKT) emu_kernel<JAC, 2>(A, dia, dinv, s, j0, kc);
+    else if (n <= 4 * OKT) emu_kernel<JAC, 4>(A, dia, dinv, s, j0, kc);
+    else if (n <= 8 * OKT) emu_kernel<JAC, 8>(A, dia, dinv, s, j0, kc);
+    else emu_kernel<JAC, 16>(A, dia, dinv, s, j0, kc);
+}
+
+static double vdiff(const double *a, const double *b, size_t len)
+{
+    double d = 0, s = 0;
+    for (size_t i = 0; i < len; i++) d = std::max(d, fabs(a[i] - b[i])), s = std::max(s, fabs(b[i]));
+    return d / (s > 0 ? s : 1);
+}
+
+static void run_case(const char *name, const mat &A, int dia, int jac, int m, int64_t maxit, double rtol, int j0)
+{
+    const int n = A.n;
+    std::vector<double> dv(n);
+    for (int i = 0; i < n; i++) dv[i] = 1.0 / A.v[A.rp[i] + (i > 0)];
+    const double *dinv = jac ? dv.data() : nullptr;
+    gm_all h = start(A, m, maxit, rtol);
+    host_steps(A, dinv, h, 0, j0);
+    gm_all e1 = h, e2 = h, e3 = h;
+    int64_t it0 = h.st.iter;
+    /* count the host's second passes step by step */
+    for (int j = j0; j < m && !h.st.stop; j++) {
+        host_steps(A, dinv, h, j, j + 1);
+        reorth_steps += (int)h.gs.reorth;
+    }
+    /* the basis columns kept in shared memory: none, 3, all read */
+    const int kcs[3] = {0, std::min(m, 3), m};
+    gm_all *es[3] = {&e1, &e2, &e3};
+    for (int q = 0; q < 3; q++)
+        if (jac) emu_pick<true>(A, dia, dinv, *es[q], j0, kcs[q]);
+        else emu_pick<false>(A, dia, dinv, *es[q], j0, kcs[q]);
+    const int64_t k = h.gs.kdim, it = h.st.iter;
+    bool same_state = e1.st.iter == it && e1.st.stop == h.st.stop && e1.st.reason == h.st.reason &&
+                      e1.gs.kdim == k;
+    double dh = vdiff(e1.hist.data() + 1, h.hist.data() + 1, (size_t)it), dH = 0, dV = 0;
+    for (int64_t j = 0; j < k; j++)
+        dH = std::max(dH, vdiff(e1.H.data() + j * (m + 1), h.H.data() + j * (m + 1), (size_t)j + 2));
+    const int64_t vcols = h.st.stop ? k : m; /* columns written: v_0 .. v_kdim (v_m never) */
+    for (int64_t j = 0; j < vcols; j++)
+        dV = std::max(dV, vdiff(e1.V.data() + j * n, h.V.data() + j * n, (size_t)n));
+    double dg = vdiff(e1.g.data(), h.g.data(), (size_t)k + 1);
+    double dc = std::max(vdiff(e1.cs.data(), h.cs.data(), (size_t)k), vdiff(e1.sn.data(), h.sn.data(), (size_t)k));
+    bool bit = true;
+    for (int q = 1; q < 3; q++) {
+        const gm_all &e = *es[q];
+        bit = bit && e1.V == e.V && e1.H == e.H && e1.g == e.g && e1.cs == e.cs && e1.sn == e.sn &&
+              e1.hist == e.hist && memcmp(&e1.st, &e.st, sizeof e1.st) == 0 &&
+              memcmp(&e1.gs, &e.gs, sizeof e1.gs) == 0;
+    }
+    const double tol = 1e-9;
+    const bool ok = same_state && dh <= tol && dH <= tol && dV <= tol && dg <= tol && dc <= tol && bit;
+    printf("%s %s n=%d m=%d %s%s j0=%d: %lld steps (host %lld, from %lld), %s (reason %lld, host %lld), kdim %lld; "
+           "diff hist %.1e H %.1e V %.1e g %.1e cs/sn %.1e; bitwise %d\n",
+           ok ? "ok  " : "FAIL", name, n, m, dia ? "dia" : "csr", jac ? "+jacobi" : "", j0,
+           (long long)(e1.st.iter - it0), (long long)(it - it0), (long long)it0,
+           e1.st.stop ? "stopped" : "cycle full", (long long)e1.st.reason, (long long)h.st.reason, (long long)e1.gs.kdim, dh, dH, dV,
+           dg, dc, (int)bit);
+    ok ? nok++ : nfail++;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IONBF, 0);
+    const int quick = argc > 1;
+    const mat t31 = tri(31, -1.3, 2.1, -0.7), t33 = tri(33, -1.3, 2.1, -0.7), t64 = tri(64, -0.5, 4.0, -0.3);
+    const mat near = tri(40, -0.004, 1.0, 0.011); /* I + small: the first pass cancels most of w */
+    const mat t1025 = tri(1025, -1.3, 2.1, -0.7);
+    run_case("ntridiag", t31, 0, 0, 10, 2000, 1e-10, 0);
+    run_case("ntridiag", t33, 1, 1, 30, 2000, 1e-10, 0);
+    run_case("ntridiag", t31, 1, 0, 10, 2000, 1e-10, 3);
+    run_case("dominant (stops inside the cycle)", t64, 0, 1, 30, 2000, 1e-10, 0);
+    run_case("ntridiag (maxit 5)", t33, 0, 0, 10, 5, 1e-10, 0);
+    run_case("near the identity", near, 0, 0, 20, 2000, 1e-14, 0);
+    run_case("ntridiag", t1025, 0, 0, 8, 2000, 1e-10, 0);
+    if (!quick) {
+        const mat t3000 = tri(3000, -1.3, 2.1, -0.7), t5000 = tri(5000, -1.3, 2.1, -0.7),
+                  t9000 = tri(9000, -1.3, 2.1, -0.7);
+        run_case("ntridiag", t3000, 1, 1, 5, 2000, 1e-10, 0);
+        run_case("ntridiag", t5000, 0, 0, 3, 2000, 1e-10, 0);
+        run_case("ntridiag", t9000, 0, 1, 2, 2000, 1e-10, 0);
+        run_case("ntridiag", t1025, 0, 0, 70, 2000, 1e-10, 0); /* two rounds of 64 columns */
+    }
+    printf("host second passes over the cases: %d%s\n", reorth_steps, reorth_steps ? "" : " (FAIL: none exercised)");
+    if (!reorth_steps) nfail++;
+    printf("gm onek emu: %d ok, %d failed\n", nok, nfail);
+    return nfail ? 1 : 0;
+}

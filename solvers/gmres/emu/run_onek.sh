@@ -1,0 +1,31 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# spsolve/solvers/gmres/emu/run_onek.sh: run gmres_kernels.cu's one-kernel
+# path (k_gm_onekernel) on the CPU (no GPU needed) against the host driver's
+# steps. From the repository root, after ./configure:
+#   sh solvers/gmres/emu/run_onek.sh [quick]
+# It cuts the kernel out of gmres_kernels.cu and the one-kernel helpers (OKT,
+# onek_sum, onek_rows, onek_row) out of solvers/kernels.cuh, and builds
+# onek_harness.cc with them over onek_emu.h (one block of 1024 fibers). Exit
+# status 0 when every comparison holds.
+set -e
+root=$(pwd)
+tmp=${TMPDIR:-/tmp}/gm_onek_emu.$$
+mkdir -p "$tmp"
+trap 'rm -rf "$tmp"' EXIT
+python3 - "$root/solvers/kernels.cuh" "$root/solvers/gmres/gmres_kernels.cu" "$tmp/onek.inc" <<'PY'
+import sys
+h = open(sys.argv[1]).read()
+k = open(sys.argv[2]).read()
+helpers = h[h.index('constexpr int OKT'):h.index('} /* namespace */')]
+kern = k[k.index('/* ---- the one-kernel engine'):k.index("/* K's dynamic shared memory")]
+assert kern.count('extern __shared__ double dyn[];') == 1
+kern = kern.replace('extern __shared__ double dyn[];', 'double *dyn = emu_dyn;')
+open(sys.argv[3], 'w').write(helpers + '\n' + kern)
+PY
+E=$root/solvers/gmres/emu
+${CC:-gcc} -std=c11 -O2 -I"$root" -I"$root/include" -I"$root/core" -c "$root/solvers/gmres/gmres_host.c" \
+    -o "$tmp/gmres_host.o"
+${CXX:-g++} -std=c++20 -O2 -Wno-unknown-pragmas -I"$tmp" -I"$E" -I"$root" -I"$root/include" -I"$root/core" \
+    "$E/onek_harness.cc" "$tmp/gmres_host.o" -o "$tmp/harness" -lm
+"$tmp/harness" "$@"

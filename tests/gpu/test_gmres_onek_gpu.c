@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/tests/gpu/test_gmres_onek_gpu.c: GMRES(m) on the one-kernel engine
+ * (solvers/gmres/gmres.c gm_onekernel, gmres_kernels.cu k_gm_onekernel;
+ * doc/solvers.md "Iteration engine").
+ *
+ * 1. Against the host driver: GMRES(30) and GMRES(10), without and with
+ *    Jacobi, on csr-vector and dia (where dia converts): same reason,
+ *    iterations within 5% (at least 2), x within 1e-6 relative of the host's
+ *    when converged (true relative residual <= 1e-9), the history consistent
+ *    (its length, ends, first steps within 1e-8 of the host's), the SpMV
+ *    count that of the cycles run; info->engine "onekernel"; two runs bitwise
+ *    equal. Matrices: a nonsymmetric tridiagonal (-1.3, 2.1, -0.7) for
+ *    n = 31, 32, 33, 1023, 1024, 1025 and 2049, 5000, 9000 (2, 8, 16 rows a
+ *    thread), convdiff2d:31,10, poisson2d:63 (GMRES(10): restarts) and real
+ *    nonsymmetric matrices of the shared set that GMRES(30) solves on the host
+ *    within 2000 iterations (pde2961, jpwh_991, rdb2048; orsirr_1 and add20
+ *    with Jacobi). The basis columns in shared memory capped at 0, 1 and 5
+ *    (SPS_GM_ONEK_VSHARED): bitwise the default's.
+ * 2. Fallbacks to classic, bitwise classic's: a basis above the one-kernel
+ *    bound (GMRES(300) on poisson2d:63: 9.6 MB), ilu0, n above
+ *    SPS_ONEKERNEL_MAX.
+ * 3. Time per iteration, onekernel and classic, on poisson2d:63 (a '#' line).
+ * Without a device (or without CUDA) it prints one SKIP line. */
+#include "check.h"
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if SPS_HAVE_CUDA
+
+static sps_context *gctx, *hctx;
+
+typedef struct result {
+    sps_solve_info in;
+    double *x, *hist;
+    sps_status st;
+    char engine[16];
+} result;
+
+typedef struct job {
+    const char *spmv;   /* backend */
+    const char *method; /* method spec */
+    const char *pc;     /* preconditioner type or NULL */
+    const char *engine; /* engine or NULL (auto) */
+} job;
+
+/* Solve A x = b on ctx (x0 = 0, rtol 1e-10, at most 2000 iterations, history on). */
+static result solve_on(sps_context *ctx, const sps_matrix *A, const job *j, const double *b)
+{
+    result r;
+    memset(&r, 0, sizeof r);
+    int n = sps_matrix_rows(A);
+    r.x = calloc((size_t)n, sizeof *r.x);
+    sps_operator *op = NULL;
+    sps_solver *s = NULL;
+    sps_precond *pc = NULL;
+    r.st = sps_operator_create(ctx, A, j->spmv, NULL, &op);
+    if (r.st == SPS_OK) r.st = sps_solver_create(ctx, &s);
+    if (r.st == SPS_OK) r.st = sps_solver_set_method_name(s, j->method);
+    if (r.st == SPS_OK) r.st = sps_solver_set_engine(s, j->engine);
+    if (r.st == SPS_OK && j->pc) r.st = sps_precond_create(ctx, A, j->pc, &pc);
+    if (r.st == SPS_OK) {
+        sps_solver_set_rtol(s, 1e-10);
+        sps_solver_set_maxit(s, 2000);
+        sps_solver_set_history(s, 1);
+        r.st = sps_solve(s, op, pc, b, r.x, &r.in);
+    }
+    if (r.st == SPS_OK && r.in.history_len > 0) {
+        r.hist = calloc((size_t)r.in.history_len, sizeof *r.hist);
+        memcpy(r.hist, r.in.history, (size_t)r.in.history_len * sizeof *r.hist);
+    }
+    if (r.st == SPS_OK && r.in.engine) snprintf(r.engine, sizeof r.engine, "%s", r.in.engine);
+    sps_precond_destroy(pc);
+    sps_solver_destroy(s);
+    sps_operator_destroy(op);
+    return r;
+}
+
+static void result_free(result *r) { free(r->x), free(r->hist); }
+
+static double rel(const double *x, const double *y, int n)
+{
+    double d = 0, s = 0;
+    for (int i = 0; i < n; i++) d += (x[i] - y[i]) * (x[i] - y[i]), s += y[i] * y[i];
+    return sqrt(d / (s > 0 ? s : 1));
+}
+
+static int same(const result *a, const result *b, int n)
+{
+    return a->st == SPS_OK && b->st == SPS_OK && a->in.reason == b->in.reason &&
+           a->in.iterations == b->in.iterations && memcmp(a->x, b->x, (size_t)n * sizeof *a->x) == 0 &&
+           a->hist && b->hist && a->in.history_len == b->in.history_len &&
+           memcmp(a->hist, b->hist, (size_t)a->in.history_len * sizeof *a->hist) == 0;
+}
+
+static double *rhs(int n)
+{
+    double *b = malloc((size_t)(n ? n : 1) * sizeof *b);
+    uint64_t seed = 11;
+    for (int i = 0; i < n; i++) b[i] = t_rand(&seed);
+    return b;
+}
+
+/* tridiag(-1.3, d, -0.7) of size n: nonsymmetric, eigenvalues d +- 1.91. */
+static sps_matrix *ntridiag(int n, double d)
+{
+    t_triplets t = {0};
+    for (int i = 0; i < n; i++) {
+        t_trip_add(&t, i, i, d);
+        if (i > 0) t_trip_add(&t, i, i - 1, -1.3);
+        if (i < n - 1) t_trip_add(&t, i, i + 1, -0.7);
+    }
+    return t_trip_matrix(hctx, n, n, &t);
+}
+
+static int64_t restart_of(const char *method)
+{
+    const char *p = strstr(method, "restart=");
+    return p ? atoll(p + 8) : 30;
+}
+
+/* ---- 1. onekernel against the host ---------------------------------------- */
+
+static void onek_case(const char *name, const sps_matrix *A, const char *method, const char *pcname)
+{
+    int n = sps_matrix_rows(A);
+    double *b = rhs(n);
+    job hj = {"csr-scalar", method, pcname, NULL};
+    result ref = solve_on(hctx, A, &hj, b);
+    if (!T_STATUS(hctx, ref.st, "%s host", name)) goto out;
+    const char *bes[] = {"csr-vector", "dia"};
+    for (int k = 0; k < 2; k++) {
+        char what[200];
+        snprintf(what, sizeof what, "gmres onekernel %s %s%s%s %s", name, method, pcname ? "+" : "",
+                 pcname ? pcname : "", bes[k]);
+        job gj = {bes[k], method, pcname, "onekernel"};
+        result g = solve_on(gctx, A, &gj, b);
+        if (g.st == SPS_ERR_UNSUPPORTED && strcmp(bes[k], "dia") == 0) { /* too many diagonals */
+            t_skip(what, "%s", sps_last_error(gctx));
+            result_free(&g);
+            continue;
+        }
+        if (!T_STATUS(gctx, g.st, "%s: solve", what)) {
+            result_free(&g);
+            continue;
+        }
+        int64_t di = g.in.iterations - ref.in.iterations;
+        int64_t tol = ref.in.iterations * 5 / 100 > 2 ? ref.in.iterations * 5 / 100 : 2;
+        T_OK(strcmp(g.engine, "onekernel") == 0, "%s: engine %s", what, g.engine);
+        T_OK(g.in.reason == ref.in.reason, "%s: reason %s (host %s)", what, sps_reason_str(g.in.reason),
+             sps_reason_str(ref.in.reason));
+        T_OK(llabs((long long)di) <= tol, "%s: %lld iterations, host %lld (within 5%%)", what,
+             (long long)g.in.iterations, (long long)ref.in.iterations);
+        if (ref.in.reason > 0) {
+            double e = rel(g.x, ref.x, n);
+            T_OK(e <= 1e-6 && g.in.true_rel_rnorm <= 1e-9, "%s: x within %.1e of the host's, true relres %.1e",
+                 what, e, g.in.true_rel_rnorm);
+        }
+        int hok = g.hist && g.in.history_len == g.in.iterations + 1 && g.hist[0] == g.in.r0norm &&
+                  g.hist[g.in.iterations] == g.in.rnorm && ref.hist;
+        double hworst = 0;
+        for (int64_t i = 1; hok && i <= 5 && i <= g.in.iterations && i <= ref.in.iterations; i++) {
+            double d = fabs(g.hist[i] - ref.hist[i]) / ref.hist[0];
+            hworst = d > hworst ? d : hworst;
+        }
+        T_OK(hok && hworst <= 1e-8, "%s: history consistent (first steps within %.1e of the host's)", what,
+             hworst);
+        /* r0, m + 1 per full cycle (the restart's b - A x), the last cycle's
+         * steps (solve.c's onekernel_counts: d (1 + 1/m), rounded), the true
+         * residual; each residual replacement 2 more */
+        double m = (double)restart_of(method);
+        if (m > n) m = n;
+        double want = (double)g.in.iterations * (1.0 + 1.0 / m) + 2.0;
+        T_OK(fabs((double)g.in.spmvs - want) <= 2.0 + 2.0 * (double)g.in.replacements,
+             "%s: %lld SpMVs for %lld iterations (about %.0f)", what, (long long)g.in.spmvs,
+             (long long)g.in.iterations, want);
+        if (pcname)
+            T_OK(g.in.precond_applies == g.in.spmvs - 2 - 2 * g.in.replacements,
+                 "%s: %lld Jacobi scalings for %lld SpMVs", what, (long long)g.in.precond_applies,
+                 (long long)g.in.spmvs);
+        result g2 = solve_on(gctx, A, &gj, b);
+        T_OK(same(&g, &g2, n), "%s: two runs bitwise equal", what);
+        printf("# %s: %.2f us per iteration, %lld iterations, %lld restarts\n", what, g2.in.per_iter_ms * 1e3,
+               (long long)g2.in.iterations, (long long)g2.in.restarts);
+        result_free(&g2);
+        result_free(&g);
+    }
+    result_free(&ref);
+out:
+    free(b);
+}
+
+/* The engine asked for does not apply: classic runs, bitwise classic's. */
+static void fallback_case(const char *what, const sps_matrix *A, const job *j)
+{
+    int n = sps_matrix_rows(A);
+    double *b = rhs(n);
+    job cj = *j, ej = *j;
+    cj.engine = "classic";
+    ej.engine = "onekernel";
+    result c = solve_on(gctx, A, &cj, b), e = solve_on(gctx, A, &ej, b);
+    if (T_STATUS(gctx, c.st, "%s: classic", what) && T_STATUS(gctx, e.st, "%s: onekernel", what))
+        T_OK(same(&c, &e, n) && strcmp(e.engine, "classic") == 0,
+             "%s: falls back to classic (%s ran), bitwise equal to it", what, e.engine);
+    result_free(&c), result_free(&e);
+    free(b);
+}
+
+static sps_matrix *read_real(const char *name)
+{
+    const char *path = t_real_matrix_path(name);
+    sps_matrix *A = NULL;
+    if (!path || sps_matrix_read(hctx, path, &A) != SPS_OK) {
+        t_skip(name, "cannot read");
+        return NULL;
+    }
+    return A;
+}
+
+static void both(const char *name, const sps_matrix *A, const char *pc)
+{
+    onek_case(name, A, "gmres:restart=30", pc);
+    onek_case(name, A, "gmres:restart=10", pc);
+}
+
+static void test_tridiag(void)
+{
+    int sizes[] = {31, 32, 33, 1023, 1024, 1025, 2049, 5000, 9000};
+    for (int i = 0; i < 9; i++) {
+        char name[64];
+        sps_matrix *T = ntridiag(sizes[i], 2.1);
+        if (!T) continue;
+        snprintf(name, sizeof name, "ntridiag n=%d", sizes[i]);
+        both(name, T, NULL);
+        both(name, T, "jacobi");
+        sps_matrix_destroy(T);
+    }
+}
+
+static void test_generated(void)
+{
+    const char *gens[] = {"convdiff2d:31,10", "poisson2d:63"};
+    for (int i = 0; i < 2; i++) {
+        sps_matrix *P = NULL;
+        if (!T_STATUS(hctx, sps_matrix_generate(hctx, gens[i], &P), "%s", gens[i])) continue;
+        both(gens[i], P, NULL);
+        both(gens[i], P, "jacobi");
+        sps_matrix_destroy(P);
+    }
+    /* restarts: GMRES(10) on poisson2d:63 restarts many times; the counts of
+     * restarts follow the iterations */
+    sps_matrix *P = NULL;
+    if (T_STATUS(hctx, sps_matrix_generate(hctx, "poisson2d:63", &P), "poisson2d:63")) {
+        double *b = rhs(sps_matrix_rows(P));
+        job hj = {"csr-scalar", "gmres:restart=10", NULL, NULL}, gj = {"csr-vector", "gmres:restart=10", NULL,
+                                                                        "onekernel"};
+        result h = solve_on(hctx, P, &hj, b), g = solve_on(gctx, P, &gj, b);
+        if (T_STATUS(hctx, h.st, "poisson2d:63 gmres(10) host") && T_STATUS(gctx, g.st, "poisson2d:63 gmres(10)"))
+            T_OK(g.in.restarts >= 5 && llabs((long long)(g.in.restarts - h.in.restarts)) <= 1 + h.in.restarts / 20,
+                 "poisson2d:63 gmres(10) onekernel: %lld restarts in %lld iterations (host %lld in %lld)",
+                 (long long)g.in.restarts, (long long)g.in.iterations, (long long)h.in.restarts,
+                 (long long)h.in.iterations);
+        result_free(&h), result_free(&g);
+        free(b);
+        sps_matrix_destroy(P);
+    }
+}
+
+static void test_real(void)
+{
+    const char *none[] = {"pde2961", "jpwh_991", "rdb2048"};
+    for (int i = 0; i < 3; i++) {
+        sps_matrix *A = read_real(none[i]);
+        if (!A) continue;
+        both(none[i], A, NULL);
+        sps_matrix_destroy(A);
+    }
+    const char *jac[] = {"pde2961", "jpwh_991", "orsirr_1", "add20"};
+    for (int i = 0; i < 4; i++) {
+        sps_matrix *A = read_real(jac[i]);
+        if (!A) continue;
+        both(jac[i], A, "jacobi");
+        sps_matrix_destroy(A);
+    }
+}
+
+/* The basis columns kept in shared memory (as many as fit by default;
+ * SPS_GM_ONEK_VSHARED=k caps them) move no operation: bitwise the same. */
+static void vshared_case(const char *name, const sps_matrix *A, const char *method, const char *pc)
+{
+    int n = sps_matrix_rows(A);
+    double *b = rhs(n);
+    job j = {"csr-vector", method, pc, "onekernel"};
+    result d = solve_on(gctx, A, &j, b);
+    const char *caps[] = {"0", "1", "5"};
+    for (int c = 0; c < 3; c++) {
+        setenv("SPS_GM_ONEK_VSHARED", caps[c], 1);
+        result e = solve_on(gctx, A, &j, b);
+        unsetenv("SPS_GM_ONEK_VSHARED");
+        if (T_STATUS(gctx, d.st, "%s %s", name, method) && T_STATUS(gctx, e.st, "%s %s vshared", name, method))
+            T_OK(same(&d, &e, n) && strcmp(e.engine, "onekernel") == 0,
+                 "gmres onekernel %s %s%s%s: SPS_GM_ONEK_VSHARED=%s bitwise the default's", name, method,
+                 pc ? "+" : "", pc ? pc : "", caps[c]);
+        result_free(&e);
+    }
+    result_free(&d);
+    free(b);
+}
+
+static void test_vshared(void)
+{
+    sps_matrix *P = NULL, *T = ntridiag(1025, 2.1);
+    if (T_STATUS(hctx, sps_matrix_generate(hctx, "poisson2d:63", &P), "poisson2d:63")) {
+        vshared_case("poisson2d:63", P, "gmres:restart=30", NULL);
+        vshared_case("poisson2d:63", P, "gmres:restart=30", "jacobi");
+    }
+    if (T) vshared_case("ntridiag n=1025", T, "gmres:restart=30", NULL);
+    sps_matrix_destroy(P);
+    sps_matrix_destroy(T);
+}
+
+/* ---- 2. fallbacks ---------------------------------------------------------- */
+
+static void test_fallback(void)
+{
+    sps_matrix *P = NULL;
+    if (!T_STATUS(hctx, sps_matrix_generate(hctx, "poisson2d:63", &P), "poisson2d:63")) return;
+    job big = {"csr-vector", "gmres:restart=300", NULL, NULL}; /* 301 x 3969 doubles: 9.6 MB */
+    fallback_case("gmres(300) poisson2d:63 (basis above the bound)", P, &big);
+    job ilu = {"csr-vector", "gmres:restart=30", "ilu0", NULL};
+    fallback_case("gmres(30)+ilu0 poisson2d:63", P, &ilu);
+    setenv("SPS_ONEKERNEL_MAX", "1000", 1);
+    job gm = {"csr-vector", "gmres:restart=30", NULL, NULL};
+    fallback_case("gmres(30) poisson2d:63, SPS_ONEKERNEL_MAX=1000", P, &gm);
+    unsetenv("SPS_ONEKERNEL_MAX");
+    sps_matrix_destroy(P);
+}
+
+/* ---- 3. time per iteration -------------------------------------------------- */
+
+static void test_time(void)
+{
+    sps_matrix *P = NULL;
+    if (!T_STATUS(hctx, sps_matrix_generate(hctx, "poisson2d:63", &P), "poisson2d:63")) return;
+    int n = sps_matrix_rows(P);
+    double *b = rhs(n);
+    const char *methods[] = {"gmres:restart=30", "gmres:restart=10"};
+    const char *pcs[] = {NULL, "jacobi"};
+    const char *engines[] = {"classic", "onekernel"};
+    for (int mi = 0; mi < 2; mi++)
+        for (int p = 0; p < 2; p++)
+            for (int e = 0; e < 2; e++) {
+                double t[3];
+                result r;
+                memset(&r, 0, sizeof r);
+                int ok = 1;
+                for (int rep = 0; rep < 3 && ok; rep++) {
+                    job j = {"csr-vector", methods[mi], pcs[p], engines[e]};
+                    if (rep) result_free(&r);
+                    r = solve_on(gctx, P, &j, b);
+                    ok = T_STATUS(gctx, r.st, "poisson2d:63 %s %s", methods[mi], engines[e]);
+                    t[rep] = r.in.per_iter_ms * 1e3;
+                }
+                if (ok) {
+                    double lo = t[0] < t[1] ? t[0] : t[1], hi = t[0] < t[1] ? t[1] : t[0];
+                    double med = t[2] < lo ? lo : t[2] > hi ? hi : t[2];
+                    printf("# poisson2d:63 %s%s%s engine %s ran %s: %.2f us per iteration (median of 3), "
+                           "%lld iterations, %lld restarts, %lld syncs\n",
+                           methods[mi], pcs[p] ? "+" : "", pcs[p] ? pcs[p] : "", engines[e], r.engine, med,
+                           (long long)r.in.iterations, (long long)r.in.restarts, (long long)r.in.host_syncs);
+                }
+                result_free(&r);
+            }
+    free(b);
+    sps_matrix_destroy(P);
+}
+
+/* The engines are chosen here, not by the caller's environment. */
+static void test_clean_env(void)
+{
+    unsetenv("SPS_ENGINE"), unsetenv("SPS_ONEKERNEL_MAX"), unsetenv("SPS_GM_ONEK_VSHARED");
+}
+
+T_MAIN_GPU("GMRES on the one-kernel engine", gctx, hctx, test_clean_env, test_tridiag, test_generated,
+           test_real, test_vshared, test_fallback, test_time)
+
+#else
+
+T_MAIN_NO_CUDA("GMRES on the one-kernel engine")
+
+#endif
