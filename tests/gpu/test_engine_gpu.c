@@ -10,9 +10,9 @@
  *    bitwise equal; info->engine says "onekernel"; the three layouts
  *    (SPS_ONEK_LAYOUT: registers, shared, global memory) bitwise equal; the
  *    dia backend's rows too; a backend without device rows (drm), a
- *    system above SPS_ONEKERNEL_MAX, ic0 (either order) and GMRES fall back
- *    to classic, bitwise equal to it.
- * 1b. auto (the default): onekernel for small CG/BiCGSTAB systems, fused for
+ *    system above SPS_ONEKERNEL_MAX and ic0 (either order) fall back to
+ *    classic, bitwise equal to it (GMRES's one kernel: test_gmres_onek_gpu.c).
+ * 1b. auto (the default): onekernel for small CG/BiCGSTAB/GMRES systems, fused for
  *    CG otherwise where the backend has apply_dot, else classic; a stop
  *    monitor keeps the host checks (no onekernel); SPS_ENGINE overrides.
  * 2. graph (CG): bitwise equal to classic (x, iterations, history), with no,
@@ -246,8 +246,7 @@ static void test_onekernel(void)
         onek_case("poisson2d:63", P, "bicgstab", "jacobi");
         job d = {"drm", "cg", NULL, NULL};
         fallback_case("onekernel poisson2d:63 cg drm (no device rows)", P, &d, "onekernel");
-        job gm = {"csr-vector", "gmres:restart=30", NULL, NULL};
-        fallback_case("onekernel poisson2d:63 gmres", P, &gm, "onekernel");
+        /* GMRES's one kernel: tests/gpu/test_gmres_onek_gpu.c */
         job ic = {"csr-vector", "cg", "ic0:exact", NULL}, mc = {"csr-vector", "cg", "ic0", NULL};
         fallback_case("onekernel poisson2d:63 cg+ic0:exact", P, &ic, "onekernel");
         fallback_case("onekernel poisson2d:63 cg+ic0 (multicolor)", P, &mc, "onekernel");
@@ -330,7 +329,7 @@ static void test_auto(void)
         auto_case("poisson2d:63", P, &cgd, "onekernel", "fused");
         auto_case("poisson2d:63", P, &cgj, "onekernel", "fused");
         auto_case("poisson2d:63", P, &bi, "onekernel", "classic");
-        auto_case("poisson2d:63", P, &gm, "classic", "classic");
+        auto_case("poisson2d:63", P, &gm, "onekernel", "classic");
         auto_case("poisson2d:63", P, &cgm, "fused", "fused");     /* drm: no device rows */
         auto_case("poisson2d:63", P, &cgs, "onekernel", "classic"); /* no apply_dot */
         setenv("SPS_ONEKERNEL_MAX", "1000", 1);
