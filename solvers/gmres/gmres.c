@@ -234,7 +234,7 @@ static sps_status gm_onekernel(sps_krylov *k, const sps_dev_rows *rows)
     const sps_gm_ops *go = k->mops;
     sps_gm_ws g = gm_ws(k);
     if (!go->onekernel || !rows || k->pcmode == SPS_PCM_APPLY || (k->op && k->op->single) ||
-        k->w.n > sps__engine_onek_max() || g.m < 1 ||
+        k->w.n > sps__engine_onek_max() || k->w.n > SPS_GM_ONEK_MAX_ROWS || g.m < 1 ||
         (size_t)k->w.n * sizeof(double) > SPS_GM_ONEK_MAX_BASIS / (size_t)(g.m + 1))
         return SPS_ERR_UNSUPPORTED;
     sps_status st = go->onekernel(&k->w, &g, rows, k->inner, sps__kr_diag(k));

@@ -79,9 +79,13 @@ typedef struct sps_gm_ops {
 } sps_gm_ops;
 
 /* The one-kernel path streams the basis through one SM: above this many
- * bytes of basis ((m+1) n doubles) it is refused (classic runs). A first
- * guess, to be measured on the H100 (doc/solvers.md). */
-#define SPS_GM_ONEK_MAX_BASIS ((size_t)8 << 20)
+ * bytes of basis ((m+1) n doubles), or above SPS_GM_ONEK_MAX_ROWS rows (8 a
+ * thread), it is refused (classic runs). Measured on the H100 (doc/solvers.md:
+ * poisson2d:N, GMRES(m)): faster than classic up to about 1 MB of basis
+ * (poisson2d:63 GMRES(30), 0.98 MB: 36 against 47 us per iteration), slower
+ * from 1.9 MB (GMRES(60): 61 against 49); 8 rows a thread tie at 0.7 MB. */
+#define SPS_GM_ONEK_MAX_BASIS ((size_t)3 << 19)
+#define SPS_GM_ONEK_MAX_ROWS 8192
 
 /* The table of an implementation whose functions are named P_gm_finish, ...
  * (onekernel left NULL: the host's table; the CUDA table names it). */

@@ -700,7 +700,7 @@ bool go_pick(cudaStream_t s, int n, int m, int j0, const sps_dev_rows &A, const 
     if (n <= 2 * OKT) return go_launch<JAC, 2>(s, n, m, j0, A, g, dinv, st, gs, hist);
     if (n <= 4 * OKT) return go_launch<JAC, 4>(s, n, m, j0, A, g, dinv, st, gs, hist);
     if (n <= 8 * OKT) return go_launch<JAC, 8>(s, n, m, j0, A, g, dinv, st, gs, hist);
-    return go_launch<JAC, 16>(s, n, m, j0, A, g, dinv, st, gs, hist);
+    return false; /* above SPS_GM_ONEK_MAX_ROWS: the hook refuses first */
 }
 } /* namespace */
 
