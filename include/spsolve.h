@@ -658,10 +658,12 @@ sps_status sps_solver_set_monitor(sps_solver *s, sps_monitor_fn fn, void *user);
  *  interval asks for host checks, else "fused" for CG where it applies, else
  *  "classic"), "classic" (each iteration's kernels enqueued by the host),
  *  "graph" (a batch of iterations captured once as a CUDA graph and
- *  replayed; CG, else classic), "onekernel" (CG or BiCGSTAB with no or Jacobi
- *  preconditioning on a double operator whose backend gives its device rows
- *  (CSR family, dia) with n <= SPS_ONEKERNEL_MAX, default 16384: the whole
- *  iteration phase in one thread block of one launch; else classic),
+ *  replayed; CG, else classic), "onekernel" (CG, BiCGSTAB or GMRES with no or
+ *  Jacobi preconditioning on a double operator whose backend gives its
+ *  device rows (CSR family, dia) with n <= SPS_ONEKERNEL_MAX, default 16384:
+ *  the whole iteration phase in one thread block of one launch, GMRES one
+ *  cycle a launch with n <= 8192 and a basis of at most 1.5 MiB; else
+ *  classic),
  *  "fused" (classic enqueueing; CG's SpMV gives p'q in the same pass where
  *  the operator's backend offers it: csr-vector, dia, drm; else classic), or
  *  NULL / "" for the environment variable SPS_ENGINE (auto when unset). An

@@ -12,7 +12,7 @@
  *    dia backend's rows too; a backend without device rows (drm), a
  *    system above SPS_ONEKERNEL_MAX and ic0 (either order) fall back to
  *    classic, bitwise equal to it (GMRES's one kernel: test_gmres_onek_gpu.c).
- * 1b. auto (the default): onekernel for small CG/BiCGSTAB/GMRES systems, fused for
+ * 1b. auto (the default): onekernel for small CG/BiCGSTAB systems, fused for
  *    CG otherwise where the backend has apply_dot, else classic; a stop
  *    monitor keeps the host checks (no onekernel); SPS_ENGINE overrides.
  * 2. graph (CG): bitwise equal to classic (x, iterations, history), with no,
@@ -329,7 +329,7 @@ static void test_auto(void)
         auto_case("poisson2d:63", P, &cgd, "onekernel", "fused");
         auto_case("poisson2d:63", P, &cgj, "onekernel", "fused");
         auto_case("poisson2d:63", P, &bi, "onekernel", "classic");
-        auto_case("poisson2d:63", P, &gm, "onekernel", "classic");
+        auto_case("poisson2d:63", P, &gm, "classic", "classic"); /* GMRES's one kernel: by name */
         auto_case("poisson2d:63", P, &cgm, "fused", "fused");     /* drm: no device rows */
         auto_case("poisson2d:63", P, &cgs, "onekernel", "classic"); /* no apply_dot */
         setenv("SPS_ONEKERNEL_MAX", "1000", 1);
