@@ -22,7 +22,12 @@ target_of() { case $1 in text|gzip) echo 0 ;; vector) echo 1 ;; spsb) echo 2 ;; 
 seeds_of() { case $1 in text) echo mtx ;; *) echo "$1" ;; esac; }
 for t in 0 1 2; do
     bin=$out/fuzz_read_$t
-    [ -x "$bin" ] && [ "$bin" -nt tests/fuzz/fuzz_read.c ] && continue
+    # rebuilt when the harness or any library source is newer than it
+    if [ -x "$bin" ]; then
+        stale=0
+        for f in tests/fuzz/fuzz_read.c $srcs; do [ "$f" -nt "$bin" ] && { stale=1; break; }; done
+        [ $stale = 0 ] && continue
+    fi
     echo "fuzz: building $bin"
     # sps_config.h from ./configure --without-cuda (no CUDA in the harness)
     mkdir -p "$out/cfg"
