@@ -31,8 +31,10 @@
  * from shared memory where they fit), w in registers, z and the small arrays
  * in shared memory, every sum in a fixed order. The hook then ends the cycle
  * with gm_restart, as gm_iterate does at j + 1 == m. No or Jacobi
- * preconditioning, double, n <= the engine's bound (and 16384), a basis of at
- * most SPS_GM_ONEK_MAX_BASIS bytes; otherwise the classic steps above. */
+ * preconditioning, double, n <= the engine's bound and SPS_GM_ONEK_MAX_ROWS
+ * (8192), a basis of at most SPS_GM_ONEK_MAX_BASIS bytes (1.5 MiB, measured);
+ * otherwise the classic steps above. Used when named (SPS_ENGINE=onekernel):
+ * auto does not pick it yet (engine.c). */
 #include "../engine.h"
 #include "gmres.h"
 

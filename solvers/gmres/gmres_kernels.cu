@@ -854,13 +854,13 @@ static sps_status c_gm_update(sps_kws *w, const sps_gm_ws *g, double *x, const d
 }
 
 
-/* The one-kernel path (gmres.h): n <= 16 OKT rows (16 a thread at most), the
+/* The one-kernel path (gmres.h): n <= 8 OKT rows (SPS_GM_ONEK_MAX_ROWS), the
  * steps j0 .. m-1 of the cycle; the shared memory for z and the small arrays
  * must fit (else SPS_ERR_UNSUPPORTED: the caller runs classic). */
 static sps_status c_gm_onekernel(sps_kws *w, const sps_gm_ws *g, const sps_dev_rows *rows, int64_t j0,
                                  const double *dinv)
 {
-    if (!rows || rows->n != w->n || w->n < 1 || w->n > 16 * OKT || g->m < 1 || g->m > INT32_MAX / 8 ||
+    if (!rows || rows->n != w->n || w->n < 1 || w->n > 8 * OKT || g->m < 1 || g->m > INT32_MAX / 8 ||
         j0 < 0 || j0 >= g->m)
         return SPS_ERR_UNSUPPORTED;
     sps_gm_state *gs = (sps_gm_state *)w->ms;
