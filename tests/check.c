@@ -244,6 +244,18 @@ const char *t_real_matrix_path(const char *name)
     return NULL;
 }
 
+sps_matrix *t_read_real(sps_context *ctx, const char *name)
+{
+    const char *path = t_real_matrix_path(name);
+    sps_matrix *A = NULL;
+    sps_status st = path ? sps_matrix_read(ctx, path, &A) : SPS_ERR_IO;
+    if (st != SPS_OK) {
+        t_skip(name, "cannot read: %s", path ? sps_last_error(ctx) : "file not found");
+        return NULL;
+    }
+    return A;
+}
+
 sps_matrix *t_matrix_from_dense(sps_context *ctx, sps_idx m, sps_idx n, const double *a)
 {
     size_t cap = (size_t)m * (size_t)n + 1;
@@ -424,6 +436,13 @@ double t_rand(uint64_t *s)
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     z ^= z >> 31;
     return (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+double t_rel_diff(const double *x, const double *ref, sps_idx n)
+{
+    double d = 0, s = 0;
+    for (sps_idx i = 0; i < n; i++) d += (x[i] - ref[i]) * (x[i] - ref[i]), s += ref[i] * ref[i];
+    return s > 0 ? sqrt(d / s) : sqrt(d);
 }
 
 uint64_t t_xorshift(uint64_t *state)

@@ -97,6 +97,8 @@ const char *t_matrices_dir(void);
 const char *const *t_real_matrices(void);
 /* Full path of real matrix NAME (shared set first, bundled copy second), or NULL. */
 const char *t_real_matrix_path(const char *name);
+/* Real matrix NAME read on ctx, or NULL after a SKIP line saying why. */
+sps_matrix *t_read_real(sps_context *ctx, const char *name);
 
 /* A matrix from a dense row-major m x n array (entries equal to 0.0 are not
  * stored), made on ctx (may be NULL), or NULL after a FAIL line. */
@@ -143,6 +145,9 @@ const char *t_put_gz_str(const char *name, const char *s);
 
 /* Deterministic pseudo-random doubles in [-1, 1). */
 double t_rand(uint64_t *state);
+
+/* ||x - ref|| / ||ref|| (2-norms; ||x - ref|| when ref is zero). */
+double t_rel_diff(const double *x, const double *ref, sps_idx n);
 
 /* The next value of Marsaglia's xorshift64 (13, 7, 17) generator; *state != 0. */
 uint64_t t_xorshift(uint64_t *state);

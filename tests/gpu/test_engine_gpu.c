@@ -40,76 +40,14 @@
 
 #if SPS_HAVE_CUDA
 
+#include "engine_jobs.h"
+
 static sps_context *gctx, *hctx;
-
-typedef struct result {
-    sps_solve_info in;
-    double *x, *hist;
-    sps_status st;
-    char engine[16];
-} result;
-
-typedef struct job {
-    const char *spmv;   /* backend */
-    const char *method; /* method spec */
-    const char *pc;     /* preconditioner type or NULL */
-    const char *engine; /* engine or NULL (auto, the default) */
-} job;
 
 /* Solve A x = b on ctx (x0 = 0, rtol 1e-10, history on). */
 static result solve_on(sps_context *ctx, const sps_matrix *A, const job *j, const double *b)
 {
-    result r;
-    memset(&r, 0, sizeof r);
-    int n = sps_matrix_rows(A);
-    r.x = calloc((size_t)n, sizeof *r.x);
-    sps_operator *op = NULL;
-    sps_solver *s = NULL;
-    sps_precond *pc = NULL;
-    r.st = sps_operator_create(ctx, A, j->spmv, NULL, &op);
-    if (r.st == SPS_OK) r.st = sps_solver_create(ctx, &s);
-    if (r.st == SPS_OK) r.st = sps_solver_set_method_name(s, j->method);
-    if (r.st == SPS_OK) r.st = sps_solver_set_engine(s, j->engine);
-    if (r.st == SPS_OK && j->pc) r.st = sps_precond_create(ctx, A, j->pc, &pc);
-    if (r.st == SPS_OK) {
-        sps_solver_set_rtol(s, 1e-10);
-        sps_solver_set_history(s, 1);
-        r.st = sps_solve(s, op, pc, b, r.x, &r.in);
-    }
-    if (r.st == SPS_OK && r.in.history_len > 0) {
-        r.hist = calloc((size_t)r.in.history_len, sizeof *r.hist);
-        memcpy(r.hist, r.in.history, (size_t)r.in.history_len * sizeof *r.hist);
-    }
-    if (r.st == SPS_OK && r.in.engine) snprintf(r.engine, sizeof r.engine, "%s", r.in.engine);
-    sps_precond_destroy(pc);
-    sps_solver_destroy(s);
-    sps_operator_destroy(op);
-    return r;
-}
-
-static void result_free(result *r) { free(r->x), free(r->hist); }
-
-static double rel(const double *x, const double *y, int n)
-{
-    double d = 0, s = 0;
-    for (int i = 0; i < n; i++) d += (x[i] - y[i]) * (x[i] - y[i]), s += y[i] * y[i];
-    return sqrt(d / (s > 0 ? s : 1));
-}
-
-static int same(const result *a, const result *b, int n)
-{
-    return a->st == SPS_OK && b->st == SPS_OK && a->in.reason == b->in.reason &&
-           a->in.iterations == b->in.iterations && memcmp(a->x, b->x, (size_t)n * sizeof *a->x) == 0 &&
-           a->hist && b->hist && a->in.history_len == b->in.history_len &&
-           memcmp(a->hist, b->hist, (size_t)a->in.history_len * sizeof *a->hist) == 0;
-}
-
-static double *rhs(int n)
-{
-    double *b = malloc((size_t)(n ? n : 1) * sizeof *b);
-    uint64_t seed = 11;
-    for (int i = 0; i < n; i++) b[i] = t_rand(&seed);
-    return b;
+    return job_solve(ctx, A, j, b, 0);
 }
 
 /* tridiag(-1, d, -1) of size n; with arrow, row and column 0 full (2/n). */
@@ -163,7 +101,7 @@ static void onek_case(const char *name, const sps_matrix *A, const char *method,
         T_OK(llabs((long long)di) <= tol, "%s: %lld iterations, host %lld (within %d%%)", what,
              (long long)g.in.iterations, (long long)ref.in.iterations, pct);
         if (ref.in.reason > 0) {
-            double e = rel(g.x, ref.x, n);
+            double e = t_rel_diff(g.x, ref.x, n);
             T_OK(e <= 1e-6 && g.in.true_rel_rnorm <= 1e-9, "%s: x within %.1e of the host's, true relres %.1e",
                  what, e, g.in.true_rel_rnorm);
         }
@@ -210,16 +148,6 @@ static void fallback_case(const char *what, const sps_matrix *A, const job *j, c
     free(b);
 }
 
-static sps_matrix *read_real(const char *name)
-{
-    const char *path = t_real_matrix_path(name);
-    sps_matrix *A = NULL;
-    if (!path || sps_matrix_read(hctx, path, &A) != SPS_OK) {
-        t_skip(name, "cannot read");
-        return NULL;
-    }
-    return A;
-}
 
 static void test_onekernel(void)
 {
@@ -258,7 +186,7 @@ static void test_onekernel(void)
     }
     const char *real[] = {"nos6", "bcsstk09", "gr_30_30"};
     for (int i = 0; i < 3; i++) {
-        sps_matrix *A = read_real(real[i]);
+        sps_matrix *A = t_read_real(hctx, real[i]);
         if (!A) continue;
         onek_case(real[i], A, "cg", NULL);
         onek_case(real[i], A, "cg", "jacobi");
@@ -266,7 +194,7 @@ static void test_onekernel(void)
     }
     /* BiCGSTAB's count moves with the rounding order (test_solvers_gpu.c):
      * pde2961 is one that stays within 5% */
-    sps_matrix *B = read_real("pde2961");
+    sps_matrix *B = t_read_real(hctx, "pde2961");
     if (B) onek_case("pde2961", B, "bicgstab", NULL);
     sps_matrix_destroy(B);
 }
@@ -500,8 +428,8 @@ static void fused_case(const char *name, const sps_matrix *A, const char *pcname
              "%s: %s after %lld iterations (host %s, %lld)", what, sps_reason_str(f.in.reason),
              (long long)f.in.iterations, sps_reason_str(h.in.reason), (long long)h.in.iterations);
         if (h.in.reason > 0)
-            T_OK(rel(f.x, h.x, n) <= 1e-6 && f.in.true_rel_rnorm <= 1e-9, "%s: x within %.1e of the host's",
-                 what, rel(f.x, h.x, n));
+            T_OK(t_rel_diff(f.x, h.x, n) <= 1e-6 && f.in.true_rel_rnorm <= 1e-9, "%s: x within %.1e of the host's",
+                 what, t_rel_diff(f.x, h.x, n));
         T_OK(same(&f, &f2, n), "%s: two runs bitwise equal", what);
     }
     result_free(&h), result_free(&f), result_free(&f2);
@@ -536,7 +464,7 @@ static void test_fused(void)
     }
     const char *real[] = {"nos6", "bcsstk09"};
     for (int i = 0; i < 2; i++) {
-        sps_matrix *A = read_real(real[i]);
+        sps_matrix *A = t_read_real(hctx, real[i]);
         if (!A) continue;
         fused_case(real[i], A, NULL, "csr-vector");
         fused_case(real[i], A, NULL, "drm");

@@ -26,16 +26,6 @@ static double *rhs(sps_idx n, int k, uint64_t seed, int zero1)
     return B;
 }
 
-static double rel_diff(const double *a, const double *b, sps_idx n)
-{
-    double d = 0, s = 0;
-    for (sps_idx i = 0; i < n; i++) {
-        d += (a[i] - b[i]) * (a[i] - b[i]);
-        s += b[i] * b[i];
-    }
-    return s > 0 ? sqrt(d / s) : sqrt(d);
-}
-
 /* Block solve of B into X (host arrays; through device copies when dev). */
 static sps_status block(sps_context *ctx, sps_solver *s, sps_operator *op, sps_precond *pc,
                         const double *B, double *X, sps_idx n, int k, int dev, sps_solve_info *in)
@@ -67,7 +57,7 @@ static void compare(sps_context *ctx, const char *name, const char *spmv, sps_so
         if (!T_STATUS(ctx, sps_solve(s, op, pc, B + (size_t)j * (size_t)n, x1, &si), "%s: single %d", name, j))
             break;
         const double *xb = X + (size_t)j * (size_t)n;
-        double d = rel_diff(xb, x1, n);
+        double d = t_rel_diff(xb, x1, n);
         int64_t di = llabs((long long)(si.iterations - mi[j].iterations));
         reasons &= si.reason == mi[j].reason;
         iters &= exact ? di == 0 : di <= (si.iterations + 19) / 20;

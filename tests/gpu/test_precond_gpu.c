@@ -368,16 +368,6 @@ static sps_status gpu_apply(sps_precond *pc, const double *r, double *z, sps_idx
     return st;
 }
 
-static double rel_diff(const double *a, const double *b, sps_idx n)
-{
-    double num = 0, den = 0;
-    for (sps_idx i = 0; i < n; i++) {
-        num += (a[i] - b[i]) * (a[i] - b[i]);
-        den += b[i] * b[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
 /* pc refreshed onto B against a fresh GPU build on B: relative 1e-12, and
  * bitwise (csrilu02/csric02 and SpSV are deterministic; the analyses depend
  * on the pattern only). Where the build on B fails (a real matrix whose
@@ -400,7 +390,7 @@ static void refresh_equals_fresh(const char *what, const char *type, sps_precond
         sps_status st = gpu_apply(pc, r, z1, n);
         if (st == SPS_OK) st = gpu_apply(fresh, r, z2, n);
         if (T_STATUS(gctx, st, "%s %s: applies", what, type)) {
-            double rel = rel_diff(z1, z2, n);
+            double rel = t_rel_diff(z1, z2, n);
             T_OK(rel <= 1e-12, "%s %s: refreshed apply = a fresh GPU build's (relative %.2g)", what, type, rel);
             T_OK(memcmp(z1, z2, (size_t)n * sizeof *z1) == 0, "%s %s: and bitwise", what, type);
         }

@@ -740,13 +740,6 @@ static result solve_on(sps_context *ctx, const sps_matrix *A, const char *spmv, 
 
 static void result_free(result *r) { free(r->x), free(r->hist); }
 
-static double rel(const double *x, const double *y, int n)
-{
-    double d = 0, s = 0;
-    for (int i = 0; i < n; i++) d += (x[i] - y[i]) * (x[i] - y[i]), s += y[i] * y[i];
-    return sqrt(d / (s > 0 ? s : 1));
-}
-
 /* GPU (every GPU backend) against the host driver on one matrix. */
 static void compare_case(const char *mname, const sps_matrix *A, sps_method m, int restart)
 {
@@ -784,7 +777,7 @@ static void compare_case(const char *mname, const sps_matrix *A, sps_method m, i
         T_OK(llabs((long long)di) <= tol, "%s: %lld iterations, host %lld (within 5%%)", name,
              (long long)g.in.iterations, (long long)ref.in.iterations);
         if (ref.in.reason > 0) {
-            double e = rel(g.x, ref.x, n);
+            double e = t_rel_diff(g.x, ref.x, n);
             T_OK(e <= 1e-6 && g.in.true_rel_rnorm <= 1e-9, "%s: x within %.1e of the host's, true relres %.1e",
                  name, e, g.in.true_rel_rnorm);
         }
@@ -820,18 +813,6 @@ static void compare_case(const char *mname, const sps_matrix *A, sps_method m, i
     free(b);
 }
 
-static sps_matrix *read_real(const char *name)
-{
-    const char *path = t_real_matrix_path(name);
-    sps_matrix *A = NULL;
-    sps_status st = path ? sps_matrix_read(hctx, path, &A) : SPS_ERR_IO;
-    if (st != SPS_OK) {
-        t_skip(name, "cannot read: %s", path ? sps_last_error(hctx) : "file not found");
-        return NULL;
-    }
-    return A;
-}
-
 static void test_solves(void)
 {
     sps_matrix *P = poisson(40), *G = geometric_diag(1000, 3e4);
@@ -855,7 +836,7 @@ static void test_solves(void)
         {"pde2961", SPS_BICGSTAB}, {"jpwh_991", SPS_GMRES}, {"rdb2048", SPS_GMRES},
     };
     for (size_t i = 0; i < sizeof real / sizeof *real; i++) {
-        sps_matrix *A = read_real(real[i].mat);
+        sps_matrix *A = t_read_real(hctx, real[i].mat);
         if (!A) continue;
         compare_case(real[i].mat, A, real[i].m, 30);
         sps_matrix_destroy(A);
@@ -899,7 +880,7 @@ static void test_syncs(void)
         result h = solve_on(hctx, A, "csr-scalar", SPS_CG, 30, hpc, b, 0, NULL);
         T_OK(g.st == SPS_OK && h.st == SPS_OK && g.in.reason == h.in.reason &&
                  llabs((long long)(g.in.iterations - h.in.iterations)) <= 2 + h.in.iterations / 20 &&
-                 rel(g.x, h.x, n) <= 1e-6,
+                 t_rel_diff(g.x, h.x, n) <= 1e-6,
              "cg + jacobi: GPU %lld iterations, host %lld, same solution", (long long)g.in.iterations,
              (long long)h.in.iterations);
         result_free(&g);
