@@ -6,23 +6,12 @@
  * lanes around an exchange array. */
 #pragma once
 #include "solvers/gmres/gmres.h"
-#include <algorithm>
+#include "cuda_words.h"
 #include <barrier>
 #include <cstdint>
 #include <memory>
 #include <thread>
 #include <vector>
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-#define __launch_bounds__(...)
-#define __shared__ static
-using std::min;
-struct dim3 {
-    unsigned x = 1, y = 1, z = 1;
-    dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
-};
 extern thread_local dim3 blockIdx, threadIdx;
 extern dim3 gridDim, blockDim;
 extern std::barrier<> *emu_bar;

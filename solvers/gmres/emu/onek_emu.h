@@ -8,23 +8,12 @@
  * statics: one block, so one copy, as on the device. */
 #pragma once
 #include "solvers/gmres/gmres.h"
-#include <algorithm>
+#include "cuda_words.h"
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <ucontext.h>
 #include <vector>
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-#define __launch_bounds__(...)
-#define __shared__ static
-using std::min;
-struct dim3 {
-    unsigned x = 1, y = 1, z = 1;
-    dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
-};
 
 struct emu_fiber {
     ucontext_t ctx;
