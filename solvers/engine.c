@@ -41,10 +41,7 @@ static int onek_auto(const sps_solver *s, const sps_krylov *k)
     sps_dev_rows rows;
     sps_idx max = sps__engine_onek_max();
     if (max > SPS_ONEK_AUTO_MAX && !getenv("SPS_ONEKERNEL_MAX")) max = SPS_ONEK_AUTO_MAX;
-    /* GMRES's one kernel runs when named: the GPU goldens (tests/regression:
-     * lns_3937 GMRES(30), 1530 iterations within 5%) have not run with it */
-    return s->method->impl->onekernel && s->method->impl->id != SPS_GMRES &&
-           k->pcmode != SPS_PCM_APPLY && k->w.n <= max &&
+    return s->method->impl->onekernel && k->pcmode != SPS_PCM_APPLY && k->w.n <= max &&
            !s->mon_stop && s->check == 0 && sps__engine_rows(k->op, &rows);
 }
 

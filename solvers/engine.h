@@ -39,7 +39,7 @@ const char *sps__engine_name(int e);
 int sps__engine_of(const sps_solver *s);
 /* The engine a solve runs (classic, graph, onekernel or fused): the asked
  * one, or for auto on a GPU the one-kernel path where the method offers one
- * (CG, BiCGSTAB; GMRES's only when named) and rows <= SPS_ONEK_AUTO_MAX (no stop monitor, no check interval), else
+ * (CG, BiCGSTAB, GMRES within its own bounds) and rows <= SPS_ONEK_AUTO_MAX (no stop monitor, no check interval), else
  * fused where it applies (sps__engine_fused_ok), else classic. Host solves:
  * classic. */
 int sps__engine_resolve(const sps_solver *s, const sps_krylov *k);

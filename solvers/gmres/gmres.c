@@ -33,8 +33,8 @@
  * with gm_restart, as gm_iterate does at j + 1 == m. No or Jacobi
  * preconditioning, double, n <= the engine's bound and SPS_GM_ONEK_MAX_ROWS
  * (8192), a basis of at most SPS_GM_ONEK_MAX_BASIS bytes (1.5 MiB, measured);
- * otherwise the classic steps above. Used when named (SPS_ENGINE=onekernel):
- * auto does not pick it yet (engine.c). */
+ * otherwise the classic steps above. auto picks it within these bounds
+ * (engine.c; the GPU goldens pass with it). */
 #include "../engine.h"
 #include "gmres.h"
 

@@ -257,7 +257,7 @@ static void test_auto(void)
         auto_case("poisson2d:63", P, &cgd, "onekernel", "fused");
         auto_case("poisson2d:63", P, &cgj, "onekernel", "fused");
         auto_case("poisson2d:63", P, &bi, "onekernel", "classic");
-        auto_case("poisson2d:63", P, &gm, "classic", "classic"); /* GMRES's one kernel: by name */
+        auto_case("poisson2d:63", P, &gm, "onekernel", "classic");
         auto_case("poisson2d:63", P, &cgm, "fused", "fused");     /* drm: no device rows */
         auto_case("poisson2d:63", P, &cgs, "onekernel", "classic"); /* no apply_dot */
         setenv("SPS_ONEKERNEL_MAX", "1000", 1);
