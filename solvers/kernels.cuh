@@ -90,9 +90,8 @@ __global__ void __launch_bounds__(TPB) k_reduce_finish(const sps_kstate *st, int
  * if the device allows it for the kernel K beside K's static shared memory
  * (the attribute is set for K); else 0: K's global-memory variant runs. */
 template <typename K>
-size_t onek_smem(K kernel, int n, int k)
+size_t onek_smem_bytes(K kernel, size_t bytes)
 {
-    const size_t bytes = (size_t)k * (size_t)n * sizeof(double);
     int dev = 0, lim = 0;
     cudaFuncAttributes fa;
     if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -103,6 +102,12 @@ size_t onek_smem(K kernel, int n, int k)
         return 0;
     }
     return bytes;
+}
+
+template <typename K>
+size_t onek_smem(K kernel, int n, int k)
+{
+    return onek_smem_bytes(kernel, (size_t)k * (size_t)n * sizeof(double));
 }
 
 /* The one-kernel engine (engine.h): one block of OKT threads; the block's
@@ -179,6 +184,30 @@ inline int onek_layout()
 {
     const char *f = getenv("SPS_ONEK_LAYOUT");
     return !f ? -1 : !strcmp(f, "global") ? ONEK_GLOBAL : !strcmp(f, "shared") ? ONEK_SHARED : -1;
+}
+
+/* The operator's values in the launch's shared memory (the register
+ * layouts, where room is left after their vectors): DIA's ndiag x n values,
+ * which every SpMV of the launch reads again; then the rows' loads come from
+ * shared memory instead of L2. The same values in the same order: bitwise
+ * the same sums. onek_vals_bytes: the room they take (0: not offered, a CSR
+ * operator, or SPS_ONEK_VALS=0). */
+inline size_t onek_vals_bytes(const sps_dev_rows &A)
+{
+    const char *f = getenv("SPS_ONEK_VALS");
+    if ((f && !strcmp(f, "0")) || A.kind != SPS_ROWS_DIA) return 0;
+    return (size_t)A.ndiag * (size_t)A.n * sizeof(double);
+}
+
+/* Every thread copies its share of A's DIA values to dst (onek_vals_bytes
+ * of room); returns A reading them there. The caller's barrier follows. */
+__device__ __forceinline__ sps_dev_rows onek_vals_to(const sps_dev_rows &A, double *dst)
+{
+    const size_t len = (size_t)A.ndiag * (size_t)A.n;
+    for (size_t i = threadIdx.x; i < len; i += OKT) dst[i] = A.val[i];
+    sps_dev_rows B = A;
+    B.val = dst;
+    return B;
 }
 
 /* Row i of the operator's device rows (backend.h sps_dev_rows) times x: a

@@ -187,7 +187,7 @@ __device__ __forceinline__ void bicg_onek_regs(const onek_bicg &a, const onek_bi
     __shared__ int64_t j;
     const int n = a.n;
     double r[R], v[R], t[R];
-    double *x = b.x; /* shared: updated once an iteration, fewer registers */
+    double *x = b.x; /* shared (global when the values take its room): updated once an iteration, fewer registers */
 #pragma unroll
     for (int k = 0; k < R; k++) {
         const int i = threadIdx.x + k * OKT;
@@ -281,9 +281,11 @@ __device__ __forceinline__ void bicg_onek_regs(const onek_bicg &a, const onek_bi
 }
 
 /* REGS (R rows per thread at most): p, s, x [phat, shat] in dynamic shared
- * memory, r, v, t in registers (bicg_onek_regs). */
+ * memory, r, v, t in registers (bicg_onek_regs). vals = 1: x stays global
+ * and a DIA operator's values take its room and more in shared memory, after
+ * p, s [phat, shat] (onek_vals_bytes). */
 template <bool JAC, int R>
-__global__ void __launch_bounds__(OKT) k_bicg_onek_regs(onek_bicg a)
+__global__ void __launch_bounds__(OKT) k_bicg_onek_regs(onek_bicg a, int vals)
 {
     extern __shared__ double dyn[];
     __shared__ int stop;
@@ -298,10 +300,16 @@ __global__ void __launch_bounds__(OKT) k_bicg_onek_regs(onek_bicg a)
     b.st = &sst;
     b.bs = &sbs;
     const size_t n = (size_t)a.n;
-    b.p = dyn, b.s = dyn + n, b.x = dyn + 2 * n;
-    b.ph = JAC ? dyn + 3 * n : b.p;
-    b.sh = JAC ? dyn + 4 * n : b.s;
-    for (int i = threadIdx.x; i < a.n; i += OKT) b.p[i] = a.p[i], b.s[i] = a.s[i], b.x[i] = a.x[i];
+    const size_t nv = JAC ? 4 : 2; /* the shared vectors before x */
+    b.p = dyn, b.s = dyn + n;
+    b.ph = JAC ? dyn + 2 * n : b.p;
+    b.sh = JAC ? dyn + 3 * n : b.s;
+    if (vals) b.A = onek_vals_to(a.A, dyn + nv * n);
+    else b.x = dyn + nv * n;
+    for (int i = threadIdx.x; i < a.n; i += OKT) {
+        b.p[i] = a.p[i], b.s[i] = a.s[i];
+        if (!vals) b.x[i] = a.x[i];
+    }
     __syncthreads();
     if (stop) return;
     bicg_onek_regs<JAC, R>(a, b, &stop);
@@ -362,9 +370,13 @@ __global__ void __launch_bounds__(OKT) k_bicg_onekernel(onek_bicg a)
 template <bool JAC, int R>
 bool bicg_onek_regs_try(cudaStream_t s, const onek_bicg &a)
 {
-    const size_t sm = onek_smem(k_bicg_onek_regs<JAC, R>, a.n, JAC ? 5 : 3);
+    const size_t vec = (size_t)(JAC ? 4 : 2) * (size_t)a.n * sizeof(double);
+    const size_t vb = onek_vals_bytes(a.A);
+    size_t sm = vb ? onek_smem_bytes(k_bicg_onek_regs<JAC, R>, vec + vb) : 0;
+    const int vals = sm != 0;
+    if (!vals) sm = onek_smem_bytes(k_bicg_onek_regs<JAC, R>, vec + (size_t)a.n * sizeof(double));
     if (!sm) return false;
-    k_bicg_onek_regs<JAC, R><<<1, OKT, sm, s>>>(a);
+    k_bicg_onek_regs<JAC, R><<<1, OKT, sm, s>>>(a, vals);
     return true;
 }
 

@@ -206,7 +206,9 @@ __device__ __forceinline__ void cg_onek_regs(int n, const sps_dev_rows &A, doubl
 /* Where the vectors live for the launch. GLOBAL: all in global memory.
  * SHARED: r, p, q [and z] in dynamic shared memory (loaded from and written
  * back to their global copies; x stays global), when they fit. REGS (R rows
- * per thread at most): p in dynamic shared memory, the rest in registers. */
+ * per thread at most): p in dynamic shared memory, the rest in registers;
+ * a DIA operator's values in shared memory after p where they fit
+ * (onek_vals_bytes; vals = 1). */
 enum { OK_GLOBAL = ONEK_GLOBAL, OK_SHARED = ONEK_SHARED, OK_REGS1 = 2, OK_REGS2 = 3, OK_REGS4 = 4 };
 
 template <bool JAC, int MODE>
@@ -214,7 +216,7 @@ __global__ void __launch_bounds__(OKT) k_cg_onekernel(int n, const sps_dev_rows 
                                                       double *gr, double *gp, double *gq,
                                                       const double *dinv, double *gz,
                                                       sps_kstate *st, sps_cg_state *cs,
-                                                      double *hist, int step)
+                                                      double *hist, int step, int vals)
 {
     extern __shared__ double dyn[];
     __shared__ int stop;
@@ -229,15 +231,18 @@ __global__ void __launch_bounds__(OKT) k_cg_onekernel(int n, const sps_dev_rows 
     if constexpr (MODE == OK_SHARED) {
         r = dyn, p = dyn + n, q = dyn + 2 * (size_t)n, z = JAC ? dyn + 3 * (size_t)n : r;
         for (int i = threadIdx.x; i < n; i += OKT) r[i] = gr[i], p[i] = gp[i];
-    } else if constexpr (MODE >= OK_REGS1) {
+    }
+    sps_dev_rows B = A;
+    if constexpr (MODE >= OK_REGS1) {
         p = dyn;
         for (int i = threadIdx.x; i < n; i += OKT) p[i] = gp[i];
+        if (vals) B = onek_vals_to(A, dyn + n); /* after p (onek_vals_bytes) */
     }
     __syncthreads();
     if (stop) return;
     if constexpr (MODE >= OK_REGS1) {
         cg_onek_regs<JAC, MODE == OK_REGS1 ? 1 : MODE == OK_REGS2 ? 2 : 4>(
-            n, A, x, gr, p, gq, dinv, gz, &sst, &scs, hist, step, &stop);
+            n, B, x, gr, p, gq, dinv, gz, &sst, &scs, hist, step, &stop);
         __syncthreads();
         for (int i = threadIdx.x; i < n; i += OKT) gp[i] = p[i];
     } else {
@@ -265,9 +270,14 @@ bool cg_onek_try(cudaStream_t s, int n, const sps_dev_rows &A, double *x, double
                  double *hist, int step)
 {
     const int k = MODE == OK_SHARED ? (JAC ? 4 : 3) : 1;
-    const size_t sm = MODE == OK_GLOBAL ? 0 : onek_smem(k_cg_onekernel<JAC, MODE>, n, k);
+    const size_t vec = (size_t)k * (size_t)n * sizeof(double);
+    const size_t vb = MODE >= OK_REGS1 ? onek_vals_bytes(A) : 0;
+    size_t sm = 0;
+    int vals = 0;
+    if (vb && (sm = onek_smem_bytes(k_cg_onekernel<JAC, MODE>, vec + vb)) != 0) vals = 1;
+    else if (MODE != OK_GLOBAL) sm = onek_smem_bytes(k_cg_onekernel<JAC, MODE>, vec);
     if (MODE != OK_GLOBAL && !sm) return false;
-    k_cg_onekernel<JAC, MODE><<<1, OKT, sm, s>>>(n, A, x, r, p, q, dinv, z, st, cs, hist, step);
+    k_cg_onekernel<JAC, MODE><<<1, OKT, sm, s>>>(n, A, x, r, p, q, dinv, z, st, cs, hist, step, vals);
     return true;
 }
 

@@ -124,6 +124,13 @@ static void onek_case(const char *name, const sps_matrix *A, const char *method,
             T_OK(same(&g, &gl, n), "%s: layout %s bitwise the default's", what, lay[l]);
             result_free(&gl);
         }
+        /* dia: the values read from shared memory (the default where they
+         * fit) or from global memory, bitwise the same */
+        setenv("SPS_ONEK_VALS", "0", 1);
+        result gv = solve_on(gctx, A, &gj, b);
+        unsetenv("SPS_ONEK_VALS");
+        T_OK(same(&g, &gv, n), "%s: values from global memory (SPS_ONEK_VALS=0) bitwise the default's", what);
+        result_free(&gv);
         result_free(&g);
     }
     result_free(&ref);
