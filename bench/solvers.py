@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # spsolve/bench/solvers.py BUILD_DIR MATRIX_DIR OUT_DIR [--only NAME,...] [--skip-shared]
+#                          [--skip-generated]
 #                          [--backends LIST|all] [--tag NAME]
 #
 # Time to solution, spsolve against CuPy, on the same GPU, one after the other
@@ -104,8 +105,8 @@ def matrix_path(spsolve, name, matdir, gendir):
     return path
 
 
-def cases(matdir, only, skip_shared):
-    out = [(g, "cg" if g.startswith(SYMMETRIC_GEN) else "gmres") for g in GENERATED]
+def cases(matdir, only, skip_shared, skip_generated=False):
+    out = [] if skip_generated else [(g, "cg" if g.startswith(SYMMETRIC_GEN) else "gmres") for g in GENERATED]
     manifest = os.path.join(matdir, "MANIFEST.tsv")
     if not skip_shared and os.path.exists(manifest):
         with open(manifest) as f:
@@ -157,16 +158,17 @@ def main():
         tag = "-" + argv[i + 1]
         del argv[i:i + 2]
     skip_shared = "--skip-shared" in argv
+    skip_generated = "--skip-generated" in argv
     args = [a for a in argv if not a.startswith("--")]
     if len(args) < 3:
-        sys.exit("usage: solvers.py BUILD_DIR MATRIX_DIR OUT_DIR [--only NAME,...] [--skip-shared]")
+        sys.exit("usage: solvers.py BUILD_DIR MATRIX_DIR OUT_DIR [--only NAME,...] [--skip-shared] [--skip-generated]")
     build, matdir, out = args[:3]
     spsolve = os.path.join(build, "bin", "spsolve")
     gendir = os.path.join(out, "matrices")
     os.makedirs(gendir, exist_ok=True)
     import scipy.io
     rows = []
-    for name, method in cases(matdir, only, skip_shared):
+    for name, method in cases(matdir, only, skip_shared, skip_generated):
         path = matrix_path(spsolve, name, matdir, gendir)
         j = spsolve_run(spsolve, path, method)
         row = {"matrix": name, "method": method, "nnz": j.get("nnz", ""), "spmv": j.get("spmv", ""),
