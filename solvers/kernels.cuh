@@ -16,6 +16,7 @@
 
 #include "../core/cuda_check.cuh"
 #include "../spmv/backend.h"
+#include "../spmv/dev_rows.cuh" /* onek_row */
 #include "vops.h"
 
 #define TPB 256
@@ -208,25 +209,6 @@ __device__ __forceinline__ sps_dev_rows onek_vals_to(const sps_dev_rows &A, doub
     sps_dev_rows B = A;
     B.val = dst;
     return B;
-}
-
-/* Row i of the operator's device rows (backend.h sps_dev_rows) times x: a
- * CSR row's entries in order, or a DIA row's diagonals in order (the slots
- * whose column falls outside the matrix left out). Plain loads: x changes
- * during the launch. */
-__device__ __forceinline__ double onek_row(const sps_dev_rows &A, const double *x, int i)
-{
-    double s = 0.0;
-    if (A.kind == SPS_ROWS_CSR) {
-        const sps_idx e = A.row_ptr[i + 1];
-        for (sps_idx j = A.row_ptr[i]; j < e; j++) s += A.val[j] * x[A.col_idx[j]];
-        return s;
-    }
-    for (sps_idx d = 0; d < A.ndiag; d++) {
-        const long long c = (long long)i + A.off[d];
-        if (c >= 0 && c < (long long)A.n) s += A.val[(size_t)d * (size_t)A.n + (size_t)i] * x[c];
-    }
-    return s;
 }
 
 } /* namespace */

@@ -400,7 +400,7 @@ sps_status sps__amg_spectral_finish(sps_context *ctx, sps_idx n, double gersh, i
     memset(&c, 0, sizeof c);
     c.degree = degree;
     c.gersh = gersh;
-    sps_cheby_prm prm = {degree, SPS_AMG_LANCZOS, SPS_AMG_CHEBY_RATIO};
+    sps_cheby_prm prm = {degree, SPS_AMG_LANCZOS, SPS_AMG_CHEBY_RATIO, 0};
     sps__cheby_finish(&c, &prm, alpha, beta, m);
     L->rho = c.lmax;
     memcpy(L->c1, c.c1, sizeof L->c1);

@@ -14,7 +14,8 @@
  * with rho_0 = delta / theta, rho_k = 1 / (2 theta / delta - rho_{k-1}),
  * c1[k] = rho_k rho_{k-1}, c2[k] = 2 rho_k / delta. K SpMVs (through the
  * operator) and K + 1 fused vector kernels per apply; no reduction, so no
- * synchronization.
+ * synchronization. On the GPU, with an operator that gives its device rows,
+ * each step's SpMV and vector kernel are one kernel (cheby_steps.cuh, fused=1).
  *
  * The interval, at setup: M Lanczos steps (as Jacobi-PCG on A x = s from a
  * fixed pseudo-random s; the CG coefficients give the Lanczos tridiagonal T
@@ -276,6 +277,7 @@ static void cheby_default(void *p)
     prm->degree = 4;
     prm->lanczos = 16;
     prm->ratio = 0.0;
+    prm->fused = 1;
 }
 
 static sps_status cheby_set(sps_context *ctx, void *p, const char *key, const char *value)
@@ -285,6 +287,7 @@ static sps_status cheby_set(sps_context *ctx, void *p, const char *key, const ch
         return sps__pc_int(ctx, "cheby", key, value, 0, SPS_CHEBY_MAX_DEGREE, &prm->degree);
     if (strcmp(key, "lanczos") == 0)
         return sps__pc_int(ctx, "cheby", key, value, 1, SPS_CHEBY_MAX_LANCZOS, &prm->lanczos);
+    if (strcmp(key, "fused") == 0) return sps__pc_int(ctx, "cheby", key, value, 0, 1, &prm->fused);
     double ratio = 0.0;
     sps_status st = sps__pc_num(ctx, "cheby", key, value, &ratio);
     if (st == SPS_OK && !(ratio > 1.0))
@@ -296,9 +299,10 @@ static sps_status cheby_set(sps_context *ctx, void *p, const char *key, const ch
 const sps_pc_type sps_pc_cheby = {
     .name = "cheby",
     .summary = "Chebyshev polynomial in D^-1 A (degree=K SpMVs per apply, default 4; "
-               "bounds from lanczos=16 steps); SPD matrices",
+               "bounds from lanczos=16 steps; GPU: fused=1 one kernel per step on csr/dia "
+               "operators, fused=0 SpMV + vector kernel); SPD matrices",
     .caps = SPS_PCT_SYMMETRIC | SPS_PCT_USES_OP,
-    .keys = "degree, lanczos, ratio",
+    .keys = "degree, lanczos, ratio, fused",
     .prm_size = sizeof(sps_cheby_prm),
     .prm_default = cheby_default,
     .prm_set = cheby_set,

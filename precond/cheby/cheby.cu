@@ -6,13 +6,24 @@
  * only on n, then one block summing them in a fixed order), their scalars
  * kept on the device and read by the host once at the end; then the same host code as the
  * reference (sps__cheby_finish) turns the coefficients into the interval.
- * Apply: one kernel for step 0, then per step the operator's SpMV
- * (res = res - A d) and one fused kernel (d = c1 d + c2 D^-1 res; z += d), all
- * on the context's stream, no synchronization, no atomics. */
+ * Apply (cheby_steps.cuh): with an operator that gives its device rows
+ * (backend.h dev_rows) and fused=1 (the default), one kernel per step that
+ * computes its rows of A d itself; else, and with fused=0, one kernel for
+ * step 0, then per step the operator's SpMV (res = res - A d) and one
+ * vector kernel (d = c1 d + c2 D^-1 res; z += d). All on the context's
+ * stream, no synchronization, no atomics. */
 #include "../../core/cuda_check.cuh"
 #include "cheby.h"
 
 #include <new>
+
+#define CHEBY_LAUNCH(ctx, s, g, kernel, ...)                                                \
+    do {                                                                                    \
+        kernel<<<(g), CHEBY_BLOCK, 0, (s)>>>(__VA_ARGS__);                                  \
+        SPS_LAUNCH_CHECK((ctx), #kernel);                                                   \
+    } while (0)
+#define CHEBY_SPMV(c, x, y) sps_operator_apply((c)->op, -1.0, (x), 1.0, (y))
+#include "cheby_steps.cuh"
 
 namespace {
 
@@ -22,6 +33,8 @@ const int MAX_PARTS = 1024;
 struct dev_cheby {
     sps_cheby c;           /* dinv, res, d: device pointers */
     double *part = nullptr; /* the dot products' MAX_PARTS block partials */
+    int fused = 0;         /* fused=1 and the operator gave its rows at setup */
+    double *d2 = nullptr;  /* the fused apply's second d (degree >= 3) */
 };
 
 int grid_for(long long n)
@@ -104,33 +117,6 @@ __global__ void lanczos_dir(long long n, const cheby_lz *s, const double *__rest
         p[i] = z[i] + beta * p[i];
 }
 
-/* step 0: res = r; d = z = c2 D^-1 r */
-__global__ void cheby_first(long long n, double c2, const double *__restrict__ dinv,
-                            const double *__restrict__ r, double *__restrict__ res,
-                            double *__restrict__ d, double *__restrict__ z)
-{
-    for (long long i = blockIdx.x * (long long)BLOCK + threadIdx.x; i < n;
-         i += (long long)gridDim.x * BLOCK) {
-        double ri = r[i], di = c2 * dinv[i] * ri;
-        res[i] = ri;
-        d[i] = di;
-        z[i] = di;
-    }
-}
-
-/* step k: d = c1 d + c2 D^-1 res; z += d (the same expression as the host's) */
-__global__ void cheby_step(long long n, double c1, double c2, const double *__restrict__ dinv,
-                           const double *__restrict__ res, double *__restrict__ d,
-                           double *__restrict__ z)
-{
-    for (long long i = blockIdx.x * (long long)BLOCK + threadIdx.x; i < n;
-         i += (long long)gridDim.x * BLOCK) {
-        double di = c1 * d[i] + c2 * dinv[i] * res[i];
-        d[i] = di;
-        z[i] += di;
-    }
-}
-
 int grid_cap(sps_context *ctx, long long n)
 {
     long long b = (n + BLOCK - 1) / BLOCK, cap = 32LL * sps__gpu_sm_count(ctx);
@@ -138,22 +124,33 @@ int grid_cap(sps_context *ctx, long long n)
     return b < 1 ? 1 : (int)b;
 }
 
+/* The operator's device rows in double (backend.h dev_rows; the checks of
+ * solvers/engine.c's sps__engine_rows), for n rows: 1 and *out, or 0. */
+int op_rows(const sps_operator *op, long long n, sps_dev_rows *out)
+{
+    if (!op || !op->dev || !op->info.on_gpu || op->single || !op->be || !op->be->dev_rows) return 0;
+    return op->be->dev_rows(op->dev, out) && out->n == n;
+}
+
+/* The fused apply's rows, when it runs: fused=1, the operator's rows, and
+ * the second d where the degree needs it. */
+int fused_rows(const dev_cheby *g, long long n, sps_dev_rows *rows)
+{
+    return g->fused && (g->c.degree < 3 || g->d2) && op_rows(g->c.op, n, rows);
+}
+
 sps_status apply_dev(sps_precond *pc, const double *r, double *z)
 {
     sps_context *ctx = pc->ctx;
-    sps_cheby *c = &((dev_cheby *)pc->impl)->c;
+    dev_cheby *g = (dev_cheby *)pc->impl;
+    const sps_cheby *c = &g->c;
     cudaStream_t s = sps_stream(ctx);
     long long n = pc->n;
-    int g = grid_cap(ctx, n);
-    cheby_first<<<g, BLOCK, 0, s>>>(n, c->c2[0], c->dinv, r, c->res, c->d, z);
-    SPS_LAUNCH_CHECK(ctx, "cheby_first");
-    for (int k = 1; k <= c->degree; k++) {
-        sps_status st = sps_operator_apply(c->op, -1.0, c->d, 1.0, c->res);
-        if (st != SPS_OK) return st;
-        cheby_step<<<g, BLOCK, 0, s>>>(n, c->c1[k], c->c2[k], c->dinv, c->res, c->d, z);
-        SPS_LAUNCH_CHECK(ctx, "cheby_step");
-    }
-    return SPS_OK;
+    int gr = grid_cap(ctx, n);
+    sps_dev_rows rows;
+    if (fused_rows(g, n, &rows))
+        return cheby_queue_fused(ctx, c, rows, g->d2, s, gr, n, r, z);
+    return cheby_queue(ctx, c, s, gr, n, r, z);
 }
 
 void dev_destroy(sps_precond *pc)
@@ -165,6 +162,7 @@ void dev_destroy(sps_precond *pc)
     sps__dfree(g->c.dinv);
     sps__dfree(g->c.res);
     sps__dfree(g->c.d);
+    sps__dfree(g->d2);
     sps__dfree(g->part);
     delete g;
     pc->impl = nullptr;
@@ -235,6 +233,13 @@ sps_status lanczos(sps_precond *pc, dev_cheby *g, double *w)
 
 } // namespace
 
+extern "C" int sps__cheby_gpu_fused(const sps_precond *pc)
+{
+    if (!pc || pc->apply != apply_dev) return 0;
+    sps_dev_rows rows;
+    return fused_rows((const dev_cheby *)pc->impl, pc->n, &rows);
+}
+
 extern "C" sps_status sps__cheby_gpu(sps_precond *pc, const sps_cheby *host, sps_operator *op,
                                      int own_op)
 {
@@ -267,6 +272,9 @@ extern "C" sps_status sps__cheby_gpu_from(sps_precond *pc, const sps_cheby *host
     if (st == SPS_OK && !ddinv) st = sps__h2d(ctx, g->c.dinv, host->dinv, nb);
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&w, 4 * nb);
     if (st == SPS_OK) st = lanczos(pc, g, w);
+    sps_dev_rows rows;
+    g->fused = ((const sps_cheby_prm *)pc->prm)->fused && op_rows(op, pc->n, &rows);
+    if (st == SPS_OK && g->fused && g->c.degree >= 3) st = sps__dmalloc(ctx, (void **)&g->d2, nb);
     if (w) {
         cudaStreamSynchronize(sps_stream(ctx)); /* the last kernels may still read w */
         sps__dfree(w);

@@ -17,6 +17,8 @@ typedef struct sps_cheby_prm {
     int degree;   /* K: SpMVs per apply, p has degree K */
     int lanczos;  /* Lanczos steps for the spectral bounds */
     double ratio; /* > 0: lower bound lmax / ratio instead of the Lanczos one */
+    int fused;    /* GPU: 1 (default) one kernel per step on an operator with device
+                     rows (cheby_steps.cuh); 0 the SpMV and a vector kernel per step */
 } sps_cheby_prm;
 
 /* The preconditioner's data, on the host or on the device (vectors in the
@@ -65,6 +67,9 @@ sps_status sps__cheby_gpu(sps_precond *pc, const sps_cheby *host, sps_operator *
  * preconditioner or on failure); host->gersh and host->degree are read. */
 sps_status sps__cheby_gpu_from(sps_precond *pc, const sps_cheby *host, double *ddinv,
                                sps_operator *op, int own_op);
+/* For tests: 1 if pc (a device cheby) applies with the fused steps
+ * (cheby_steps.cuh), 0 if with the operator's SpMV and vector kernels. */
+int sps__cheby_gpu_fused(const sps_precond *pc);
 #endif
 
 #ifdef __cplusplus

@@ -6,10 +6,13 @@
  * for unstable incomplete factorizations), twice bitwise
  * equal, r untouched, and the same error (status and message) where the
  * host's factorization fails; ilu0/ic0 refreshed onto new values equal to a
- * fresh GPU build, and a failed refresh leaves the old one working */
+ * fresh GPU build, and a failed refresh leaves the old one working; cheby's
+ * fused steps against its unfused apply (cheby:fused=0) on dia, csr-scalar,
+ * csr-vector and drm operators */
 #include "check.h"
 #include "core/gpu.h"
 #include "internal.h"
+#include "precond/cheby/cheby.h"
 #include "precond/precond.h"
 #include "unit/pc_check.h"
 
@@ -311,6 +314,147 @@ static void test_solve(void)
     sps_matrix_destroy(A);
 }
 
+/* ---- cheby's fused steps (precond/cheby/cheby_steps.cuh) ------------------- */
+
+/* tridiag(-1, 4 + i % 3, -1): SPD, n rows. */
+static sps_matrix *tridiag(sps_idx n)
+{
+    sps_idx *rp = malloc(((size_t)n + 1) * sizeof *rp), *ci = malloc(3 * (size_t)n * sizeof *ci), k = 0;
+    double *v = malloc(3 * (size_t)n * sizeof *v);
+    sps_matrix *A = NULL;
+    if (rp && ci && v) {
+        rp[0] = 0;
+        for (sps_idx i = 0; i < n; i++) {
+            for (sps_idx j = i > 0 ? i - 1 : 0; j <= i + 1 && j < n; j++) {
+                ci[k] = j;
+                v[k++] = i == j ? 4.0 + i % 3 : -1.0;
+            }
+            rp[i + 1] = k;
+        }
+        sps_matrix_create_csr(hctx, n, n, rp, ci, v, &A);
+    }
+    free(rp), free(ci), free(v);
+    return A;
+}
+
+/* cheby:degree=K built with op (fused=1, the default, and fused=0) and on the
+ * host: the fused apply runs where the operator gives its rows (dia and the
+ * CSR family) and not elsewhere; it equals the unfused apply bitwise where
+ * the backend sums a row in spmv/dev_rows.cuh's order (dia, csr-scalar), and
+ * within 1e-12 relative elsewhere (csr-vector: lanes, then a shuffle tree);
+ * both within 1e-10 of the host; the fused apply twice bitwise, r untouched,
+ * every entry of z written. */
+static void fused_case(const char *what, const sps_matrix *A, sps_operator *op, const char *opname, int rows,
+                       int bitwise, int degree)
+{
+    char spec[64], spec0[64];
+    snprintf(spec, sizeof spec, "cheby:degree=%d", degree);
+    snprintf(spec0, sizeof spec0, "cheby:degree=%d,fused=0", degree);
+    sps_precond *pf = NULL, *pu = NULL, *ph = NULL;
+    sps_idx n = sps_matrix_rows(A);
+    size_t nb = (size_t)n * sizeof(double);
+    double *r = malloc(nb), *rb = malloc(nb), *zf = malloc(nb), *zf2 = malloc(nb), *zu = malloc(nb), *zh = malloc(nb);
+    double *dr = NULL, *dz = NULL;
+    uint64_t seed = 23;
+    for (sps_idx i = 0; i < n; i++) r[i] = t_rand(&seed);
+    if (!T_STATUS(gctx, sps_precond_create_ex(gctx, A, op, spec, &pf), "%s %s %s: fused build", what, opname, spec) ||
+        !T_STATUS(gctx, sps_precond_create_ex(gctx, A, op, spec0, &pu), "%s %s %s: unfused build", what, opname, spec0) ||
+        !T_STATUS(hctx, sps_precond_create(hctx, A, spec, &ph), "%s %s: host build", what, spec))
+        goto done;
+    T_OK(sps__cheby_gpu_fused(pf) == rows && sps__cheby_gpu_fused(pu) == 0,
+         "%s %s %s: fused steps %s, fused=0 never (%d, %d)", what, opname, spec, rows ? "taken" : "not taken",
+         sps__cheby_gpu_fused(pf), sps__cheby_gpu_fused(pu));
+    sps_status st = sps_precond_apply(ph, r, zh);
+    if (st == SPS_OK) st = sps__dmalloc(gctx, (void **)&dr, nb);
+    if (st == SPS_OK) st = sps__dmalloc(gctx, (void **)&dz, nb);
+    if (st == SPS_OK) st = sps__h2d(gctx, dr, r, nb);
+    sps_precond *pcs[3] = {pf, pf, pu};
+    double *out[3] = {zf, zf2, zu};
+    for (int k = 0; k < 3 && st == SPS_OK; k++) {
+        st = sps__dmemset(gctx, dz, 0xff, nb); /* NaN: every entry must be written */
+        if (st == SPS_OK) st = sps_precond_apply(pcs[k], dr, dz);
+        if (st == SPS_OK) st = sps__d2h(gctx, out[k], dz, nb);
+    }
+    if (st == SPS_OK) st = sps__d2h(gctx, rb, dr, nb);
+    if (!T_STATUS(gctx, st, "%s %s %s: applies", what, opname, spec)) goto done;
+    double ru = t_rel_diff(zu, zh, n), rf = t_rel_diff(zf, zh, n), rfu = t_rel_diff(zf, zu, n);
+    if (bitwise)
+        T_OK(memcmp(zf, zu, nb) == 0, "%s %s %s: fused bitwise the unfused apply (relative %.2g)", what, opname,
+             spec, rfu);
+    else
+        T_OK(rfu <= 1e-12, "%s %s %s: fused = unfused apply (relative %.2g)", what, opname, spec, rfu);
+    T_OK(rf <= 1e-10 && ru <= 1e-10, "%s %s %s: fused and unfused = host apply (relative %.2g, %.2g)", what,
+         opname, spec, rf, ru);
+    T_OK(memcmp(zf, zf2, nb) == 0, "%s %s %s: two fused applies bitwise equal", what, opname, spec);
+    T_OK(memcmp(r, rb, nb) == 0, "%s %s %s: r unchanged on the device", what, opname, spec);
+done:
+    sps__dfree(dr);
+    sps__dfree(dz);
+    free(r), free(rb), free(zf), free(zf2), free(zu), free(zh);
+    sps_precond_destroy(pf);
+    sps_precond_destroy(pu);
+    sps_precond_destroy(ph);
+}
+
+/* Every operator kind and degree on A; dia may refuse A (fill): then not
+ * compared, and *dia_done is not counted. */
+static void fused_matrix(const char *what, const sps_matrix *A, int *dia_done)
+{
+    static const struct {
+        const char *name;
+        int rows, bitwise;
+    } ops[] = {{"dia", 1, 1}, {"csr-scalar", 1, 1}, {"csr-vector", 1, 0}, {"drm", 0, 1}};
+    static const int degrees[] = {1, 2, 3, 4, 8};
+    for (size_t o = 0; o < sizeof ops / sizeof *ops; o++) {
+        sps_operator *op = NULL;
+        sps_status st = sps_operator_create(gctx, A, ops[o].name, NULL, &op);
+        if (st == SPS_ERR_UNSUPPORTED && o == 0) { /* dia refuses a matrix with too much fill */
+            printf("# %s: dia refused (%s)\n", what, sps_last_error(gctx));
+            continue;
+        }
+        if (!T_STATUS(gctx, st, "%s: %s operator", what, ops[o].name)) continue;
+        for (size_t d = 0; d < sizeof degrees / sizeof *degrees; d++)
+            fused_case(what, A, op, ops[o].name, ops[o].rows, ops[o].bitwise, degrees[d]);
+        *dia_done += o == 0;
+        sps_operator_destroy(op);
+    }
+}
+
+static void test_fused(void)
+{
+    int dia = 0;
+    static const char *const gens[] = {"poisson3d:20", "poisson2d:63"};
+    for (size_t g = 0; g < sizeof gens / sizeof *gens; g++) {
+        sps_matrix *A = NULL;
+        if (!T_STATUS(hctx, sps_matrix_generate(hctx, gens[g], &A), "%s", gens[g])) continue;
+        fused_matrix(gens[g], A, &dia);
+        sps_matrix_destroy(A);
+    }
+    static const sps_idx sizes[] = {31, 32, 33, 1023, 1024, 1025};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        char what[40];
+        snprintf(what, sizeof what, "tridiagonal n=%d", sizes[k]);
+        sps_matrix *A = tridiag(sizes[k]);
+        if (T_OK(A != NULL, "%s", what)) fused_matrix(what, A, &dia);
+        sps_matrix_destroy(A);
+    }
+    static const char *const real[] = {"nos6", "bcsstk09", "gr_30_30"};
+    for (size_t k = 0; k < sizeof real / sizeof *real; k++) {
+        sps_matrix *A = t_read_real(hctx, real[k]);
+        if (A) fused_matrix(real[k], A, &dia);
+        sps_matrix_destroy(A);
+    }
+    T_OK(dia >= 8, "cheby fused: %d matrices through a dia operator", dia);
+    /* the default operator (op NULL: cheby's own csr-vector) takes the fused steps too */
+    sps_matrix *A = NULL;
+    sps_precond *pc = NULL;
+    if (T_STATUS(hctx, sps_matrix_generate(hctx, "poisson2d:20", &A), "poisson2d:20") &&
+        T_STATUS(gctx, sps_precond_create(gctx, A, "cheby", &pc), "cheby, own operator"))
+        T_OK(sps__cheby_gpu_fused(pc) == 1, "cheby with its own csr-vector operator: fused steps");
+    sps_precond_destroy(pc);
+    sps_matrix_destroy(A);
+}
+
 /* ---- numeric-only refresh (sps_precond_update_values) ---------------------- */
 
 /* A copy of A (made on hctx) with f applied to each entry (i, j, a_ij). */
@@ -564,7 +708,7 @@ static void test_time(void)
 static void run(sps_context *ctx)
 {
     static const t_test_fn tests[] = {test_generated, test_pivots, test_real, test_operator, test_solve,
-                                      test_refresh, test_refresh_time, test_time, NULL};
+                                      test_fused, test_refresh, test_refresh_time, test_time, NULL};
     gctx = ctx;
     t_run_host(&hctx, tests);
 }

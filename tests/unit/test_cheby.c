@@ -203,7 +203,8 @@ static void test_errors(void)
     sps_matrix *A = NULL;
     if (sps_matrix_generate(ctx, "poisson2d:5", &A) != SPS_OK) return;
     static const pc_bad bad[] = {
-        {"cheby:deg=3", "cheby: unknown parameter 'deg' (known: degree, lanczos, ratio)"},
+        {"cheby:deg=3", "cheby: unknown parameter 'deg' (known: degree, lanczos, ratio, fused)"},
+        {"cheby:fused=2", "cheby: fused='2' is not an integer in [0, 1]"},
         {"cheby:degree=-1", "cheby: degree='-1' is not an integer in [0, 64]"},
         {"cheby:degree=65", "is not an integer in [0, 64]"},
         {"cheby:degree=", "cheby: degree='' is not an integer"},

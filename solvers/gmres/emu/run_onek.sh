@@ -5,7 +5,8 @@
 # steps. From the repository root, after ./configure:
 #   sh solvers/gmres/emu/run_onek.sh [quick]
 # It cuts the kernel out of gmres_kernels.cu and the one-kernel helpers (OKT,
-# onek_sum, onek_rows, onek_row) out of solvers/kernels.cuh, and builds
+# onek_sum, onek_rows) out of solvers/kernels.cuh, includes onek_row's
+# spmv/dev_rows.cuh before them, and builds
 # onek_harness.cc with them over onek_emu.h (one block of 1024 fibers). Exit
 # status 0 when every comparison holds.
 set -e
@@ -21,7 +22,7 @@ helpers = h[h.index('constexpr int OKT'):h.index('} /* namespace */')]
 kern = k[k.index('/* ---- the one-kernel engine'):k.index("/* K's dynamic shared memory")]
 assert kern.count('extern __shared__ double dyn[];') == 1
 kern = kern.replace('extern __shared__ double dyn[];', 'double *dyn = emu_dyn;')
-open(sys.argv[3], 'w').write(helpers + '\n' + kern)
+open(sys.argv[3], 'w').write('#include "spmv/dev_rows.cuh"\n' + helpers + '\n' + kern)
 PY
 E=$root/solvers/gmres/emu
 ${CC:-gcc} -std=c11 -O2 -I"$root" -I"$root/include" -I"$root/core" -c "$root/solvers/gmres/gmres_host.c" \
