@@ -299,8 +299,8 @@ static sps_status cheby_set(sps_context *ctx, void *p, const char *key, const ch
 const sps_pc_type sps_pc_cheby = {
     .name = "cheby",
     .summary = "Chebyshev polynomial in D^-1 A (degree=K SpMVs per apply, default 4; "
-               "bounds from lanczos=16 steps; GPU: fused=1 one kernel per step on csr/dia "
-               "operators, fused=0 SpMV + vector kernel); SPD matrices",
+               "bounds from lanczos=16 steps; GPU: fused=1 one kernel per step on dia or short-row "
+               "CSR operators, fused=0 SpMV + vector kernel); SPD matrices",
     .caps = SPS_PCT_SYMMETRIC | SPS_PCT_USES_OP,
     .keys = "degree, lanczos, ratio, fused",
     .prm_size = sizeof(sps_cheby_prm),

@@ -273,7 +273,8 @@ extern "C" sps_status sps__cheby_gpu_from(sps_precond *pc, const sps_cheby *host
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&w, 4 * nb);
     if (st == SPS_OK) st = lanczos(pc, g, w);
     sps_dev_rows rows;
-    g->fused = ((const sps_cheby_prm *)pc->prm)->fused && op_rows(op, pc->n, &rows);
+    g->fused = ((const sps_cheby_prm *)pc->prm)->fused && op_rows(op, pc->n, &rows) &&
+               (rows.kind == SPS_ROWS_DIA || op->info.nnz <= SPS_CHEBY_FUSED_CSR_ROW * (int64_t)pc->n);
     if (st == SPS_OK && g->fused && g->c.degree >= 3) st = sps__dmalloc(ctx, (void **)&g->d2, nb);
     if (w) {
         cudaStreamSynchronize(sps_stream(ctx)); /* the last kernels may still read w */

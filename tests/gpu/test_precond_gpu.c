@@ -338,8 +338,9 @@ static sps_matrix *tridiag(sps_idx n)
 }
 
 /* cheby:degree=K built with op (fused=1, the default, and fused=0) and on the
- * host: the fused apply runs where the operator gives its rows (dia and the
- * CSR family) and not elsewhere; it equals the unfused apply bitwise where
+ * host: the fused apply runs where the operator gives its rows (dia, and the
+ * CSR family with at most SPS_CHEBY_FUSED_CSR_ROW entries a row on average)
+ * and not elsewhere; it equals the unfused apply bitwise where
  * the backend sums a row in spmv/dev_rows.cuh's order (dia, csr-scalar), and
  * within 1e-12 relative elsewhere (csr-vector: lanes, then a shuffle tree);
  * both within 1e-10 of the host; the fused apply twice bitwise, r untouched,
@@ -414,7 +415,10 @@ static void fused_matrix(const char *what, const sps_matrix *A, int *dia_done)
         }
         if (!T_STATUS(gctx, st, "%s: %s operator", what, ops[o].name)) continue;
         for (size_t d = 0; d < sizeof degrees / sizeof *degrees; d++)
-            fused_case(what, A, op, ops[o].name, ops[o].rows, ops[o].bitwise, degrees[d]);
+            fused_case(what, A, op, ops[o].name,
+                       ops[o].rows && (o == 0 || sps_matrix_nnz(A) <= SPS_CHEBY_FUSED_CSR_ROW *
+                                                                       (int64_t)sps_matrix_rows(A)),
+                       ops[o].bitwise, degrees[d]);
         *dia_done += o == 0;
         sps_operator_destroy(op);
     }
