@@ -274,7 +274,7 @@ static sps_status cheby_setup_gpu(sps_precond *pc, const sps_pc_input *in)
 static void cheby_default(void *p)
 {
     sps_cheby_prm *prm = p;
-    prm->degree = 4;
+    prm->degree = 2;
     prm->lanczos = 16;
     prm->ratio = 0.0;
     prm->fused = 1;
@@ -298,7 +298,7 @@ static sps_status cheby_set(sps_context *ctx, void *p, const char *key, const ch
 
 const sps_pc_type sps_pc_cheby = {
     .name = "cheby",
-    .summary = "Chebyshev polynomial in D^-1 A (degree=K SpMVs per apply, default 4; "
+    .summary = "Chebyshev polynomial in D^-1 A (degree=K SpMVs per apply, default 2; "
                "bounds from lanczos=16 steps; GPU: fused=1 one kernel per step on dia or short-row "
                "CSR operators, fused=0 SpMV + vector kernel); SPD matrices",
     .caps = SPS_PCT_SYMMETRIC | SPS_PCT_USES_OP,
