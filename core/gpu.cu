@@ -104,6 +104,17 @@ int sps__gpu_cc(const sps_context *ctx)
     return ctx->gpu->props.major * 10 + ctx->gpu->props.minor;
 }
 
+double sps__gpu_peak_gbps(const sps_context *ctx)
+{
+    int khz = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, ctx->device) != cudaSuccess) {
+        cudaGetLastError(); /* not an error: no estimate */
+        return 0.0;
+    }
+    /* double data rate: two transfers a clock over the bus */
+    return 2.0 * (double)khz * 1e3 * (double)ctx->gpu->props.memoryBusWidth / 8.0 / 1e9;
+}
+
 sps_status sps__dmalloc(sps_context *ctx, void **p, size_t bytes)
 {
     *p = NULL;

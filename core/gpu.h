@@ -51,6 +51,9 @@ void *sps__gpu_stream(const sps_context *ctx);
 void *sps__gpu_cusparse(const sps_context *ctx);
 int sps__gpu_sm_count(const sps_context *ctx);
 int sps__gpu_cc(const sps_context *ctx); /* compute capability, e.g. 90 */
+/* The memory's peak bandwidth in GB/s from its clock and bus width (H100
+ * SXM: 3352), 0 when the driver does not say. */
+double sps__gpu_peak_gbps(const sps_context *ctx);
 
 /* A scratch device buffer owned by the context, grown on demand (never during
  * a solve's iterations: callers size it in setup). */

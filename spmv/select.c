@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/spmv/select.c: the two selectors: auto (a rule on the matrix's features) and tune (time every candidate) */
 #include "select.h"
+#if SPS_HAVE_CUDA
+#include "core/gpu.h"
+#endif
 
 #include <math.h>
 #include <stdarg.h>
@@ -103,13 +106,24 @@ static sps_status features_for(sps_context *ctx, const sps_matrix *M, const sps_
 
 /* ---- auto's cost model (GPU contexts) ------------------------------------
  * Time per SpMV is predicted as the format's bytes model over the device's
- * copy bandwidth (measured once per context); the build cost as conversion
+ * copy bandwidth (copy_gbps); the build cost as conversion
  * per nonzero plus the format's bytes over the upload rate, against the
  * reference csr-vector, which builds by a device-to-device copy of the CSR. */
 
+/* The copy bandwidth auto predicts with: the context's measured one when
+ * known; else, on a GPU, SPS_COPY_OF_PEAK of the memory's peak (the copy
+ * kernel's measured 2920 GB/s against the H100's 3352), which costs nothing, where
+ * measuring costs about 2 ms of the first solve's selection (8% of
+ * poisson3d:100's time to solution); else measured (64 MiB copies). */
+#define SPS_COPY_OF_PEAK 0.87
 static double copy_gbps(sps_context *ctx)
 {
-    if (!(ctx->copy_gbps > 0)) {
+    if (ctx->copy_gbps > 0) return ctx->copy_gbps;
+#if SPS_HAVE_CUDA
+    const double peak = ctx->gpu ? sps__gpu_peak_gbps(ctx) : 0.0;
+    if (peak > 0) return SPS_COPY_OF_PEAK * peak;
+#endif
+    {
         double g = 0;
         if (sps_copy_bandwidth(ctx, (size_t)64 << 20, &g) != SPS_OK || !(g > 0)) g = 1000.0;
         ctx->copy_gbps = g;
@@ -243,6 +257,7 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
     char why[512];
     const char *spec = decide(f, 1, why, sizeof why);
     double predicted = 0.0;
+    int weighed = 0;
     /* does the conversion pay within the solve? (DIA's is cheaper than DRM's
      * and its bytes the same: DRM's prediction bounds it) */
     int diagonal = strcmp(spec, "drm") == 0 || strcmp(spec, "dia") == 0;
@@ -263,6 +278,7 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
         spec = decide(f, 0, why, sizeof why);
         appendf(why, sizeof why, "%s", no);
     } else if (ctx->gpu && diagonal) {
+        weighed = 1;
         double saved;
         drm_predict(ctx, f, &predicted, &saved);
         double be = sps_break_even_spmvs(predicted, saved);
@@ -291,12 +307,12 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
     if (st != SPS_OK) return st;
     sps_operator_info *in = &(*op)->info;
     sps__strlcpy(in->reason, why, sizeof in->reason);
-    /* The payoff figures need the copy bandwidth, measured once per context
-     * (about 2 ms): only a dia or drm decision pays for it here; otherwise the
-     * figures are filled when a bandwidth is known already and left empty
-     * (payoff "") for sps_operator_measure_payoff after the solve, so that a
-     * small matrix's time to solution does not carry the measurement. */
-    if (ctx->gpu && ctx->copy_gbps > 0) fill_payoff(ctx, f, opts, predicted, in);
+    /* The payoff figures need a copy bandwidth: a weighed dia or drm decision
+     * has its estimate (copy_gbps); otherwise the figures are filled when a
+     * measured bandwidth is known already and left empty (payoff "") for
+     * sps_operator_measure_payoff after the solve, so that a small matrix's
+     * time to solution does not carry the measurement (about 2 ms). */
+    if (ctx->gpu && (weighed || ctx->copy_gbps > 0)) fill_payoff(ctx, f, opts, predicted, in);
     /* choosing: the features, the rule and any refused build; the final
      * build is reported as convert_ms and upload_ms */
     in->select_ms = sps__now_ms() - t0 - in->convert_ms - in->upload_ms;
