@@ -164,6 +164,11 @@ static void test_timing(sps_context *ctx)
     double gbps = 0;
     T_STATUS(ctx, sps_copy_bandwidth(ctx, 0, &gbps), "device copy bandwidth");
     T_OK(gbps > 0, "device copy bandwidth %.0f GB/s", gbps);
+    /* auto's estimate before a measurement (spmv/select.c): 0.87 of the peak */
+    const double peak = sps__gpu_peak_gbps(ctx);
+    T_OK(peak > 0 && gbps <= 1.05 * peak && gbps >= 0.5 * peak,
+         "device copy bandwidth %.0f GB/s against the memory's peak %.0f GB/s (%.2f)", gbps, peak,
+         peak > 0 ? gbps / peak : 0.0);
     sps_matrix_destroy(A);
 }
 
