@@ -14,6 +14,7 @@ struct sps_gpu {
     void *scratch;
     size_t scratch_bytes;
     void *ring; /* pinned staging ring of core/upload.cu, made on first use */
+    double peak_gbps; /* sps__gpu_peak_gbps: -1 not asked yet, 0 unknown */
 };
 
 static const char *base_name(const char *path)
@@ -70,6 +71,7 @@ sps_status sps__gpu_init(sps_context *ctx, int device)
     if (!g) return sps__err(ctx, SPS_ERR_NO_MEMORY, "sps_context_create: out of memory");
     ctx->gpu = g;
     g->device = device;
+    g->peak_gbps = -1.0;
     SPS_CUDA(ctx, cudaSetDevice(device));
     SPS_CUDA(ctx, cudaGetDeviceProperties(&g->props, device));
     SPS_CUDA(ctx, cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
@@ -106,13 +108,16 @@ int sps__gpu_cc(const sps_context *ctx)
 
 double sps__gpu_peak_gbps(const sps_context *ctx)
 {
-    int khz = 0;
-    if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, ctx->device) != cudaSuccess) {
-        cudaGetLastError(); /* not an error: no estimate */
-        return 0.0;
+    struct sps_gpu *g = ctx->gpu;
+    if (g->peak_gbps < 0) { /* asked once: the driver's clock query is not free */
+        int khz = 0;
+        g->peak_gbps = 0.0;
+        if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, g->device) != cudaSuccess)
+            cudaGetLastError(); /* not an error: no estimate */
+        else /* double data rate: two transfers a clock over the bus */
+            g->peak_gbps = 2.0 * (double)khz * 1e3 * (double)g->props.memoryBusWidth / 8.0 / 1e9;
     }
-    /* double data rate: two transfers a clock over the bus */
-    return 2.0 * (double)khz * 1e3 * (double)ctx->gpu->props.memoryBusWidth / 8.0 / 1e9;
+    return g->peak_gbps;
 }
 
 sps_status sps__dmalloc(sps_context *ctx, void **p, size_t bytes)
