@@ -14,7 +14,7 @@ struct sps_gpu {
     void *scratch;
     size_t scratch_bytes;
     void *ring; /* pinned staging ring of core/upload.cu, made on first use */
-    double peak_gbps; /* sps__gpu_peak_gbps: -1 not asked yet, 0 unknown */
+    double peak_gbps; /* sps__gpu_peak_gbps, 0 unknown */
 };
 
 static const char *base_name(const char *path)
@@ -60,6 +60,8 @@ int sps__gpu_count(char *why, size_t len)
     return n;
 }
 
+static double peak_gbps(const struct sps_gpu *g);
+
 sps_status sps__gpu_init(sps_context *ctx, int device)
 {
     char why[512];
@@ -71,9 +73,9 @@ sps_status sps__gpu_init(sps_context *ctx, int device)
     if (!g) return sps__err(ctx, SPS_ERR_NO_MEMORY, "sps_context_create: out of memory");
     ctx->gpu = g;
     g->device = device;
-    g->peak_gbps = -1.0;
     SPS_CUDA(ctx, cudaSetDevice(device));
     SPS_CUDA(ctx, cudaGetDeviceProperties(&g->props, device));
+    g->peak_gbps = peak_gbps(g);
     SPS_CUDA(ctx, cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     SPS_CUSPARSE(ctx, cusparseCreate(&g->cusparse));
     SPS_CUSPARSE(ctx, cusparseSetStream(g->cusparse, g->stream));
@@ -106,18 +108,20 @@ int sps__gpu_cc(const sps_context *ctx)
     return ctx->gpu->props.major * 10 + ctx->gpu->props.minor;
 }
 
-double sps__gpu_peak_gbps(const sps_context *ctx)
+double sps__gpu_peak_gbps(const sps_context *ctx) { return ctx->gpu->peak_gbps; }
+
+/* The memory's peak bandwidth (GB/s) from its clock and bus width, 0 when
+ * the driver does not say. Asked once, with the context: the clock query
+ * took 0.6-0.8 ms on an H100, inside the first solve's selection when auto
+ * asked for it. */
+static double peak_gbps(const struct sps_gpu *g)
 {
-    struct sps_gpu *g = ctx->gpu;
-    if (g->peak_gbps < 0) { /* asked once: the driver's clock query is not free */
-        int khz = 0;
-        g->peak_gbps = 0.0;
-        if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, g->device) != cudaSuccess)
-            cudaGetLastError(); /* not an error: no estimate */
-        else /* double data rate: two transfers a clock over the bus */
-            g->peak_gbps = 2.0 * (double)khz * 1e3 * (double)g->props.memoryBusWidth / 8.0 / 1e9;
+    int khz = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, g->device) != cudaSuccess) {
+        cudaGetLastError(); /* not an error: no estimate */
+        return 0.0;
     }
-    return g->peak_gbps;
+    return 2.0 * (double)khz * 1e3 * (double)g->props.memoryBusWidth / 8.0 / 1e9; /* double data rate */
 }
 
 sps_status sps__dmalloc(sps_context *ctx, void **p, size_t bytes)
