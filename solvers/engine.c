@@ -36,13 +36,19 @@ int sps__engine_of(const sps_solver *s)
 /* auto's one-kernel test: the method has the path, the operator gives its
  * rows, the preconditioner is none or Jacobi, the system is small, and no
  * stop monitor or check interval asks for host checks along the way. */
-static int onek_auto(const sps_solver *s, const sps_krylov *k)
+int sps__engine_onek_auto(const sps_solver *s, const sps_operator *op, sps_idx n)
 {
     sps_dev_rows rows;
     sps_idx max = sps__engine_onek_max();
     if (max > SPS_ONEK_AUTO_MAX && !getenv("SPS_ONEKERNEL_MAX")) max = SPS_ONEK_AUTO_MAX;
-    return s->method->impl->onekernel && k->pcmode != SPS_PCM_APPLY && k->w.n <= max &&
-           !s->mon_stop && s->check == 0 && sps__engine_rows(k->op, &rows);
+    const int e = sps__engine_of(s);
+    return (e == SPS_ENGINE_AUTO || e == SPS_ENGINE_ONEKERNEL) && n <= max && !s->mon_stop &&
+           s->check == 0 && sps__engine_rows(op, &rows);
+}
+
+static int onek_auto(const sps_solver *s, const sps_krylov *k)
+{
+    return s->method->impl->onekernel && k->pcmode != SPS_PCM_APPLY && sps__engine_onek_auto(s, k->op, k->w.n);
 }
 
 int sps__engine_resolve(const sps_solver *s, const sps_krylov *k)

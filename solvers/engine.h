@@ -49,6 +49,11 @@ sps_idx sps__engine_onek_max(void);
 /* The operator's device rows in double (backend.h dev_rows): 1 and *out
  * filled when its backend offers them, else 0. */
 int sps__engine_rows(const sps_operator *op, sps_dev_rows *out);
+/* 1 when auto (or onekernel by name) would run a solve of n rows on op as
+ * one kernel, given a method with the path and no or Jacobi preconditioning:
+ * the size bound, device rows, no stop monitor, no check interval. The
+ * strategy orders its plans by it. */
+int sps__engine_onek_auto(const sps_solver *s, const sps_operator *op, sps_idx n);
 
 /* One batch of len iterations starting after iteration it0 with the graph
  * engine (len a power of two <= 2^(SPS_KR_NGRAPH-1)); falls back to classic

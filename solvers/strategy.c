@@ -13,6 +13,7 @@
 #include "strategy.h"
 
 #include "krylov.h"
+#include "engine.h"
 
 #include <ctype.h>
 #include <float.h>
@@ -24,6 +25,7 @@
 #define LONG_RESTART 2000 /* bench/solve.py's "long restart" */
 #define SPS_PROBE_ITS 400 /* the GPU list's BiCGSTAB probe */
 #define SPS_LONG_PROBE_ITS 1000 /* the GPU list's first, long-restart GMRES (small systems) */
+#define SPS_ONEK_PROBE_ITS 1000 /* the one-kernel list's first CG+Jacobi (SPD-like) */
 #define SPS_LONG_FIRST_BYTES ((size_t)256 << 20) /* its basis at most this: "small" */
 
 /* ---- the plan list -------------------------------------------------------- */
@@ -66,9 +68,18 @@ static long long long_restart(const sps_features *f, size_t basis_bytes)
  * matrices, Jacobi and ILU(0) with Jacobi-sweep solves for the others; the
  * exact factorizations stay as fallbacks. */
 static void gpu_cheap_first(const sps_features *f, sps_plan *p, int *np, int spd_like, int diag_ok,
-                            int ilu_ok, const char *longm, int small)
+                            int ilu_ok, const char *longm, int small, int onek)
 {
+    /* onek: the solve's operator and size let auto run CG, BiCGSTAB and
+     * GMRES (within its bounds) with no or Jacobi preconditioning as one
+     * kernel (engine.c), 3-6x less per iteration than the kernels one at a
+     * time (doc/solvers.md): those plans first, capped. On the H100 run of
+     * every shared matrix (bench/results/robust.md, 2026-11-27) CG (with
+     * Jacobi or none) or unpreconditioned BiCGSTAB on the one kernel was the
+     * fastest single plan on 20 of the 43, while this list's first plans
+     * there (Chebyshev, the long GMRES) took 2-6x as long. */
     if (spd_like) {
+        if (onek) add_capped(p, np, "cg", "jacobi", SPS_ONEK_PROBE_ITS);
         add(p, np, "cg", "cheby");
         add(p, np, "cg", "jacobi");
         /* symmetric with a positive diagonal but indefinite (Si2: CG breaks
@@ -87,13 +98,14 @@ static void gpu_cheap_first(const sps_features *f, sps_plan *p, int *np, int spd
      * with Jacobi took 2-20x longer. "Small": the basis, (m + 2) n doubles,
      * within SPS_LONG_FIRST_BYTES; a capped attempt that falls steadily is
      * promoted to its uncapped plan later in the list. */
+    if (onek) add_capped(p, np, "bicgstab", "none", SPS_PROBE_ITS);
     if (small) add_capped(p, np, longm, "none", SPS_LONG_PROBE_ITS);
     /* A short probe first: unpreconditioned BiCGSTAB was the fastest single
      * plan on 15 of the 32 non-SPD shared matrices on the H100, often 5-10x
      * ahead of GMRES+Jacobi (bench/results/robust.md); capped, a failed probe
      * costs at most SPS_PROBE_ITS iterations of two SpMVs each, and the next
      * plan starts from its iterate when that is the best so far. */
-    add_capped(p, np, "bicgstab", "none", SPS_PROBE_ITS);
+    if (!onek) add_capped(p, np, "bicgstab", "none", SPS_PROBE_ITS);
     if (diag_ok) add(p, np, "gmres:restart=100", "jacobi");
     /* the factor by fixed-point sweeps on the device (precond/parilu/):
      * convdiff2d:1000,10 1.6 ms of setup against 174 ms for csrilu02 */
@@ -112,7 +124,7 @@ int sps__strategy_plans(const sps_features *f, size_t basis_bytes, int gpu, sps_
     snprintf(longm, sizeof longm, "gmres:restart=%lld", lm);
     /* "small": the long-restart basis, (m + 2) n doubles, within SPS_LONG_FIRST_BYTES */
     int small = f->rows > 0 && (size_t)(lm + 2) * (size_t)f->rows * sizeof(double) <= SPS_LONG_FIRST_BYTES;
-    if (gpu) gpu_cheap_first(f, p, &np, spd_like, diag_ok, ilu_ok, longm, small);
+    if (gpu) gpu_cheap_first(f, p, &np, spd_like, diag_ok, ilu_ok, longm, small, gpu == 2);
     /* ilu0:exact, ic0:exact: the natural-order factors the measurements behind
      * this order used (plain ilu0/ic0 are the multicolor order) */
     if (spd_like) {
@@ -135,7 +147,9 @@ int sps__strategy_plans(const sps_features *f, size_t basis_bytes, int gpu, sps_
     }
     if (why && len)
         snprintf(why, len, "%s%s%s%s%s",
-                 gpu ? (spd_like ? "GPU, cheap preconditioners first; "
+                 gpu == 2 ? (spd_like ? "GPU, one kernel: a CG+Jacobi probe, cheap preconditioners first; "
+                             : "GPU, one kernel: BiCGSTAB and long GMRES probes, cheap preconditioners first; ")
+                 : gpu ? (spd_like ? "GPU, cheap preconditioners first; "
                         : small ? "GPU, small: long GMRES and BiCGSTAB probes, cheap preconditioners first; "
                             : "GPU, a BiCGSTAB probe and cheap preconditioners first; ")
                      : "",
@@ -415,8 +429,9 @@ static sps_status strategy(run *r, const sps_strategy *how, const sps_features *
                            sps_solve_info *info)
 {
     sps_plan plans[SPS_MAX_PLANS];
-    int np = make_plans(how, f, basis_budget(r->s->ctx), sps_context_on_gpu(r->s->ctx), plans,
-                        info->plan_why, sizeof info->plan_why);
+    int gpu = sps_context_on_gpu(r->s->ctx);
+    if (gpu && sps__engine_onek_auto(r->s, r->op, f->rows)) gpu = 2; /* the one-kernel list */
+    int np = make_plans(how, f, basis_budget(r->s->ctx), gpu, plans, info->plan_why, sizeof info->plan_why);
     int ranone = 0, explicit_only = !(is_auto(how->method) && is_auto(how->precond)) && !how->fallback;
     double t0 = sps__now_ms();
     sps_solve_info in, best_in;

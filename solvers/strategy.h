@@ -16,8 +16,9 @@ typedef struct sps_plan {
 
 /* The plans for a matrix with features f, in order, when the method and the
  * preconditioner are both automatic. basis_bytes is the memory a long GMRES
- * basis may take (0: no limit). gpu: the plans for a GPU context (the cheap
- * preconditioners first; see strategy.c). Writes why (a short phrase).
+ * basis may take (0: no limit). gpu: the plans for a GPU context (1: the
+ * cheap preconditioners first; 2: also the one-kernel engine's plans first,
+ * capped; see strategy.c). Writes why (a short phrase).
  * Returns the count (>= 1). */
 int sps__strategy_plans(const sps_features *f, size_t basis_bytes, int gpu, sps_plan *p,
                         char *why, size_t len);

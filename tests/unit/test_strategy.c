@@ -181,6 +181,23 @@ static void test_plans(void)
          "GPU SPD-like, n = 4000: cg+cheby, cg+jacobi, capped gmres(2000)+none, then cg+ic0:exact (%s+%s, %s+%s, "
          "%s+%s, %s+%s)", p[0].method, p[0].precond, p[1].method, p[1].precond, p[2].method, p[2].precond,
          p[3].method, p[3].precond);
+    /* gpu = 2, the one kernel applies: its plans first, capped, and their
+     * uncapped plans later (a probe that falls steadily is promoted) */
+    np = sps__strategy_plans(&f, 0, 2, p, why, sizeof why);
+    int later = 0;
+    for (int i = 1; i < np; i++) later |= !strcmp(p[i].method, "cg") && !strcmp(p[i].precond, "jacobi") && !p[i].maxit;
+    T_OK(!strcmp(p[0].method, "cg") && !strcmp(p[0].precond, "jacobi") && p[0].maxit == 1000 &&
+             !strcmp(p[1].precond, "cheby") && later && strstr(why, "one kernel"),
+         "GPU one kernel, SPD-like: a capped cg+jacobi first (%s+%s, %lld its), cg+cheby, cg+jacobi later (%d; %s)",
+         p[0].method, p[0].precond, (long long)p[0].maxit, later, why);
+    f.symmetric = 0;
+    np = sps__strategy_plans(&f, 0, 2, p, why, sizeof why);
+    int probes = 0;
+    for (int i = 0; i < np; i++) probes += !strcmp(p[i].method, "bicgstab") && !strcmp(p[i].precond, "none") && p[i].maxit > 0;
+    T_OK(!strcmp(p[0].method, "bicgstab") && p[0].maxit == 400 && !strcmp(p[1].method, "gmres:restart=2000") &&
+             p[1].maxit == 1000 && probes == 1,
+         "GPU one kernel, nonsymmetric n = 4000: the bicgstab probe, then the capped gmres(2000), one probe "
+         "(%s %lld, %s %lld, %d)", p[0].method, (long long)p[0].maxit, p[1].method, (long long)p[1].maxit, probes);
 }
 
 /* Nonsymmetric tridiagonal with a stored zero at (0,0): ILU(0) meets a zero
