@@ -655,7 +655,7 @@ sps_status sps_solver_set_monitor(sps_solver *s, sps_monitor_fn fn, void *user);
 /** The iteration engine on a GPU context (doc/solvers.md, "Iteration
  *  engine"): "auto" (the default: "onekernel" for CG, BiCGSTAB and GMRES
  *  (within its bounds below) with no or Jacobi preconditioning up to 12288
- *  rows unless a stop monitor or a check
+ *  rows and short rows (at most 128 terms a thread per SpMV) unless a stop monitor or a check
  *  interval asks for host checks, else "fused" for CG where it applies, else
  *  "classic"), "classic" (each iteration's kernels enqueued by the host),
  *  "graph" (a batch of iterations captured once as a CUDA graph and

@@ -36,14 +36,26 @@ int sps__engine_of(const sps_solver *s)
 /* auto's one-kernel test: the method has the path, the operator gives its
  * rows, the preconditioner is none or Jacobi, the system is small, and no
  * stop monitor or check interval asks for host checks along the way. */
+/* auto's bound on the terms one thread of the one kernel walks in turn per
+ * SpMV: its rows (n / 1024, rounded up) times the longest row. One thread a
+ * row is latency-bound on long rows: on the H100 run of every shared matrix
+ * (bench/results/robust.md, 2026-11-27) the one kernel took 70-700 us per
+ * iteration where this was 176-6370 (bcsstk13/15/18, raefsky1, cavity10,
+ * circuit_2: one row of 1274 entries); about 10 where it was at most 46
+ * (1138_bus: 936 iterations of CG+Jacobi in 8.5 ms to the solution). */
+#define SPS_ONEK_AUTO_SERIAL 128
+
 int sps__engine_onek_auto(const sps_solver *s, const sps_operator *op, sps_idx n)
 {
     sps_dev_rows rows;
     sps_idx max = sps__engine_onek_max();
     if (max > SPS_ONEK_AUTO_MAX && !getenv("SPS_ONEKERNEL_MAX")) max = SPS_ONEK_AUTO_MAX;
     const int e = sps__engine_of(s);
-    return (e == SPS_ENGINE_AUTO || e == SPS_ENGINE_ONEKERNEL) && n <= max && !s->mon_stop &&
-           s->check == 0 && sps__engine_rows(op, &rows);
+    if (!((e == SPS_ENGINE_AUTO || e == SPS_ENGINE_ONEKERNEL) && n <= max && !s->mon_stop &&
+          s->check == 0 && sps__engine_rows(op, &rows)))
+        return 0;
+    const int64_t serial = ((int64_t)n + 1023) / 1024 * (int64_t)rows.max_row;
+    return e == SPS_ENGINE_ONEKERNEL || serial <= SPS_ONEK_AUTO_SERIAL;
 }
 
 static int onek_auto(const sps_solver *s, const sps_krylov *k)

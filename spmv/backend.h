@@ -60,6 +60,7 @@ typedef struct sps_dev_rows {
     int kind;                         /* SPS_ROWS_CSR or SPS_ROWS_DIA */
     sps_idx n;                        /* rows = columns */
     sps_idx ndiag;                    /* DIA: diagonals */
+    sps_idx max_row;                  /* the longest row's terms (CSR: entries; DIA: ndiag) */
     const sps_idx *row_ptr, *col_idx; /* CSR: n + 1, nnz (columns ascending in a row) */
     const sps_idx *off;               /* DIA: ndiag offsets, ascending */
     const double *val;                /* CSR: nnz; DIA: val[d * n + row] */

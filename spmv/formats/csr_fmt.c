@@ -109,6 +109,9 @@ sps_status sps__csr_dev_upload(sps_context *ctx, const sps_csr *A, int single, s
     d->nrows = A->nrows;
     d->ncols = A->ncols;
     d->nnz = A->nnz;
+    d->max_row = A->row_ptr ? 0 : SPS_IDX_MAX;
+    for (sps_idx i = 0; A->row_ptr && i < A->nrows; i++)
+        if (A->row_ptr[i + 1] - A->row_ptr[i] > d->max_row) d->max_row = A->row_ptr[i + 1] - A->row_ptr[i];
     d->single = single;
     size_t rp = ((size_t)A->nrows + 1) * sizeof(sps_idx);
     size_t ci = (size_t)A->nnz * sizeof(sps_idx);
@@ -194,6 +197,7 @@ int sps__csr_fmt_dev_rows(const void *dev, sps_dev_rows *out)
     memset(out, 0, sizeof *out);
     out->kind = SPS_ROWS_CSR;
     out->n = d->nrows;
+    out->max_row = d->max_row;
     out->row_ptr = d->row_ptr;
     out->col_idx = d->col_idx;
     out->val = (const double *)d->val;

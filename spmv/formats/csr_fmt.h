@@ -106,6 +106,7 @@ sps_status sps__hyb_build(sps_context *ctx, const sps_csr *A, sps_idx K, sps_fmt
 /* A CSR on the device: values are float if single, else double. */
 typedef struct sps_csr_dev {
     sps_idx nrows, ncols, nnz;
+    sps_idx max_row;    /* the longest row's entries (sps_dev_rows.max_row) */
     int single;
     int param;          /* copied from sps_fmt_csr.param */
     sps_idx *row_ptr, *col_idx;

@@ -284,6 +284,23 @@ static void test_auto(void)
         auto_case("poisson2d:256", Q, &cg, "fused", "fused");
         auto_case("poisson2d:256", Q, &bi, "classic", "classic");
     }
+    /* one row of n entries: one thread of the one kernel would walk 2 x 1025
+     * terms in turn per SpMV (engine.c SPS_ONEK_AUTO_SERIAL): auto leaves it,
+     * named it still runs */
+    sps_matrix *W = tridiag(1025, 4.0, 1);
+    if (T_OK(W != NULL, "arrow n=1025")) {
+        job cg = {"csr-vector", "cg", NULL, NULL}, bi = {"csr-vector", "bicgstab", NULL, NULL},
+            bo = {"csr-vector", "bicgstab", NULL, "onekernel"};
+        auto_case("arrow n=1025", W, &cg, "fused", "fused");
+        auto_case("arrow n=1025", W, &bi, "classic", "classic");
+        double *b = rhs(1025);
+        result r = solve_on(gctx, W, &bo, b);
+        if (T_STATUS(gctx, r.st, "arrow n=1025 bicgstab, onekernel named"))
+            T_OK(strcmp(r.engine, "onekernel") == 0, "arrow n=1025: onekernel named runs (%s)", r.engine);
+        result_free(&r);
+        free(b);
+    }
+    sps_matrix_destroy(W);
     sps_matrix_destroy(P);
     sps_matrix_destroy(Q);
 }
