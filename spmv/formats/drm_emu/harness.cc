@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/spmv/formats/drm_emu/harness.cc: drm_convert.cu's DRM kernels
+ * (seg_count_kernel, scatter_kernel; run.sh cuts them out of the file) on
+ * the CPU emulation of emu.h, with build()'s host steps between them as
+ * drm.c runs them, against the host conversion (sps__drm_build on a CPU
+ * context): the counts, dnum, index and blo, then off, val and map bit for
+ * bit. The device arrays start filled with 0xa5 bytes, so a slot the scatter
+ * did not write shows. Matrices: generated ones, every matrix of
+ * $SPS_MATRICES, and edge cases (sizes around 32 and 1024, empty rows, a
+ * long row, rectangular, empty). Exit status 0 when every comparison holds. */
+#include "emu.h"
+#include "core/internal.h"
+#include "spmv/formats/diag_common.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <dirent.h>
+#include <string>
+
+namespace {
+#include "drm_kernels.inc"
+unsigned blocks_for(long long threads) { return (unsigned)((threads + THREADS - 1) / THREADS); }
+} // namespace
+
+static int fails, checks;
+
+#define CHECK(c, ...)                                                                                  \
+    do {                                                                                               \
+        checks++;                                                                                      \
+        if (!(c)) {                                                                                    \
+            fails++;                                                                                   \
+            printf("FAIL ");                                                                           \
+            printf(__VA_ARGS__);                                                                       \
+            printf("\n");                                                                              \
+        }                                                                                              \
+    } while (0)
+
+template <class T> static std::vector<T> garbage(size_t n)
+{
+    std::vector<T> v(n + 1);
+    memset(v.data(), 0xa5, v.size() * sizeof(T));
+    return v;
+}
+
+template <class T> static bool same(const T *a, const T *b, size_t n)
+{
+    return n == 0 || memcmp(a, b, n * sizeof(T)) == 0;
+}
+
+/* The device path of drm.c's build() for A, emulated, against the host's. */
+static void check(sps_context *ctx, const char *name, const sps_csr *A, int group, int order_rows)
+{
+    sps_fmt *fmt = nullptr;
+    sps_spmv_stats st{};
+    sps_status s = sps__drm_build(ctx, A, 32, group, 128, order_rows, &fmt, &st);
+    CHECK(s == SPS_OK, "%s: host build: %s", name, sps_last_error(ctx));
+    if (s != SPS_OK) return;
+    const sps_fmt_drm *f = (const sps_fmt_drm *)fmt;
+    const int m = A->nrows;
+    const sps_idx S = (m + 31) / 32;
+    /* scan: counts on the "device", downloaded into the block's aux part */
+    std::vector<sps_idx> blk(SPS_DRM_BLK_WORDS(S) + 1);
+    sps_idx *dnum = blk.data(), *index = dnum + SPS_DRM_BLK_INDEX(S), *blo = dnum + SPS_DRM_BLK_BLO(S);
+    sps_idx *cnt = dnum + SPS_DRM_BLK_AUX(S);
+    std::vector<sps_idx> dcount = garbage<sps_idx>((size_t)S);
+    const sps_idx *rp = A->row_ptr, *col = A->col_idx;
+    const double *v = A->val;
+    if (S > 0)
+        emu_launch(blocks_for((long long)S * 32), THREADS,
+                   [&] { seg_count_kernel(rp, col, m, S, dcount.data()); });
+    memcpy(cnt, dcount.data(), (size_t)S * sizeof(sps_idx));
+    /* the plan and the slots on the host, as build() does them */
+    sps_idx nblk = 0;
+    double var = 0;
+    s = sps__drm_plan_counts(ctx, cnt, S, 32, group, order_rows, 32, index, blo, &nblk, &var, dnum);
+    CHECK(s == SPS_OK, "%s: plan: %s", name, sps_last_error(ctx));
+    dnum[0] = 0;
+    for (sps_idx sl = 0; sl < S; sl++) dnum[sl + 1] = dnum[sl] + cnt[index[sl]];
+    CHECK(nblk == f->nblk && same(blo, f->blo, (size_t)nblk + 1) && same(index, f->index, (size_t)S) &&
+              same(dnum, f->dnum, (size_t)S + 1),
+          "%s: counts, plan and dnum as the host's (%d sub-blocks)", name, f->nblk);
+    CHECK(var == st.balance_var, "%s: variance %.17g, host %.17g", name, var, st.balance_var);
+    for (sps_idx sl = 0; sl < S; sl++) cnt[index[sl]] = sl;
+    /* scatter */
+    const size_t nd = (size_t)dnum[S];
+    std::vector<sps_idx> dblk(blk), off = garbage<sps_idx>(nd), map = garbage<sps_idx>((size_t)A->nnz);
+    std::vector<double> val = garbage<double>(nd * 32);
+    if (S > 0)
+        emu_launch(blocks_for((long long)S * 32), THREADS, [&] {
+            scatter_kernel(rp, col, v, m, S, dblk.data() + SPS_DRM_BLK_AUX(S), dblk.data(), off.data(),
+                           val.data(), map.data());
+        });
+    CHECK(same(off.data(), f->off, nd), "%s: off bitwise (%zu diagonals)", name, nd);
+    CHECK(same(val.data(), f->val, nd * 32), "%s: val bitwise (%zu slots)", name, nd * 32);
+    CHECK(same(map.data(), f->map, (size_t)A->nnz), "%s: map bitwise (%d entries)", name, A->nnz);
+    CHECK(same(dblk.data(), blk.data(), blk.size()), "%s: the block unchanged by the kernels", name);
+    sps_backend_drm.free_fmt(fmt);
+}
+
+static void check_all(sps_context *ctx, const char *name, const sps_matrix *M)
+{
+    check(ctx, name, &M->A, 1, 1);
+    check(ctx, (std::string(name) + " (order=list)").c_str(), &M->A, 1, 0);
+    check(ctx, (std::string(name) + " (hdia)").c_str(), &M->A, 0, 1);
+}
+
+static unsigned long long rng = 88172645463325252ull;
+static unsigned rnd(unsigned n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (unsigned)(rng % n);
+}
+
+/* m x n with about k entries per row, `empty` of 8 rows empty, and row
+ * `longrow` (if >= 0) with entries in `longlen` columns. */
+static sps_matrix *random_matrix(sps_context *ctx, int m, int n, int k, int empty, int longrow, int longlen)
+{
+    std::vector<sps_idx> ri, ci;
+    std::vector<double> vv;
+    for (int i = 0; i < m; i++) {
+        int len = (int)rnd(8) < empty ? 0 : 1 + (int)rnd((unsigned)(2 * k));
+        if (i == longrow) len = longlen;
+        for (int t = 0; t < len && n > 0; t++) {
+            ri.push_back(i);
+            /* near the diagonal mostly, anywhere sometimes */
+            long long c = rnd(4) ? (long long)i + (long long)rnd(41) - 20 : (long long)rnd((unsigned)n);
+            if (i == longrow) c = (long long)t * n / len;
+            ci.push_back((sps_idx)std::max(0LL, std::min((long long)n - 1, c)));
+            vv.push_back((rnd(2) ? -1.0 : 1.0) * (1.0 + rnd(1000)) / 7.0);
+        }
+    }
+    sps_matrix *M = nullptr;
+    if (sps_matrix_create_coo(ctx, m, n, (int64_t)ri.size(), ri.data(), ci.data(), vv.data(), &M) != SPS_OK) {
+        printf("FAIL random %dx%d: %s\n", m, n, sps_last_error(ctx));
+        fails++;
+        return nullptr;
+    }
+    return M;
+}
+
+int main(int argc, char **argv)
+{
+    const bool quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+    sps_context *ctx = nullptr;
+    if (sps_context_create(&ctx, -1) != SPS_OK) {
+        printf("FAIL context: %s\n", sps_last_error(nullptr));
+        return 1;
+    }
+    /* edge cases */
+    const int sizes[] = {1, 2, 31, 32, 33, 63, 64, 65, 1023, 1024, 1025, 4097};
+    for (int m : sizes)
+        for (int empty = 0; empty <= 4; empty += 2) {
+            sps_matrix *M = random_matrix(ctx, m, m, 4, empty, -1, 0);
+            if (!M) continue;
+            char name[64];
+            snprintf(name, sizeof name, "random %d, %d/8 rows empty", m, empty);
+            check_all(ctx, name, M);
+            sps_matrix_destroy(M);
+        }
+    struct { int m, n, k, empty, longrow, longlen; } shapes[] = {
+        {1025, 1025, 3, 1, 700, 1025},  /* one full row */
+        {2000, 3000, 5, 2, 33, 2900},   /* rectangular, one long row */
+        {3000, 200, 3, 1, -1, 0},       /* tall */
+        {100, 5000, 8, 0, 99, 4000},    /* wide, the last row long */
+        {64, 64, 0, 8, -1, 0},          /* no entries */
+    };
+    for (auto &sh : shapes) {
+        sps_matrix *M = random_matrix(ctx, sh.m, sh.n, sh.k, sh.empty, sh.longrow, sh.longlen);
+        if (!M) continue;
+        char name[96];
+        snprintf(name, sizeof name, "random %dx%d, long row %d", sh.m, sh.n, sh.longrow);
+        check_all(ctx, name, M);
+        sps_matrix_destroy(M);
+    }
+    {
+        sps_idx rp0[1] = {0};
+        sps_matrix *M = nullptr;
+        if (sps_matrix_create_csr(ctx, 0, 0, rp0, nullptr, nullptr, &M) == SPS_OK) {
+            check_all(ctx, "0x0", M);
+            sps_matrix_destroy(M);
+        }
+    }
+    /* generated */
+    const char *gens[] = {"poisson3d:40", "poisson2d:100", "banded:200000,9,0.01,1", "powerlaw:20000,8,3",
+                          "convdiff2d:90,10"};
+    for (const char *g : gens) {
+        if (quick && strncmp(g, "banded", 6) == 0) continue;
+        sps_matrix *M = nullptr;
+        if (sps_matrix_generate(ctx, g, &M) != SPS_OK) {
+            printf("FAIL generate %s: %s\n", g, sps_last_error(ctx));
+            fails++;
+            continue;
+        }
+        check(ctx, g, &M->A, 1, 1);
+        sps_matrix_destroy(M);
+    }
+    /* real */
+    const char *dir = getenv("SPS_MATRICES");
+    if (dir && !quick) {
+        DIR *d = opendir(dir);
+        std::vector<std::string> names;
+        for (struct dirent *e; d && (e = readdir(d));)
+            if (strstr(e->d_name, ".mtx")) names.push_back(e->d_name);
+        if (d) closedir(d);
+        std::sort(names.begin(), names.end());
+        for (auto &nm : names) {
+            sps_matrix *M = nullptr;
+            if (sps_matrix_read(ctx, (std::string(dir) + "/" + nm).c_str(), &M) != SPS_OK) {
+                printf("FAIL read %s: %s\n", nm.c_str(), sps_last_error(ctx));
+                fails++;
+                continue;
+            }
+            check(ctx, nm.c_str(), &M->A, 1, 1);
+            sps_matrix_destroy(M);
+        }
+    }
+    sps_context_destroy(ctx);
+    printf("%s: %d of %d comparisons hold\n", fails ? "FAIL" : "ok", checks - fails, checks);
+    return fails ? 1 : 0;
+}
