@@ -85,7 +85,7 @@ typedef struct sps_fmt_drm {
     sps_idx *blo;     /* nblk + 1: prefix count of slots per sub-block */
     sps_idx *index;   /* nslot: segment of each slot (merged order) */
     sps_idx *dnum;    /* nslot + 1 */
-    sps_idx *off;     /* dnum[nslot]; NULL while it lives on the device only (doff) */
+    sps_idx *off;     /* dnum[nslot]; NULL while it lives on the device only (dblk) */
     double *val;      /* dnum[nslot] * seg; NULL while it lives on the device only
                          (built there, see dval), until fetched for apply_host */
     sps_idx *map;     /* nnz: CSR entry -> position in val (NULL with val) */
@@ -93,19 +93,18 @@ typedef struct sps_fmt_drm {
                          the device object by the upload */
     sps_idx *dmap;    /* device conversion: map on the device, likewise */
     sps_idx *dblk;    /* device conversion: hblk's words on the device (dnum, index,
-                         blo, inv), likewise */
-    sps_idx *doff;    /* device conversion: off on the device, likewise */
+                         blo, inv) followed by off, likewise */
     const double *pending; /* device conversion: the CSR values of an update in progress
                               (update_host -> update_dev) */
 } sps_fmt_drm;
 
 /* The words of sps_fmt_drm's hblk (and dblk) for S slots, and where each
- * array starts: dnum (S + 1), index (S), blo (S + 1: nblk + 1 <= S + 1 used),
- * aux (S). */
+ * array starts: dnum (S + 1), index (S), aux (S), blo (S + 1: nblk + 1 <= S + 1
+ * used, so the upload stops after it). */
 #define SPS_DRM_BLK_WORDS(S) (4 * (size_t)(S) + 2)
 #define SPS_DRM_BLK_INDEX(S) ((size_t)(S) + 1)
-#define SPS_DRM_BLK_BLO(S) (2 * (size_t)(S) + 1)
-#define SPS_DRM_BLK_AUX(S) (3 * (size_t)(S) + 2)
+#define SPS_DRM_BLK_AUX(S) (2 * (size_t)(S) + 1)
+#define SPS_DRM_BLK_BLO(S) (3 * (size_t)(S) + 1)
 
 typedef struct sps_fmt_dia {
     sps_idx nrows, ncols, nnz;
@@ -135,17 +134,20 @@ struct sps_dcsr;
 /* DRM's conversion on the device (drm_convert.cu), seg = 32 only, in two
  * kernels around the host's plan. The scan (as sps__diag_scan, counts only)
  * writes the number of distinct diagonals of each segment to cnt[0..nseg)
- * on the host. The scatter takes blk, the words of a sps_fmt_drm's hblk with
- * the slots' dnum, index and blo filled and the inverse of index (segment ->
- * slot) in its aux part, uploads them into a new device block (*dblk), and
- * lays out the offsets (*off, dnum[nslot]), the values (*val, dnum[nslot]
- * * 32 doubles, every slot written once, zeros included) and the map (*map,
- * nnz) in new device arrays, as sps__diag_layout does; it does not wait for
- * the device. */
-sps_status sps__drm_scan_dev(sps_context *ctx, const struct sps_dcsr *A, sps_idx *cnt);
+ * on the host, through a new device array *map of max(nnz, nseg) words that
+ * the scatter then fills with the map. The scatter takes blk, the words of a
+ * sps_fmt_drm's hblk with the slots' dnum, index and blo filled (nblk
+ * sub-blocks) and the inverse of index (segment -> slot) in its aux part,
+ * uploads them (up to blo's last word) into a
+ * new device block *dblk of SPS_DRM_BLK_WORDS(nslot) + dnum[nslot] words
+ * that ends with the offsets, and lays out the offsets, the values (*val,
+ * dnum[nslot] * 32 doubles, every slot written once, zeros included) and the
+ * map as sps__diag_layout does; it does not wait for the device. */
+sps_status sps__drm_scan_dev(sps_context *ctx, const struct sps_dcsr *A, sps_idx *cnt,
+                             sps_idx **map);
 sps_status sps__drm_scatter_dev(sps_context *ctx, const struct sps_dcsr *A, const sps_idx *blk,
-                                sps_idx nslot, sps_idx **dblk, sps_idx **off, double **val,
-                                sps_idx **map);
+                                sps_idx nslot, sps_idx nblk, sps_idx *map, sps_idx **dblk,
+                                double **val);
 /* DIA on the device: the sorted distinct offsets (to the host), then the
  * values and map into new device arrays. */
 sps_status sps__dia_offsets_dev(sps_context *ctx, const struct sps_dcsr *A, sps_idx **off,

@@ -456,19 +456,21 @@ sps_status sps__drm_plan_counts(sps_context *ctx, const sps_idx *cnt, sps_idx n,
         }
         nb = n;
     } else {
-        /* scratch: first the counting sort's four histograms (4 (maxc + 1)
-         * words); then q2w (the merged nodes' weights, int64) followed by asc
-         * (what remains after step 2, ascending: m <= n - merges words) in
-         * 2n + 16 words, tsize (each node's segments, n words) and gcnt (each
-         * group's, n/2 + 2 words); last the group cursors at and end over
-         * q2w's words. */
+        /* Memory (only what is touched costs: fresh pages fault): q1 in
+         * members, parent in work, tsize (each node's segments) in blk.
+         * Scratch words: the counting sort's four histograms (4 (maxc + 1))
+         * first; then q2w (the merged nodes' weights, int64, none on most
+         * matrices) followed at once by asc (what remains after step 2,
+         * ascending: m <= n - merges words) in [0, 2n); q2 (the merged
+         * nodes) in [2n, 3n); gcnt (each group's segments) after it; last
+         * the group cursors at and end over asc's words. */
         const size_t K = (size_t)maxc + 1, un = (size_t)n;
-        size_t words = 2 * un + 16 + un + un / 2 + 4;
+        size_t words = 3 * un + un / 2 + 8;
         if (4 * K > words) words = 4 * K;
         char *scr = sps__malloc(words * sizeof(sps_idx));
         if (!scr) return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory planning %d segments", n);
-        sps_idx *tsize = (sps_idx *)(void *)scr + 2 * un + 16, *gcnt = tsize + un;
-        sps_idx *q1 = members, *q2 = blk + 1, *parent = work;
+        sps_idx *q1 = members, *q2 = (sps_idx *)(void *)scr + 2 * un, *gcnt = q2 + un;
+        sps_idx *parent = work, *tsize = blk;
         sort_counts(cnt, n, K, q1, (sps_idx *)(void *)scr);
         for (sps_idx h = 0; h < n; h++) {
             parent[h] = -1;

@@ -105,7 +105,6 @@ static void free_fmt(sps_fmt *fmt)
     sps__dfree(f->dval);
     sps__dfree(f->dmap);
     sps__dfree(f->dblk);
-    sps__dfree(f->doff);
 #endif
     sps__free(f);
 }
@@ -156,16 +155,17 @@ static void fill_stats(const sps_fmt_drm *f, const char *hdia_as, double var, sp
 }
 
 /* The diagonal counts of A's segments into cnt: on the device (the scatter
- * finds the offsets again) or on the host (*sg keeps the offsets for
- * sps__diag_layout). */
+ * finds the offsets again; f->dmap holds the counts there meanwhile) or on
+ * the host (*sg keeps the offsets for sps__diag_layout). */
 static sps_status count_diagonals(sps_context *ctx, const sps_csr *A, const struct sps_dcsr *dsrc,
-                                  sps_idx seg, sps_idx *cnt, sps_diag_segs *sg)
+                                  sps_idx seg, sps_idx *cnt, sps_diag_segs *sg, sps_fmt_drm *f)
 {
     memset(sg, 0, sizeof *sg);
 #if SPS_HAVE_CUDA
-    if (dsrc) return sps__drm_scan_dev(ctx, dsrc, cnt);
+    if (dsrc) return sps__drm_scan_dev(ctx, dsrc, cnt, &f->dmap);
 #else
     (void)dsrc;
+    (void)f;
 #endif
     sps_status s = sps__diag_scan(ctx, A, seg, sg);
     for (sps_idx h = 0; s == SPS_OK && h < sg->nseg; h++) cnt[h] = sg->dnum[h + 1] - sg->dnum[h];
@@ -189,8 +189,8 @@ static sps_status layout(sps_context *ctx, const sps_csr *A, const struct sps_dc
         return sps__diag_layout(ctx, A, sg, f->index, f->dnum, f->off, f->map, f->val);
     }
 #if SPS_HAVE_CUDA
-    return sps__drm_scatter_dev(ctx, dsrc, f->hblk, f->nslot, &f->dblk, &f->doff,
-                                (double **)&f->dval, &f->dmap);
+    return sps__drm_scatter_dev(ctx, dsrc, f->hblk, f->nslot, f->nblk, f->dmap, &f->dblk,
+                                (double **)&f->dval);
 #else
     return sps__err(ctx, SPS_ERR_INTERNAL, "drm: a device source in a build without CUDA");
 #endif
@@ -226,7 +226,7 @@ static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx seg, const c
     f->rows = rows;
     double var = 0.0;
     int64_t ndiag = 0;
-    sps_status s = count_diagonals(ctx, A, dsrc, seg, cnt, &sg);
+    sps_status s = count_diagonals(ctx, A, dsrc, seg, cnt, &sg, f);
     if (s != SPS_OK) goto fail;
     for (sps_idx h = 0; h < S; h++) ndiag += cnt[h];
     if (ndiag * seg > SPS_IDX_MAX) {

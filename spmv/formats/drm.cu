@@ -48,7 +48,7 @@ struct drm_dev {
     sps_idx bseg;  /* segments' worth of threads per block (rows = 0): the commonest sub-block size */
     size_t nval;  /* stored values */
     sps_idx *blo, *index, *dnum, *off;
-    sps_idx *blk; /* built on the device: dnum, index and blo in one block (SPS_DRM_BLK_*) */
+    sps_idx *blk; /* built on the device: dnum, index, blo (SPS_DRM_BLK_*) and off in one block */
     void *val;
     sps_idx *map; /* nnz, when the format was built on the device: updates scatter through it */
 };
@@ -235,14 +235,14 @@ extern "C" void sps_drm_free_dev(void *dev)
 {
     drm_dev *d = (drm_dev *)dev;
     if (!d) return;
-    if (d->blk) {
+    if (d->blk) { /* dnum, index, blo and off */
         sps__dfree(d->blk);
     } else {
         sps__dfree(d->blo);
         sps__dfree(d->index);
         sps__dfree(d->dnum);
+        sps__dfree(d->off);
     }
-    sps__dfree(d->off);
     sps__dfree(d->val);
     sps__dfree(d->map);
     sps__free(d);
@@ -291,8 +291,8 @@ extern "C" sps_status sps_drm_upload(sps_context *ctx, const sps_fmt *fmt, int s
         d->dnum = d->blk;
         d->index = d->blk + SPS_DRM_BLK_INDEX(f->nslot);
         d->blo = d->blk + SPS_DRM_BLK_BLO(f->nslot);
-        d->off = w->doff;
-        w->dblk = w->doff = NULL;
+        d->off = d->blk + SPS_DRM_BLK_WORDS(f->nslot);
+        w->dblk = NULL;
         bytes += (SPS_DRM_BLK_WORDS(f->nslot) + (size_t)ndiag) * is;
     } else if (!f->off && ndiag) { /* device-built, uploaded once already */
         s = sps__err(ctx, SPS_ERR_INTERNAL, "drm: a device-built format uploaded twice (%s:%d)", __FILE__,

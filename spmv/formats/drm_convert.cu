@@ -206,48 +206,52 @@ sps_status to_dev(sps_context *ctx, void **d, const void *h, size_t bytes)
 
 } // namespace
 
-extern "C" sps_status sps__drm_scan_dev(sps_context *ctx, const sps_dcsr *A, sps_idx *cnt)
+extern "C" sps_status sps__drm_scan_dev(sps_context *ctx, const sps_dcsr *A, sps_idx *cnt,
+                                        sps_idx **map)
 {
+    *map = NULL;
     const int m = A->nrows;
     const long long nseg = ((long long)m + 31) / 32;
-    if (nseg == 0) return SPS_OK;
-    sps_idx *dcount = NULL;
-    sps_status st = sps__dmalloc(ctx, (void **)&dcount, (size_t)nseg * sizeof(sps_idx));
-    if (st != SPS_OK) return st;
-    seg_count_kernel<<<blocks_for(nseg * 32), THREADS, 0, sps_stream(ctx)>>>(A->row_ptr, A->col_idx,
-                                                                             m, nseg, dcount);
-    cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch seg_count_kernel", __FILE__, __LINE__);
-    if (st == SPS_OK) st = sps__d2h_pinned(ctx, cnt, dcount, (size_t)nseg * sizeof(sps_idx));
-    sps__dfree(dcount); /* after the download: nothing left to wait for */
+    /* the map's array holds the counts until the scatter: one allocation less */
+    const size_t words = (size_t)(A->nnz > nseg ? A->nnz : nseg);
+    sps_status st = sps__dmalloc(ctx, (void **)map, (words ? words : 1) * sizeof(sps_idx));
+    if (st == SPS_OK && nseg > 0) {
+        seg_count_kernel<<<blocks_for(nseg * 32), THREADS, 0, sps_stream(ctx)>>>(A->row_ptr, A->col_idx,
+                                                                                 m, nseg, *map);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch seg_count_kernel", __FILE__, __LINE__);
+        if (st == SPS_OK) st = sps__d2h_pinned(ctx, cnt, *map, (size_t)nseg * sizeof(sps_idx));
+    }
+    if (st != SPS_OK) {
+        sps__dfree(*map);
+        *map = NULL;
+    }
     return st;
 }
 
 extern "C" sps_status sps__drm_scatter_dev(sps_context *ctx, const sps_dcsr *A, const sps_idx *blk,
-                                           sps_idx nslot, sps_idx **dblk, sps_idx **off,
-                                           double **val, sps_idx **map)
+                                           sps_idx nslot, sps_idx nblk, sps_idx *map, sps_idx **dblk,
+                                           double **val)
 {
-    *dblk = *off = *map = NULL;
+    *dblk = NULL;
     *val = NULL;
-    const size_t is = sizeof(sps_idx), ndiag = (size_t)blk[nslot];
-    sps_status st = to_dev(ctx, (void **)dblk, blk, SPS_DRM_BLK_WORDS(nslot) * is);
-    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)off, ndiag * is);
+    const size_t is = sizeof(sps_idx), ndiag = (size_t)blk[nslot], words = SPS_DRM_BLK_WORDS(nslot);
+    size_t bytes = (SPS_DRM_BLK_BLO(nslot) + (size_t)nblk + 1) * is; /* blo's unused tail stays */
+    sps_status st = sps__dmalloc(ctx, (void **)dblk, (words + ndiag) * is); /* the block, then off */
+    if (st == SPS_OK) st = sps__h2d_pinned(ctx, 1, (void *const *)dblk, (const void *const *)&blk, &bytes, NULL, 0);
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)val, ndiag * 32 * sizeof(double));
-    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)map, (size_t)A->nnz * is);
     if (st == SPS_OK && nslot > 0) {
         const sps_idx *d = *dblk;
         scatter_kernel<<<blocks_for((long long)nslot * 32), THREADS, 0, sps_stream(ctx)>>>(
-            A->row_ptr, A->col_idx, A->val, A->nrows, nslot, d + SPS_DRM_BLK_AUX(nslot), d, *off,
-            *val, *map);
+            A->row_ptr, A->col_idx, A->val, A->nrows, nslot, d + SPS_DRM_BLK_AUX(nslot), d, *dblk + words,
+            *val, map);
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch scatter_kernel", __FILE__, __LINE__);
     }
     if (st != SPS_OK) {
         sps__dfree(*dblk);
-        sps__dfree(*off);
         sps__dfree(*val);
-        sps__dfree(*map);
-        *dblk = *off = *map = NULL;
+        *dblk = NULL;
         *val = NULL;
     }
     return st;

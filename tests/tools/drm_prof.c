@@ -4,8 +4,9 @@
  * usage: drm_prof [SPEC|FILE] [--reps N]
  * On a GPU context: uploads the CSR once, then times (wall clock around
  * synchronized calls, median of N, default 7) the conversion's pieces as
- * spmv/formats/drm.c runs them (the device scan of the counts, the host
- * plan with the slots' dnum and inv, the device scatter with its upload), a device allocation of the value array's size, the whole
+ * spmv/formats/drm.c runs them (the device scan of the counts with the map's
+ * allocation, the host plan with the slots' dnum and inv, the device scatter
+ * with its upload and allocations), a device allocation of the value array's size, the whole
  * sps_operator_create("drm"), and one csr-vector SpMV (the issue's unit).
  * Exits 77 without a GPU. */
 #include "spsolve.h"
@@ -62,8 +63,9 @@ int main(int argc, char **argv)
         sps_idx *blk = malloc(SPS_DRM_BLK_WORDS(S) * sizeof *blk), nblk = 0;
         sps_idx *dnum = blk, *index = blk + SPS_DRM_BLK_INDEX(S), *blo = blk + SPS_DRM_BLK_BLO(S);
         sps_idx *cnt = blk + SPS_DRM_BLK_AUX(S);
+        sps_idx *map = NULL, *dblk = NULL;
         double t0 = sps__now_ms();
-        if (sps__drm_scan_dev(ctx, d, cnt) != SPS_OK) return fail(ctx, "scan");
+        if (sps__drm_scan_dev(ctx, d, cnt, &map) != SPS_OK) return fail(ctx, "scan");
         double t1 = sps__now_ms(), var = 0;
         if (sps__drm_plan_counts(ctx, cnt, S, 32, 1, 1, 32, index, blo, &nblk, &var, dnum) != SPS_OK)
             return fail(ctx, "plan");
@@ -74,8 +76,7 @@ int main(int argc, char **argv)
         }
         double t2 = sps__now_ms();
         double *val = NULL;
-        sps_idx *map = NULL, *dblk = NULL, *off = NULL;
-        if (sps__drm_scatter_dev(ctx, d, blk, S, &dblk, &off, &val, &map) != SPS_OK ||
+        if (sps__drm_scatter_dev(ctx, d, blk, S, nblk, map, &dblk, &val) != SPS_OK ||
             sps__gpu_sync(ctx) != SPS_OK)
             return fail(ctx, "scatter");
         double t3 = sps__now_ms();
@@ -83,7 +84,6 @@ int main(int argc, char **argv)
         sps__dfree(val);
         sps__dfree(map);
         sps__dfree(dblk);
-        sps__dfree(off);
         double t4 = sps__now_ms();
         void *p1 = NULL, *p2 = NULL;
         if (sps__dmalloc(ctx, &p1, vb) != SPS_OK || sps__dmalloc(ctx, &p2, mb) != SPS_OK) return fail(ctx, "dmalloc");

@@ -83,17 +83,22 @@ static void check(sps_context *ctx, const char *name, const sps_csr *A, int grou
     for (sps_idx sl = 0; sl < S; sl++) cnt[index[sl]] = sl;
     /* scatter */
     const size_t nd = (size_t)dnum[S];
-    std::vector<sps_idx> dblk(blk), off = garbage<sps_idx>(nd), map = garbage<sps_idx>((size_t)A->nnz);
+    /* the device block: blk's words, then off; the map's array held the counts */
+    const size_t words = SPS_DRM_BLK_WORDS(S);
+    std::vector<sps_idx> dblk = garbage<sps_idx>(words + nd), map = dcount;
+    if ((size_t)A->nnz > map.size()) map.resize((size_t)A->nnz, (sps_idx)0xa5a5a5a5);
+    const size_t up = SPS_DRM_BLK_BLO(S) + (size_t)nblk + 1; /* what the scatter uploads */
+    memcpy(dblk.data(), blk.data(), up * sizeof(sps_idx));
     std::vector<double> val = garbage<double>(nd * 32);
     if (S > 0)
         emu_launch(blocks_for((long long)S * 32), THREADS, [&] {
-            scatter_kernel(rp, col, v, m, S, dblk.data() + SPS_DRM_BLK_AUX(S), dblk.data(), off.data(),
-                           val.data(), map.data());
+            scatter_kernel(rp, col, v, m, S, dblk.data() + SPS_DRM_BLK_AUX(S), dblk.data(),
+                           dblk.data() + words, val.data(), map.data());
         });
-    CHECK(same(off.data(), f->off, nd), "%s: off bitwise (%zu diagonals)", name, nd);
+    CHECK(same(dblk.data() + words, f->off, nd), "%s: off bitwise (%zu diagonals)", name, nd);
     CHECK(same(val.data(), f->val, nd * 32), "%s: val bitwise (%zu slots)", name, nd * 32);
     CHECK(same(map.data(), f->map, (size_t)A->nnz), "%s: map bitwise (%d entries)", name, A->nnz);
-    CHECK(same(dblk.data(), blk.data(), blk.size()), "%s: the block unchanged by the kernels", name);
+    CHECK(same(dblk.data(), blk.data(), up), "%s: the block unchanged by the kernels", name);
     sps_backend_drm.free_fmt(fmt);
 }
 
