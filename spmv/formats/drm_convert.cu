@@ -58,7 +58,7 @@ __device__ void seg_row(const sps_idx *__restrict__ rp, int m, long long h, int 
 
 /* counts[h] = the number of distinct offsets of segment h. */
 __global__ void seg_count_kernel(const sps_idx *__restrict__ rp, const sps_idx *__restrict__ col,
-                             int m, long long nseg, sps_idx *__restrict__ counts)
+                                 int m, long long nseg, sps_idx *__restrict__ counts)
 {
     const long long h = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (h >= nseg) return; /* whole warps: blockDim is a multiple of 32 */
