@@ -416,6 +416,96 @@ static void sort_counts(const sps_idx *cnt, sps_idx n, size_t K, sps_idx *q1, sp
     }
 }
 
+/* The plan of a regular matrix, where Algorithm 1 merges nothing in step 1
+ * (the largest operand count is at most twice one of the two smallest), in
+ * row order, each group within maxmem: after the sort (q1 in members) no
+ * scratch and three passes. Step 2 (n odd) makes one node of the two
+ * smallest segments; what remains, ascending, is q1 from its third entry with
+ * that node put in its place (a binary search); pair r joins the r-th
+ * smallest and the r-th largest, written in work as partner[first] = second
+ * and -1 at the second (the three-segment group: n at its first). One pass
+ * over the segments in order then emits each group at its first segment, its
+ * balance term with it. Returns 0 (touching only work) where this does not
+ * apply. */
+static int plan_pairs(const sps_idx *cnt, sps_idx n, sps_idx seg, sps_idx maxc, int64_t total,
+                      sps_idx maxmem, sps_idx *members, sps_idx *blk, sps_idx *work, sps_idx *nblk,
+                      double *var)
+{
+    const sps_idx *q1 = members;
+    const int odd = n % 2;
+    if (n < 4 || maxmem < 2 + odd) return 0;
+    const int64_t pmax = (int64_t)maxc * seg;
+    if (pmax > 2 * (int64_t)cnt[q1[0]] * seg && pmax > 2 * (int64_t)cnt[q1[1]] * seg) return 0;
+    /* asc(j), j < m: q1[2..n) with ex = q1[1] (absorbing q1[0]) at place ins (n odd), else q1 */
+    const sps_idx m = n - odd, *rem = q1 + 2 * odd, ex = odd ? q1[1] : -1;
+    sps_idx ins = m;
+    if (odd) {
+        const int64_t ew = ((int64_t)cnt[q1[0]] + cnt[q1[1]]) * seg;
+        sps_idx lo = 0, hi = n - 2; /* rem[0..n-2): the first not below ex */
+        while (lo < hi) {
+            const sps_idx mid = lo + (hi - lo) / 2;
+            if (fafter((int64_t)cnt[rem[mid]] * seg, rem[mid], ew, ex)) lo = mid + 1;
+            else hi = mid;
+        }
+        ins = lo;
+    }
+    sps_idx *partner = work, trip[3] = {-1, -1, -1};
+    for (sps_idx r = 0; r < m / 2; r++) {
+        const sps_idx jl = r, jh = m - 1 - r;
+        const sps_idx x = jl < ins ? rem[jl] : jl == ins ? ex : rem[jl - 1];
+        const sps_idx y = jh < ins ? rem[jh] : jh == ins ? ex : rem[jh - 1];
+        const sps_idx a = x < y ? x : y, b = x < y ? y : x;
+        partner[a] = b;
+        partner[b] = -1;
+        if (jl == ins || jh == ins) { /* ex's group: q1[0], q1[1] and its partner, sorted */
+            trip[0] = q1[0];
+            trip[1] = ex;
+            trip[2] = jl == ins ? y : x;
+            for (int i = 1; i < 3; i++)
+                for (int j = i; j > 0 && trip[j - 1] > trip[j]; j--) {
+                    const sps_idx t = trip[j];
+                    trip[j] = trip[j - 1];
+                    trip[j - 1] = t;
+                }
+        }
+    }
+    if (odd) {
+        partner[trip[0]] = n;
+        partner[trip[1]] = partner[trip[2]] = -1;
+    }
+    /* each group at its first segment; the stores of a segment that is not
+     * first are made and then overwritten (no branch on a coin flip) */
+    const sps_idx G = m / 2;
+    const double mean = (double)(total * seg) / G;
+    double ss = 0.0;
+    sps_idx k = 0, nb = 0, spill[2];
+    for (sps_idx s = 0; s < n; s++) {
+        const sps_idx t = partner[s];
+        if (t == n) { /* the three-segment group, once */
+            blk[nb++] = k;
+            members[k++] = trip[0];
+            members[k++] = trip[1];
+            members[k++] = trip[2];
+            const double d = (double)(((int64_t)cnt[trip[0]] + cnt[trip[1]] + cnt[trip[2]]) * seg) - mean;
+            ss += d * d;
+            continue;
+        }
+        const sps_idx first = t >= 0, other = first ? t : s;
+        sps_idx *dst = k + 2 <= n ? members + k : spill;
+        dst[0] = s;
+        dst[1] = other;
+        blk[nb] = k;
+        const double d = (double)(((int64_t)cnt[s] + cnt[other]) * seg) - mean;
+        ss += first ? d * d : 0.0;
+        k += 2 * first;
+        nb += first;
+    }
+    blk[nb] = k;
+    *nblk = nb;
+    *var = ss / nb;
+    return 1;
+}
+
 static sps_status plan_reference(sps_context *ctx, const sps_idx *cnt, sps_idx n, sps_idx seg,
                                  int group, int order_rows, sps_idx maxmem, sps_idx *members,
                                  sps_idx *blk, sps_idx *nblk, double *var)
@@ -467,11 +557,19 @@ sps_status sps__drm_plan_counts(sps_context *ctx, const sps_idx *cnt, sps_idx n,
         const size_t K = (size_t)maxc + 1, un = (size_t)n;
         size_t words = 3 * un + un / 2 + 8;
         if (4 * K > words) words = 4 * K;
-        char *scr = sps__malloc(words * sizeof(sps_idx));
-        if (!scr) return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory planning %d segments", n);
-        sps_idx *q1 = members, *q2 = (sps_idx *)(void *)scr + 2 * un, *gcnt = q2 + un;
+        char *scr = NULL;
+        sps_idx *q1 = members, *hist = 4 * K <= un + 1 ? blk : NULL; /* blk is free until the end */
+        if (!hist && !(hist = (sps_idx *)(void *)(scr = sps__malloc(words * sizeof(sps_idx)))))
+            return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory planning %d segments", n);
+        sort_counts(cnt, n, K, q1, hist);
+        if (order_rows && plan_pairs(cnt, n, seg, maxc, total, maxmem, members, blk, work, nblk, var)) {
+            sps__free(scr);
+            return SPS_OK;
+        }
+        if (!scr && !(scr = sps__malloc(words * sizeof(sps_idx))))
+            return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory planning %d segments", n);
+        sps_idx *q2 = (sps_idx *)(void *)scr + 2 * un, *gcnt = q2 + un;
         sps_idx *parent = work, *tsize = blk;
-        sort_counts(cnt, n, K, q1, (sps_idx *)(void *)scr);
         for (sps_idx h = 0; h < n; h++) {
             parent[h] = -1;
             tsize[h] = 1;

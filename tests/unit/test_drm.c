@@ -220,7 +220,7 @@ static void test_plan_counts(void)
     const sps_idx maxmems[] = {32, 8, 3, 1};
     for (int t = 0; t < 2400; t++) {
         const sps_idx n = t < 40 ? (sps_idx)t : 1 + (sps_idx)((t_rand(&seed) + 1.0) * 0.5 * (NMAX - 1));
-        const int kind = t % 7;
+        const int kind = t % 10;
         for (sps_idx i = 0; i < n; i++) {
             const double u = (t_rand(&seed) + 1.0) * 0.5;
             switch (kind) {
@@ -230,12 +230,15 @@ static void test_plan_counts(void)
             case 3: cnt[i] = (sps_idx)(u * u * u * 1000); break;
             case 4: cnt[i] = u < 0.3 ? 0 : 7; break;
             case 5: cnt[i] = i % 97 == 0 ? 500 : (sps_idx)(u * 5); break; /* several large */
-            default: cnt[i] = (sps_idx)(u * 5); break;
+            case 6: cnt[i] = (sps_idx)(u * 5); break;
+            case 7: cnt[i] = 5 + (sps_idx)(u * 4); break; /* regular: step 1 merges nothing */
+            case 8: cnt[i] = u < 0.1 ? 4 + (sps_idx)(u * 20) : 7; break; /* a stencil's boundary */
+            default: cnt[i] = u < 0.5 ? 4 : 8; break; /* step 2's node ties with the largest */
             }
             ope[i] = (int64_t)cnt[i] * 32;
         }
-        const int group = t % 5 != 4, order_rows = (t / 5) % 2;
-        const sps_idx maxmem = maxmems[(t / 10) % 4];
+        const int group = (t / 10) % 5 != 4, order_rows = (t / 50) % 2; /* every kind with each */
+        const sps_idx maxmem = maxmems[(t / 100) % 4];
         sps_idx nb1 = 0, nb2 = -1;
         sps_status s1 = sps__drm_plan(NULL, ope, n, group, maxmem, m1, b1, &nb1);
         if (s1 == SPS_OK && order_rows) s1 = sps__drm_order_rows(NULL, m1, b1, nb1, n);
