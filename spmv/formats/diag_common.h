@@ -189,8 +189,10 @@ sps_status sps__drm_order_rows(sps_context *ctx, sps_idx *members, sps_idx *blk,
  * counts cnt[0..n) of n segments of seg rows (operand counts cnt * seg),
  * the sub-blocks of sps__drm_plan (group, maxmem), renumbered by
  * sps__drm_order_rows if order_rows, and *var = sps__drm_variance of them:
- * the same members, blk, *nblk and *var as those three calls, in O(n) with
- * one scratch block of about 8n bytes. work: n + 1 words it may overwrite. */
+ * the same members, blk, *nblk and *var as those three calls, in O(n): no
+ * scratch on a regular matrix (step 1 merges nothing), else one block of
+ * at most 3.5n words (about 1.5n touched when few segments merge). work:
+ * n + 1 words it may overwrite. */
 sps_status sps__drm_plan_counts(sps_context *ctx, const sps_idx *cnt, sps_idx n, sps_idx seg,
                                 int group, int order_rows, sps_idx maxmem, sps_idx *members,
                                 sps_idx *blk, sps_idx *nblk, double *var, sps_idx *work);

@@ -147,11 +147,34 @@ static sps_matrix *random_matrix(sps_context *ctx, int m, int n, int k, int empt
 
 int main(int argc, char **argv)
 {
-    const bool quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+    /* arguments: "quick" (no banded:200000, no real matrices), "only" (none of
+     * the built-in cases), generator specs to check as well */
+    bool quick = false, only = false;
+    std::vector<const char *> extra;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "quick") == 0) quick = true;
+        else if (strcmp(argv[i], "only") == 0) only = true;
+        else extra.push_back(argv[i]);
+    }
     sps_context *ctx = nullptr;
     if (sps_context_create(&ctx, -1) != SPS_OK) {
         printf("FAIL context: %s\n", sps_last_error(nullptr));
         return 1;
+    }
+    for (const char *g : extra) {
+        sps_matrix *M = nullptr;
+        if (sps_matrix_generate(ctx, g, &M) != SPS_OK) {
+            printf("FAIL generate %s: %s\n", g, sps_last_error(ctx));
+            fails++;
+            continue;
+        }
+        check(ctx, g, &M->A, 1, 1);
+        sps_matrix_destroy(M);
+    }
+    if (only) {
+        sps_context_destroy(ctx);
+        printf("%s: %d of %d comparisons hold\n", fails ? "FAIL" : "ok", checks - fails, checks);
+        return fails ? 1 : 0;
     }
     /* edge cases */
     const int sizes[] = {1, 2, 31, 32, 33, 63, 64, 65, 1023, 1024, 1025, 4097};

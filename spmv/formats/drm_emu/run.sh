@@ -3,7 +3,9 @@
 # spsolve/spmv/formats/drm_emu/run.sh: run drm_convert.cu's DRM kernels
 # (seg_count_kernel, scatter_kernel) on the CPU (no GPU needed) against the
 # host conversion. From the repository root:
-#   SPS_MATRICES=/work/shared/matrices sh spmv/formats/drm_emu/run.sh [quick]
+#   SPS_MATRICES=/work/shared/matrices sh spmv/formats/drm_emu/run.sh [quick] [only] [SPEC...]
+# (quick: no banded:200000 and no real matrices; only: just the SPECs given,
+# e.g. poisson3d:160, minutes each at 4M rows)
 # It copies the tree (tracked and untracked, not ignored) to a temporary
 # folder, builds the library there with ./configure --without-cuda, cuts the
 # kernels out of drm_convert.cu and builds harness.cc over emu.h (a warp's
