@@ -303,7 +303,7 @@ extern "C" sps_status sps_drm_upload(sps_context *ctx, const sps_fmt *fmt, int s
         if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->dnum, f->dnum, ((size_t)f->nslot + 1) * is, &bytes);
         if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->off, f->off, (size_t)ndiag * is, &bytes);
     }
-    if (s == SPS_OK && f->dval) {
+    if (s == SPS_OK && (f->dval || f->dmap)) { /* built on the device (dval NULL when nnz = 0) */
         s = take_device_values(ctx, (sps_fmt_drm *)f, d, &bytes); /* the upload owns them now */
     } else {
         if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, &d->val, NULL, d->nval * vsize, &bytes);

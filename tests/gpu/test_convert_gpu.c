@@ -103,8 +103,14 @@ static void check_matrix(sps_context *ctx, const sps_matrix *A, const char *name
     sps_operator *h = build(ctx, A, 0, 0), *d = build(ctx, A, 1, 0);
     if (h && d) {
         const sps_fmt_drm *fh = host_fmt(ctx, h, 0), *fd = host_fmt(ctx, d, 0);
-        T_OK(fh && fd && fd->dval == NULL && fd->dblk == NULL && fd->dmap == NULL &&
-                 same_fmt(fh, fd),
+        /* the upload took every device array (also with nnz = 0, where val
+         * has no slot and dval is NULL), and the fetch brought val and map */
+        T_OK(fd && fd->dval == NULL && fd->dblk == NULL && fd->dmap == NULL && fd->off && fd->val &&
+                 fd->map,
+             "%s: device arrays taken by the upload, fetched back (dval %d, dblk %d, dmap %d, off %d, "
+             "val %d, map %d)", name, fd && fd->dval != NULL, fd && fd->dblk != NULL,
+             fd && fd->dmap != NULL, fd && fd->off != NULL, fd && fd->val != NULL, fd && fd->map != NULL);
+        T_OK(fh && fd && same_fmt(fh, fd),
              "%s: device conversion bitwise equal to the host's (%d slots, %d sub-blocks)", name,
              fh ? fh->nslot : -1, fh ? fh->nblk : -1);
         double err = 1;

@@ -22,6 +22,51 @@ namespace {
 unsigned blocks_for(long long threads) { return (unsigned)((threads + THREADS - 1) / THREADS); }
 } // namespace
 
+/* Device memory for drm.cu's upload and fetch (drm_upload.inc): host
+ * memory, and 0 bytes give NULL as core/gpu.cu's sps__dmalloc does. */
+static long live_dev; /* device arrays not freed */
+extern "C" sps_status sps__dmalloc(sps_context *, void **p, size_t bytes)
+{
+    *p = bytes ? malloc(bytes) : nullptr;
+    if (*p) live_dev++;
+    return bytes && !*p ? SPS_ERR_NO_MEMORY : SPS_OK;
+}
+extern "C" void sps__dfree(void *p)
+{
+    if (p) live_dev--;
+    free(p);
+}
+extern "C" sps_status sps__d2h(sps_context *, void *dst, const void *src, size_t bytes)
+{
+    if (bytes) memcpy(dst, src, bytes);
+    return SPS_OK;
+}
+static sps_status sps__h2d(sps_context *ctx, void *dst, const void *src, size_t bytes)
+{
+    return sps__d2h(ctx, dst, src, bytes);
+}
+extern "C" sps_status sps__upload_values(sps_context *, void *dst, const double *src, size_t n, int single)
+{
+    for (size_t i = 0; i < n; i++)
+        if (single) ((float *)dst)[i] = (float)src[i];
+        else ((double *)dst)[i] = src[i];
+    return SPS_OK;
+}
+extern "C" sps_status sps__narrow_dev(sps_context *, const double *a, size_t n, float *b)
+{
+    for (size_t i = 0; i < n; i++) b[i] = (float)a[i];
+    return SPS_OK;
+}
+static sps_status sps_diag_alloc_copy(sps_context *ctx, void **dst, const void *src, size_t bytes,
+                                      size_t *total)
+{
+    *total += bytes;
+    sps_status st = sps__dmalloc(ctx, dst, bytes);
+    if (st == SPS_OK && src) st = sps__h2d(ctx, *dst, src, bytes);
+    return st;
+}
+#include "drm_upload.inc"
+
 static int fails, checks;
 
 #define CHECK(c, ...)                                                                                  \
@@ -45,6 +90,68 @@ template <class T> static std::vector<T> garbage(size_t n)
 template <class T> static bool same(const T *a, const T *b, size_t n)
 {
     return n == 0 || memcmp(a, b, n * sizeof(T)) == 0;
+}
+
+template <class T> static T *dev_copy(const std::vector<T> &v, size_t n)
+{
+    void *p = nullptr;
+    sps__dmalloc(nullptr, &p, n * sizeof(T));
+    if (p) memcpy(p, v.data(), n * sizeof(T));
+    return (T *)p;
+}
+
+/* drm.cu's upload of the device-built format f holds after the scatter
+ * (hblk = blk, and dblk, val and map on the "device", allocated as
+ * drm_convert.cu allocates them), then its fetch, as test_convert_gpu
+ * does: the upload takes every device array, the fetch brings off, val and
+ * map back bitwise equal to the host build h's, and nothing leaks. */
+static void check_upload(sps_context *ctx, const char *name, const sps_fmt_drm *h, sps_idx *blk,
+                         const std::vector<sps_idx> &dblk, const std::vector<double> &val,
+                         const std::vector<sps_idx> &map)
+{
+    const sps_idx S = h->nslot;
+    const size_t nd = (size_t)h->dnum[S], words = SPS_DRM_BLK_WORDS(S);
+    const size_t mw = std::max((size_t)h->nnz, (size_t)S);
+    for (int single = 0; single < 2; single++) {
+        const long live0 = live_dev;
+        sps_fmt_drm g;
+        memset(&g, 0, sizeof g);
+        g.nrows = h->nrows;
+        g.ncols = h->ncols;
+        g.nnz = h->nnz;
+        g.seg = 32;
+        g.nslot = S;
+        g.nblk = h->nblk;
+        g.maxmem = h->maxmem;
+        g.rows = 128;
+        g.unroll = 4;
+        g.hblk = g.dnum = blk;
+        g.index = blk + SPS_DRM_BLK_INDEX(S);
+        g.blo = blk + SPS_DRM_BLK_BLO(S);
+        g.dblk = dev_copy(dblk, words + nd);
+        g.dval = dev_copy(val, nd * 32);
+        g.dmap = dev_copy(map, mw ? mw : 1);
+        void *dev = nullptr;
+        sps_spmv_stats st{};
+        sps_status s = sps_drm_upload(ctx, (const sps_fmt *)&g, single, &dev, &st);
+        CHECK(s == SPS_OK && !g.dblk && !g.dval && !g.dmap,
+              "%s: the upload%s takes dblk, dval and dmap (left: %d %d %d)", name, single ? " (single)" : "",
+              g.dblk != nullptr, g.dval != nullptr, g.dmap != nullptr);
+        if (s == SPS_OK) s = sps_drm_fetch(ctx, (sps_fmt *)&g, dev);
+        std::vector<double> hv(h->val, h->val + nd * 32);
+        for (double &x : hv) x = single ? (double)(float)x : x;
+        CHECK(s == SPS_OK && g.off && g.val && g.map && same(g.off, h->off, nd) && same(g.val, hv.data(), nd * 32) &&
+                  same(g.map, h->map, (size_t)h->nnz),
+              "%s: the fetch%s brings off, val and map back bitwise", name, single ? " (single)" : "");
+        sps__free(g.off);
+        sps__free(g.val);
+        sps__free(g.map);
+        sps__dfree(g.dblk);
+        sps__dfree(g.dval);
+        sps__dfree(g.dmap);
+        sps_drm_free_dev(dev);
+        CHECK(live_dev == live0, "%s: no device array leaks (%ld)", name, live_dev - live0);
+    }
 }
 
 /* The device path of drm.c's build() for A, emulated, against the host's. */
@@ -99,6 +206,7 @@ static void check(sps_context *ctx, const char *name, const sps_csr *A, int grou
     CHECK(same(val.data(), f->val, nd * 32), "%s: val bitwise (%zu slots)", name, nd * 32);
     CHECK(same(map.data(), f->map, (size_t)A->nnz), "%s: map bitwise (%d entries)", name, A->nnz);
     CHECK(same(dblk.data(), blk.data(), up), "%s: the block unchanged by the kernels", name);
+    check_upload(ctx, name, f, blk.data(), dblk, val, map);
     sps_backend_drm.free_fmt(fmt);
 }
 
