@@ -79,20 +79,32 @@ typedef struct sps_fmt_drm {
     int unroll;       /* diagonals per predicated chunk in the kernel: 4 (default) or 8 */
     int rows;         /* kernel mapping: 0 = one thread block per sub-block (the
                          paper's), R = R threads per block over consecutive slots */
+    sps_idx *hblk;    /* one host block of SPS_DRM_BLK_WORDS(nslot) words holding
+                         dnum, index and blo (SPS_DRM_BLK_*), and nslot words of
+                         scratch (the conversion's counts, then the device's inv) */
     sps_idx *blo;     /* nblk + 1: prefix count of slots per sub-block */
     sps_idx *index;   /* nslot: segment of each slot (merged order) */
     sps_idx *dnum;    /* nslot + 1 */
-    sps_idx *off;     /* dnum[nslot] */
+    sps_idx *off;     /* dnum[nslot]; NULL while it lives on the device only (dblk) */
     double *val;      /* dnum[nslot] * seg; NULL while it lives on the device only
                          (built there, see dval), until fetched for apply_host */
     sps_idx *map;     /* nnz: CSR entry -> position in val (NULL with val) */
     void *dval;       /* device conversion: val built on the device (double), handed to
                          the device object by the upload */
     sps_idx *dmap;    /* device conversion: map on the device, likewise */
-    sps_idx *ddnum, *doff; /* device conversion: dnum and off already on the device */
+    sps_idx *dblk;    /* device conversion: hblk's words on the device (dnum, index,
+                         blo, inv) followed by off, likewise */
     const double *pending; /* device conversion: the CSR values of an update in progress
                               (update_host -> update_dev) */
 } sps_fmt_drm;
+
+/* The words of sps_fmt_drm's hblk (and dblk) for S slots, and where each
+ * array starts: dnum (S + 1), index (S), aux (S), blo (S + 1: nblk + 1 <= S + 1
+ * used, so the upload stops after it). */
+#define SPS_DRM_BLK_WORDS(S) (4 * (size_t)(S) + 2)
+#define SPS_DRM_BLK_INDEX(S) ((size_t)(S) + 1)
+#define SPS_DRM_BLK_AUX(S) (2 * (size_t)(S) + 1)
+#define SPS_DRM_BLK_BLO(S) (3 * (size_t)(S) + 1)
 
 typedef struct sps_fmt_dia {
     sps_idx nrows, ncols, nnz;
@@ -119,21 +131,23 @@ sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int g
 
 #if SPS_HAVE_CUDA
 struct sps_dcsr;
-/* DRM's conversion on the device (drm_convert.cu), seg = 32 only. The scan
- * (as sps__diag_scan) fills out->dnum on the host and leaves the offsets on
- * the device, in segment order (*doff_seg, with each segment's start in
- * *dstart_seg; out->off stays NULL): the host needs only the counts for the
- * plan, and downloading 3.6 MB into fresh host memory took 3 ms on the H100
- * machine. The scatter lays the offsets out in slot order on the device
- * (*doff, from index and the slots' dnum on the host) and the values and map
- * (as sps__diag_layout) into new device arrays *val (dnum[nslot] * 32
- * doubles) and *map (nnz); it frees doff_seg and dstart_seg. */
-sps_status sps__drm_scan_dev(sps_context *ctx, const struct sps_dcsr *A, sps_diag_segs *out,
-                             sps_idx **doff_seg, sps_idx **dstart_seg);
-sps_status sps__drm_scatter_dev(sps_context *ctx, const struct sps_dcsr *A, const sps_idx *index,
-                                sps_idx nslot, const sps_idx *dnum, sps_idx *doff_seg,
-                                sps_idx *dstart_seg, double **val, sps_idx **map, sps_idx **ddnum,
-                                sps_idx **doff);
+/* DRM's conversion on the device (drm_convert.cu), seg = 32 only, in two
+ * kernels around the host's plan. The scan (as sps__diag_scan, counts only)
+ * writes the number of distinct diagonals of each segment to cnt[0..nseg)
+ * on the host, through a new device array *map of max(nnz, nseg) words that
+ * the scatter then fills with the map. The scatter takes blk, the words of a
+ * sps_fmt_drm's hblk with the slots' dnum, index and blo filled (nblk
+ * sub-blocks) and the inverse of index (segment -> slot) in its aux part,
+ * uploads them (up to blo's last word) into a
+ * new device block *dblk of SPS_DRM_BLK_WORDS(nslot) + dnum[nslot] words
+ * that ends with the offsets, and lays out the offsets, the values (*val,
+ * dnum[nslot] * 32 doubles, every slot written once, zeros included) and the
+ * map as sps__diag_layout does; it does not wait for the device. */
+sps_status sps__drm_scan_dev(sps_context *ctx, const struct sps_dcsr *A, sps_idx *cnt,
+                             sps_idx **map);
+sps_status sps__drm_scatter_dev(sps_context *ctx, const struct sps_dcsr *A, const sps_idx *blk,
+                                sps_idx nslot, sps_idx nblk, sps_idx *map, sps_idx **dblk,
+                                double **val);
 /* DIA on the device: the sorted distinct offsets (to the host), then the
  * values and map into new device arrays. */
 sps_status sps__dia_offsets_dev(sps_context *ctx, const struct sps_dcsr *A, sps_idx **off,
@@ -165,6 +179,23 @@ sps_status sps__drm_plan(sps_context *ctx, const int64_t *ope, sps_idx n, int gr
  * paper applied to sub-blocks): (1/nblk) sum_b (P_b - mean)^2. */
 double sps__drm_variance(const int64_t *ope, const sps_idx *members, const sps_idx *blk,
                          sps_idx nblk);
+
+/* Number the sub-blocks in row order of their first segment (each one's
+ * segments ascending, as sps__drm_plan emits them). S: segments. */
+sps_status sps__drm_order_rows(sps_context *ctx, sps_idx *members, sps_idx *blk, sps_idx nblk,
+                               sps_idx S);
+
+/* What build() (drm.c) asks of the plan, in one call: from the diagonal
+ * counts cnt[0..n) of n segments of seg rows (operand counts cnt * seg),
+ * the sub-blocks of sps__drm_plan (group, maxmem), renumbered by
+ * sps__drm_order_rows if order_rows, and *var = sps__drm_variance of them:
+ * the same members, blk, *nblk and *var as those three calls, in O(n): no
+ * scratch on a regular matrix (step 1 merges nothing), else one block of
+ * at most 3.5n words (about 1.5n touched when few segments merge). work:
+ * n + 1 words it may overwrite. */
+sps_status sps__drm_plan_counts(sps_context *ctx, const sps_idx *cnt, sps_idx n, sps_idx seg,
+                                int group, int order_rows, sps_idx maxmem, sps_idx *members,
+                                sps_idx *blk, sps_idx *nblk, double *var, sps_idx *work);
 
 #ifdef __cplusplus
 }

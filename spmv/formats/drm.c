@@ -97,17 +97,14 @@ static void free_fmt(sps_fmt *fmt)
 {
     sps_fmt_drm *f = (sps_fmt_drm *)fmt;
     if (!f) return;
-    sps__free(f->blo);
-    sps__free(f->index);
-    sps__free(f->dnum);
+    sps__free(f->hblk); /* blo, index and dnum */
     sps__free(f->off);
     sps__free(f->val);
     sps__free(f->map);
 #if SPS_HAVE_CUDA
     sps__dfree(f->dval);
     sps__dfree(f->dmap);
-    sps__dfree(f->ddnum);
-    sps__dfree(f->doff);
+    sps__dfree(f->dblk);
 #endif
     sps__free(f);
 }
@@ -128,62 +125,16 @@ static const struct sps_dcsr *device_source(sps_context *ctx, const sps_csr *A, 
 #endif
 }
 
-#if SPS_HAVE_CUDA
-/* The slots' diagonal counts in slot order (the dnum part of sps__diag_layout;
- * the offsets follow on the device). */
-static void slot_dnum(const sps_diag_segs *s, const sps_idx *index, sps_idx *dnum)
-{
-    dnum[0] = 0;
-    for (sps_idx sl = 0; sl < s->nseg; sl++) {
-        const sps_idx h = index[sl];
-        dnum[sl + 1] = dnum[sl] + (s->dnum[h + 1] - s->dnum[h]);
-    }
-}
-#endif
-
-/* The device scan's offsets when the build fails before the scatter took them. */
-static void drop_dev_scan(sps_idx *doff_seg, sps_idx *dstart_seg)
-{
-#if SPS_HAVE_CUDA
-    sps__dfree(doff_seg);
-    sps__dfree(dstart_seg);
-#else
-    (void)doff_seg;
-    (void)dstart_seg;
-#endif
-}
-
-/* Values and map: on the host (sps__diag_layout) or on the device, which
- * takes the device scan's offsets (*doff_seg, *dstart_seg) and frees them. */
-static sps_status layout(sps_context *ctx, const sps_csr *A, const struct sps_dcsr *dsrc,
-                         const sps_diag_segs *sg, sps_idx **doff_seg, sps_idx **dstart_seg,
-                         sps_fmt_drm *f)
-{
-    if (!dsrc) return sps__diag_layout(ctx, A, sg, f->index, f->dnum, f->off, f->map, f->val);
-#if SPS_HAVE_CUDA
-    slot_dnum(sg, f->index, f->dnum);
-    sps_idx *o = *doff_seg, *st = *dstart_seg;
-    *doff_seg = *dstart_seg = NULL;
-    return sps__drm_scatter_dev(ctx, dsrc, f->index, f->nslot, f->dnum, o, st,
-                                (double **)&f->dval, &f->dmap, &f->ddnum, &f->doff);
-#else
-    (void)doff_seg;
-    (void)dstart_seg;
-    return SPS_ERR_INTERNAL;
-#endif
-}
-
 /* hdia_as: NULL for Algorithm 1's sub-blocks, else the name HDIA was asked
- * by, shown in the detail. */
-static void fill_stats(const sps_fmt_drm *f, const char *hdia_as, const int64_t *ope,
-                       sps_spmv_stats *st)
+ * by, shown in the detail. var: the balance variance. */
+static void fill_stats(const sps_fmt_drm *f, const char *hdia_as, double var, sps_spmv_stats *st)
 {
     const sps_idx ndiag = f->dnum[f->nslot];
     const int64_t slots = (int64_t)ndiag * f->seg;
     st->slots = slots;
     st->fill = slots ? (double)(slots - f->nnz) / (double)slots : 0.0;
     st->blocks = f->nblk;
-    st->balance_var = sps__drm_variance(ope, f->index, f->blo, f->nblk);
+    st->balance_var = var;
     st->value_bytes = 8.0 * (double)slots + 8.0 * f->ncols + 8.0 * f->nrows;
     st->bytes_per_spmv = st->value_bytes +
                          4.0 * ((double)f->nblk + 1 + 2.0 * f->nslot + 1 + ndiag);
@@ -203,42 +154,50 @@ static void fill_stats(const sps_fmt_drm *f, const char *hdia_as, const int64_t 
              hdia_as ? " (" : "", hdia_as ? hdia_as : "", hdia_as ? ")" : "", mapping);
 }
 
-/* Number the sub-blocks in row order of their first segment, and sort each
- * sub-block's segments by row. Algorithm 1 decides which segments share a
- * sub-block (the balance); it pairs the largest with the smallest, so in its
- * own list order consecutive thread blocks work far apart in the matrix and
- * x is not reused between neighbouring blocks. The numbering of thread blocks
- * is free in Algorithm 2. O(S): the plan emits each sub-block's segments
- * sorted already (the insertion sort only checks it), and the first segments
- * are distinct, so a table indexed by segment orders the sub-blocks. (Two
- * qsorts took 2 to 5 ms on poisson3d:160's 128,000 segments, more than the
- * device's part of the conversion.) */
-static sps_status order_by_rows(sps_context *ctx, sps_idx *index, sps_idx *blo, sps_idx nblk,
-                                sps_idx S)
+/* The diagonal counts of A's segments into cnt: on the device (the scatter
+ * finds the offsets again; f->dmap holds the counts there meanwhile) or on
+ * the host (*sg keeps the offsets for sps__diag_layout). */
+static sps_status count_diagonals(sps_context *ctx, const sps_csr *A, const struct sps_dcsr *dsrc,
+                                  sps_idx seg, sps_idx *cnt, sps_diag_segs *sg, sps_fmt_drm *f)
 {
-    /* first (S), ni (S), nb (nblk + 1 <= S + 1) in one scratch block */
-    sps_idx *first = sps__malloc_scratch(sps__mul_size(3 * (size_t)S + 1, sizeof *first));
-    if (!first) return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory ordering %d sub-blocks", nblk);
-    sps_idx *ni = first + S, *nb = ni + S;
-    for (sps_idx h = 0; h < S; h++) first[h] = -1;
-    for (sps_idx b = 0; b < nblk; b++) {
-        sps__diag_sort(index + blo[b], (size_t)(blo[b + 1] - blo[b]));
-        first[index[blo[b]]] = b;
-    }
-    sps_idx at = 0, k = 0;
-    nb[0] = 0;
-    for (sps_idx h = 0; h < S; h++) {
-        const sps_idx b = first[h];
-        if (b < 0) continue;
-        for (sps_idx i = blo[b]; i < blo[b + 1]; i++) ni[at++] = index[i];
-        nb[++k] = at;
-    }
-    memcpy(index, ni, (size_t)S * sizeof *index);
-    memcpy(blo, nb, ((size_t)nblk + 1) * sizeof *blo);
-    sps__free(first);
-    return SPS_OK;
+    memset(sg, 0, sizeof *sg);
+#if SPS_HAVE_CUDA
+    if (dsrc) return sps__drm_scan_dev(ctx, dsrc, cnt, &f->dmap);
+#else
+    (void)dsrc;
+    (void)f;
+#endif
+    sps_status s = sps__diag_scan(ctx, A, seg, sg);
+    for (sps_idx h = 0; s == SPS_OK && h < sg->nseg; h++) cnt[h] = sg->dnum[h + 1] - sg->dnum[h];
+    return s;
 }
 
+/* Offsets, values and map: on the host (sps__diag_layout, from sg's
+ * offsets) or on the device (from f's slots and index's inverse in the aux
+ * part of hblk). */
+static sps_status layout(sps_context *ctx, const sps_csr *A, const struct sps_dcsr *dsrc,
+                         const sps_diag_segs *sg, sps_fmt_drm *f)
+{
+    const size_t nd = (size_t)f->dnum[f->nslot];
+    if (!dsrc) {
+        f->off = sps__malloc(sps__mul_size(nd, sizeof *f->off));
+        f->val = sps__calloc(nd * (size_t)f->seg, sizeof *f->val);
+        f->map = sps__malloc(sps__mul_size((size_t)A->nnz, sizeof *f->map));
+        if (!f->off || !f->val || !f->map)
+            return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory for %lld slots",
+                            (long long)nd * f->seg);
+        return sps__diag_layout(ctx, A, sg, f->index, f->dnum, f->off, f->map, f->val);
+    }
+#if SPS_HAVE_CUDA
+    return sps__drm_scatter_dev(ctx, dsrc, f->hblk, f->nslot, f->nblk, f->dmap, &f->dblk,
+                                (double **)&f->dval);
+#else
+    return sps__err(ctx, SPS_ERR_INTERNAL, "drm: a device source in a build without CUDA");
+#endif
+}
+
+/* The conversion, host or device alike up to the layout: the segments'
+ * diagonal counts, the plan on the host (O(segments)), the slots' dnum. */
 static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx seg, const char *hdia_as,
                         int rows, int order_rows, sps_fmt **out, sps_spmv_stats *st)
 {
@@ -246,69 +205,57 @@ static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx seg, const c
     if (seg < 1 || seg > 1024 || (seg & (seg - 1)))
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "drm: segment height %d is not a power of 2 "
                         "in [1, 1024]", seg);
-    sps_diag_segs sg;
-    sps_idx *doff_seg = NULL, *dstart_seg = NULL; /* the device scan's offsets */
     const struct sps_dcsr *dsrc = device_source(ctx, A, seg);
-#if SPS_HAVE_CUDA
-    sps_status s = dsrc ? sps__drm_scan_dev(ctx, dsrc, &sg, &doff_seg, &dstart_seg)
-                        : sps__diag_scan(ctx, A, seg, &sg);
-#else
-    sps_status s = sps__diag_scan(ctx, A, seg, &sg);
-#endif
-    if (s != SPS_OK) return s;
-    const sps_idx S = sg.nseg, ndiag = sg.dnum[S];
-    const int64_t slots = (int64_t)ndiag * seg;
-    if (slots > SPS_IDX_MAX) {
-        char b[32];
-        sps__diag_count_str(slots, b, sizeof b);
-        sps__diag_segs_free(&sg);
-        drop_dev_scan(doff_seg, dstart_seg);
-        return sps__err(ctx, SPS_ERR_UNSUPPORTED,
-                        "drm: %d diagonal pieces would store %s slots (more than 2^31-1) for %d "
-                        "nonzeros", ndiag, b, A->nnz);
-    }
+    const sps_idx S = (sps_idx)(((int64_t)A->nrows + seg - 1) / seg);
+    sps_diag_segs sg = {0};
     sps_fmt_drm *f = sps__calloc(1, sizeof *f);
-    int64_t *ope = sps__malloc_scratch(sps__mul_size((size_t)S, sizeof *ope));
-    if (f) {
-        f->blo = sps__malloc(((size_t)S + 1) * sizeof *f->blo);
-        f->index = sps__malloc(sps__mul_size((size_t)S, sizeof *f->index));
-        f->dnum = sps__malloc(((size_t)S + 1) * sizeof *f->dnum);
-        if (!dsrc) { /* the device conversion keeps them on the device (fetch) */
-            f->off = sps__malloc(sps__mul_size((size_t)ndiag, sizeof *f->off));
-            f->val = sps__calloc((size_t)slots, sizeof *f->val);
-            f->map = sps__malloc(sps__mul_size((size_t)A->nnz, sizeof *f->map));
-        }
+    if (f) f->hblk = sps__malloc(sps__mul_size(SPS_DRM_BLK_WORDS(S), sizeof *f->hblk));
+    if (!f || !f->hblk) {
+        sps__free(f);
+        return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory for %d segments", S);
     }
-    if (!f || !ope || !f->blo || !f->index || !f->dnum ||
-        (!dsrc && (!f->off || !f->val || !f->map))) {
-        s = sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory for %lld slots",
-                     (long long)slots);
-        goto fail;
-    }
+    f->dnum = f->hblk;
+    f->index = f->hblk + SPS_DRM_BLK_INDEX(S);
+    f->blo = f->hblk + SPS_DRM_BLK_BLO(S);
+    sps_idx *cnt = f->hblk + SPS_DRM_BLK_AUX(S); /* counts, then index's inverse */
     f->nrows = A->nrows;
     f->ncols = A->ncols;
     f->nnz = A->nnz;
     f->seg = seg;
     f->nslot = S;
     f->rows = rows;
-    for (sps_idx h = 0; h < S; h++) ope[h] = (int64_t)(sg.dnum[h + 1] - sg.dnum[h]) * seg;
-
-    s = sps__drm_plan(ctx, ope, S, hdia_as == NULL, 1024 / seg, f->index, f->blo, &f->nblk);
+    double var = 0.0;
+    int64_t ndiag = 0;
+    sps_status s = count_diagonals(ctx, A, dsrc, seg, cnt, &sg, f);
     if (s != SPS_OK) goto fail;
-    if (order_rows && (s = order_by_rows(ctx, f->index, f->blo, f->nblk, S)) != SPS_OK) goto fail;
-    s = layout(ctx, A, dsrc, &sg, &doff_seg, &dstart_seg, f);
+    for (sps_idx h = 0; h < S; h++) ndiag += cnt[h];
+    if (ndiag * seg > SPS_IDX_MAX) {
+        char b[32];
+        sps__diag_count_str(ndiag * seg, b, sizeof b);
+        s = sps__err(ctx, SPS_ERR_UNSUPPORTED,
+                     "drm: %lld diagonal pieces would store %s slots (more than 2^31-1) for %d "
+                     "nonzeros", (long long)ndiag, b, A->nnz);
+        goto fail;
+    }
+    s = sps__drm_plan_counts(ctx, cnt, S, seg, hdia_as == NULL, order_rows, 1024 / seg, f->index,
+                             f->blo, &f->nblk, &var, f->dnum);
     if (s != SPS_OK) goto fail;
+    f->dnum[0] = 0;
+    for (sps_idx sl = 0; sl < S; sl++) { /* the slots' dnum; cnt becomes index's inverse */
+        const sps_idx h = f->index[sl];
+        f->dnum[sl + 1] = f->dnum[sl] + cnt[h];
+        cnt[h] = sl;
+    }
     f->maxmem = 0;
     for (sps_idx b = 0; b < f->nblk; b++)
         if (f->blo[b + 1] - f->blo[b] > f->maxmem) f->maxmem = f->blo[b + 1] - f->blo[b];
-    fill_stats(f, hdia_as, ope, st);
-    sps__free(ope);
+    s = layout(ctx, A, dsrc, &sg, f);
+    if (s != SPS_OK) goto fail;
+    fill_stats(f, hdia_as, var, st);
     sps__diag_segs_free(&sg);
     *out = (sps_fmt *)f;
     return SPS_OK;
 fail:
-    drop_dev_scan(doff_seg, dstart_seg);
-    sps__free(ope);
     sps__diag_segs_free(&sg);
     free_fmt((sps_fmt *)f);
     return s;

@@ -48,6 +48,7 @@ struct drm_dev {
     sps_idx bseg;  /* segments' worth of threads per block (rows = 0): the commonest sub-block size */
     size_t nval;  /* stored values */
     sps_idx *blo, *index, *dnum, *off;
+    sps_idx *blk; /* built on the device: dnum, index, blo (SPS_DRM_BLK_*) and off in one block */
     void *val;
     sps_idx *map; /* nnz, when the format was built on the device: updates scatter through it */
 };
@@ -234,10 +235,14 @@ extern "C" void sps_drm_free_dev(void *dev)
 {
     drm_dev *d = (drm_dev *)dev;
     if (!d) return;
-    sps__dfree(d->blo);
-    sps__dfree(d->index);
-    sps__dfree(d->dnum);
-    sps__dfree(d->off);
+    if (d->blk) { /* dnum, index, blo and off */
+        sps__dfree(d->blk);
+    } else {
+        sps__dfree(d->blo);
+        sps__dfree(d->index);
+        sps__dfree(d->dnum);
+        sps__dfree(d->off);
+    }
     sps__dfree(d->val);
     sps__dfree(d->map);
     sps__free(d);
@@ -279,22 +284,26 @@ extern "C" sps_status sps_drm_upload(sps_context *ctx, const sps_fmt *fmt, int s
     const size_t vsize = single ? sizeof(float) : sizeof(double);
     size_t bytes = 0;
     const size_t is = sizeof(sps_idx);
-    sps_status s = sps_diag_alloc_copy(ctx, (void **)&d->blo, f->blo, ((size_t)f->nblk + 1) * is, &bytes);
-    if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->index, f->index, (size_t)f->nslot * is, &bytes);
-    if (s == SPS_OK && f->ddnum) { /* built on the device: already there */
+    sps_status s = SPS_OK;
+    if (f->dblk) { /* built on the device: dnum, index, blo and off are there */
         sps_fmt_drm *w = (sps_fmt_drm *)f;
-        d->dnum = w->ddnum;
-        d->off = w->doff;
-        w->ddnum = w->doff = NULL;
-        bytes += ((size_t)f->nslot + 1 + (size_t)ndiag) * is;
-    } else if (s == SPS_OK && !f->off && ndiag) { /* device-built, uploaded once already */
+        d->blk = w->dblk;
+        d->dnum = d->blk;
+        d->index = d->blk + SPS_DRM_BLK_INDEX(f->nslot);
+        d->blo = d->blk + SPS_DRM_BLK_BLO(f->nslot);
+        d->off = d->blk + SPS_DRM_BLK_WORDS(f->nslot);
+        w->dblk = NULL;
+        bytes += (SPS_DRM_BLK_WORDS(f->nslot) + (size_t)ndiag) * is;
+    } else if (!f->off && ndiag) { /* device-built, uploaded once already */
         s = sps__err(ctx, SPS_ERR_INTERNAL, "drm: a device-built format uploaded twice (%s:%d)", __FILE__,
                      __LINE__);
     } else {
+        s = sps_diag_alloc_copy(ctx, (void **)&d->blo, f->blo, ((size_t)f->nblk + 1) * is, &bytes);
+        if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->index, f->index, (size_t)f->nslot * is, &bytes);
         if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->dnum, f->dnum, ((size_t)f->nslot + 1) * is, &bytes);
         if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->off, f->off, (size_t)ndiag * is, &bytes);
     }
-    if (s == SPS_OK && f->dval) {
+    if (s == SPS_OK && (f->dval || f->dmap)) { /* built on the device (dval NULL when nnz = 0) */
         s = take_device_values(ctx, (sps_fmt_drm *)f, d, &bytes); /* the upload owns them now */
     } else {
         if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, &d->val, NULL, d->nval * vsize, &bytes);

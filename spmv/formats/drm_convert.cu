@@ -3,16 +3,21 @@
  * the matrix's device CSR (core/device_matrix.c), bitwise equal to the host
  * conversion (drm.c with diag_common.c's scan and layout).
  *
- *   1. seg_offsets_kernel, one warp per 32-row segment, one lane per row: the
- *      lanes merge their rows' sorted offsets, so the segment's distinct
- *      offsets come out in ascending order, as sps__diag_scan sorts them.
- *      Run twice: counts, then (after a prefix sum on the host) the offsets,
- *      which stay on the device.
+ *   1. seg_count_kernel, one warp per 32-row segment, one lane per row: the
+ *      lanes merge their rows' sorted offsets (warp_min over the lanes'
+ *      current entries), so the segment's distinct offsets come out in
+ *      ascending order, as sps__diag_scan sorts them; only their number goes
+ *      to the host.
  *   2. The host groups the segments (Algorithm 1 works on per-segment counts)
- *      and lays the slots out (dnum in slot order): O(segments), no pass
- *      over the nonzeros; slot_offsets_kernel puts the offsets in slot order.
- *   3. scatter_kernel, one thread per row: each entry's diagonal position by
- *      binary search in its slot's offsets; val[pos] = a_ij, map[p] = pos.
+ *      and lays the slots out (dnum in slot order, and the inverse of index):
+ *      O(segments), no pass over the nonzeros; one upload of those arrays.
+ *   3. scatter_kernel repeats the merge of step 1, a warp per segment, now
+ *      knowing the segment's slot: at its k-th distinct offset lane 0 writes
+ *      the offset, every lane writes its row's value on that diagonal, or
+ *      0 where the row has none (the warp's 32 values are contiguous), and
+ *      the map entry of each value written. Every slot is written exactly
+ *      once (rows past the end write zeros), so val needs no memset; no
+ *      search, and the offsets need no pass of their own.
  * DIA is the one-segment case: a flag per offset, compacted in order, and the
  * same scatter with one global offset list.
  * Values are copied, never combined, so the result is the host's bit for bit.
@@ -30,72 +35,78 @@ constexpr int THREADS = 256;
 
 __device__ int warp_min(int v)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return __reduce_min_sync(0xffffffffu, v);
+#else
     for (int o = 16; o > 0; o >>= 1) v = min(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
+#endif
 }
 
-/* counts != nullptr: dig[h] = distinct offsets of segment h; else write them
- * to off[start[h] ...] in ascending order. */
-__global__ void seg_offsets_kernel(const sps_idx *__restrict__ rp, const sps_idx *__restrict__ col,
-                                   int m, long long nseg, const sps_idx *__restrict__ start,
-                                   sps_idx *__restrict__ counts, sps_idx *__restrict__ off)
+/* The lanes' rows of segment h: r (clamped to m) and its entries [p, pe). */
+__device__ void seg_row(const sps_idx *__restrict__ rp, int m, long long h, int lane, int *r,
+                        int *p, int *pe)
 {
-    long long h = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (h >= nseg) return; /* whole warps: blockDim is a multiple of 32 */
-    int lane = threadIdx.x & 31;
-    long long r64 = h * 32 + lane;
-    int r = (int)(r64 < m ? r64 : m);
-    int p = 0, pe = 0;
-    if (r < m) {
-        p = rp[r];
-        pe = rp[r + 1];
+    const long long r64 = h * 32 + lane;
+    *r = (int)(r64 < m ? r64 : m);
+    *p = *pe = 0;
+    if (*r < m) {
+        *p = rp[*r];
+        *pe = rp[*r + 1];
     }
+}
+
+/* counts[h] = the number of distinct offsets of segment h. */
+__global__ void seg_count_kernel(const sps_idx *__restrict__ rp, const sps_idx *__restrict__ col,
+                                 int m, long long nseg, sps_idx *__restrict__ counts)
+{
+    const long long h = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (h >= nseg) return; /* whole warps: blockDim is a multiple of 32 */
+    const int lane = threadIdx.x & 31;
+    int r, p, pe;
+    seg_row(rp, m, h, lane, &r, &p, &pe);
     int cur = p < pe ? col[p] - r : NOFF;
     sps_idx k = 0;
     for (;;) {
-        int mn = warp_min(cur);
+        const int mn = warp_min(cur);
         if (mn == NOFF) break;
-        if (off && lane == 0) off[start[h] + k] = mn;
         k++;
         if (cur == mn) {
             p++;
             cur = p < pe ? col[p] - r : NOFF;
         }
     }
-    if (counts && lane == 0) counts[h] = k;
+    if (lane == 0) counts[h] = k;
 }
 
-/* The offsets in slot order: slot sl (segment h, inv[h] = sl) takes segment
- * h's offsets, in order. One thread per segment. */
-__global__ void slot_offsets_kernel(int nseg, const sps_idx *__restrict__ inv,
-                                    const sps_idx *__restrict__ start, const sps_idx *__restrict__ off_seg,
-                                    const sps_idx *__restrict__ dnum, sps_idx *__restrict__ off)
-{
-    long long h64 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (h64 >= nseg) return;
-    int h = (int)h64;
-    const sps_idx sl = inv[h], n = dnum[sl + 1] - dnum[sl];
-    for (sps_idx k = 0; k < n; k++) off[dnum[sl] + k] = off_seg[start[h] + k];
-}
-
+/* Segment h's offsets, values and map at its slot inv[h]: the merge of
+ * seg_count_kernel, writing at each step. */
 __global__ void scatter_kernel(const sps_idx *__restrict__ rp, const sps_idx *__restrict__ col,
-                               const double *__restrict__ v, int m, const sps_idx *__restrict__ inv,
-                               const sps_idx *__restrict__ dnum, const sps_idx *__restrict__ off,
-                               double *__restrict__ val, sps_idx *__restrict__ map)
+                               const double *__restrict__ v, int m, long long nseg,
+                               const sps_idx *__restrict__ inv, const sps_idx *__restrict__ dnum,
+                               sps_idx *__restrict__ off, double *__restrict__ val,
+                               sps_idx *__restrict__ map)
 {
-    long long r64 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (r64 >= m) return;
-    int r = (int)r64;
-    sps_idx sl = inv[r >> 5], base = dnum[sl], n = dnum[sl + 1] - base;
-    for (sps_idx p = rp[r]; p < rp[r + 1]; p++) {
-        sps_idx d = col[p] - r, lo = 0, hi = n; /* first j with off[base + j] >= d */
-        while (lo < hi) {
-            sps_idx mid = lo + ((hi - lo) >> 1);
-            if (off[base + mid] < d) lo = mid + 1; else hi = mid;
+    const long long h = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (h >= nseg) return;
+    const int lane = threadIdx.x & 31;
+    int r, p, pe;
+    seg_row(rp, m, h, lane, &r, &p, &pe);
+    const sps_idx base = dnum[inv[h]];
+    int cur = p < pe ? col[p] - r : NOFF;
+    for (sps_idx i = base;; i++) {
+        const int mn = warp_min(cur);
+        if (mn == NOFF) break;
+        const sps_idx pos = i * 32 + lane; /* < slots <= SPS_IDX_MAX (drm.c checks) */
+        if (lane == 0) off[i] = mn;
+        if (cur == mn) {
+            val[pos] = v[p];
+            map[p] = pos;
+            p++;
+            cur = p < pe ? col[p] - r : NOFF;
+        } else {
+            val[pos] = 0.0;
         }
-        sps_idx pos = (base + lo) * 32 + (r & 31);
-        val[pos] = v[p];
-        map[p] = pos;
     }
 }
 
@@ -195,107 +206,54 @@ sps_status to_dev(sps_context *ctx, void **d, const void *h, size_t bytes)
 
 } // namespace
 
-extern "C" sps_status sps__drm_scan_dev(sps_context *ctx, const sps_dcsr *A, sps_diag_segs *out,
-                                        sps_idx **doff_seg, sps_idx **dstart_seg)
+extern "C" sps_status sps__drm_scan_dev(sps_context *ctx, const sps_dcsr *A, sps_idx *cnt,
+                                        sps_idx **map)
 {
-    memset(out, 0, sizeof *out);
-    *doff_seg = NULL;
-    *dstart_seg = NULL;
+    *map = NULL;
     const int m = A->nrows;
     const long long nseg = ((long long)m + 31) / 32;
-    out->seg = 32;
-    out->nseg = (sps_idx)nseg;
-    out->dnum = (sps_idx *)sps__malloc(((size_t)nseg + 1) * sizeof(sps_idx));
-    if (!out->dnum) return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory");
-    sps_idx *dcount = NULL, *dstart = NULL, *doff = NULL;
-    sps_status st = sps__dmalloc(ctx, (void **)&dcount, (size_t)nseg * sizeof(sps_idx));
-    cudaStream_t s = sps_stream(ctx);
+    /* the map's array holds the counts until the scatter: one allocation less */
+    const size_t words = (size_t)(A->nnz > nseg ? A->nnz : nseg);
+    sps_status st = sps__dmalloc(ctx, (void **)map, (words ? words : 1) * sizeof(sps_idx));
     if (st == SPS_OK && nseg > 0) {
-        seg_offsets_kernel<<<blocks_for(nseg * 32), THREADS, 0, s>>>(A->row_ptr, A->col_idx, m, nseg,
-                                                                     NULL, dcount, NULL);
+        seg_count_kernel<<<blocks_for(nseg * 32), THREADS, 0, sps_stream(ctx)>>>(A->row_ptr, A->col_idx,
+                                                                                 m, nseg, *map);
         cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch seg_offsets_kernel", __FILE__, __LINE__);
+        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch seg_count_kernel", __FILE__, __LINE__);
+        if (st == SPS_OK) st = sps__d2h_pinned(ctx, cnt, *map, (size_t)nseg * sizeof(sps_idx));
     }
-    if (st == SPS_OK) st = sps__d2h(ctx, out->dnum + 1, dcount, (size_t)nseg * sizeof(sps_idx));
-    int64_t total = 0;
-    out->dnum[0] = 0;
-    for (long long h = 0; st == SPS_OK && h < nseg; h++) {
-        total += out->dnum[h + 1];
-        if (total > SPS_IDX_MAX) st = sps__err(ctx, SPS_ERR_UNSUPPORTED, "drm: too many diagonal pieces");
-        else out->dnum[h + 1] = (sps_idx)total;
-    }
-    if (st == SPS_OK) st = to_dev(ctx, (void **)&dstart, out->dnum, (size_t)nseg * sizeof(sps_idx));
-    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&doff, (size_t)total * sizeof(sps_idx));
-    if (st == SPS_OK && nseg > 0) {
-        seg_offsets_kernel<<<blocks_for(nseg * 32), THREADS, 0, s>>>(A->row_ptr, A->col_idx, m, nseg,
-                                                                     dstart, NULL, doff);
-        cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch seg_offsets_kernel", __FILE__, __LINE__);
-    }
-    sps__dfree(dcount);
     if (st != SPS_OK) {
-        sps__dfree(dstart);
-        sps__dfree(doff);
-        sps__diag_segs_free(out);
-        return st;
+        sps__dfree(*map);
+        *map = NULL;
     }
-    *doff_seg = doff;
-    *dstart_seg = dstart;
-    return SPS_OK;
+    return st;
 }
 
-extern "C" sps_status sps__drm_scatter_dev(sps_context *ctx, const sps_dcsr *A, const sps_idx *index,
-                                           sps_idx nslot, const sps_idx *dnum, sps_idx *doff_seg,
-                                           sps_idx *dstart_seg, double **val, sps_idx **map,
-                                           sps_idx **dnum_dev, sps_idx **off_dev)
+extern "C" sps_status sps__drm_scatter_dev(sps_context *ctx, const sps_dcsr *A, const sps_idx *blk,
+                                           sps_idx nslot, sps_idx nblk, sps_idx *map, sps_idx **dblk,
+                                           double **val)
 {
+    *dblk = NULL;
     *val = NULL;
-    *map = NULL;
-    *dnum_dev = NULL;
-    *off_dev = NULL;
-    const size_t is = sizeof(sps_idx), ndiag = (size_t)dnum[nslot];
-    sps_idx *inv = (sps_idx *)sps__malloc(((size_t)nslot + 1) * is);
-    if (!inv) {
-        sps__dfree(doff_seg);
-        sps__dfree(dstart_seg);
-        return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory");
-    }
-    for (sps_idx sl = 0; sl < nslot; sl++) inv[index[sl]] = sl;
-    sps_idx *dinv = NULL, *ddnum = NULL, *doff = NULL;
-    sps_status st = to_dev(ctx, (void **)&dinv, inv, (size_t)nslot * is);
-    sps__free(inv);
-    if (st == SPS_OK) st = to_dev(ctx, (void **)&ddnum, dnum, ((size_t)nslot + 1) * is);
-    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&doff, ndiag * is);
-    if (st == SPS_OK && nslot > 0) {
-        slot_offsets_kernel<<<blocks_for(nslot), THREADS, 0, sps_stream(ctx)>>>(
-            nslot, dinv, dstart_seg, doff_seg, ddnum, doff);
-        cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch slot_offsets_kernel", __FILE__, __LINE__);
-    }
+    const size_t is = sizeof(sps_idx), ndiag = (size_t)blk[nslot], words = SPS_DRM_BLK_WORDS(nslot);
+    size_t bytes = (SPS_DRM_BLK_BLO(nslot) + (size_t)nblk + 1) * is; /* blo's unused tail stays */
+    sps_status st = sps__dmalloc(ctx, (void **)dblk, (words + ndiag) * is); /* the block, then off */
+    if (st == SPS_OK) st = sps__h2d_pinned(ctx, 1, (void *const *)dblk, (const void *const *)&blk, &bytes, NULL, 0);
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)val, ndiag * 32 * sizeof(double));
-    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)map, (size_t)A->nnz * is);
-    if (st == SPS_OK) st = sps__dmemset(ctx, *val, 0, ndiag * 32 * sizeof(double));
-    if (st == SPS_OK && A->nrows > 0) {
-        scatter_kernel<<<blocks_for(A->nrows), THREADS, 0, sps_stream(ctx)>>>(
-            A->row_ptr, A->col_idx, A->val, A->nrows, dinv, ddnum, doff, *val, *map);
+    if (st == SPS_OK && nslot > 0) {
+        const sps_idx *d = *dblk;
+        scatter_kernel<<<blocks_for((long long)nslot * 32), THREADS, 0, sps_stream(ctx)>>>(
+            A->row_ptr, A->col_idx, A->val, A->nrows, nslot, d + SPS_DRM_BLK_AUX(nslot), d, *dblk + words,
+            *val, map);
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch scatter_kernel", __FILE__, __LINE__);
     }
-    if (st == SPS_OK) st = sps__gpu_sync(ctx);
-    sps__dfree(dinv);
-    sps__dfree(doff_seg);
-    sps__dfree(dstart_seg);
     if (st != SPS_OK) {
-        sps__dfree(ddnum);
-        sps__dfree(doff);
+        sps__dfree(*dblk);
         sps__dfree(*val);
-        sps__dfree(*map);
+        *dblk = NULL;
         *val = NULL;
-        *map = NULL;
-        return st;
     }
-    *dnum_dev = ddnum; /* the device object takes them too */
-    *off_dev = doff;
     return st;
 }
 

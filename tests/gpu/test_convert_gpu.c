@@ -103,7 +103,14 @@ static void check_matrix(sps_context *ctx, const sps_matrix *A, const char *name
     sps_operator *h = build(ctx, A, 0, 0), *d = build(ctx, A, 1, 0);
     if (h && d) {
         const sps_fmt_drm *fh = host_fmt(ctx, h, 0), *fd = host_fmt(ctx, d, 0);
-        T_OK(fh && fd && fd->dval == NULL && same_fmt(fh, fd),
+        /* the upload took every device array (also with nnz = 0, where val
+         * has no slot and dval is NULL), and the fetch brought val and map */
+        T_OK(fd && fd->dval == NULL && fd->dblk == NULL && fd->dmap == NULL && fd->off && fd->val &&
+                 fd->map,
+             "%s: device arrays taken by the upload, fetched back (dval %d, dblk %d, dmap %d, off %d, "
+             "val %d, map %d)", name, fd && fd->dval != NULL, fd && fd->dblk != NULL,
+             fd && fd->dmap != NULL, fd && fd->off != NULL, fd && fd->val != NULL, fd && fd->map != NULL);
+        T_OK(fh && fd && same_fmt(fh, fd),
              "%s: device conversion bitwise equal to the host's (%d slots, %d sub-blocks)", name,
              fh ? fh->nslot : -1, fh ? fh->nblk : -1);
         double err = 1;
@@ -215,6 +222,23 @@ static void test_edges(sps_context *ctx)
             check_matrix(ctx, A, name);
             sps_matrix_destroy(A);
         }
+    /* rectangular both ways (a long last row in the wide one), and no entries at all */
+    const sps_idx shapes[][2] = {{100, 3000}, {3000, 100}, {64, 64}};
+    for (int k = 0; k < 3; k++) {
+        const sps_idx m = shapes[k][0], n = shapes[k][1];
+        t_triplets t = {0};
+        for (sps_idx i = 0; k < 2 && i < m; i++) {
+            for (sps_idx j = i % 7; j < n; j += 37 + i % 5) t_trip_add(&t, i, j, 1.0 + (double)((i + j) % 9));
+            if (i == m - 1)
+                for (sps_idx j = 0; j < n; j += 2) t_trip_add(&t, i, j, -2.0);
+        }
+        sps_matrix *A = t_trip_matrix(NULL, m, n, &t);
+        if (!A) continue;
+        char name[64];
+        snprintf(name, sizeof name, "%d x %d%s", m, n, k == 2 ? ", no entries" : "");
+        check_matrix(ctx, A, name);
+        sps_matrix_destroy(A);
+    }
 }
 
 /* Conversion cost in csr-vector SpMVs (the target: at most 10). */

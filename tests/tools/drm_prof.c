@@ -4,8 +4,9 @@
  * usage: drm_prof [SPEC|FILE] [--reps N]
  * On a GPU context: uploads the CSR once, then times (wall clock around
  * synchronized calls, median of N, default 7) the conversion's pieces as
- * spmv/formats/drm.c runs them (the device scan, the host plan, the device
- * scatter), a device allocation of the value array's size, the whole
+ * spmv/formats/drm.c runs them (the device scan of the counts with the map's
+ * allocation, the host plan with the slots' dnum and inv, the device scatter
+ * with its upload and allocations), a device allocation of the value array's size, the whole
  * sps_operator_create("drm"), and one csr-vector SpMV (the issue's unit).
  * Exits 77 without a GPU. */
 #include "spsolve.h"
@@ -56,32 +57,33 @@ int main(int argc, char **argv)
     const sps_dcsr *d = sps__csr_device_copy(ctx, &A->A);
     if (!d) return fail(ctx, "device copy");
     double *ms = calloc((size_t)NPH * reps, sizeof *ms);
+    const sps_idx S = (d->nrows + 31) / 32;
     for (int r = 0; r < reps; r++) {
-        sps_diag_segs sg;
-        sps_idx *doff = NULL, *dstart = NULL;
+        /* the block of sps_fmt_drm (dnum, index, blo, counts then inv), as drm.c builds it */
+        sps_idx *blk = malloc(SPS_DRM_BLK_WORDS(S) * sizeof *blk), nblk = 0;
+        sps_idx *dnum = blk, *index = blk + SPS_DRM_BLK_INDEX(S), *blo = blk + SPS_DRM_BLK_BLO(S);
+        sps_idx *cnt = blk + SPS_DRM_BLK_AUX(S);
+        sps_idx *map = NULL, *dblk = NULL;
         double t0 = sps__now_ms();
-        if (sps__drm_scan_dev(ctx, d, &sg, &doff, &dstart) != SPS_OK || sps__gpu_sync(ctx) != SPS_OK)
-            return fail(ctx, "scan");
-        double t1 = sps__now_ms();
-        sps_idx S = sg.nseg;
-        int64_t *ope = malloc((size_t)S * sizeof *ope);
-        sps_idx *index = malloc((size_t)S * sizeof *index), *blo = malloc(((size_t)S + 1) * sizeof *blo);
-        sps_idx *dnum = malloc(((size_t)S + 1) * sizeof *dnum), nblk = 0;
-        for (sps_idx h = 0; h < S; h++) ope[h] = (int64_t)(sg.dnum[h + 1] - sg.dnum[h]) * 32;
-        if (sps__drm_plan(ctx, ope, S, 1, 32, index, blo, &nblk) != SPS_OK) return fail(ctx, "plan");
+        if (sps__drm_scan_dev(ctx, d, cnt, &map) != SPS_OK) return fail(ctx, "scan");
+        double t1 = sps__now_ms(), var = 0;
+        if (sps__drm_plan_counts(ctx, cnt, S, 32, 1, 1, 32, index, blo, &nblk, &var, dnum) != SPS_OK)
+            return fail(ctx, "plan");
         dnum[0] = 0;
-        for (sps_idx sl = 0; sl < S; sl++) dnum[sl + 1] = dnum[sl] + (sg.dnum[index[sl] + 1] - sg.dnum[index[sl]]);
+        for (sps_idx sl = 0; sl < S; sl++) {
+            dnum[sl + 1] = dnum[sl] + cnt[index[sl]];
+            cnt[index[sl]] = sl;
+        }
         double t2 = sps__now_ms();
         double *val = NULL;
-        sps_idx *map = NULL, *ddnum = NULL, *off = NULL;
-        if (sps__drm_scatter_dev(ctx, d, index, S, dnum, doff, dstart, &val, &map, &ddnum, &off) != SPS_OK)
+        if (sps__drm_scatter_dev(ctx, d, blk, S, nblk, map, &dblk, &val) != SPS_OK ||
+            sps__gpu_sync(ctx) != SPS_OK)
             return fail(ctx, "scatter");
         double t3 = sps__now_ms();
         size_t vb = (size_t)dnum[S] * 32 * sizeof(double), mb = (size_t)d->nnz * sizeof(sps_idx);
         sps__dfree(val);
         sps__dfree(map);
-        sps__dfree(ddnum);
-        sps__dfree(off);
+        sps__dfree(dblk);
         double t4 = sps__now_ms();
         void *p1 = NULL, *p2 = NULL;
         if (sps__dmalloc(ctx, &p1, vb) != SPS_OK || sps__dmalloc(ctx, &p2, mb) != SPS_OK) return fail(ctx, "dmalloc");
@@ -99,11 +101,7 @@ int main(int argc, char **argv)
         ms[2 * reps + r] = t3 - t2;
         ms[3 * reps + r] = t5 - t4;
         ms[4 * reps + r] = t7 - t6;
-        sps__diag_segs_free(&sg);
-        free(ope);
-        free(index);
-        free(blo);
-        free(dnum);
+        free(blk);
     }
     sps_operator *cv = NULL;
     sps_timing t;

@@ -204,6 +204,79 @@ static void test_plan_vs_naive(void)
     T_OK(capped && nb >= 6, "40 empty segments + 1: sub-blocks cut at 8 segments (%d sub-blocks)", nb);
 }
 
+/* sps__drm_plan_counts (build()'s plan: counting sort, parent chains, one
+ * placement pass) against the reference calls it replaces: sps__drm_plan,
+ * sps__drm_order_rows, sps__drm_variance. Same members, blk, count and
+ * variance, bit for bit, in both orders, for Algorithm 1 and HDIA, with and
+ * without cuts at maxmem; one case past the counting sort's range takes the
+ * reference path. */
+static void test_plan_counts(void)
+{
+    enum { NMAX = 700 };
+    static sps_idx cnt[NMAX], m1[NMAX], b1[NMAX + 1], m2[NMAX], b2[NMAX + 1], work[NMAX + 1];
+    static int64_t ope[NMAX];
+    uint64_t seed = 7;
+    int bad = 0, trials = 0, merged = 0;
+    const sps_idx maxmems[] = {32, 8, 3, 1};
+    for (int t = 0; t < 2400; t++) {
+        const sps_idx n = t < 40 ? (sps_idx)t : 1 + (sps_idx)((t_rand(&seed) + 1.0) * 0.5 * (NMAX - 1));
+        const int kind = t % 10;
+        for (sps_idx i = 0; i < n; i++) {
+            const double u = (t_rand(&seed) + 1.0) * 0.5;
+            switch (kind) {
+            case 0: cnt[i] = (sps_idx)(1 + u * 12); break;
+            case 1: cnt[i] = 7; break;
+            case 2: cnt[i] = i == n / 3 ? 30000 : (sps_idx)(u * 3); break; /* one huge: long chains */
+            case 3: cnt[i] = (sps_idx)(u * u * u * 1000); break;
+            case 4: cnt[i] = u < 0.3 ? 0 : 7; break;
+            case 5: cnt[i] = i % 97 == 0 ? 500 : (sps_idx)(u * 5); break; /* several large */
+            case 6: cnt[i] = (sps_idx)(u * 5); break;
+            case 7: cnt[i] = 5 + (sps_idx)(u * 4); break; /* regular: step 1 merges nothing */
+            case 8: cnt[i] = u < 0.1 ? 4 + (sps_idx)(u * 20) : 7; break; /* a stencil's boundary */
+            default: cnt[i] = u < 0.5 ? 4 : 8; break; /* step 2's node ties with the largest */
+            }
+            ope[i] = (int64_t)cnt[i] * 32;
+        }
+        const int group = (t / 10) % 5 != 4, order_rows = (t / 50) % 2; /* every kind with each */
+        const sps_idx maxmem = maxmems[(t / 100) % 4];
+        sps_idx nb1 = 0, nb2 = -1;
+        sps_status s1 = sps__drm_plan(NULL, ope, n, group, maxmem, m1, b1, &nb1);
+        if (s1 == SPS_OK && order_rows) s1 = sps__drm_order_rows(NULL, m1, b1, nb1, n);
+        const double v1 = sps__drm_variance(ope, m1, b1, nb1);
+        double v2 = -1;
+        const sps_status s2 = sps__drm_plan_counts(NULL, cnt, n, 32, group, order_rows, maxmem, m2, b2,
+                                                   &nb2, &v2, work);
+        trials++;
+        merged += nb1 < n;
+        if (s1 != SPS_OK || s2 != SPS_OK || nb1 != nb2 ||
+            memcmp(b1, b2, ((size_t)nb1 + 1) * sizeof *b1) != 0 ||
+            memcmp(m1, m2, (size_t)n * sizeof *m1) != 0 || memcmp(&v1, &v2, sizeof v1) != 0) {
+            if (!bad)
+                T_FAIL("plan_counts = plan + order_rows + variance",
+                       "trial %d (n %d, kind %d, group %d, rows %d, maxmem %d): %d vs %d sub-blocks, "
+                       "variance %.17g vs %.17g", t, n, kind, group, order_rows, maxmem, nb1, nb2, v1, v2);
+            bad++;
+        }
+    }
+    T_OK(bad == 0 && merged > trials / 2,
+         "build()'s plan = the reference plan, row order and variance on %d random lists (%d with "
+         "sub-blocks of several segments)", trials, merged);
+    /* past the counting sort's range: the reference's answer */
+    for (sps_idx i = 0; i < 50; i++) {
+        cnt[i] = i == 7 ? 70000 : 3;
+        ope[i] = (int64_t)cnt[i] * 32;
+    }
+    sps_idx nb1 = 0, nb2 = 0;
+    double v1, v2;
+    sps__drm_plan(NULL, ope, 50, 1, 32, m1, b1, &nb1);
+    sps__drm_order_rows(NULL, m1, b1, nb1, 50);
+    v1 = sps__drm_variance(ope, m1, b1, nb1);
+    sps__drm_plan_counts(NULL, cnt, 50, 32, 1, 1, 32, m2, b2, &nb2, &v2, work);
+    T_OK(nb1 == nb2 && !memcmp(b1, b2, ((size_t)nb1 + 1) * sizeof *b1) && !memcmp(m1, m2, 50 * sizeof *m1) &&
+             v1 == v2,
+         "a segment of 70000 diagonals: the reference path, the same plan (%d sub-blocks)", nb2);
+}
+
 static double ms_since(struct timespec t0)
 {
     struct timespec t1;
@@ -587,6 +660,7 @@ int main(void)
     if (sps_context_create(&ctx, SPS_DEVICE_HOST) != SPS_OK) return 1;
     test_plan_hand();
     test_plan_vs_naive();
+    test_plan_counts();
     test_plan_speed();
     test_arrays(ctx);
     test_fill_sizes(ctx);
