@@ -344,8 +344,9 @@ static void test_strategy(void)
  * 600 iterations (601 on the host), more than the probe's 400, but its
  * residual falls steadily (2.3e-4 after 400 on the host), so the uncapped
  * bicgstab+none runs next from the probe's iterate and wins. convdiff2d:100,10
- * (10,000 rows) is a small system: the capped long-restart GMRES goes first
- * there and converges (274 iterations on the H100). */
+ * (10,000 rows, 5 a row) is a small system that the one kernel runs: the
+ * probe goes first there too, before the capped long-restart GMRES, and
+ * converges (203 iterations on the H100). */
 static void test_probe(void)
 {
     static const char *const specs[] = {"convdiff2d:300,10", "convdiff2d:100,10"};
@@ -356,10 +357,10 @@ static void test_probe(void)
         if (g.ok) {
             const sps_solve_info *in = &g.in;
             const sps_attempt *a0 = &in->attempts[0], *w = in->winner >= 0 ? &in->attempts[in->winner] : NULL;
-            int probe = in->nattempts >= 1 && !strcmp(a0->method, k == 0 ? "bicgstab" : "gmres:restart=2000") &&
-                        !strcmp(a0->precond, "none") && a0->maxit == (k == 0 ? 400 : 1000);
+            int probe = in->nattempts >= 1 && !strcmp(a0->method, "bicgstab") && !strcmp(a0->precond, "none") &&
+                        a0->maxit == 400;
             T_OK(probe, "%s: the first attempt is the %s (%s+%s, maxit %lld)", specs[k],
-                 k == 0 ? "bicgstab+none probe" : "capped gmres(2000)+none of a small system", a0->method,
+                 k == 0 ? "bicgstab+none probe" : "bicgstab+none probe of a one-kernel system", a0->method,
                  a0->precond, (long long)a0->maxit);
             if (k == 0)
                 T_OK(probe && a0->reason == SPS_DIVERGED_MAXIT && in->winner == 1 && w &&
