@@ -33,9 +33,6 @@ int sps__engine_of(const sps_solver *s)
     return e < 0 ? SPS_ENGINE_AUTO : e;
 }
 
-/* auto's one-kernel test: the method has the path, the operator gives its
- * rows, the preconditioner is none or Jacobi, the system is small, and no
- * stop monitor or check interval asks for host checks along the way. */
 /* auto's bound on the terms one thread of the one kernel walks in turn per
  * SpMV: its rows (n / 1024, rounded up) times the longest row. One thread a
  * row is latency-bound on long rows: on the H100 run of every shared matrix
@@ -58,6 +55,9 @@ int sps__engine_onek_auto(const sps_solver *s, const sps_operator *op, sps_idx n
     return e == SPS_ENGINE_ONEKERNEL || serial <= SPS_ONEK_AUTO_SERIAL;
 }
 
+/* auto's one-kernel test: the method has the path, the operator gives its
+ * rows, the preconditioner is none or Jacobi, the system is small with short rows, and no
+ * stop monitor or check interval asks for host checks along the way. */
 static int onek_auto(const sps_solver *s, const sps_krylov *k)
 {
     return s->method->impl->onekernel && k->pcmode != SPS_PCM_APPLY && sps__engine_onek_auto(s, k->op, k->w.n);
