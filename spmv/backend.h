@@ -56,11 +56,17 @@ typedef struct sps_spmv_stats {
 /* A device matrix's rows as one thread walks them (backend.h dev_rows; the
  * one-kernel engine, doc/solvers.md): double precision, square. */
 enum { SPS_ROWS_CSR = 1, SPS_ROWS_DIA = 2 };
+/* The CSR family counts its longest row (a pass over row_ptr on the host at
+ * upload) only up to this many rows: the one-kernel engine that reads it
+ * takes at most 16384 by default, and the pass costs 1 ms per 4M rows of
+ * every large build. */
+#define SPS_DEV_ROWS_COUNTED 65536
 typedef struct sps_dev_rows {
     int kind;                         /* SPS_ROWS_CSR or SPS_ROWS_DIA */
     sps_idx n;                        /* rows = columns */
     sps_idx ndiag;                    /* DIA: diagonals */
-    sps_idx max_row;                  /* the longest row's terms (CSR: entries; DIA: ndiag) */
+    sps_idx max_row;                  /* the longest row's terms (CSR: entries, counted up to
+                                         SPS_DEV_ROWS_COUNTED rows, SPS_IDX_MAX above; DIA: ndiag) */
     const sps_idx *row_ptr, *col_idx; /* CSR: n + 1, nnz (columns ascending in a row) */
     const sps_idx *off;               /* DIA: ndiag offsets, ascending */
     const double *val;                /* CSR: nnz; DIA: val[d * n + row] */

@@ -109,8 +109,9 @@ sps_status sps__csr_dev_upload(sps_context *ctx, const sps_csr *A, int single, s
     d->nrows = A->nrows;
     d->ncols = A->ncols;
     d->nnz = A->nnz;
-    d->max_row = A->row_ptr ? 0 : SPS_IDX_MAX;
-    for (sps_idx i = 0; A->row_ptr && i < A->nrows; i++)
+    const int count = A->row_ptr && A->nrows <= SPS_DEV_ROWS_COUNTED;
+    d->max_row = count ? 0 : SPS_IDX_MAX;
+    for (sps_idx i = 0; count && i < A->nrows; i++)
         if (A->row_ptr[i + 1] - A->row_ptr[i] > d->max_row) d->max_row = A->row_ptr[i + 1] - A->row_ptr[i];
     d->single = single;
     size_t rp = ((size_t)A->nrows + 1) * sizeof(sps_idx);
