@@ -60,7 +60,19 @@ int sps__gpu_count(char *why, size_t len)
     return n;
 }
 
-static double peak_gbps(const struct sps_gpu *g);
+/* The memory's peak bandwidth (GB/s) from its clock and bus width, 0 when
+ * the driver does not say. Asked once, with the context: the clock query
+ * took 0.6-0.8 ms on an H100, inside the first solve's selection when auto
+ * asked for it. */
+static double peak_gbps(const struct sps_gpu *g)
+{
+    int khz = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, g->device) != cudaSuccess) {
+        cudaGetLastError(); /* not an error: no estimate */
+        return 0.0;
+    }
+    return 2.0 * (double)khz * 1e3 * (double)g->props.memoryBusWidth / 8.0 / 1e9; /* double data rate */
+}
 
 sps_status sps__gpu_init(sps_context *ctx, int device)
 {
@@ -109,20 +121,6 @@ int sps__gpu_cc(const sps_context *ctx)
 }
 
 double sps__gpu_peak_gbps(const sps_context *ctx) { return ctx->gpu->peak_gbps; }
-
-/* The memory's peak bandwidth (GB/s) from its clock and bus width, 0 when
- * the driver does not say. Asked once, with the context: the clock query
- * took 0.6-0.8 ms on an H100, inside the first solve's selection when auto
- * asked for it. */
-static double peak_gbps(const struct sps_gpu *g)
-{
-    int khz = 0;
-    if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, g->device) != cudaSuccess) {
-        cudaGetLastError(); /* not an error: no estimate */
-        return 0.0;
-    }
-    return 2.0 * (double)khz * 1e3 * (double)g->props.memoryBusWidth / 8.0 / 1e9; /* double data rate */
-}
 
 sps_status sps__dmalloc(sps_context *ctx, void **p, size_t bytes)
 {
