@@ -18,18 +18,7 @@ extern "C" sps_status sps__spmm_panel_dev(sps_context *ctx, const sps_panel *d, 
                                           const double *X, int64_t ldx, double beta, double *Y,
                                           int64_t ldy);
 
-static int fails, checks;
-
-#define CHECK(c, ...)                                                                                  \
-    do {                                                                                               \
-        checks++;                                                                                      \
-        if (!(c)) {                                                                                    \
-            fails++;                                                                                   \
-            printf("FAIL ");                                                                           \
-            printf(__VA_ARGS__);                                                                       \
-            printf("\n");                                                                              \
-        }                                                                                              \
-    } while (0)
+#include "tests/emu_check.h"
 
 template <class T> static T *dup(const T *p, size_t n)
 {

@@ -17,18 +17,7 @@ int sps__gpu_sm_count(sps_context *) { return 4; }
 sps_status sps__d2d(sps_context *, void *d, const void *s, size_t b) { memcpy(d, s, b); return SPS_OK; }
 }
 
-static int fails, checks;
-
-#define CHECK(c, ...)                                                                                  \
-    do {                                                                                               \
-        checks++;                                                                                      \
-        if (!(c)) {                                                                                    \
-            fails++;                                                                                   \
-            printf("FAIL ");                                                                           \
-            printf(__VA_ARGS__);                                                                       \
-            printf("\n");                                                                              \
-        }                                                                                              \
-    } while (0)
+#include "tests/emu_check.h"
 
 struct copy {
     sps_mcilu_view v{};

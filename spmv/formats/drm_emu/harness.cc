@@ -67,18 +67,7 @@ static sps_status sps_diag_alloc_copy(sps_context *ctx, void **dst, const void *
 }
 #include "drm_upload.inc"
 
-static int fails, checks;
-
-#define CHECK(c, ...)                                                                                  \
-    do {                                                                                               \
-        checks++;                                                                                      \
-        if (!(c)) {                                                                                    \
-            fails++;                                                                                   \
-            printf("FAIL ");                                                                           \
-            printf(__VA_ARGS__);                                                                       \
-            printf("\n");                                                                              \
-        }                                                                                              \
-    } while (0)
+#include "tests/emu_check.h"
 
 template <class T> static std::vector<T> garbage(size_t n)
 {
@@ -253,6 +242,19 @@ static sps_matrix *random_matrix(sps_context *ctx, int m, int n, int k, int empt
     return M;
 }
 
+/* check() on the generated matrix spec, or a FAIL line when it cannot be made. */
+static void check_generated(sps_context *ctx, const char *spec)
+{
+    sps_matrix *M = nullptr;
+    if (sps_matrix_generate(ctx, spec, &M) != SPS_OK) {
+        printf("FAIL generate %s: %s\n", spec, sps_last_error(ctx));
+        fails++;
+        return;
+    }
+    check(ctx, spec, &M->A, 1, 1);
+    sps_matrix_destroy(M);
+}
+
 int main(int argc, char **argv)
 {
     /* arguments: "quick" (no banded:200000, no real matrices), "only" (none of
@@ -269,16 +271,7 @@ int main(int argc, char **argv)
         printf("FAIL context: %s\n", sps_last_error(nullptr));
         return 1;
     }
-    for (const char *g : extra) {
-        sps_matrix *M = nullptr;
-        if (sps_matrix_generate(ctx, g, &M) != SPS_OK) {
-            printf("FAIL generate %s: %s\n", g, sps_last_error(ctx));
-            fails++;
-            continue;
-        }
-        check(ctx, g, &M->A, 1, 1);
-        sps_matrix_destroy(M);
-    }
+    for (const char *g : extra) check_generated(ctx, g);
     if (only) {
         sps_context_destroy(ctx);
         printf("%s: %d of %d comparisons hold\n", fails ? "FAIL" : "ok", checks - fails, checks);
@@ -323,14 +316,7 @@ int main(int argc, char **argv)
                           "convdiff2d:90,10"};
     for (const char *g : gens) {
         if (quick && strncmp(g, "banded", 6) == 0) continue;
-        sps_matrix *M = nullptr;
-        if (sps_matrix_generate(ctx, g, &M) != SPS_OK) {
-            printf("FAIL generate %s: %s\n", g, sps_last_error(ctx));
-            fails++;
-            continue;
-        }
-        check(ctx, g, &M->A, 1, 1);
-        sps_matrix_destroy(M);
+        check_generated(ctx, g);
     }
     /* real */
     const char *dir = getenv("SPS_MATRICES");
