@@ -262,16 +262,15 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
      * and its bytes the same: DRM's prediction bounds it) */
     int diagonal = strcmp(spec, "drm") == 0 || strcmp(spec, "dia") == 0;
     if (ctx->gpu && strcmp(spec, "dia") == 0 && f->nnz < RULE.large_nnz) {
-        /* a small pure stencil keeps dia without weighing (no copy bandwidth
-         * to measure: 2 ms): its conversion is a few microseconds, and the
-         * one-kernel engine's SpMV reads no column index (H100, poisson2d:63,
-         * CG: 4.5 us per iteration on dia against 6.5 on csr-vector) */
+        /* a small pure stencil keeps dia without weighing: its conversion is
+         * a few microseconds, and the one-kernel engine's SpMV reads no
+         * column index (H100, poisson2d:63, CG: 4.5 us per iteration on dia
+         * against 6.5 on csr-vector) */
         appendf(why, sizeof why, "; kept without weighing: %lld entries (< %lld)", (long long)f->nnz,
                 (long long)RULE.large_nnz);
     } else if (ctx->gpu && diagonal && f->nnz < RULE.large_nnz) {
         /* launch-bound: the bytes DRM saves are a fraction of a launch's
-         * latency, so its conversion cannot pay; not weighed, and the copy
-         * bandwidth (2 ms to measure) is not needed */
+         * latency, so its conversion cannot pay; not weighed */
         char no[160];
         snprintf(no, sizeof no, "; %s not weighed: %lld entries (< %lld) keep the SpMV launch-bound",
                  spec, (long long)f->nnz, (long long)RULE.large_nnz);
