@@ -151,10 +151,17 @@ struct sps_solver {
     const void *warm_op, *warm_pc;
     int engine;        /* SPS_ENGINE_* (engine.h); -1: SPS_ENGINE from the environment */
     double copy_gbps;  /* host contexts: the floor's copy bandwidth, measured once */
+    int floor_later;   /* the strategy's attempts: sps_solve leaves the floor's
+                        * bandwidth to sps__solve_floor, after the timed part */
 };
 
 /* Free the kept workspace. */
 void sps__solver_free_block(sps_solver *s);
+/* The traffic floor's bandwidth part of info (copy_gbps, floor_per_iter_ms,
+ * floor_fraction) from its bytes_per_iter and per_iter_ms: what sps_solve
+ * leaves undone while s->floor_later is set. The first call measures the
+ * bandwidth (a GPU context: 64 MiB copies, 1-3 ms with their allocations). */
+void sps__solve_floor(sps_solver *s, sps_solve_info *info);
 
 /* y = A x (counted). */
 sps_status sps__kr_spmv(sps_krylov *k, const double *x, double *y);

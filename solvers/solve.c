@@ -583,6 +583,11 @@ static void report_floor(sps_solver *s, const sps_krylov *k, sps_solve_info *inf
 {
     info->engine = k->ran ? k->ran : "classic";
     info->bytes_per_iter = sps__engine_bytes(k, s->method->impl);
+    if (!s->floor_later) sps__solve_floor(s, info);
+}
+
+void sps__solve_floor(sps_solver *s, sps_solve_info *info)
+{
     if (!(info->bytes_per_iter > 0)) return;
     info->copy_gbps = floor_gbps(s);
     if (!(info->copy_gbps > 0)) return;

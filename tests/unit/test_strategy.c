@@ -414,6 +414,11 @@ static void test_real(sps_solver *sv)
                  names[i], w ? w->method : "-", w ? w->precond : "-", (long long)in.iterations,
                  in.nattempts);
             check_honest(names[i], &s, &in, 1e-8);
+            /* the floor is measured after the attempts, and still reported */
+            T_OK(in.bytes_per_iter > 0 && in.copy_gbps > 0 && in.floor_per_iter_ms > 0 &&
+                     in.floor_fraction > 0,
+                 "%s: the winner's floor (%.0f bytes per iteration, %.1f GB/s, %.2fx)", names[i],
+                 in.bytes_per_iter, in.copy_gbps, in.floor_fraction);
         }
         sys_free(&s);
     }
