@@ -112,13 +112,15 @@ static void gpu_cheap_first(const sps_features *f, sps_plan *p, int *np, int spd
     if (ilu_ok && !f->diag_dominant) add(p, np, "gmres:restart=100", "ilu0:factor=par,solve=jacobi");
 }
 
-int sps__strategy_plans(const sps_features *f, size_t basis_bytes, int gpu, sps_plan *p,
-                        char *why, size_t len)
+/* not_spd: an attempt proved A not SPD (CG met p'Ap <= 0), so the plans for
+ * a matrix that is not SPD-like, whatever the features suggest. */
+static int plans_for(const sps_features *f, size_t basis_bytes, int gpu, int not_spd, sps_plan *p,
+                     char *why, size_t len)
 {
     int np = 0;
     int diag_ok = f->missing_diagonal == 0 && f->zero_diagonal == 0;
     int ilu_ok = f->missing_diagonal == 0; /* a stored zero may fill in; a missing one cannot */
-    int spd_like = f->symmetric && diag_ok && f->negative_diagonal == 0;
+    int spd_like = f->symmetric && diag_ok && f->negative_diagonal == 0 && !not_spd;
     char longm[48];
     long long lm = long_restart(f, basis_bytes);
     snprintf(longm, sizeof longm, "gmres:restart=%lld", lm);
@@ -154,12 +156,19 @@ int sps__strategy_plans(const sps_features *f, size_t basis_bytes, int gpu, sps_
                             : "GPU, a BiCGSTAB probe and cheap preconditioners first; ")
                      : "",
                  spd_like ? "symmetric with a positive diagonal"
+                 : not_spd ? "symmetric, not positive definite (CG met p'Ap <= 0)"
                                                 : f->symmetric ? "symmetric, diagonal not positive"
                                                                : "nonsymmetric",
                  f->diag_dominant ? ", diagonally dominant" : "",
                  f->missing_diagonal ? ", missing diagonal entries" : "",
                  f->zero_diagonal ? ", zero diagonal entries" : "");
     return np;
+}
+
+int sps__strategy_plans(const sps_features *f, size_t basis_bytes, int gpu, sps_plan *p,
+                        char *why, size_t len)
+{
+    return plans_for(f, basis_bytes, gpu, 0, p, why, len);
 }
 
 /* ---- explicit settings ---------------------------------------------------- */
@@ -425,6 +434,32 @@ static void promote_probe(const run *r, sps_plan *plans, int np, int i, const sp
         }
 }
 
+/* CG met p'Ap <= 0 in attempt i: A is not SPD, so no later CG plan can
+ * converge, whatever its preconditioner (Si2: cg+jacobi, then cg+cheby and
+ * cg+jacobi again each broke down within 9 iterations). The rest of the list
+ * becomes the list for a matrix that is not SPD-like, then the old list's
+ * other plans, less the CG ones and those already run. Returns the new count. */
+static int replan_not_spd(const run *r, const sps_features *f, int gpu, sps_plan *plans, int np, int i,
+                          char *why, size_t len)
+{
+    sps_plan fresh[SPS_MAX_PLANS], out[SPS_MAX_PLANS];
+    char mb[48];
+    int nf = plans_for(f, basis_budget(r->s->ctx), gpu, 1, fresh, NULL, 0), no = 0;
+    for (int j = 0; j <= i; j++) out[no++] = plans[j];
+    for (int pass = 0; pass < 2; pass++) {
+        const sps_plan *from = pass ? plans + i + 1 : fresh;
+        int nfrom = pass ? np - i - 1 : nf;
+        for (int j = 0; j < nfrom; j++) {
+            base_name(from[j].method, mb, sizeof mb);
+            if (strcmp(mb, "cg") != 0) add_capped(out, &no, from[j].method, from[j].precond, from[j].maxit);
+        }
+    }
+    memcpy(plans, out, (size_t)no * sizeof *out);
+    size_t k = strlen(why);
+    if (k < len) snprintf(why + k, len - k, "; CG met p'Ap <= 0: then the plans for a matrix not SPD");
+    return no;
+}
+
 static sps_status strategy(run *r, const sps_strategy *how, const sps_features *f,
                            sps_solve_info *info)
 {
@@ -461,6 +496,8 @@ static sps_status strategy(run *r, const sps_strategy *how, const sps_features *
             break;
         }
         leave_note(a, &in);
+        if (in.reason == SPS_DIVERGED_INDEFINITE && !explicit_only)
+            np = replan_not_spd(r, f, gpu, plans, np, i, info->plan_why, sizeof info->plan_why);
         promote_probe(r, plans, np, i, &in);
         if (in.true_rnorm < r->best_rn || info->winner < 0) {
             if (!(in.true_rnorm <= in.bnorm) && !(r->best_rn <= in.bnorm)) {

@@ -279,6 +279,39 @@ static void test_explicit(sps_solver *sv)
     sys_free(&s);
 }
 
+/* Symmetric with a positive diagonal (so SPD-like to the features) but
+ * indefinite: tridiag(1, 1, 1) has eigenvalues 1 + 2 cos(k pi / (n + 1)). */
+static sps_matrix *spd_like_indefinite(sps_idx n)
+{
+    t_triplets t = {0};
+    for (sps_idx i = 0; i < n; i++) {
+        t_trip_add(&t, i, i, 1.0);
+        if (i > 0) t_trip_add(&t, i, i - 1, 1.0);
+        if (i + 1 < n) t_trip_add(&t, i, i + 1, 1.0);
+    }
+    return t_trip_matrix(ctx, n, n, &t);
+}
+
+/* Once CG meets p'Ap <= 0, no later attempt is CG. */
+static void test_not_spd(sps_solver *sv)
+{
+    sys s;
+    if (!sys_make(&s, spd_like_indefinite(200))) return;
+    sps_solve_info in;
+    if (T_STATUS(ctx, sps_solve_strategy(sv, s.A, s.op, NULL, s.b, s.x, &in), "spd-like indefinite")) {
+        int at = -1, cg_after = 0;
+        for (int i = 0; i < in.nattempts; i++) {
+            if (at >= 0 && !strncmp(in.attempts[i].method, "cg", 2)) cg_after++;
+            if (at < 0 && in.attempts[i].reason == SPS_DIVERGED_INDEFINITE) at = i;
+        }
+        T_OK(at >= 0 && cg_after == 0 && in.reason > 0 && strstr(in.plan_why, "p'Ap") != NULL,
+             "CG met p'Ap <= 0 in attempt %d, %d CG attempts after it, %s (%d attempts; %s)", at + 1,
+             cg_after, sps_reason_str(in.reason), in.nattempts, in.plan_why);
+        check_honest("spd-like indefinite", &s, &in, 1e-8);
+    }
+    sys_free(&s);
+}
+
 /* The iteration budget, and the best iterate handed over. */
 static void test_budget(sps_solver *sv, const char *path)
 {
@@ -436,6 +469,7 @@ int main(void)
         test_names(sv);
         test_zero_pivot(sv);
         test_explicit(sv);
+        test_not_spd(sv);
         test_budget(sv, t_real_matrix_path("nos6"));
         test_alias(sv);
         test_worse_than_zero(sv, t_real_matrix_path("west0479"));
