@@ -4,6 +4,15 @@
 # default with its attempts, then each single plan), for simulating other plan orders.
 import csv, json, os, subprocess, sys
 S, M, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
+# --best CSV...: the default only, against the best single plans of earlier runs'
+# robust.csv files (a later file's row for a matrix replaces an earlier one's)
+BEST = {}
+if "--best" in sys.argv:
+    for fn in sys.argv[sys.argv.index("--best") + 1:]:
+        with open(fn) as f:
+            for r in csv.DictReader(f):
+                if r["best_ms"]:
+                    BEST[r["matrix"]] = (r["best_plan"], float(r["best_ms"]))
 # the GPU plan list (solvers/strategy.c): ic0:exact / ilu0:exact, the natural order
 SPD = ["cg:cheby", "cg:jacobi", "cg:ic0:exact", "cg:none", "gmres:restart=100:ilu0:exact"]
 NS = ["gmres:restart=100:jacobi", "gmres:restart=100:ilu0:factor=par,solve=jacobi", "gmres:restart=100:ilu0:exact",
@@ -28,8 +37,8 @@ for name, kind in mats:
     path = os.path.join(M, name + ".mtx.gz")
     d = run(path)
     per_plan.append((name, kind, "default", d["ok"], d.get("its"), d["ms"], d.get("why"), d.get("rr"), d.get("attempts")))
-    best = None
-    plans = SPD + NS if kind == "spd" else NS
+    best = BEST.get(name)
+    plans = [] if "--best" in sys.argv else SPD + NS if kind == "spd" else NS
     for pl in plans:
         parts = pl.split(":")
         if parts[0] == "gmres":
