@@ -65,15 +65,16 @@ __global__ void seg_count_kernel(const sps_idx *__restrict__ rp, const sps_idx *
     const int lane = threadIdx.x & 31;
     int r, p, pe;
     seg_row(rp, m, h, lane, &r, &p, &pe);
-    int cur = p < pe ? col[p] - r : NOFF;
+    int cur = p < pe ? col[p] - r : NOFF, nxt = p + 1 < pe ? col[p + 1] - r : NOFF;
     sps_idx k = 0;
-    for (;;) {
+    for (;;) { /* nxt loaded a step ahead: the load is in flight across the reduction */
         const int mn = warp_min(cur);
         if (mn == NOFF) break;
         k++;
         if (cur == mn) {
             p++;
-            cur = p < pe ? col[p] - r : NOFF;
+            cur = nxt;
+            nxt = p + 1 < pe ? col[p + 1] - r : NOFF;
         }
     }
     if (lane == 0) counts[h] = k;
@@ -92,20 +93,25 @@ __global__ void scatter_kernel(const sps_idx *__restrict__ rp, const sps_idx *__
     const int lane = threadIdx.x & 31;
     int r, p, pe;
     seg_row(rp, m, h, lane, &r, &p, &pe);
+    /* the lane's entry p (cur, cv) and the next (nxt, nv), loaded a step
+     * ahead so that their loads are in flight while the warp reduces */
+    int cur = p < pe ? col[p] - r : NOFF, nxt = p + 1 < pe ? col[p + 1] - r : NOFF;
+    double cv = p < pe ? v[p] : 0.0, nv = p + 1 < pe ? v[p + 1] : 0.0;
     const sps_idx base = dnum[inv[h]];
-    int cur = p < pe ? col[p] - r : NOFF;
     for (sps_idx i = base;; i++) {
         const int mn = warp_min(cur);
         if (mn == NOFF) break;
         const sps_idx pos = i * 32 + lane; /* < slots <= SPS_IDX_MAX (drm.c checks) */
         if (lane == 0) off[i] = mn;
-        if (cur == mn) {
-            val[pos] = v[p];
+        const bool hit = cur == mn;
+        val[pos] = hit ? cv : 0.0;
+        if (hit) {
             map[p] = pos;
             p++;
-            cur = p < pe ? col[p] - r : NOFF;
-        } else {
-            val[pos] = 0.0;
+            cur = nxt;
+            cv = nv;
+            nxt = p + 1 < pe ? col[p + 1] - r : NOFF;
+            nv = p + 1 < pe ? v[p + 1] : 0.0;
         }
     }
 }
