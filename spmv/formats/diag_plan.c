@@ -633,8 +633,12 @@ sps_status sps__drm_plan_counts_ws(sps_context *ctx, const sps_idx *cnt, sps_idx
                 ow = p.q2w[p.i2++];
             }
             if (o < 0) break;
-            sps_idx e = i1; /* q1's entries below o: a run */
-            while (e < p.n1 && fafter(cnt[q1[e]] * seg, q1[e], ow, o)) e++;
+            sps_idx e = i1, hi = p.n1; /* q1's entries below o: a run (q1 ascends) */
+            while (e < hi) {
+                const sps_idx mid = e + (hi - e) / 2;
+                if (fafter(cnt[q1[mid]] * seg, q1[mid], ow, o)) e = mid + 1;
+                else hi = mid;
+            }
             memcpy(asc + k, q1 + i1, (size_t)(e - i1) * sizeof *asc);
             k += e - i1;
             i1 = e;
