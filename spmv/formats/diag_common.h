@@ -82,6 +82,8 @@ typedef struct sps_fmt_drm {
     sps_idx ndiag;    /* dnum[nslot]: diagonal pieces (slots = ndiag * seg) */
     sps_idx bseg;     /* the commonest sub-block size in segments, the larger on
                          ties (the thread block of rows = 0) */
+    sps_idx dmax;     /* most diagonals of one segment (the detail) */
+    sps_idx mmin;     /* fewest segments of one sub-block (the detail) */
     sps_idx *hblk;    /* one host block of SPS_DRM_BLK_WORDS(nslot) words holding
                          dnum, index and blo (SPS_DRM_BLK_*), and nslot words of
                          scratch (the conversion's counts, then the device's inv);
@@ -136,7 +138,7 @@ sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int g
                           int order_rows, sps_fmt **out, sps_spmv_stats *st);
 /* build()'s step after the plan, from f's index and blo (f->nblk
  * sub-blocks) and the segments' diagonal counts cnt[0..f->nslot): the slots'
- * f->dnum, f->ndiag, f->maxmem, f->bseg, and cnt turned into index's inverse
+ * f->dnum, f->ndiag, f->dmax, f->maxmem, f->mmin, f->bseg, and cnt turned into index's inverse
  * (segment -> slot). */
 void sps__drm_slots(sps_fmt_drm *f, sps_idx *cnt);
 

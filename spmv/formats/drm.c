@@ -138,11 +138,7 @@ static void fill_stats(const sps_fmt_drm *f, const char *hdia_as, double var, sp
     st->value_bytes = 8.0 * (double)slots + 8.0 * f->ncols + 8.0 * f->nrows;
     st->bytes_per_spmv = st->value_bytes +
                          4.0 * ((double)f->nblk + 1 + 2.0 * f->nslot + 1 + ndiag);
-    sps_idx dmax = 0, mmin = f->nblk ? f->nslot : 0;
-    for (sps_idx s = 0; s < f->nslot; s++)
-        if (f->dnum[s + 1] - f->dnum[s] > dmax) dmax = f->dnum[s + 1] - f->dnum[s];
-    for (sps_idx b = 0; b < f->nblk; b++)
-        if (f->blo[b + 1] - f->blo[b] < mmin) mmin = f->blo[b + 1] - f->blo[b];
+    const sps_idx dmax = f->dmax, mmin = f->mmin;
     char members[48], mapping[32] = "";
     if (mmin == f->maxmem) snprintf(members, sizeof members, "%d", mmin);
     else snprintf(members, sizeof members, "%d-%d", mmin, f->maxmem);
@@ -200,25 +196,39 @@ static sps_status layout(sps_context *ctx, const sps_csr *A, const struct sps_dc
 void sps__drm_slots(sps_fmt_drm *f, sps_idx *cnt)
 {
     const sps_idx S = f->nslot;
-    f->dnum[0] = 0;
+    sps_idx *dnum = f->dnum, dmax = 0, maxmem = 0, mmin = f->nblk ? S : 0, acc = 0;
+    dnum[0] = 0;
     for (sps_idx sl = 0; sl < S; sl++) { /* the slots' dnum; cnt becomes index's inverse */
-        const sps_idx h = f->index[sl];
-        f->dnum[sl + 1] = f->dnum[sl] + cnt[h];
+        const sps_idx h = f->index[sl], c = cnt[h];
+        acc += c; /* in a register: dnum may alias cnt, a reload would wait on the store */
+        dnum[sl + 1] = acc;
+        dmax = c > dmax ? c : dmax;
         cnt[h] = sl;
     }
-    f->ndiag = f->dnum[S];
-    f->maxmem = 0;
-    for (sps_idx b = 0; b < f->nblk; b++)
-        if (f->blo[b + 1] - f->blo[b] > f->maxmem) f->maxmem = f->blo[b + 1] - f->blo[b];
     /* The commonest sub-block size (in segments), the larger on ties: the
      * thread block of rows = 0 (drm.cu). A block sized for the largest
      * sub-block would leave most of its warps idle when a few sub-blocks are
-     * bigger than the rest. */
-    int64_t n[1025] = {0};
+     * bigger than the rest. Counted by runs of equal sizes: one counter
+     * incremented block after block (most sub-blocks of the same size)
+     * would wait on its own store each time. */
+    int64_t n[1025] = {0}, run = 0;
+    sps_idx prev = 0;
     for (sps_idx b = 0; b < f->nblk; b++) {
         const sps_idx k = f->blo[b + 1] - f->blo[b];
-        n[k > 1024 ? 1024 : k]++;
+        maxmem = k > maxmem ? k : maxmem;
+        mmin = k < mmin ? k : mmin;
+        if (k != prev) {
+            n[prev > 1024 ? 1024 : prev] += run;
+            prev = k;
+            run = 0;
+        }
+        run++;
     }
+    n[prev > 1024 ? 1024 : prev] += run;
+    f->ndiag = dnum[S];
+    f->dmax = dmax;
+    f->maxmem = maxmem;
+    f->mmin = mmin;
     f->bseg = 1;
     for (sps_idx k = 1; k <= f->maxmem && k <= 1024; k++)
         if (n[k] >= n[f->bseg]) f->bseg = k;
