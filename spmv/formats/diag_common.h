@@ -147,8 +147,9 @@ struct sps_dcsr;
 /* DRM's conversion on the device (drm_convert.cu), seg = 32 only, in two
  * kernels around the host's plan. The scan (as sps__diag_scan, counts only)
  * writes the number of distinct diagonals of each segment to cnt[0..nseg)
- * on the host, through a new device array *map of max(nnz, nseg) words that
- * the scatter then fills with the map. The scatter takes blk, the words of a
+ * on the host (through the context's device scratch, sps__gpu_scratch) and
+ * allocates *map, max(nnz, 1) words, while its kernel runs; the scatter
+ * fills it with the map. The scatter takes blk, the words of a
  * sps_fmt_drm's hblk with the slots' dnum, index and blo filled (nblk
  * sub-blocks) and the inverse of index (segment -> slot) in its aux part,
  * uploads them (up to blo's last word) into a

@@ -151,7 +151,7 @@ static void fill_stats(const sps_fmt_drm *f, const char *hdia_as, double var, sp
 }
 
 /* The diagonal counts of A's segments into cnt: on the device (the scatter
- * finds the offsets again; f->dmap holds the counts there meanwhile) or on
+ * finds the offsets again; f->dmap is allocated meanwhile) or on
  * the host (*sg keeps the offsets for sps__diag_layout). */
 static sps_status count_diagonals(sps_context *ctx, const sps_csr *A, const struct sps_dcsr *dsrc,
                                   sps_idx seg, sps_idx *cnt, sps_diag_segs *sg, sps_fmt_drm *f)

@@ -218,16 +218,19 @@ extern "C" sps_status sps__drm_scan_dev(sps_context *ctx, const sps_dcsr *A, sps
     *map = NULL;
     const int m = A->nrows;
     const long long nseg = ((long long)m + 31) / 32;
-    /* the map's array holds the counts until the scatter: one allocation less */
-    const size_t words = (size_t)(A->nnz > nseg ? A->nnz : nseg);
-    sps_status st = sps__dmalloc(ctx, (void **)map, (words ? words : 1) * sizeof(sps_idx));
+    /* the counts in the context's scratch: the map's allocation (nnz words,
+     * milliseconds' worth of driver work on large matrices) then overlaps
+     * the kernel instead of preceding it */
+    void *dc = NULL;
+    sps_status st = nseg > 0 ? sps__gpu_scratch(ctx, (size_t)nseg * sizeof(sps_idx), &dc) : SPS_OK;
     if (st == SPS_OK && nseg > 0) {
         seg_count_kernel<<<blocks_for(nseg * 32), THREADS, 0, sps_stream(ctx)>>>(A->row_ptr, A->col_idx,
-                                                                                 m, nseg, *map);
+                                                                                 m, nseg, (sps_idx *)dc);
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch seg_count_kernel", __FILE__, __LINE__);
-        if (st == SPS_OK) st = sps__d2h_pinned(ctx, cnt, *map, (size_t)nseg * sizeof(sps_idx));
     }
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)map, (A->nnz ? (size_t)A->nnz : 1) * sizeof(sps_idx));
+    if (st == SPS_OK && nseg > 0) st = sps__d2h_pinned(ctx, cnt, dc, (size_t)nseg * sizeof(sps_idx));
     if (st != SPS_OK) {
         sps__dfree(*map);
         *map = NULL;

@@ -221,10 +221,10 @@ static void check(sps_context *ctx, const char *name, const sps_csr *A, int grou
     CHECK(same(cnt, inv.data(), (size_t)S), "%s: the counts became index's inverse", name);
     /* scatter */
     const size_t nd = (size_t)dnum[S];
-    /* the device block: blk's words, then off; the map's array held the counts */
+    /* the device block: blk's words, then off; the map's array as allocated (garbage) */
     const size_t words = SPS_DRM_BLK_WORDS(S);
-    std::vector<sps_idx> dblk = garbage<sps_idx>(words + nd), map = dcount;
-    if ((size_t)A->nnz > map.size()) map.resize((size_t)A->nnz, (sps_idx)0xa5a5a5a5);
+    std::vector<sps_idx> dblk = garbage<sps_idx>(words + nd);
+    std::vector<sps_idx> map = garbage<sps_idx>(A->nnz ? (size_t)A->nnz : 1);
     const size_t up = SPS_DRM_BLK_BLO(S) + (size_t)nblk + 1; /* what the scatter uploads */
     memcpy(dblk.data(), blk.data(), up * sizeof(sps_idx));
     std::vector<double> val = garbage<double>(nd * 32);
