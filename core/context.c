@@ -64,7 +64,18 @@ void sps_context_destroy(sps_context *ctx)
 #if SPS_HAVE_CUDA
     if (ctx->gpu) sps__gpu_fini(ctx);
 #endif
+    sps__free(ctx->ws);
     sps__free(ctx);
+}
+
+void *sps__host_ws(sps_context *ctx, size_t bytes)
+{
+    if (!ctx || bytes > SPS_HOST_WS_MAX) return NULL;
+    if (bytes <= ctx->ws_bytes) return ctx->ws;
+    sps__free(ctx->ws);
+    ctx->ws = sps__malloc(bytes);
+    ctx->ws_bytes = ctx->ws ? bytes : 0;
+    return ctx->ws;
 }
 
 int sps_context_on_gpu(const sps_context *ctx) { return ctx && ctx->gpu != NULL; }

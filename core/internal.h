@@ -58,6 +58,8 @@ struct sps_context {
     char msg[1024];      /* last error message */
     int threads;         /* io parsing threads (sps_context_set_threads); 0: online cores */
     double copy_gbps;    /* device copy bandwidth, measured once for auto's predictions (0: not yet) */
+    void *ws;            /* sps__host_ws's block (NULL: none yet) and its size */
+    size_t ws_bytes;
 };
 
 /* Threads the io readers use on ctx: its setting, or the online cores
@@ -91,6 +93,14 @@ void sps__free(void *p);
  * sps__free. */
 void *sps__malloc_scratch(size_t bytes);
 void sps__fail_alloc_after(long n);
+/* A host block of at least `bytes` owned by ctx and kept from call to call,
+ * so that its pages stay resident: a fresh block's first writes fault page
+ * by page (about 3 us a 4 KiB page on the H100 machine). Contents undefined;
+ * valid until the next call on ctx or its end; one user at a time. Past
+ * SPS_HOST_WS_MAX bytes, or out of memory, NULL: the caller allocates its
+ * own. Freed with the context. */
+#define SPS_HOST_WS_MAX ((size_t)64 << 20)
+void *sps__host_ws(sps_context *ctx, size_t bytes);
 /* n * size with overflow check; SIZE_MAX on overflow (so the allocation fails). */
 size_t sps__mul_size(size_t n, size_t size);
 

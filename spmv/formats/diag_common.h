@@ -79,9 +79,17 @@ typedef struct sps_fmt_drm {
     int unroll;       /* diagonals per predicated chunk in the kernel: 4 (default) or 8 */
     int rows;         /* kernel mapping: 0 = one thread block per sub-block (the
                          paper's), R = R threads per block over consecutive slots */
+    sps_idx ndiag;    /* dnum[nslot]: diagonal pieces (slots = ndiag * seg) */
+    sps_idx bseg;     /* the commonest sub-block size in segments, the larger on
+                         ties (the thread block of rows = 0) */
+    sps_idx dmax;     /* most diagonals of one segment (the detail) */
+    sps_idx mmin;     /* fewest segments of one sub-block (the detail) */
     sps_idx *hblk;    /* one host block of SPS_DRM_BLK_WORDS(nslot) words holding
                          dnum, index and blo (SPS_DRM_BLK_*), and nslot words of
-                         scratch (the conversion's counts, then the device's inv) */
+                         scratch (the conversion's counts, then the device's inv);
+                         NULL (and dnum, index, blo with it) on a device-built
+                         format, whose block lives in dblk, then the device object,
+                         until sps_drm_fetch brings it back */
     sps_idx *blo;     /* nblk + 1: prefix count of slots per sub-block */
     sps_idx *index;   /* nslot: segment of each slot (merged order) */
     sps_idx *dnum;    /* nslot + 1 */
@@ -128,21 +136,28 @@ typedef struct sps_fmt_dia {
  * sps_fmt_drm. */
 sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int group, int rows,
                           int order_rows, sps_fmt **out, sps_spmv_stats *st);
+/* build()'s step after the plan, from f's index and blo (f->nblk
+ * sub-blocks) and the segments' diagonal counts cnt[0..f->nslot): the slots'
+ * f->dnum, f->ndiag, f->dmax, f->maxmem, f->mmin, f->bseg, and cnt turned into index's inverse
+ * (segment -> slot). */
+void sps__drm_slots(sps_fmt_drm *f, sps_idx *cnt);
 
 #if SPS_HAVE_CUDA
 struct sps_dcsr;
 /* DRM's conversion on the device (drm_convert.cu), seg = 32 only, in two
  * kernels around the host's plan. The scan (as sps__diag_scan, counts only)
  * writes the number of distinct diagonals of each segment to cnt[0..nseg)
- * on the host, through a new device array *map of max(nnz, nseg) words that
- * the scatter then fills with the map. The scatter takes blk, the words of a
+ * on the host (through the context's device scratch, sps__gpu_scratch) and
+ * allocates *map, max(nnz, 1) words, while its kernel runs; the scatter
+ * fills it with the map. The scatter takes blk, the words of a
  * sps_fmt_drm's hblk with the slots' dnum, index and blo filled (nblk
  * sub-blocks) and the inverse of index (segment -> slot) in its aux part,
  * uploads them (up to blo's last word) into a
  * new device block *dblk of SPS_DRM_BLK_WORDS(nslot) + dnum[nslot] words
  * that ends with the offsets, and lays out the offsets, the values (*val,
  * dnum[nslot] * 32 doubles, every slot written once, zeros included) and the
- * map as sps__diag_layout does; it does not wait for the device. */
+ * map as sps__diag_layout does; it does not wait for the device (but the
+ * upload of blk is over when it returns). */
 sps_status sps__drm_scan_dev(sps_context *ctx, const struct sps_dcsr *A, sps_idx *cnt,
                              sps_idx **map);
 sps_status sps__drm_scatter_dev(sps_context *ctx, const struct sps_dcsr *A, const sps_idx *blk,
@@ -196,6 +211,14 @@ sps_status sps__drm_order_rows(sps_context *ctx, sps_idx *members, sps_idx *blk,
 sps_status sps__drm_plan_counts(sps_context *ctx, const sps_idx *cnt, sps_idx n, sps_idx seg,
                                 int group, int order_rows, sps_idx maxmem, sps_idx *members,
                                 sps_idx *blk, sps_idx *nblk, double *var, sps_idx *work);
+/* The same, with ws_bytes of memory ws (8-byte aligned; anything in it) that
+ * the plan takes for its scratch block where that fits, instead of a fresh
+ * allocation (whose first touch faults page by page): drm.c lends part of
+ * the context's workspace (sps__host_ws). ws = NULL: sps__drm_plan_counts. */
+sps_status sps__drm_plan_counts_ws(sps_context *ctx, const sps_idx *cnt, sps_idx n, sps_idx seg,
+                                   int group, int order_rows, sps_idx maxmem, sps_idx *members,
+                                   sps_idx *blk, sps_idx *nblk, double *var, sps_idx *work,
+                                   void *ws, size_t ws_bytes);
 
 #ifdef __cplusplus
 }

@@ -520,9 +520,26 @@ static sps_status plan_reference(sps_context *ctx, const sps_idx *cnt, sps_idx n
     return s;
 }
 
+/* The plan's scratch block of `bytes`: the lent ws where it fits (*own = 0),
+ * else a fresh allocation (*own = 1; NULL when out of memory). */
+static char *plan_scratch(void *ws, size_t ws_bytes, size_t bytes, int *own)
+{
+    *own = !(ws && bytes <= ws_bytes);
+    return *own ? (char *)sps__malloc(bytes) : (char *)ws;
+}
+
 sps_status sps__drm_plan_counts(sps_context *ctx, const sps_idx *cnt, sps_idx n, sps_idx seg,
                                 int group, int order_rows, sps_idx maxmem, sps_idx *members,
                                 sps_idx *blk, sps_idx *nblk, double *var, sps_idx *work)
+{
+    return sps__drm_plan_counts_ws(ctx, cnt, n, seg, group, order_rows, maxmem, members, blk, nblk,
+                                   var, work, NULL, 0);
+}
+
+sps_status sps__drm_plan_counts_ws(sps_context *ctx, const sps_idx *cnt, sps_idx n, sps_idx seg,
+                                   int group, int order_rows, sps_idx maxmem, sps_idx *members,
+                                   sps_idx *blk, sps_idx *nblk, double *var, sps_idx *work,
+                                   void *ws, size_t ws_bytes)
 {
     *var = 0.0;
     *nblk = 0;
@@ -558,15 +575,16 @@ sps_status sps__drm_plan_counts(sps_context *ctx, const sps_idx *cnt, sps_idx n,
         size_t words = 3 * un + un / 2 + 8;
         if (4 * K > words) words = 4 * K;
         char *scr = NULL;
+        int own = 0; /* scr is a fresh allocation (else ws, or none yet) */
         sps_idx *q1 = members, *hist = 4 * K <= un + 1 ? blk : NULL; /* blk is free until the end */
-        if (!hist && !(hist = (sps_idx *)(void *)(scr = sps__malloc(words * sizeof(sps_idx)))))
+        if (!hist && !(hist = (sps_idx *)(void *)(scr = plan_scratch(ws, ws_bytes, words * sizeof(sps_idx), &own))))
             return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory planning %d segments", n);
         sort_counts(cnt, n, K, q1, hist);
         if (order_rows && plan_pairs(cnt, n, seg, maxc, total, maxmem, members, blk, work, nblk, var)) {
-            sps__free(scr);
+            if (own) sps__free(scr);
             return SPS_OK;
         }
-        if (!scr && !(scr = sps__malloc(words * sizeof(sps_idx))))
+        if (!scr && !(scr = plan_scratch(ws, ws_bytes, words * sizeof(sps_idx), &own)))
             return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory planning %d segments", n);
         sps_idx *q2 = (sps_idx *)(void *)scr + 2 * un, *gcnt = q2 + un;
         sps_idx *parent = work, *tsize = blk;
@@ -615,8 +633,12 @@ sps_status sps__drm_plan_counts(sps_context *ctx, const sps_idx *cnt, sps_idx n,
                 ow = p.q2w[p.i2++];
             }
             if (o < 0) break;
-            sps_idx e = i1; /* q1's entries below o: a run */
-            while (e < p.n1 && fafter(cnt[q1[e]] * seg, q1[e], ow, o)) e++;
+            sps_idx e = i1, hi = p.n1; /* q1's entries below o: a run (q1 ascends) */
+            while (e < hi) {
+                const sps_idx mid = e + (hi - e) / 2;
+                if (fafter(cnt[q1[mid]] * seg, q1[mid], ow, o)) e = mid + 1;
+                else hi = mid;
+            }
             memcpy(asc + k, q1 + i1, (size_t)(e - i1) * sizeof *asc);
             k += e - i1;
             i1 = e;
@@ -671,7 +693,7 @@ sps_status sps__drm_plan_counts(sps_context *ctx, const sps_idx *cnt, sps_idx n,
             for (sps_idx s = 0; s < n; s++) members[at[fgroup(parent, s)]++] = s;
         }
         blk[nb] = run;
-        sps__free(scr);
+        if (own) sps__free(scr);
     }
     *nblk = nb;
     if (nb > 0) {

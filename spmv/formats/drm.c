@@ -129,7 +129,7 @@ static const struct sps_dcsr *device_source(sps_context *ctx, const sps_csr *A, 
  * by, shown in the detail. var: the balance variance. */
 static void fill_stats(const sps_fmt_drm *f, const char *hdia_as, double var, sps_spmv_stats *st)
 {
-    const sps_idx ndiag = f->dnum[f->nslot];
+    const sps_idx ndiag = f->ndiag;
     const int64_t slots = (int64_t)ndiag * f->seg;
     st->slots = slots;
     st->fill = slots ? (double)(slots - f->nnz) / (double)slots : 0.0;
@@ -138,11 +138,7 @@ static void fill_stats(const sps_fmt_drm *f, const char *hdia_as, double var, sp
     st->value_bytes = 8.0 * (double)slots + 8.0 * f->ncols + 8.0 * f->nrows;
     st->bytes_per_spmv = st->value_bytes +
                          4.0 * ((double)f->nblk + 1 + 2.0 * f->nslot + 1 + ndiag);
-    sps_idx dmax = 0, mmin = f->nblk ? f->nslot : 0;
-    for (sps_idx s = 0; s < f->nslot; s++)
-        if (f->dnum[s + 1] - f->dnum[s] > dmax) dmax = f->dnum[s + 1] - f->dnum[s];
-    for (sps_idx b = 0; b < f->nblk; b++)
-        if (f->blo[b + 1] - f->blo[b] < mmin) mmin = f->blo[b + 1] - f->blo[b];
+    const sps_idx dmax = f->dmax, mmin = f->mmin;
     char members[48], mapping[32] = "";
     if (mmin == f->maxmem) snprintf(members, sizeof members, "%d", mmin);
     else snprintf(members, sizeof members, "%d-%d", mmin, f->maxmem);
@@ -155,7 +151,7 @@ static void fill_stats(const sps_fmt_drm *f, const char *hdia_as, double var, sp
 }
 
 /* The diagonal counts of A's segments into cnt: on the device (the scatter
- * finds the offsets again; f->dmap holds the counts there meanwhile) or on
+ * finds the offsets again; f->dmap is allocated meanwhile) or on
  * the host (*sg keeps the offsets for sps__diag_layout). */
 static sps_status count_diagonals(sps_context *ctx, const sps_csr *A, const struct sps_dcsr *dsrc,
                                   sps_idx seg, sps_idx *cnt, sps_diag_segs *sg, sps_fmt_drm *f)
@@ -173,12 +169,12 @@ static sps_status count_diagonals(sps_context *ctx, const sps_csr *A, const stru
 }
 
 /* Offsets, values and map: on the host (sps__diag_layout, from sg's
- * offsets) or on the device (from f's slots and index's inverse in the aux
- * part of hblk). */
+ * offsets) or on the device (from the block blk: f's slots and index's
+ * inverse in its aux part). */
 static sps_status layout(sps_context *ctx, const sps_csr *A, const struct sps_dcsr *dsrc,
-                         const sps_diag_segs *sg, sps_fmt_drm *f)
+                         const sps_diag_segs *sg, const sps_idx *blk, sps_fmt_drm *f)
 {
-    const size_t nd = (size_t)f->dnum[f->nslot];
+    const size_t nd = (size_t)f->ndiag;
     if (!dsrc) {
         f->off = sps__malloc(sps__mul_size(nd, sizeof *f->off));
         f->val = sps__calloc(nd * (size_t)f->seg, sizeof *f->val);
@@ -189,15 +185,64 @@ static sps_status layout(sps_context *ctx, const sps_csr *A, const struct sps_dc
         return sps__diag_layout(ctx, A, sg, f->index, f->dnum, f->off, f->map, f->val);
     }
 #if SPS_HAVE_CUDA
-    return sps__drm_scatter_dev(ctx, dsrc, f->hblk, f->nslot, f->nblk, f->dmap, &f->dblk,
+    return sps__drm_scatter_dev(ctx, dsrc, blk, f->nslot, f->nblk, f->dmap, &f->dblk,
                                 (double **)&f->dval);
 #else
+    (void)blk;
     return sps__err(ctx, SPS_ERR_INTERNAL, "drm: a device source in a build without CUDA");
 #endif
 }
 
+void sps__drm_slots(sps_fmt_drm *f, sps_idx *cnt)
+{
+    const sps_idx S = f->nslot;
+    sps_idx *dnum = f->dnum, dmax = 0, maxmem = 0, mmin = f->nblk ? S : 0, acc = 0;
+    dnum[0] = 0;
+    for (sps_idx sl = 0; sl < S; sl++) { /* the slots' dnum; cnt becomes index's inverse */
+        const sps_idx h = f->index[sl], c = cnt[h];
+        acc += c; /* in a register: dnum may alias cnt, a reload would wait on the store */
+        dnum[sl + 1] = acc;
+        dmax = c > dmax ? c : dmax;
+        cnt[h] = sl;
+    }
+    /* The commonest sub-block size (in segments), the larger on ties: the
+     * thread block of rows = 0 (drm.cu). A block sized for the largest
+     * sub-block would leave most of its warps idle when a few sub-blocks are
+     * bigger than the rest. Counted by runs of equal sizes: one counter
+     * incremented block after block (most sub-blocks of the same size)
+     * would wait on its own store each time. */
+    int64_t n[1025] = {0}, run = 0;
+    sps_idx prev = 0;
+    for (sps_idx b = 0; b < f->nblk; b++) {
+        const sps_idx k = f->blo[b + 1] - f->blo[b];
+        maxmem = k > maxmem ? k : maxmem;
+        mmin = k < mmin ? k : mmin;
+        if (k != prev) {
+            n[prev > 1024 ? 1024 : prev] += run;
+            prev = k;
+            run = 0;
+        }
+        run++;
+    }
+    n[prev > 1024 ? 1024 : prev] += run;
+    f->ndiag = dnum[S];
+    f->dmax = dmax;
+    f->maxmem = maxmem;
+    f->mmin = mmin;
+    f->bseg = 1;
+    for (sps_idx k = 1; k <= f->maxmem && k <= 1024; k++)
+        if (n[k] >= n[f->bseg]) f->bseg = k;
+}
+
 /* The conversion, host or device alike up to the layout: the segments'
- * diagonal counts, the plan on the host (O(segments)), the slots' dnum. */
+ * diagonal counts, the plan on the host (O(segments)), the slots' dnum.
+ * Converting on the device, the block of dnum, index, inv and blo and the
+ * plan's scratch are the context's host workspace (sps__host_ws), whose
+ * pages stay resident from one conversion to the next: a fresh block's
+ * writes fault page by page (about 3 us a 4 KiB page on the H100 machine;
+ * poisson3d:160's 2 MB block). Past SPS_HOST_WS_MAX, fresh allocations as
+ * on the host. Either way the format keeps no host copy of the block once
+ * the scatter has uploaded it (sps_drm_fetch brings it back). */
 static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx seg, const char *hdia_as,
                         int rows, int order_rows, sps_fmt **out, sps_spmv_stats *st)
 {
@@ -207,17 +252,23 @@ static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx seg, const c
                         "in [1, 1024]", seg);
     const struct sps_dcsr *dsrc = device_source(ctx, A, seg);
     const sps_idx S = (sps_idx)(((int64_t)A->nrows + seg - 1) / seg);
+    const size_t bb = sps__mul_size(SPS_DRM_BLK_WORDS(S), sizeof(sps_idx));
     sps_diag_segs sg = {0};
+    /* the workspace: the block, then the plan's scratch (diag_plan.c: 3.5 S words) */
+    const size_t sb = sps__mul_size(3 * (size_t)S + (size_t)S / 2 + 8, sizeof(sps_idx));
+    sps_idx *blk = dsrc && bb < SIZE_MAX - sb ? sps__host_ws(ctx, bb + sb) : NULL;
+    void *ws = blk ? (char *)blk + bb : NULL;
+    const size_t ws_bytes = blk ? sb : 0;
     sps_fmt_drm *f = sps__calloc(1, sizeof *f);
-    if (f) f->hblk = sps__malloc(sps__mul_size(SPS_DRM_BLK_WORDS(S), sizeof *f->hblk));
-    if (!f || !f->hblk) {
+    if (f && !blk) blk = f->hblk = sps__malloc(bb);
+    if (!f || !blk) {
         sps__free(f);
         return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory for %d segments", S);
     }
-    f->dnum = f->hblk;
-    f->index = f->hblk + SPS_DRM_BLK_INDEX(S);
-    f->blo = f->hblk + SPS_DRM_BLK_BLO(S);
-    sps_idx *cnt = f->hblk + SPS_DRM_BLK_AUX(S); /* counts, then index's inverse */
+    f->dnum = blk;
+    f->index = blk + SPS_DRM_BLK_INDEX(S);
+    f->blo = blk + SPS_DRM_BLK_BLO(S);
+    sps_idx *cnt = blk + SPS_DRM_BLK_AUX(S); /* counts, then index's inverse */
     f->nrows = A->nrows;
     f->ncols = A->ncols;
     f->nnz = A->nnz;
@@ -237,22 +288,18 @@ static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx seg, const c
                      "nonzeros", (long long)ndiag, b, A->nnz);
         goto fail;
     }
-    s = sps__drm_plan_counts(ctx, cnt, S, seg, hdia_as == NULL, order_rows, 1024 / seg, f->index,
-                             f->blo, &f->nblk, &var, f->dnum);
+    s = sps__drm_plan_counts_ws(ctx, cnt, S, seg, hdia_as == NULL, order_rows, 1024 / seg, f->index,
+                                f->blo, &f->nblk, &var, f->dnum, ws, ws_bytes);
     if (s != SPS_OK) goto fail;
-    f->dnum[0] = 0;
-    for (sps_idx sl = 0; sl < S; sl++) { /* the slots' dnum; cnt becomes index's inverse */
-        const sps_idx h = f->index[sl];
-        f->dnum[sl + 1] = f->dnum[sl] + cnt[h];
-        cnt[h] = sl;
-    }
-    f->maxmem = 0;
-    for (sps_idx b = 0; b < f->nblk; b++)
-        if (f->blo[b + 1] - f->blo[b] > f->maxmem) f->maxmem = f->blo[b + 1] - f->blo[b];
-    s = layout(ctx, A, dsrc, &sg, f);
-    if (s != SPS_OK) goto fail;
+    sps__drm_slots(f, cnt);
     fill_stats(f, hdia_as, var, st);
+    s = layout(ctx, A, dsrc, &sg, blk, f);
+    if (s != SPS_OK) goto fail;
     sps__diag_segs_free(&sg);
+    if (dsrc) { /* the block is on the device now (dblk) */
+        sps__free(f->hblk);
+        f->hblk = f->dnum = f->index = f->blo = NULL;
+    }
     *out = (sps_fmt *)f;
     return SPS_OK;
 fail:

@@ -266,20 +266,8 @@ extern "C" sps_status sps_drm_upload(sps_context *ctx, const sps_fmt *fmt, int s
     d->nslot = f->nslot;
     d->nblk = f->nblk;
     d->maxmem = f->maxmem;
-    {
-        /* The commonest sub-block size (in segments), the larger on ties. A
-         * block sized for the largest sub-block would leave most of its warps
-         * idle when a few sub-blocks are bigger than the rest. */
-        int64_t cnt[1025] = {0};
-        for (sps_idx b = 0; b < f->nblk; b++) {
-            sps_idx k = f->blo[b + 1] - f->blo[b];
-            cnt[k > 1024 ? 1024 : k]++;
-        }
-        d->bseg = 1;
-        for (sps_idx k = 1; k <= f->maxmem && k <= 1024; k++)
-            if (cnt[k] >= cnt[d->bseg]) d->bseg = k;
-    }
-    const sps_idx ndiag = f->dnum[f->nslot];
+    d->bseg = f->bseg;
+    const sps_idx ndiag = f->ndiag;
     d->nval = (size_t)ndiag * (size_t)f->seg;
     const size_t vsize = single ? sizeof(float) : sizeof(double);
     size_t bytes = 0;
@@ -346,8 +334,21 @@ extern "C" sps_status sps_drm_fetch(sps_context *ctx, sps_fmt *fmt, const void *
 {
     sps_fmt_drm *f = (sps_fmt_drm *)fmt;
     const drm_dev *d = (const drm_dev *)dev;
+    if (!f->hblk && d->blk) { /* a device-built format keeps dnum, index, inv and blo there */
+        const size_t S = (size_t)f->nslot, up = SPS_DRM_BLK_BLO(S) + (size_t)f->nblk + 1;
+        sps_idx *blk = (sps_idx *)sps__malloc(SPS_DRM_BLK_WORDS(S) * sizeof(sps_idx));
+        if (!blk) return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory");
+        sps_status s = sps__d2h(ctx, blk, d->blk, up * sizeof(sps_idx)); /* blo's unused tail stays */
+        if (s != SPS_OK) {
+            sps__free(blk);
+            return s;
+        }
+        f->hblk = f->dnum = blk;
+        f->index = blk + SPS_DRM_BLK_INDEX(S);
+        f->blo = blk + SPS_DRM_BLK_BLO(S);
+    }
     if (!f->off && d->off) { /* a device-built format keeps its offsets on the device */
-        const size_t nd = (size_t)f->dnum[f->nslot];
+        const size_t nd = (size_t)f->ndiag;
         sps_idx *off = (sps_idx *)sps__malloc((nd ? nd : 1) * sizeof(sps_idx));
         if (!off) return sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory");
         sps_status s = sps__d2h(ctx, off, d->off, nd * sizeof(sps_idx));

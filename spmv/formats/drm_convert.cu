@@ -65,15 +65,16 @@ __global__ void seg_count_kernel(const sps_idx *__restrict__ rp, const sps_idx *
     const int lane = threadIdx.x & 31;
     int r, p, pe;
     seg_row(rp, m, h, lane, &r, &p, &pe);
-    int cur = p < pe ? col[p] - r : NOFF;
+    int cur = p < pe ? col[p] - r : NOFF, nxt = p + 1 < pe ? col[p + 1] - r : NOFF;
     sps_idx k = 0;
-    for (;;) {
+    for (;;) { /* nxt loaded a step ahead: the load is in flight across the reduction */
         const int mn = warp_min(cur);
         if (mn == NOFF) break;
         k++;
         if (cur == mn) {
             p++;
-            cur = p < pe ? col[p] - r : NOFF;
+            cur = nxt;
+            nxt = p + 1 < pe ? col[p + 1] - r : NOFF;
         }
     }
     if (lane == 0) counts[h] = k;
@@ -92,20 +93,25 @@ __global__ void scatter_kernel(const sps_idx *__restrict__ rp, const sps_idx *__
     const int lane = threadIdx.x & 31;
     int r, p, pe;
     seg_row(rp, m, h, lane, &r, &p, &pe);
+    /* the lane's entry p (cur, cv) and the next (nxt, nv), loaded a step
+     * ahead so that their loads are in flight while the warp reduces */
+    int cur = p < pe ? col[p] - r : NOFF, nxt = p + 1 < pe ? col[p + 1] - r : NOFF;
+    double cv = p < pe ? v[p] : 0.0, nv = p + 1 < pe ? v[p + 1] : 0.0;
     const sps_idx base = dnum[inv[h]];
-    int cur = p < pe ? col[p] - r : NOFF;
     for (sps_idx i = base;; i++) {
         const int mn = warp_min(cur);
         if (mn == NOFF) break;
         const sps_idx pos = i * 32 + lane; /* < slots <= SPS_IDX_MAX (drm.c checks) */
         if (lane == 0) off[i] = mn;
-        if (cur == mn) {
-            val[pos] = v[p];
+        const bool hit = cur == mn;
+        val[pos] = hit ? cv : 0.0;
+        if (hit) {
             map[p] = pos;
             p++;
-            cur = p < pe ? col[p] - r : NOFF;
-        } else {
-            val[pos] = 0.0;
+            cur = nxt;
+            cv = nv;
+            nxt = p + 1 < pe ? col[p + 1] - r : NOFF;
+            nv = p + 1 < pe ? v[p + 1] : 0.0;
         }
     }
 }
@@ -212,16 +218,19 @@ extern "C" sps_status sps__drm_scan_dev(sps_context *ctx, const sps_dcsr *A, sps
     *map = NULL;
     const int m = A->nrows;
     const long long nseg = ((long long)m + 31) / 32;
-    /* the map's array holds the counts until the scatter: one allocation less */
-    const size_t words = (size_t)(A->nnz > nseg ? A->nnz : nseg);
-    sps_status st = sps__dmalloc(ctx, (void **)map, (words ? words : 1) * sizeof(sps_idx));
+    /* the counts in the context's scratch: the map's allocation (nnz words,
+     * milliseconds' worth of driver work on large matrices) then overlaps
+     * the kernel instead of preceding it */
+    void *dc = NULL;
+    sps_status st = nseg > 0 ? sps__gpu_scratch(ctx, (size_t)nseg * sizeof(sps_idx), &dc) : SPS_OK;
     if (st == SPS_OK && nseg > 0) {
         seg_count_kernel<<<blocks_for(nseg * 32), THREADS, 0, sps_stream(ctx)>>>(A->row_ptr, A->col_idx,
-                                                                                 m, nseg, *map);
+                                                                                 m, nseg, (sps_idx *)dc);
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) st = sps__cuda_fail(ctx, e, "launch seg_count_kernel", __FILE__, __LINE__);
-        if (st == SPS_OK) st = sps__d2h_pinned(ctx, cnt, *map, (size_t)nseg * sizeof(sps_idx));
     }
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)map, (A->nnz ? (size_t)A->nnz : 1) * sizeof(sps_idx));
+    if (st == SPS_OK && nseg > 0) st = sps__d2h_pinned(ctx, cnt, dc, (size_t)nseg * sizeof(sps_idx));
     if (st != SPS_OK) {
         sps__dfree(*map);
         *map = NULL;

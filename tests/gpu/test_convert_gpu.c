@@ -51,12 +51,15 @@ static const sps_fmt_drm *host_fmt(sps_context *ctx, sps_operator *op, int refet
 
 #define SAME(a, b, n) ((n) == 0 || memcmp((a), (b), (size_t)(n) * sizeof *(a)) == 0)
 
+/* Every array (index's inverse, in the block's aux part, included) and count. */
 static int same_fmt(const sps_fmt_drm *a, const sps_fmt_drm *b)
 {
-    if (a->nslot != b->nslot || a->nblk != b->nblk || a->maxmem != b->maxmem || a->seg != b->seg)
+    if (a->nslot != b->nslot || a->nblk != b->nblk || a->maxmem != b->maxmem || a->seg != b->seg ||
+        a->ndiag != b->ndiag || a->bseg != b->bseg || !a->hblk || !b->hblk)
         return 0;
     sps_idx nd = a->dnum[a->nslot];
-    return nd == b->dnum[b->nslot] && SAME(a->blo, b->blo, a->nblk + 1) &&
+    return nd == b->dnum[b->nslot] && nd == a->ndiag && SAME(a->blo, b->blo, a->nblk + 1) &&
+           SAME(a->hblk + SPS_DRM_BLK_AUX(a->nslot), b->hblk + SPS_DRM_BLK_AUX(b->nslot), a->nslot) &&
            SAME(a->index, b->index, a->nslot) && SAME(a->dnum, b->dnum, a->nslot + 1) &&
            SAME(a->off, b->off, nd) && SAME(a->val, b->val, (int64_t)nd * a->seg) &&
            SAME(a->map, b->map, a->nnz);
@@ -102,13 +105,20 @@ static void check_matrix(sps_context *ctx, const sps_matrix *A, const char *name
 {
     sps_operator *h = build(ctx, A, 0, 0), *d = build(ctx, A, 1, 0);
     if (h && d) {
+        /* built on the device, the format keeps no host copy of its block
+         * (dnum, index, inv, blo: in the context's workspace while planned) */
+        const sps_fmt_drm *g = (const sps_fmt_drm *)d->fmt;
+        T_OK(!g->hblk && !g->dnum && !g->index && !g->blo && !g->off && !g->val,
+             "%s: no host arrays kept by the device conversion (hblk %d, dnum %d, index %d, blo %d, off %d, "
+             "val %d)", name, g->hblk != NULL, g->dnum != NULL, g->index != NULL, g->blo != NULL,
+             g->off != NULL, g->val != NULL);
         const sps_fmt_drm *fh = host_fmt(ctx, h, 0), *fd = host_fmt(ctx, d, 0);
         /* the upload took every device array (also with nnz = 0, where val
          * has no slot and dval is NULL), and the fetch brought val and map */
         T_OK(fd && fd->dval == NULL && fd->dblk == NULL && fd->dmap == NULL && fd->off && fd->val &&
                  fd->map,
              "%s: device arrays taken by the upload, fetched back (dval %d, dblk %d, dmap %d, off %d, "
-             "val %d, map %d)", name, fd && fd->dval != NULL, fd && fd->dblk != NULL,
+             "val %d, map %d; the block below)", name, fd && fd->dval != NULL, fd && fd->dblk != NULL,
              fd && fd->dmap != NULL, fd && fd->off != NULL, fd && fd->val != NULL, fd && fd->map != NULL);
         T_OK(fh && fd && same_fmt(fh, fd),
              "%s: device conversion bitwise equal to the host's (%d slots, %d sub-blocks)", name,

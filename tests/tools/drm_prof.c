@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/tests/tools/drm_prof.c: where DRM's device conversion spends its time
  *
- * usage: drm_prof [SPEC|FILE] [--reps N]
+ * usage: drm_prof [SPEC|FILE] [--reps N] [--fresh]
  * On a GPU context: uploads the CSR once, then times (wall clock around
  * synchronized calls, median of N, default 7) the conversion's pieces as
  * spmv/formats/drm.c runs them (the device scan of the counts with the map's
  * allocation, the host plan with the slots' dnum and inv, the device scatter
- * with its upload and allocations), a device allocation of the value array's size, the whole
- * sps_operator_create("drm"), and one csr-vector SpMV (the issue's unit).
+ * with its upload and allocations; the block and the plan's scratch in the
+ * context's host workspace as drm.c has them, or with --fresh in a fresh
+ * malloc each time, as before: the page faults of a fresh block show in the
+ * plan's time, and their count is printed), a device allocation of the value
+ * array's size, the whole sps_operator_create("drm"), one csr-vector SpMV
+ * (the issue's unit), and the scatter's first part alone (the block's
+ * allocation and upload; the scatter less it and the val allocation is
+ * about the kernel).
  * Exits 77 without a GPU. */
 #include "spsolve.h"
 #include "core/internal.h"
@@ -17,17 +23,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #if SPS_HAVE_CUDA
 
-#define NPH 6
+#define NPH 7
 static const char *names[NPH] = {"scan (device)", "plan (host)", "scatter (device)",
-                                 "dmalloc val+map", "operator_create drm", "csr-vector SpMV"};
+                                 "dmalloc val+map", "operator_create drm", "csr-vector SpMV",
+                                 "block dmalloc+upload"};
 
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Minor page faults of the process so far (first touches of fresh pages). */
+static long minor_faults(void)
+{
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_minflt : 0;
 }
 
 static int fail(sps_context *ctx, const char *what)
@@ -39,9 +54,10 @@ static int fail(sps_context *ctx, const char *what)
 int main(int argc, char **argv)
 {
     const char *spec = "poisson3d:160";
-    int reps = 7;
+    int reps = 7, fresh = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--fresh") == 0) fresh = 1;
         else spec = argv[i];
     }
     if (reps < 1 || reps > 100) reps = 7;
@@ -57,24 +73,34 @@ int main(int argc, char **argv)
     const sps_dcsr *d = sps__csr_device_copy(ctx, &A->A);
     if (!d) return fail(ctx, "device copy");
     double *ms = calloc((size_t)NPH * reps, sizeof *ms);
+    long faults[100] = {0};
     const sps_idx S = (d->nrows + 31) / 32;
     for (int r = 0; r < reps; r++) {
         /* the block of sps_fmt_drm (dnum, index, blo, counts then inv), as drm.c builds it */
-        sps_idx *blk = malloc(SPS_DRM_BLK_WORDS(S) * sizeof *blk), nblk = 0;
+        const size_t bb = SPS_DRM_BLK_WORDS(S) * sizeof(sps_idx);
+        const size_t ws_bytes = (3 * (size_t)S + (size_t)S / 2 + 8) * sizeof(sps_idx);
+        sps_idx *own = fresh ? NULL : sps__host_ws(ctx, bb + ws_bytes), nblk = 0;
+        void *ws = own ? (char *)own + bb : NULL;
+        sps_idx *blk = own ? own : malloc(bb);
         sps_idx *dnum = blk, *index = blk + SPS_DRM_BLK_INDEX(S), *blo = blk + SPS_DRM_BLK_BLO(S);
         sps_idx *cnt = blk + SPS_DRM_BLK_AUX(S);
         sps_idx *map = NULL, *dblk = NULL;
         double t0 = sps__now_ms();
         if (sps__drm_scan_dev(ctx, d, cnt, &map) != SPS_OK) return fail(ctx, "scan");
         double t1 = sps__now_ms(), var = 0;
-        if (sps__drm_plan_counts(ctx, cnt, S, 32, 1, 1, 32, index, blo, &nblk, &var, dnum) != SPS_OK)
+        const long f0 = minor_faults();
+        if (sps__drm_plan_counts_ws(ctx, cnt, S, 32, 1, 1, 32, index, blo, &nblk, &var, dnum, ws,
+                                    ws_bytes) != SPS_OK)
             return fail(ctx, "plan");
-        dnum[0] = 0;
-        for (sps_idx sl = 0; sl < S; sl++) {
-            dnum[sl + 1] = dnum[sl] + cnt[index[sl]];
-            cnt[index[sl]] = sl;
-        }
+        sps_fmt_drm f = {0};
+        f.nslot = S;
+        f.nblk = nblk;
+        f.dnum = dnum;
+        f.index = index;
+        f.blo = blo;
+        sps__drm_slots(&f, cnt);
         double t2 = sps__now_ms();
+        faults[r] = minor_faults() - f0;
         double *val = NULL;
         if (sps__drm_scatter_dev(ctx, d, blk, S, nblk, map, &dblk, &val) != SPS_OK ||
             sps__gpu_sync(ctx) != SPS_OK)
@@ -90,6 +116,15 @@ int main(int argc, char **argv)
         double t5 = sps__now_ms();
         sps__dfree(p1);
         sps__dfree(p2);
+        /* the scatter's first part alone: the block's allocation and upload */
+        size_t ub = (SPS_DRM_BLK_BLO(S) + (size_t)nblk + 1) * sizeof(sps_idx);
+        void *p3 = NULL;
+        double t8 = sps__now_ms();
+        if (sps__dmalloc(ctx, &p3, (SPS_DRM_BLK_WORDS(S) + (size_t)dnum[S]) * sizeof(sps_idx)) != SPS_OK ||
+            sps__h2d_pinned(ctx, 1, &p3, (const void *const *)&blk, &ub, NULL, 0) != SPS_OK)
+            return fail(ctx, "block upload");
+        double t9 = sps__now_ms();
+        sps__dfree(p3);
         sps_operator *op = NULL;
         double t6 = sps__now_ms();
         if (sps_operator_create(ctx, A, "drm", NULL, &op) != SPS_OK || sps__gpu_sync(ctx) != SPS_OK)
@@ -101,7 +136,8 @@ int main(int argc, char **argv)
         ms[2 * reps + r] = t3 - t2;
         ms[3 * reps + r] = t5 - t4;
         ms[4 * reps + r] = t7 - t6;
-        free(blk);
+        ms[6 * reps + r] = t9 - t8;
+        if (!own) free(blk);
     }
     sps_operator *cv = NULL;
     sps_timing t;
@@ -109,7 +145,11 @@ int main(int argc, char **argv)
         return fail(ctx, "csr-vector");
     sps_operator_destroy(cv);
     for (int r = 0; r < reps; r++) ms[5 * reps + r] = t.median_us * 1e-3;
-    printf("%s: %d rows, %d nnz; medians of %d (ms, and csr-vector SpMVs)\n", spec, d->nrows, d->nnz, reps);
+    printf("%s: %d rows, %d nnz; medians of %d (ms, and csr-vector SpMVs); block %s\n", spec, d->nrows,
+           d->nnz, reps, fresh ? "fresh (--fresh)" : "in the context's workspace");
+    printf("  plan's page faults per rep:");
+    for (int r = 0; r < reps; r++) printf(" %ld", faults[r]);
+    printf("\n");
     for (int k = 0; k < NPH; k++) {
         qsort(ms + k * reps, (size_t)reps, sizeof *ms, cmp_double);
         double m = ms[k * reps + reps / 2];

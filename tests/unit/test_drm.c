@@ -209,14 +209,18 @@ static void test_plan_vs_naive(void)
  * sps__drm_order_rows, sps__drm_variance. Same members, blk, count and
  * variance, bit for bit, in both orders, for Algorithm 1 and HDIA, with and
  * without cuts at maxmem; one case past the counting sort's range takes the
- * reference path. */
+ * reference path. sps__drm_plan_counts_ws (drm.c's, with its workspace
+ * lent for the scratch) gives the same with its scratch in a lent buffer of
+ * garbage, or, where the buffer is too small, without touching it. */
 static void test_plan_counts(void)
 {
-    enum { NMAX = 700 };
+    enum { NMAX = 700, WS = 1 << 17 };
     static sps_idx cnt[NMAX], m1[NMAX], b1[NMAX + 1], m2[NMAX], b2[NMAX + 1], work[NMAX + 1];
-    static int64_t ope[NMAX];
+    static sps_idx m3[NMAX], b3[NMAX + 1];
+    static int64_t ope[NMAX], ws[WS], ws0[WS];
     uint64_t seed = 7;
-    int bad = 0, trials = 0, merged = 0;
+    int bad = 0, trials = 0, merged = 0, wsbad = 0, wsused = 0, wssmall = 0;
+    memset(ws0, 0xa5, sizeof ws0);
     const sps_idx maxmems[] = {32, 8, 3, 1};
     for (int t = 0; t < 2400; t++) {
         const sps_idx n = t < 40 ? (sps_idx)t : 1 + (sps_idx)((t_rand(&seed) + 1.0) * 0.5 * (NMAX - 1));
@@ -246,6 +250,26 @@ static void test_plan_counts(void)
         double v2 = -1;
         const sps_status s2 = sps__drm_plan_counts(NULL, cnt, n, 32, group, order_rows, maxmem, m2, b2,
                                                    &nb2, &v2, work);
+        /* every third trial lends too little: the plan must allocate its own */
+        const size_t wsb = t % 3 == 2 ? 64 : sizeof ws;
+        sps_idx nb3 = -2;
+        double v3 = -2;
+        memcpy(ws, ws0, sizeof ws);
+        const sps_status s3 = sps__drm_plan_counts_ws(NULL, cnt, n, 32, group, order_rows, maxmem, m3, b3,
+                                                      &nb3, &v3, work, ws, wsb);
+        const int touched = memcmp(ws, ws0, sizeof ws) != 0;
+        wsused += touched && wsb == sizeof ws;
+        wssmall += wsb < sizeof ws;
+        if (s3 != s2 || nb3 != nb2 || (s2 == SPS_OK && (memcmp(b3, b2, ((size_t)nb2 + 1) * sizeof *b2) != 0 ||
+                                                        memcmp(m3, m2, (size_t)n * sizeof *m2) != 0 ||
+                                                        memcmp(&v3, &v2, sizeof v2) != 0)) ||
+            (touched && wsb < sizeof ws)) {
+            if (!wsbad)
+                T_FAIL("plan_counts_ws = plan_counts",
+                       "trial %d (n %d, kind %d, lent %zu bytes): %d vs %d sub-blocks, touched %d", t, n,
+                       kind, wsb, nb3, nb2, touched);
+            wsbad++;
+        }
         trials++;
         merged += nb1 < n;
         if (s1 != SPS_OK || s2 != SPS_OK || nb1 != nb2 ||
@@ -261,6 +285,9 @@ static void test_plan_counts(void)
     T_OK(bad == 0 && merged > trials / 2,
          "build()'s plan = the reference plan, row order and variance on %d random lists (%d with "
          "sub-blocks of several segments)", trials, merged);
+    T_OK(wsbad == 0 && wsused > trials / 10 && wssmall > 0,
+         "the plan with a lent scratch buffer: the same on %d lists (its scratch in the buffer on %d; "
+         "%d lent too little, left untouched)", trials, wsused, wssmall);
     /* past the counting sort's range: the reference's answer */
     for (sps_idx i = 0; i < 50; i++) {
         cnt[i] = i == 7 ? 70000 : 3;
@@ -346,7 +373,10 @@ static void test_arrays(sps_context *ctx)
                               45, 56, 46, 57};             /* segment 2: 0 1 */
         T_OK(f->nblk == 2 && same_idx(f->blo, blo, 3), "nrows=2: drm_blo = {0, 2, 4}");
         T_OK(f->nslot == 4 && same_idx(f->index, index, 4), "nrows=2: drm_index = {0, 3, 1, 2}");
-        T_OK(same_idx(f->dnum, dnum, 5), "nrows=2: drm_dnum = {0, 4, 5, 8, 10}");
+        T_OK(same_idx(f->dnum, dnum, 5) && f->ndiag == 10, "nrows=2: drm_dnum = {0, 4, 5, 8, 10}, ndiag 10");
+        T_OK(f->maxmem == 2 && f->bseg == 2 && f->hblk == f->dnum,
+             "nrows=2: sub-blocks of 2 segments (maxmem %d, bseg %d), the block kept on the host", f->maxmem,
+             f->bseg);
         T_OK(same_idx(f->off, off, 10), "nrows=2: drm_off = {-1 0 1 2 | 0 | -1 0 1 | 0 1}");
         T_OK(same_val(f->val, val, 20), "nrows=2: drm_val diagonal-major with stride 2");
         T_OK(st.slots == 20 && fabs(st.fill - 0.1) < 1e-15 && st.blocks == 2 && st.balance_var == 0.0,
@@ -365,6 +395,8 @@ static void test_arrays(sps_context *ctx)
                               45, 56, 67, 78, 46, 57, 0, 0};
         T_OK(same_idx(f->blo, blo, 3) && same_idx(f->index, index, 2) && same_idx(f->dnum, dnum, 3),
              "nrows=4: P = {16, 8} stays 2 sub-blocks: blo {0,1,2}, index {0,1}, dnum {0,4,6}");
+        T_OK(f->ndiag == 6 && f->maxmem == 1 && f->bseg == 1, "nrows=4: ndiag 6, maxmem 1, bseg 1 (got %d %d %d)",
+             f->ndiag, f->maxmem, f->bseg);
         T_OK(same_idx(f->off, off, 6) && same_val(f->val, val, 24), "nrows=4: off and val by hand");
         T_OK(st.slots == 24 && fabs(st.fill - 0.25) < 1e-15 && fabs(st.balance_var - 16.0) < 1e-12,
              "nrows=4: 24 slots, 6 zeros, variance of {16, 8} = 16");

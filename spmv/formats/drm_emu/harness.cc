@@ -89,14 +89,17 @@ template <class T> static T *dev_copy(const std::vector<T> &v, size_t n)
     return (T *)p;
 }
 
-/* drm.cu's upload of the device-built format f holds after the scatter
- * (hblk = blk, and dblk, val and map on the "device", allocated as
- * drm_convert.cu allocates them), then its fetch, as test_convert_gpu
- * does: the upload takes every device array, the fetch brings off, val and
- * map back bitwise equal to the host build h's, and nothing leaks. */
-static void check_upload(sps_context *ctx, const char *name, const sps_fmt_drm *h, sps_idx *blk,
-                         const std::vector<sps_idx> &dblk, const std::vector<double> &val,
-                         const std::vector<sps_idx> &map)
+/* drm.cu's upload of the device-built format g that build() leaves after
+ * the scatter (no host block: hblk, dnum, index and blo NULL; ndiag, maxmem
+ * and bseg from sps__drm_slots in s; dblk, val and map on the "device",
+ * allocated as drm_convert.cu allocates them), then its fetch, as
+ * test_convert_gpu does: the upload takes every device array and sets the
+ * device object as the upload of the host build h does, the fetch brings
+ * dnum, index, index's inverse (inv), blo, off, val and map back bitwise
+ * equal to h's, and nothing leaks. */
+static void check_upload(sps_context *ctx, const char *name, const sps_fmt_drm *h, const sps_fmt_drm *s0,
+                         const std::vector<sps_idx> &inv, const std::vector<sps_idx> &dblk,
+                         const std::vector<double> &val, const std::vector<sps_idx> &map)
 {
     const sps_idx S = h->nslot;
     const size_t nd = (size_t)h->dnum[S], words = SPS_DRM_BLK_WORDS(S);
@@ -110,28 +113,55 @@ static void check_upload(sps_context *ctx, const char *name, const sps_fmt_drm *
         g.nnz = h->nnz;
         g.seg = 32;
         g.nslot = S;
-        g.nblk = h->nblk;
-        g.maxmem = h->maxmem;
+        g.nblk = s0->nblk;
+        g.ndiag = s0->ndiag;
+        g.maxmem = s0->maxmem;
+        g.bseg = s0->bseg;
         g.rows = 128;
         g.unroll = 4;
-        g.hblk = g.dnum = blk;
-        g.index = blk + SPS_DRM_BLK_INDEX(S);
-        g.blo = blk + SPS_DRM_BLK_BLO(S);
         g.dblk = dev_copy(dblk, words + nd);
         g.dval = dev_copy(val, nd * 32);
         g.dmap = dev_copy(map, mw ? mw : 1);
-        void *dev = nullptr;
-        sps_spmv_stats st{};
+        void *dev = nullptr, *hdev = nullptr;
+        sps_spmv_stats st{}, hst{};
         sps_status s = sps_drm_upload(ctx, (const sps_fmt *)&g, single, &dev, &st);
         CHECK(s == SPS_OK && !g.dblk && !g.dval && !g.dmap,
               "%s: the upload%s takes dblk, dval and dmap (left: %d %d %d)", name, single ? " (single)" : "",
               g.dblk != nullptr, g.dval != nullptr, g.dmap != nullptr);
+        /* the host build's upload (rows = 128 as g): the same device object */
+        sps_fmt_drm hc = *h;
+        hc.rows = 128;
+        hc.unroll = 4;
+        sps_status hs = sps_drm_upload(ctx, (const sps_fmt *)&hc, single, &hdev, &hst);
+        if (s == SPS_OK && hs == SPS_OK) {
+            const drm_dev *a = (const drm_dev *)dev, *b = (const drm_dev *)hdev;
+            CHECK(a->bseg == b->bseg && a->nval == b->nval && a->nslot == b->nslot && a->nblk == b->nblk &&
+                      a->maxmem == b->maxmem && a->lg == b->lg && st.device_bytes >= hst.device_bytes &&
+                      same(a->dnum, b->dnum, (size_t)S + 1) && same(a->index, b->index, (size_t)S) &&
+                      same(a->blo, b->blo, (size_t)h->nblk + 1) && same(a->off, b->off, nd),
+                  "%s: device object%s as the host build's upload (bseg %d and %d)", name,
+                  single ? " (single)" : "", a->bseg, b->bseg);
+        } else {
+            CHECK(false, "%s: host build's upload: %s", name, sps_last_error(ctx));
+        }
         if (s == SPS_OK) s = sps_drm_fetch(ctx, (sps_fmt *)&g, dev);
         std::vector<double> hv(h->val, h->val + nd * 32);
         for (double &x : hv) x = single ? (double)(float)x : x;
+        CHECK(s == SPS_OK && g.hblk && g.dnum == g.hblk && g.index && g.blo &&
+                  same(g.dnum, h->dnum, (size_t)S + 1) && same(g.index, h->index, (size_t)S) &&
+                  same(g.blo, h->blo, (size_t)h->nblk + 1) &&
+                  same(g.hblk + SPS_DRM_BLK_AUX(S), inv.data(), (size_t)S),
+              "%s: the fetch%s brings dnum, index, inv and blo back bitwise", name, single ? " (single)" : "");
         CHECK(s == SPS_OK && g.off && g.val && g.map && same(g.off, h->off, nd) && same(g.val, hv.data(), nd * 32) &&
                   same(g.map, h->map, (size_t)h->nnz),
               "%s: the fetch%s brings off, val and map back bitwise", name, single ? " (single)" : "");
+        /* a second fetch changes nothing and allocates nothing */
+        const sps_idx *hb = g.hblk, *o = g.off;
+        const double *vv = g.val;
+        if (s == SPS_OK) s = sps_drm_fetch(ctx, (sps_fmt *)&g, dev);
+        CHECK(s == SPS_OK && g.hblk == hb && g.off == o && g.val == vv, "%s: a second fetch%s is a no-op", name,
+              single ? " (single)" : "");
+        sps__free(g.hblk);
         sps__free(g.off);
         sps__free(g.val);
         sps__free(g.map);
@@ -139,6 +169,7 @@ static void check_upload(sps_context *ctx, const char *name, const sps_fmt_drm *
         sps__dfree(g.dval);
         sps__dfree(g.dmap);
         sps_drm_free_dev(dev);
+        sps_drm_free_dev(hdev);
         CHECK(live_dev == live0, "%s: no device array leaks (%ld)", name, live_dev - live0);
     }
 }
@@ -168,21 +199,32 @@ static void check(sps_context *ctx, const char *name, const sps_csr *A, int grou
     /* the plan and the slots on the host, as build() does them */
     sps_idx nblk = 0;
     double var = 0;
-    s = sps__drm_plan_counts(ctx, cnt, S, 32, group, order_rows, 32, index, blo, &nblk, &var, dnum);
+    /* the plan's scratch lent as drm.c lends its workspace: 4 MiB of garbage */
+    std::vector<double> ws = garbage<double>((size_t)1 << 19);
+    s = sps__drm_plan_counts_ws(ctx, cnt, S, 32, group, order_rows, 32, index, blo, &nblk, &var, dnum,
+                                ws.data(), ((size_t)1 << 19) * sizeof(double));
     CHECK(s == SPS_OK, "%s: plan: %s", name, sps_last_error(ctx));
-    dnum[0] = 0;
-    for (sps_idx sl = 0; sl < S; sl++) dnum[sl + 1] = dnum[sl] + cnt[index[sl]];
+    sps_fmt_drm sl{}; /* build()'s step after the plan */
+    sl.nslot = S;
+    sl.nblk = nblk;
+    sl.dnum = dnum;
+    sl.index = index;
+    sl.blo = blo;
+    sps__drm_slots(&sl, cnt);
     CHECK(nblk == f->nblk && same(blo, f->blo, (size_t)nblk + 1) && same(index, f->index, (size_t)S) &&
-              same(dnum, f->dnum, (size_t)S + 1),
-          "%s: counts, plan and dnum as the host's (%d sub-blocks)", name, f->nblk);
+              same(dnum, f->dnum, (size_t)S + 1) && sl.ndiag == f->ndiag && sl.maxmem == f->maxmem &&
+              sl.bseg == f->bseg,
+          "%s: counts, plan, dnum, maxmem and bseg as the host's (%d sub-blocks)", name, f->nblk);
     CHECK(var == st.balance_var, "%s: variance %.17g, host %.17g", name, var, st.balance_var);
-    for (sps_idx sl = 0; sl < S; sl++) cnt[index[sl]] = sl;
+    std::vector<sps_idx> inv((size_t)S + 1);
+    for (sps_idx k = 0; k < S; k++) inv[(size_t)f->index[k]] = k;
+    CHECK(same(cnt, inv.data(), (size_t)S), "%s: the counts became index's inverse", name);
     /* scatter */
     const size_t nd = (size_t)dnum[S];
-    /* the device block: blk's words, then off; the map's array held the counts */
+    /* the device block: blk's words, then off; the map's array as allocated (garbage) */
     const size_t words = SPS_DRM_BLK_WORDS(S);
-    std::vector<sps_idx> dblk = garbage<sps_idx>(words + nd), map = dcount;
-    if ((size_t)A->nnz > map.size()) map.resize((size_t)A->nnz, (sps_idx)0xa5a5a5a5);
+    std::vector<sps_idx> dblk = garbage<sps_idx>(words + nd);
+    std::vector<sps_idx> map = garbage<sps_idx>(A->nnz ? (size_t)A->nnz : 1);
     const size_t up = SPS_DRM_BLK_BLO(S) + (size_t)nblk + 1; /* what the scatter uploads */
     memcpy(dblk.data(), blk.data(), up * sizeof(sps_idx));
     std::vector<double> val = garbage<double>(nd * 32);
@@ -195,7 +237,7 @@ static void check(sps_context *ctx, const char *name, const sps_csr *A, int grou
     CHECK(same(val.data(), f->val, nd * 32), "%s: val bitwise (%zu slots)", name, nd * 32);
     CHECK(same(map.data(), f->map, (size_t)A->nnz), "%s: map bitwise (%d entries)", name, A->nnz);
     CHECK(same(dblk.data(), blk.data(), up), "%s: the block unchanged by the kernels", name);
-    check_upload(ctx, name, f, blk.data(), dblk, val, map);
+    check_upload(ctx, name, f, &sl, inv, dblk, val, map);
     sps_backend_drm.free_fmt(fmt);
 }
 
