@@ -15,6 +15,9 @@
  * CSR; no reduction in the apply, so it is deterministic. */
 #include "amg.h"
 #include "../mcilu/mcilu.h" /* sps_precond_describe: the colours */
+#if SPS_HAVE_CUDA
+#include "../../core/gpu.h" /* sps__gpu_sync */
+#endif
 
 #include <math.h>
 #include <string.h>
@@ -325,7 +328,9 @@ static sps_status rebuild(sps_precond *pc, const sps_matrix *A, int block, int k
 #if SPS_HAVE_CUDA
     sps_operator *op0 = NULL;
     host_amg tmp = {sps__amg_gpu_hierarchy(pc, &op0), NULL, 0};
-    sps_status st = build_into(pc, &tmp, A, block, k, B, 1);
+    /* the old hierarchy's device arrays are the V-cycle's: no apply may still read them */
+    sps_status st = sps__gpu_sync(pc->ctx);
+    if (st == SPS_OK) st = build_into(pc, &tmp, A, block, k, B, 1);
     return st == SPS_OK ? sps__amg_gpu_rebuild(pc, tmp.h) : st;
 #else
     return sps__err(pc->ctx, SPS_ERR_INTERNAL, "amg: GPU context in a build without CUDA");

@@ -56,8 +56,8 @@ typedef struct sps_amg_level {
     /* setup=gpu (amg_dsetup.cu) keeps its device levels on the device: agg and
      * the smoother's scaling there (dagg, ddinv; agg and dinv NULL until
      * sps__amg_host_copy), T, P, R and the next level's A as device copies
-     * (their .dev) with only the sizes (T) or the row pointers (P, R, A) on
-     * the host. Freed by sps__amg_free. */
+     * (their .dev) with only their sizes on the host. The device V-cycle
+     * (amg.cu) computes on these copies in place. Freed by sps__amg_free. */
     sps_idx *dagg;
     double *ddinv;
     double *x, *b, *r, *d; /* host work vectors (host context only) */
@@ -78,7 +78,8 @@ typedef struct sps_amg {
     sps_amg_prm prm;   /* the parameters it was built with */
     uint64_t pattern;  /* level 0's pattern (sps__amg_pattern) */
     int gpu_levels;    /* levels built on the device (setup=gpu), 0: all on the host */
-    double ms_download; /* setup=gpu: level 0 up, the sizes and row pointers down */
+    double ms_download; /* setup=gpu: level 0 up (when it has no device copy), the
+                           device levels' bookkeeping, a host level's A down */
     int host_partial;  /* setup=gpu: the device levels' arrays are not all on the host yet */
 } sps_amg;
 

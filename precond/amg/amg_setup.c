@@ -849,13 +849,9 @@ sps_status sps__amg_numeric(sps_context *ctx, const sps_csr *A, sps_amg *h)
                         A->nnz == h->lv[0].nnz ? " in another pattern" : "");
     if (h->host_partial)
         return sps__err(ctx, SPS_ERR_INTERNAL, "amg: numeric re-setup of a hierarchy not yet on the host");
-    /* the device copies of T, P, R and A_c (setup=gpu) would go stale */
-    for (int l = 0; l < h->nlevels; l++) {
-        if (l > 0) drop_device_copy(&h->lv[l].A);
-        drop_device_copy(&h->lv[l].P);
-        drop_device_copy(&h->lv[l].R);
-        drop_device_copy(&h->lv[l].T);
-    }
+    /* The device copies of P, R and A_c (setup=gpu) are the device V-cycle's
+     * arrays (amg.cu): its re-setup (sps__amg_gpu_values) refreshes them
+     * from the values computed here, in place; T does not change. */
     build b = {ctx, &h->prm, h, NULL, NULL, h->nnull};
     memset(h->ms, 0, sizeof h->ms);
     sps_status st = SPS_OK;
