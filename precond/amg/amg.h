@@ -108,8 +108,9 @@ sps_status sps__amg_spectral_finish(sps_context *ctx, sps_idx n, double gersh, i
  * setup's order (bitwise the same result for the same values, up to the
  * sign of zeros). */
 sps_status sps__amg_numeric(sps_context *ctx, const sps_csr *A, sps_amg *h);
-/* A fingerprint of A's pattern (sizes, row pointers, columns). */
-uint64_t sps__amg_pattern(const sps_csr *A);
+/* *out = a fingerprint of A's pattern (sizes, row pointers, columns), on
+ * the context's threads; the same for any number of threads. */
+sps_status sps__amg_pattern(sps_context *ctx, const sps_csr *A, uint64_t *out);
 /* The summary of a built hierarchy into h->desc (extra: appended, may be ""). */
 void sps__amg_describe(sps_amg *h, const char *extra);
 
