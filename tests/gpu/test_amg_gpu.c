@@ -643,6 +643,8 @@ static void test_cost(void)
             printf("# poisson3d:160 %s: one V-cycle %.3f ms = %.1f SpMVs of %.3f ms (issue 11: <= 12); "
                    "setup %.0f ms = %.0f SpMVs\n", specs[k], cyc, cyc / spmv, spmv,
                    sps_precond_setup_ms(pc), sps_precond_setup_ms(pc) / spmv);
+        const char *split = pc ? strstr(sps_precond_describe(pc), "setup ms") : NULL;
+        if (split) printf("# poisson3d:160 %s: %.*s\n", specs[k], (int)strcspn(split, "\n"), split);
         sps_precond_destroy(pc);
     }
     sps__dfree(dr);
