@@ -88,7 +88,8 @@ typedef struct sps_amg {
 sps_status sps__amg_build(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A,
                           int block, int k, const double *B, sps_amg *h);
 void sps__amg_free(sps_amg *h);
-/* h's header for a build of A (sizes, parameters, A's pattern); the block check. */
+/* h's header for a build of A (sizes, parameters; the caller sets h->pattern);
+ * the block check. */
 sps_status sps__amg_init(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A, int block,
                          int k, const double *B, sps_amg *h);
 /* The host setup from level l0 on: h's levels below l0 are built, level
@@ -111,6 +112,11 @@ sps_status sps__amg_numeric(sps_context *ctx, const sps_csr *A, sps_amg *h);
 /* *out = a fingerprint of A's pattern (sizes, row pointers, columns), on
  * the context's threads; the same for any number of threads. */
 sps_status sps__amg_pattern(sps_context *ctx, const sps_csr *A, uint64_t *out);
+/* The same in two steps, with no allocation and no error (the device setup
+ * runs it on a thread of its own): the slots it needs, then the
+ * fingerprint, slot holding that many. */
+int64_t sps__amg_pattern_slots(const sps_csr *A);
+uint64_t sps__amg_pattern_into(sps_context *ctx, const sps_csr *A, uint64_t *slot);
 /* The summary of a built hierarchy into h->desc (extra: appended, may be ""). */
 void sps__amg_describe(sps_amg *h, const char *extra);
 

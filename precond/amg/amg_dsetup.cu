@@ -40,6 +40,7 @@
 #include <cub/cub.cuh>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1542,6 +1543,25 @@ sps_status build_levels(gbuild &b, const sps_csr *A0)
     return st;
 }
 
+/* Level 0's fingerprint (sps__amg_pattern) on a host thread of its own
+ * while this thread drives the device's levels: the setup's one pass over
+ * A's host arrays, hidden behind the device's work (the result does not
+ * depend on the threads). */
+struct fingerprint {
+    sps_context *ctx = nullptr;
+    const sps_csr *A = nullptr;
+    uint64_t *slot = nullptr, z = 0;
+    pthread_t tid;
+    int started = 0;
+};
+
+void *fingerprint_run(void *arg)
+{
+    fingerprint *f = (fingerprint *)arg;
+    f->z = sps__amg_pattern_into(f->ctx, f->A, f->slot);
+    return nullptr;
+}
+
 } // namespace
 
 extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A,
@@ -1549,6 +1569,13 @@ extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *pr
 {
     sps_status st = sps__amg_init(ctx, prm, A, 1, 1, nullptr, h);
     if (st != SPS_OK) return st;
+    fingerprint f;
+    f.ctx = ctx;
+    f.A = A;
+    f.slot = (uint64_t *)sps__malloc(sps__mul_size((size_t)sps__amg_pattern_slots(A), sizeof *f.slot));
+    if (!f.slot) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
+    f.started = pthread_create(&f.tid, nullptr, fingerprint_run, &f) == 0;
+    if (!f.started) fingerprint_run(&f);
     gbuild b;
     b.D.ctx = ctx;
     b.D.s = (cudaStream_t)sps__gpu_stream(ctx);
@@ -1557,6 +1584,9 @@ extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *pr
     st = dalloc(ctx, &b.D.red, RED_BLOCKS + 1);
     if (st == SPS_OK) st = build_levels(b, A);
     sps__dfree(b.D.red);
+    if (f.started) pthread_join(f.tid, nullptr);
+    h->pattern = f.z;
+    sps__free(f.slot);
     return st;
 }
 

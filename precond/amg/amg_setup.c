@@ -760,13 +760,14 @@ sps_status sps__amg_init(sps_context *ctx, const sps_amg_prm *prm, const sps_csr
     if (block < 1 || A->nrows % block)
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "amg: %d rows are not a multiple of block=%d",
                         A->nrows, block);
-    return sps__amg_pattern(ctx, A, &h->pattern);
+    return SPS_OK;
 }
 
 sps_status sps__amg_build(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A, int block,
                           int k, const double *B, sps_amg *h)
 {
     sps_status st = sps__amg_init(ctx, prm, A, block, k, B, h);
+    if (st == SPS_OK) st = sps__amg_pattern(ctx, A, &h->pattern);
     if (st != SPS_OK) return st;
     build b = {ctx, prm, h, (double *)B, B, B ? k : 1};
     st = levels(&b, A, 0);
@@ -822,16 +823,27 @@ static void pattern_chunks(void *arg, sps_idx lo, sps_idx hi)
     }
 }
 
-sps_status sps__amg_pattern(sps_context *ctx, const sps_csr *A, uint64_t *out)
+int64_t sps__amg_pattern_slots(const sps_csr *A)
+{
+    return ((int64_t)A->nrows + 1 + A->nnz + PATTERN_CHUNK - 1) / PATTERN_CHUNK;
+}
+
+uint64_t sps__amg_pattern_into(sps_context *ctx, const sps_csr *A, uint64_t *slot)
 {
     uint64_t z = 0xcbf29ce484222325ull ^ (uint64_t)A->nrows ^ ((uint64_t)A->nnz << 32);
-    int64_t nw = (int64_t)A->nrows + 1 + A->nnz, nc = (nw + PATTERN_CHUNK - 1) / PATTERN_CHUNK;
-    pattern_job j = {A, sps__malloc(sps__mul_size((size_t)nc, sizeof *j.chunk))};
-    if (!j.chunk) return oom(ctx);
+    int64_t nc = sps__amg_pattern_slots(A);
+    pattern_job j = {A, slot};
     sps__amg_par_rows(ctx, (sps_idx)nc, pattern_chunks, &j);
-    for (int64_t c = 0; c < nc; c++) z = (z ^ j.chunk[c]) * 0x100000001b3ull;
-    sps__free(j.chunk);
-    *out = z;
+    for (int64_t c = 0; c < nc; c++) z = (z ^ slot[c]) * 0x100000001b3ull;
+    return z;
+}
+
+sps_status sps__amg_pattern(sps_context *ctx, const sps_csr *A, uint64_t *out)
+{
+    uint64_t *slot = sps__malloc(sps__mul_size((size_t)sps__amg_pattern_slots(A), sizeof *slot));
+    if (!slot) return oom(ctx);
+    *out = sps__amg_pattern_into(ctx, A, slot);
+    sps__free(slot);
     return SPS_OK;
 }
 
