@@ -15,6 +15,9 @@
  * CSR; no reduction in the apply, so it is deterministic. */
 #include "amg.h"
 #include "../mcilu/mcilu.h" /* sps_precond_describe: the colours */
+#if SPS_HAVE_CUDA
+#include "../../core/gpu.h" /* sps__gpu_sync, sps__matrix_device */
+#endif
 
 #include <math.h>
 #include <string.h>
@@ -171,9 +174,15 @@ static sps_status build_into(sps_precond *pc, host_amg *a, const sps_matrix *A, 
     if (!a->h) return sps__err(pc->ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
     sps_status st;
 #if SPS_HAVE_CUDA
-    if (gpu && prm->setup == SPS_AMG_SETUP_GPU && block == 1 && !B) /* else: the host setup */
-        st = sps__amg_build_gpu(pc->ctx, prm, &A->A, a->h);
-    else
+    if (gpu && prm->setup == SPS_AMG_SETUP_GPU && block == 1 && !B) { /* else: the host setup */
+        /* level 0 on the device once, through pinned memory, cached on A as
+         * every operator's copy is (the solve's operator made it already, or
+         * the fine operator amg_setup_dev makes copies it); without room for
+         * it, the device setup uploads its own */
+        const sps_dcsr *d0 = NULL;
+        st = sps__matrix_device(pc->ctx, A, &d0, NULL);
+        if (st == SPS_OK || st == SPS_ERR_NO_MEMORY) st = sps__amg_build_gpu(pc->ctx, prm, &A->A, a->h);
+    } else
 #endif
         st = sps__amg_build(pc->ctx, prm, &A->A, block, k, B, a->h);
     if (st != SPS_OK || gpu) return st;
@@ -325,7 +334,9 @@ static sps_status rebuild(sps_precond *pc, const sps_matrix *A, int block, int k
 #if SPS_HAVE_CUDA
     sps_operator *op0 = NULL;
     host_amg tmp = {sps__amg_gpu_hierarchy(pc, &op0), NULL, 0};
-    sps_status st = build_into(pc, &tmp, A, block, k, B, 1);
+    /* the old hierarchy's device arrays are the V-cycle's: no apply may still read them */
+    sps_status st = sps__gpu_sync(pc->ctx);
+    if (st == SPS_OK) st = build_into(pc, &tmp, A, block, k, B, 1);
     return st == SPS_OK ? sps__amg_gpu_rebuild(pc, tmp.h) : st;
 #else
     return sps__err(pc->ctx, SPS_ERR_INTERNAL, "amg: GPU context in a build without CUDA");

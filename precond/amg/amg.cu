@@ -3,14 +3,18 @@
  *
  * Setup uploads the hierarchy (amg_setup.c's, or amg_dsetup.cu's, whose
  * device levels are on the device already): each level's A (level 0: the
- * solve's operator), P and R as csr-vector operators (device to device from
- * a device level), the smoother's scaling (a device level's in place), and
- * the dense inverse of the coarsest matrix. Apply: the host's
+ * solve's operator), P and R as csr-vector products (csr_vector.cu's kernel
+ * with its group-size rule, bitwise a csr-vector operator's product) on the
+ * level's device CSR: a device level's arrays in place, with no copy and no
+ * host pass (the group size needs only the sizes), a host level's uploaded
+ * once; the smoother's scaling (a device level's in place), and the dense
+ * inverse of the coarsest matrix. Apply: the host's
  * V-cycle (amg.c) step for step, the products through the operators, the
  * vector updates as kernels whose expressions are the host's, the coarse
  * solve a dense product with one warp per row summing in a fixed order.
  * Everything on the context's stream: no synchronization, no atomics. */
 #include "../../core/cuda_check.cuh"
+#include "../../spmv/formats/csr_fmt.h" /* sps_csr_dev, sps__csr_vector_run */
 #include "amg.h"
 
 #include <new>
@@ -21,8 +25,16 @@ namespace {
 
 const int BLOCK = 256;
 
+/* A level's product: the device CSR d (its arrays a device copy's, the
+ * hierarchy's or the upload's) and csr-vector's group size. */
+struct dev_op {
+    sps_csr_dev d = sps_csr_dev();
+    int tpr = 0;
+    sps_dcsr *own = nullptr; /* the upload of a host level's CSR, else NULL (borrowed) */
+};
+
 struct dev_level {
-    sps_operator *A = nullptr, *P = nullptr, *R = nullptr; /* A: levels >= 1 */
+    dev_op A, P, R; /* A: levels >= 1 */
     double *dinv = nullptr, *x = nullptr, *b = nullptr, *r = nullptr, *d = nullptr;
     int own_dinv = 0; /* else the hierarchy's device scaling (setup=gpu) */
 };
@@ -109,14 +121,26 @@ struct cycle {
     cudaStream_t s;
 };
 
-sps_operator *level_op(const cycle &c, int l) { return l ? c.g->lv[l].A : c.g->op0; }
+/* y = alpha op x + beta y, csr-vector's product */
+sps_status op_apply(const cycle &c, const dev_op &op, double alpha, const double *x, double beta,
+                    double *y)
+{
+    return sps__csr_vector_run(c.ctx, &op.d, nullptr, op.tpr, alpha, x, beta, y);
+}
+
+/* y = alpha A_l x + beta y (level 0: the solve's operator) */
+sps_status level_apply(const cycle &c, int l, double alpha, const double *x, double beta, double *y)
+{
+    if (l == 0) return sps_operator_apply(c.g->op0, alpha, x, beta, y);
+    return op_apply(c, c.g->lv[l].A, alpha, x, beta, y);
+}
 
 /* r = b - A_l x */
 sps_status residual(const cycle &c, int l, const double *b, const double *x, double *r)
 {
     long long n = c.g->h->lv[l].n;
     sps_status st = sps__d2d(c.ctx, r, b, (size_t)n * sizeof *r);
-    return st == SPS_OK ? sps_operator_apply(level_op(c, l), -1.0, x, 1.0, r) : st;
+    return st == SPS_OK ? level_apply(c, l, -1.0, x, 1.0, r) : st;
 }
 
 sps_status smooth_l1(const cycle &c, int l, const double *b, double *x, int zero)
@@ -149,7 +173,7 @@ sps_status smooth_cheby(const cycle &c, int l, const double *b, double *x, int z
     k_cheby_first<<<gr, BLOCK, 0, c.s>>>(n, H.c2[0], zero, L.dinv, L.r, L.d, x);
     SPS_LAUNCH_CHECK(c.ctx, "k_cheby_first");
     for (int k = 1; k <= c.g->h->sweeps; k++) {
-        if ((st = sps_operator_apply(level_op(c, l), -1.0, L.d, 1.0, L.r)) != SPS_OK) return st;
+        if ((st = level_apply(c, l, -1.0, L.d, 1.0, L.r)) != SPS_OK) return st;
         k_cheby_step<<<gr, BLOCK, 0, c.s>>>(n, H.c1[k], H.c2[k], L.dinv, L.r, L.d, x);
         SPS_LAUNCH_CHECK(c.ctx, "k_cheby_step");
     }
@@ -167,7 +191,7 @@ sps_status down_residual(const cycle &c, int l, const double *b, const double *x
 {
     const dev_level &L = c.g->lv[l];
     if (c.g->h->smoother == SPS_AMG_CHEBY)
-        return sps_operator_apply(level_op(c, l), -1.0, L.d, 1.0, L.r);
+        return level_apply(c, l, -1.0, L.d, 1.0, L.r);
     return residual(c, l, b, x, L.r);
 }
 
@@ -191,7 +215,7 @@ sps_status down(const cycle &c, const double *r0, double *z)
         double *x = l ? g->lv[l].x : z;
         st = smooth(c, l, b, x, 1);
         if (st == SPS_OK) st = down_residual(c, l, b, x);
-        if (st == SPS_OK) st = sps_operator_apply(g->lv[l].R, 1.0, g->lv[l].r, 0.0, g->lv[l + 1].b);
+        if (st == SPS_OK) st = op_apply(c, g->lv[l].R, 1.0, g->lv[l].r, 0.0, g->lv[l + 1].b);
     }
     if (st == SPS_OK) st = coarse(c, L > 1 ? g->lv[L - 1].b : r0, L > 1 ? g->lv[L - 1].x : z);
     return st;
@@ -204,7 +228,7 @@ sps_status apply_dev(sps_precond *pc, const double *r, double *z)
     sps_status st = down(c, r, z);
     for (int l = g->h->nlevels - 2; l >= 0 && st == SPS_OK; l--) {
         double *x = l ? g->lv[l].x : z;
-        st = sps_operator_apply(g->lv[l].P, 1.0, g->lv[l + 1].x, 1.0, x);
+        st = op_apply(c, g->lv[l].P, 1.0, g->lv[l + 1].x, 1.0, x);
         if (st == SPS_OK) st = smooth(c, l, l ? g->lv[l].b : r, x, 0);
     }
     return st;
@@ -214,9 +238,9 @@ void free_levels(dev_amg *g)
 {
     for (int l = 0; l < SPS_AMG_MAX_LEVELS; l++) {
         dev_level &L = g->lv[l];
-        sps_operator_destroy(L.A);
-        sps_operator_destroy(L.P);
-        sps_operator_destroy(L.R);
+        sps__dcsr_free(L.A.own);
+        sps__dcsr_free(L.P.own);
+        sps__dcsr_free(L.R.own);
         if (L.own_dinv) sps__dfree(L.dinv);
         sps__dfree(L.x);
         sps__dfree(L.b);
@@ -242,20 +266,45 @@ void dev_destroy(sps_precond *pc)
     pc->impl = nullptr;
 }
 
-/* A csr-vector operator of a host CSR. A device copy that setup=gpu left
- * on A (amg_dsetup.cu: the hierarchy's primary copy, with only the row
- * pointer on the host) is copied device to device, and stays A's. */
-sps_status make_op(sps_context *ctx, sps_csr *A, sps_operator **op)
+/* The product of a level's CSR A: on A's device copy when it has one
+ * (setup=gpu's device levels, and the first host level: the hierarchy's
+ * primary copy, with only the sizes on the host; used in place, and
+ * refreshed in place by sps__amg_gpu_values), else on an upload of A's host
+ * arrays that op owns. No pass over the rows: csr-vector's group size comes
+ * from the sizes, and the longest row is left unknown (no caller reads it). */
+sps_status make_op(sps_context *ctx, const sps_csr *A, dev_op &op)
 {
-    sps_matrix M;
-    memset(&M, 0, sizeof M);
-    M.A = *A;
-    sps_dcsr *kept = A->dev && sps__csr_device_copy(ctx, A) ? A->dev : nullptr;
-    M.A.dev = kept;
-    sps_status st = sps_operator_create(ctx, &M, "csr-vector", nullptr, op);
-    sps_status sy = sps__gpu_sync(ctx); /* the operator's copies from A's device copy are done */
-    if (M.A.dev != kept) sps__matrix_drop_device(&M); /* an upload of a host level's A */
-    return st == SPS_OK ? sy : st;
+    const sps_dcsr *c = sps__csr_device_copy(ctx, A);
+    if (!c) {
+        sps_matrix M;
+        memset(&M, 0, sizeof M);
+        M.A = *A;
+        M.A.dev = nullptr;
+        sps_status st = sps__matrix_device(ctx, &M, &c, nullptr);
+        if (st != SPS_OK) return st;
+        op.own = M.A.dev;
+    }
+    sps_csr_dev &d = op.d;
+    d.nrows = c->nrows;
+    d.ncols = c->ncols;
+    d.nnz = c->nnz;
+    d.max_row = SPS_IDX_MAX;
+    d.single = 0;
+    d.row_ptr = c->row_ptr;
+    d.col_idx = c->col_idx;
+    d.val = c->val;
+    d.bytes = c->bytes;
+    op.tpr = sps__csr_vector_tpr(c->nnz, c->nrows);
+    d.param = op.tpr;
+    return SPS_OK;
+}
+
+/* New values of op's matrix (the host's, in its pattern) into its device
+ * arrays: the upload's, or the hierarchy's device copy (which then agrees
+ * with the host's arrays again). */
+sps_status op_values(sps_context *ctx, dev_op &op, const double *val)
+{
+    return op.d.nnz ? sps__h2d(ctx, op.d.val, val, (size_t)op.d.nnz * sizeof *val) : SPS_OK;
 }
 
 sps_status upload(sps_context *ctx, double **dst, const double *src, size_t count)
@@ -269,10 +318,10 @@ sps_status upload_level(sps_context *ctx, sps_amg *h, int l, dev_level &L)
     sps_amg_level &H = h->lv[l];
     size_t n = (size_t)H.n;
     sps_status st = SPS_OK;
-    if (l > 0) st = make_op(ctx, &H.A, &L.A);
+    if (l > 0) st = make_op(ctx, &H.A, L.A);
     if (st == SPS_OK && l + 1 < h->nlevels) {
-        st = make_op(ctx, &H.P, &L.P);
-        if (st == SPS_OK) st = make_op(ctx, &H.R, &L.R);
+        st = make_op(ctx, &H.P, L.P);
+        if (st == SPS_OK) st = make_op(ctx, &H.R, L.R);
         if (st == SPS_OK && H.ddinv) L.dinv = H.ddinv; /* setup=gpu's: shared, the hierarchy's */
         else if (st == SPS_OK) {
             st = upload(ctx, &L.dinv, H.dinv, n);
@@ -353,10 +402,10 @@ extern "C" sps_status sps__amg_gpu_values(sps_precond *pc, const double *a0)
     for (int l = 0; l < h->nlevels && st == SPS_OK; l++) {
         const sps_amg_level &H = h->lv[l];
         dev_level &L = g->lv[l];
-        if (l > 0) st = sps_operator_update_values(L.A, H.A.val);
+        if (l > 0) st = op_values(ctx, L.A, H.A.val);
         if (st != SPS_OK || l + 1 == h->nlevels) continue;
-        st = sps_operator_update_values(L.P, H.P.val);
-        if (st == SPS_OK) st = sps_operator_update_values(L.R, H.R.val);
+        st = op_values(ctx, L.P, H.P.val);
+        if (st == SPS_OK) st = op_values(ctx, L.R, H.R.val);
         if (st == SPS_OK) st = sps__h2d(ctx, L.dinv, H.dinv, (size_t)H.n * sizeof(double));
     }
     if (st == SPS_OK) st = sps__h2d(ctx, g->cinv, h->cinv, (size_t)h->nc * h->nc * sizeof(double));

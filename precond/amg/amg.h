@@ -56,8 +56,8 @@ typedef struct sps_amg_level {
     /* setup=gpu (amg_dsetup.cu) keeps its device levels on the device: agg and
      * the smoother's scaling there (dagg, ddinv; agg and dinv NULL until
      * sps__amg_host_copy), T, P, R and the next level's A as device copies
-     * (their .dev) with only the sizes (T) or the row pointers (P, R, A) on
-     * the host. Freed by sps__amg_free. */
+     * (their .dev) with only their sizes on the host. The device V-cycle
+     * (amg.cu) computes on these copies in place. Freed by sps__amg_free. */
     sps_idx *dagg;
     double *ddinv;
     double *x, *b, *r, *d; /* host work vectors (host context only) */
@@ -78,7 +78,8 @@ typedef struct sps_amg {
     sps_amg_prm prm;   /* the parameters it was built with */
     uint64_t pattern;  /* level 0's pattern (sps__amg_pattern) */
     int gpu_levels;    /* levels built on the device (setup=gpu), 0: all on the host */
-    double ms_download; /* setup=gpu: level 0 up, the sizes and row pointers down */
+    double ms_download; /* setup=gpu: level 0 up (when it has no device copy), the
+                           device levels' bookkeeping, a host level's A down */
     int host_partial;  /* setup=gpu: the device levels' arrays are not all on the host yet */
 } sps_amg;
 
@@ -87,7 +88,8 @@ typedef struct sps_amg {
 sps_status sps__amg_build(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A,
                           int block, int k, const double *B, sps_amg *h);
 void sps__amg_free(sps_amg *h);
-/* h's header for a build of A (sizes, parameters, A's pattern); the block check. */
+/* h's header for a build of A (sizes, parameters; the caller sets h->pattern);
+ * the block check. */
 sps_status sps__amg_init(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A, int block,
                          int k, const double *B, sps_amg *h);
 /* The host setup from level l0 on: h's levels below l0 are built, level
@@ -107,8 +109,14 @@ sps_status sps__amg_spectral_finish(sps_context *ctx, sps_idx n, double gersh, i
  * setup's order (bitwise the same result for the same values, up to the
  * sign of zeros). */
 sps_status sps__amg_numeric(sps_context *ctx, const sps_csr *A, sps_amg *h);
-/* A fingerprint of A's pattern (sizes, row pointers, columns). */
-uint64_t sps__amg_pattern(const sps_csr *A);
+/* *out = a fingerprint of A's pattern (sizes, row pointers, columns), on
+ * the context's threads; the same for any number of threads. */
+sps_status sps__amg_pattern(sps_context *ctx, const sps_csr *A, uint64_t *out);
+/* The same in two steps, with no allocation and no error (the device setup
+ * runs it on a thread of its own): the slots it needs, then the
+ * fingerprint, slot holding that many. */
+int64_t sps__amg_pattern_slots(const sps_csr *A);
+uint64_t sps__amg_pattern_into(sps_context *ctx, const sps_csr *A, uint64_t *slot);
 /* The summary of a built hierarchy into h->desc (extra: appended, may be ""). */
 void sps__amg_describe(sps_amg *h, const char *extra);
 

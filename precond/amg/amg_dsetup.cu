@@ -28,8 +28,8 @@
  *   transpose  R = P' by a stable radix sort of P's entries by column.
  * Every product and sum is __dmul_rn / __dadd_rn (no contraction into FMA),
  * as the host's code is compiled. The device levels stay on the device
- * (the hierarchy's primary copy: the V-cycle's operators are built from it
- * device to device); sps__amg_host_copy brings them to the host when the
+ * (the hierarchy's primary copy: the V-cycle computes on it in place, and
+ * the host gets only sizes); sps__amg_host_copy brings them to the host when the
  * numeric re-setup or a test reads them. Levels of at most gpu_min rows
  * (default SPS_AMG_GPU_MIN), and a level whose coarsening stalls, are built
  * by the host code. */
@@ -40,6 +40,7 @@
 #include <cub/cub.cuh>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1170,31 +1171,19 @@ sps_status upload_csr(sps_context *ctx, const sps_csr *A, dcsr &d)
 }
 
 /* d's arrays become A's device copy (core/gpu.h's sps_dcsr), the primary
- * copy: A on the host gets the sizes, and the row pointer when rp (amg.cu's
- * make_op builds the V-cycle's operator from the device copy, and its
- * conversion reads the row lengths); the rest comes to the host only in
- * sps__amg_host_copy. The caller stops owning d's arrays when this
- * succeeds. */
-sps_status attach(sps_context *ctx, dcsr &d, sps_csr *A, int rp)
+ * copy: A on the host gets the sizes only (amg.cu's V-cycle runs its
+ * products on the device copy in place and needs nothing else); its arrays
+ * come to the host only in sps__amg_host_copy. The caller stops owning d's
+ * arrays when this succeeds. */
+sps_status attach(sps_context *ctx, dcsr &d, sps_csr *A)
 {
     memset(A, 0, sizeof *A);
     A->nrows = d.nr;
     A->ncols = d.nc;
     A->nnz = d.nnz;
-    sps_status st = SPS_OK;
-    if (rp) {
-        A->row_ptr = (sps_idx *)sps__malloc(sps__mul_size((size_t)d.nr + 1, sizeof *A->row_ptr));
-        st = A->row_ptr ? sps__d2h_pinned(ctx, A->row_ptr, d.rp, ((size_t)d.nr + 1) * sizeof *d.rp)
-                        : sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
-    }
-    sps_dcsr *c = st == SPS_OK ? (sps_dcsr *)sps__calloc(1, sizeof *c) : nullptr;
-    if (st == SPS_OK && !c) st = sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
-    if (st != SPS_OK) {
-        sps__csr_free(A);
-        return st;
-    }
+    sps_dcsr *c = (sps_dcsr *)sps__calloc(1, sizeof *c);
+    if (!c) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
     c->ctx = ctx;
-    c->h_row_ptr = A->row_ptr;
     c->nrows = A->nrows;
     c->ncols = A->ncols;
     c->nnz = A->nnz;
@@ -1376,17 +1365,16 @@ sps_status level_galerkin(gbuild &b, const dcsr &A, dlevel &G)
 
 /* Level l's aggregates, scaling, T, P and R stay on the device as the
  * hierarchy's primary copy (sps__amg_host_copy brings them to the host
- * when something reads them); the host gets sizes and the row pointers of
- * P and R (the V-cycle operators' conversion reads them). A P is not kept:
+ * when something reads them); the host gets their sizes only. A P is not kept:
  * only the numeric re-setup needs its pattern, and it computes it when it
  * is absent (amg_setup.c). */
 sps_status level_keep(gbuild &b, int l, dlevel &G)
 {
     sps_amg_level *L = &b.h->lv[l];
     double t0 = sps__now_ms();
-    sps_status st = attach(b.D.ctx, G.T, &L->T, 0);
-    if (st == SPS_OK) st = attach(b.D.ctx, G.P, &L->P, 1);
-    if (st == SPS_OK) st = attach(b.D.ctx, G.R, &L->R, 1);
+    sps_status st = attach(b.D.ctx, G.T, &L->T);
+    if (st == SPS_OK) st = attach(b.D.ctx, G.P, &L->P);
+    if (st == SPS_OK) st = attach(b.D.ctx, G.R, &L->R);
     if (st == SPS_OK) {
         L->dagg = G.agg;
         G.agg = nullptr;
@@ -1437,7 +1425,7 @@ sps_status device_level(gbuild &b, int l, dcsr &A, double **B, int *host, int *o
         *own = 1;
         dcsr keep = A;
         double t0 = sps__now_ms();
-        st = attach(b.D.ctx, keep, &h->lv[l + 1].A, 1); /* keep emptied: A's arrays now the hierarchy's */
+        st = attach(b.D.ctx, keep, &h->lv[l + 1].A); /* keep emptied: A's arrays now the hierarchy's */
         h->ms_download += sps__now_ms() - t0;
         if (st == SPS_OK) *own = 0;
         sps__dfree(*B);
@@ -1555,6 +1543,25 @@ sps_status build_levels(gbuild &b, const sps_csr *A0)
     return st;
 }
 
+/* Level 0's fingerprint (sps__amg_pattern) on a host thread of its own
+ * while this thread drives the device's levels: the setup's one pass over
+ * A's host arrays, hidden behind the device's work (the result does not
+ * depend on the threads). */
+struct fingerprint {
+    sps_context *ctx = nullptr;
+    const sps_csr *A = nullptr;
+    uint64_t *slot = nullptr, z = 0;
+    pthread_t tid;
+    int started = 0;
+};
+
+void *fingerprint_run(void *arg)
+{
+    fingerprint *f = (fingerprint *)arg;
+    f->z = sps__amg_pattern_into(f->ctx, f->A, f->slot);
+    return nullptr;
+}
+
 } // namespace
 
 extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A,
@@ -1562,6 +1569,13 @@ extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *pr
 {
     sps_status st = sps__amg_init(ctx, prm, A, 1, 1, nullptr, h);
     if (st != SPS_OK) return st;
+    fingerprint f;
+    f.ctx = ctx;
+    f.A = A;
+    f.slot = (uint64_t *)sps__malloc(sps__mul_size((size_t)sps__amg_pattern_slots(A), sizeof *f.slot));
+    if (!f.slot) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
+    f.started = pthread_create(&f.tid, nullptr, fingerprint_run, &f) == 0;
+    if (!f.started) fingerprint_run(&f);
     gbuild b;
     b.D.ctx = ctx;
     b.D.s = (cudaStream_t)sps__gpu_stream(ctx);
@@ -1570,6 +1584,9 @@ extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *pr
     st = dalloc(ctx, &b.D.red, RED_BLOCKS + 1);
     if (st == SPS_OK) st = build_levels(b, A);
     sps__dfree(b.D.red);
+    if (f.started) pthread_join(f.tid, nullptr);
+    h->pattern = f.z;
+    sps__free(f.slot);
     return st;
 }
 

@@ -760,7 +760,6 @@ sps_status sps__amg_init(sps_context *ctx, const sps_amg_prm *prm, const sps_csr
     if (block < 1 || A->nrows % block)
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "amg: %d rows are not a multiple of block=%d",
                         A->nrows, block);
-    h->pattern = sps__amg_pattern(A);
     return SPS_OK;
 }
 
@@ -768,6 +767,7 @@ sps_status sps__amg_build(sps_context *ctx, const sps_amg_prm *prm, const sps_cs
                           int k, const double *B, sps_amg *h)
 {
     sps_status st = sps__amg_init(ctx, prm, A, block, k, B, h);
+    if (st == SPS_OK) st = sps__amg_pattern(ctx, A, &h->pattern);
     if (st != SPS_OK) return st;
     build b = {ctx, prm, h, (double *)B, B, B ? k : 1};
     st = levels(&b, A, 0);
@@ -787,12 +787,64 @@ sps_status sps__amg_build_from(sps_context *ctx, const sps_csr *A0, int l0, doub
 
 /* ---- numeric-only re-setup ------------------------------------------------- */
 
-uint64_t sps__amg_pattern(const sps_csr *A)
+/* The fingerprint's words: A's row pointers, then its column indices, cut
+ * into chunks of PATTERN_CHUNK words (the last one padded with zeros); each
+ * chunk's FNV-1a hash (four lanes over the words in turn, so a thread is
+ * not bound to one multiply chain) plus its length goes into its slot. The chunks are fixed, so the result does not depend
+ * on the threads. */
+#define PATTERN_CHUNK 256
+
+typedef struct pattern_job {
+    const sps_csr *A;
+    uint64_t *chunk;
+} pattern_job;
+
+static void pattern_chunks(void *arg, sps_idx lo, sps_idx hi)
+{
+    const pattern_job *j = arg;
+    const int64_t nr = (int64_t)j->A->nrows + 1, nw = nr + j->A->nnz;
+    uint32_t w[PATTERN_CHUNK];
+    for (sps_idx c = lo; c < hi; c++) {
+        int64_t k0 = (int64_t)c * PATTERN_CHUNK, k1 = k0 + PATTERN_CHUNK < nw ? k0 + PATTERN_CHUNK : nw;
+        int64_t m = k0 < nr ? (k1 < nr ? k1 : nr) - k0 : 0; /* the chunk's row pointers */
+        if (m > 0) memcpy(w, j->A->row_ptr + k0, (size_t)m * sizeof *w);
+        if (k1 - k0 > m) memcpy(w + m, j->A->col_idx + (k0 + m - nr), (size_t)(k1 - k0 - m) * sizeof *w);
+        int len = (int)(k1 - k0);
+        for (int k = len; k < PATTERN_CHUNK; k++) w[k] = 0; /* the last chunk: 0 after its words */
+        uint64_t z0 = 0xcbf29ce484222325ull, z1 = 0x84222325cbf29ce4ull, z2 = 0x9ce484222325cbf2ull,
+                 z3 = 0x2325cbf29ce48422ull;
+        for (int k = 0; k < PATTERN_CHUNK; k += 4) {
+            z0 = (z0 ^ w[k]) * 0x100000001b3ull;
+            z1 = (z1 ^ w[k + 1]) * 0x100000001b3ull;
+            z2 = (z2 ^ w[k + 2]) * 0x100000001b3ull;
+            z3 = (z3 ^ w[k + 3]) * 0x100000001b3ull;
+        }
+        j->chunk[c] = (z0 ^ (z1 * 3) ^ (z2 * 5) ^ (z3 * 7)) + (uint64_t)len;
+    }
+}
+
+int64_t sps__amg_pattern_slots(const sps_csr *A)
+{
+    return ((int64_t)A->nrows + 1 + A->nnz + PATTERN_CHUNK - 1) / PATTERN_CHUNK;
+}
+
+uint64_t sps__amg_pattern_into(sps_context *ctx, const sps_csr *A, uint64_t *slot)
 {
     uint64_t z = 0xcbf29ce484222325ull ^ (uint64_t)A->nrows ^ ((uint64_t)A->nnz << 32);
-    for (sps_idx i = 0; i <= A->nrows; i++) z = (z ^ (uint32_t)A->row_ptr[i]) * 0x100000001b3ull;
-    for (sps_idx p = 0; p < A->nnz; p++) z = (z ^ (uint32_t)A->col_idx[p]) * 0x100000001b3ull;
+    int64_t nc = sps__amg_pattern_slots(A);
+    pattern_job j = {A, slot};
+    sps__amg_par_rows(ctx, (sps_idx)nc, pattern_chunks, &j);
+    for (int64_t c = 0; c < nc; c++) z = (z ^ slot[c]) * 0x100000001b3ull;
     return z;
+}
+
+sps_status sps__amg_pattern(sps_context *ctx, const sps_csr *A, uint64_t *out)
+{
+    uint64_t *slot = sps__malloc(sps__mul_size((size_t)sps__amg_pattern_slots(A), sizeof *slot));
+    if (!slot) return oom(ctx);
+    *out = sps__amg_pattern_into(ctx, A, slot);
+    sps__free(slot);
+    return SPS_OK;
 }
 
 /* R's values = P' (R's pattern is P's transpose, built by sps__amg_transpose). */
@@ -841,7 +893,12 @@ static sps_status level_numeric(build *b, const sps_csr *A, int l)
 
 sps_status sps__amg_numeric(sps_context *ctx, const sps_csr *A, sps_amg *h)
 {
-    if (A->nrows != h->lv[0].n || A->nnz != h->lv[0].nnz || sps__amg_pattern(A) != h->pattern)
+    uint64_t pattern = 0;
+    if (A->nrows == h->lv[0].n && A->nnz == h->lv[0].nnz) {
+        sps_status sp = sps__amg_pattern(ctx, A, &pattern);
+        if (sp != SPS_OK) return sp;
+    }
+    if (A->nrows != h->lv[0].n || A->nnz != h->lv[0].nnz || pattern != h->pattern)
         return sps__err(ctx, SPS_ERR_INVALID_ARG,
                         "amg: numeric re-setup needs the pattern of the setup's matrix (%d rows, "
                         "%lld entries); got %d rows, %lld entries%s",
@@ -849,13 +906,9 @@ sps_status sps__amg_numeric(sps_context *ctx, const sps_csr *A, sps_amg *h)
                         A->nnz == h->lv[0].nnz ? " in another pattern" : "");
     if (h->host_partial)
         return sps__err(ctx, SPS_ERR_INTERNAL, "amg: numeric re-setup of a hierarchy not yet on the host");
-    /* the device copies of T, P, R and A_c (setup=gpu) would go stale */
-    for (int l = 0; l < h->nlevels; l++) {
-        if (l > 0) drop_device_copy(&h->lv[l].A);
-        drop_device_copy(&h->lv[l].P);
-        drop_device_copy(&h->lv[l].R);
-        drop_device_copy(&h->lv[l].T);
-    }
+    /* The device copies of P, R and A_c (setup=gpu) are the device V-cycle's
+     * arrays (amg.cu): its re-setup (sps__amg_gpu_values) refreshes them
+     * from the values computed here, in place; T does not change. */
     build b = {ctx, &h->prm, h, NULL, NULL, h->nnull};
     memset(h->ms, 0, sizeof h->ms);
     sps_status st = SPS_OK;

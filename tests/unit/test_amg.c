@@ -623,5 +623,45 @@ static void test_threads(void)
     sps_matrix_destroy(A2);
 }
 
-T_MAIN_HOST(ctx, test_threads, test_real, test_numeric, test_edges, test_hierarchy, test_aggregate_chain, test_vcycle_spd, test_direct, test_direct_pivoting, test_iterations,
+/* The pattern's fingerprint: the same on 1, 2, 3 and 7 threads; a copy
+ * gives the same, one changed word (the first row pointer's chunk, a
+ * column in the middle, the last column) or two swapped columns another. */
+static void test_pattern(void)
+{
+    sps_matrix *A = gen("poisson3d:100");
+    sps_csr C;
+    if (!A || !T_STATUS(ctx, sps__csr_copy(ctx, &A->A, &C), "copy")) {
+        sps_matrix_destroy(A);
+        return;
+    }
+    const int threads[] = {1, 2, 3, 7};
+    uint64_t z[4] = {0, 0, 0, 0}, c = 0, d[4] = {0, 0, 0, 0};
+    for (int t = 0; t < 4; t++) {
+        sps_context_set_threads(ctx, threads[t]);
+        T_STATUS(ctx, sps__amg_pattern(ctx, &A->A, &z[t]), "fingerprint on %d threads", threads[t]);
+    }
+    sps_context_set_threads(ctx, 0);
+    T_OK(z[1] == z[0] && z[2] == z[0] && z[3] == z[0], "fingerprint the same on 1, 2, 3, 7 threads");
+    T_OK(sps__amg_pattern(ctx, &C, &c) == SPS_OK && c == z[0], "a copy's fingerprint the same");
+    sps_idx m = C.nnz / 2, last = C.nnz - 1;
+    C.row_ptr[1]++;
+    sps__amg_pattern(ctx, &C, &d[0]);
+    C.row_ptr[1]--;
+    C.col_idx[m] ^= 1;
+    sps__amg_pattern(ctx, &C, &d[1]);
+    C.col_idx[m] ^= 1;
+    C.col_idx[last]--;
+    sps__amg_pattern(ctx, &C, &d[2]);
+    C.col_idx[last]++;
+    sps_idx t0 = C.col_idx[m];
+    C.col_idx[m] = C.col_idx[m + 1];
+    C.col_idx[m + 1] = t0;
+    sps__amg_pattern(ctx, &C, &d[3]);
+    T_OK(d[0] != c && d[1] != c && d[2] != c && d[3] != c && d[0] != d[1] && d[1] != d[3],
+         "one changed word, or two swapped columns, change the fingerprint");
+    sps__csr_free(&C);
+    sps_matrix_destroy(A);
+}
+
+T_MAIN_HOST(ctx, test_pattern, test_threads, test_real, test_numeric, test_edges, test_hierarchy, test_aggregate_chain, test_vcycle_spd, test_direct, test_direct_pivoting, test_iterations,
             test_elasticity, test_generators, test_errors, test_alloc_failures)

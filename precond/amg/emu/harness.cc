@@ -11,16 +11,18 @@
 #include <cstdio>
 extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A, sps_amg *h);
 extern "C" sps_status sps__amg_host_copy(sps_context *ctx, sps_amg *h);
-/* what the device setup left on the host before sps__amg_host_copy: sizes,
- * and the row pointers of P, R and the coarse A; no agg, dinv or T arrays */
+static int dev_only(const sps_csr *A) { return A->dev && !A->row_ptr && !A->col_idx && !A->val; }
+/* what the device setup left on the host before sps__amg_host_copy: the
+ * sizes only (no agg, dinv, T, P, R or coarse A arrays), but the host's
+ * first level complete */
 static int partial_ok(const sps_amg *g)
 {
     int ok = g->gpu_levels == 0 || g->host_partial;
     for (int l = 0; ok && l < g->gpu_levels; l++) {
         const sps_amg_level *L = &g->lv[l], *N = &g->lv[l + 1];
-        ok = !L->agg && !L->dinv && L->dagg && L->ddinv && !L->T.row_ptr && L->T.dev && L->P.row_ptr && !L->P.col_idx &&
-             !L->P.val && L->P.dev && L->R.row_ptr && !L->R.val && L->R.dev && N->A.row_ptr && N->A.dev &&
-             (l + 1 < g->gpu_levels || g->dcinv ? !N->A.val : N->A.val != NULL); /* the host's first level complete */
+        ok = !L->agg && !L->dinv && L->dagg && L->ddinv && dev_only(&L->T) && dev_only(&L->P) && dev_only(&L->R) &&
+             (l + 1 < g->gpu_levels || g->dcinv ? dev_only(&N->A)
+                                                : N->A.dev && N->A.row_ptr && N->A.col_idx && N->A.val);
     }
     return ok && (!g->dcinv || !g->cinv); /* a coarse inverse made on the device stays there */
 }
@@ -98,7 +100,7 @@ static int run(sps_context *ctx, sps_matrix *A, const char *name, int smoother, 
     }
     /* the device copies handed to the hierarchy (P, R of each device level,
      * A of the levels below them) match their host arrays, bitwise; freed here
-     * as amg.cu's make_op would */
+     * (no device V-cycle refreshes them after the numeric re-setup below) */
     int copies = 0, good = 1;
     for (int l = 0; l < g->nlevels; l++) {
         sps_csr *M[3] = {l ? &g->lv[l].A : NULL, &g->lv[l].P, &g->lv[l].R};
