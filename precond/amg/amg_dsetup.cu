@@ -101,55 +101,103 @@ sps_status dcsr_alloc(sps_context *ctx, dcsr &a, sps_idx nr, sps_idx nc, sps_idx
     return st;
 }
 
-/* Wait for the stream before freeing what its kernels read: cudaFree's own
- * synchronization is not relied on with the context's non-blocking stream. */
-void drain(sps_context *ctx, sps_status &st)
+/* The setup's state: the context, its stream, reduction scratch. */
+struct dsetup {
+    sps_context *ctx;
+    cudaStream_t s;
+    double *red = nullptr; /* RED_BLOCKS partials + 1 result */
+};
+
+/* The setup's temporaries (the arrays that die inside the setup: scratch,
+ * S, A P, the smoothing matrix, the nullspaces, sort and scan buffers) are
+ * stream-ordered: cudaMallocAsync / cudaFreeAsync on the context's stream,
+ * from the device's default pool, which sps__amg_build_gpu keeps (release
+ * threshold raised) for the setup's length and trims at its end. A free is
+ * queued behind the kernels that read the array: no synchronization, no
+ * wait for the stream before it (cudaFree synchronizes the device and costs
+ * 0.1-1 ms on the large arrays), and a size met before is served by the
+ * pool without the driver. The hierarchy's arrays (T, P, R, A_{l+1}, the
+ * aggregates, the smoother's scaling, the coarse inverse) stay on dalloc
+ * (cudaMalloc): their owner frees them with sps__dfree. */
+template <class T> sps_status talloc(dsetup &D, T **p, long long count)
 {
-    sps_status sy = sps__gpu_sync(ctx);
-    if (st == SPS_OK) st = sy;
+    size_t bytes = (size_t)(count > 0 ? count : 1) * sizeof(T);
+    void *q = nullptr;
+    cudaError_t e = cudaMallocAsync(&q, bytes, D.s);
+    *p = (T *)q;
+    if (e == cudaSuccess) return SPS_OK;
+    *p = nullptr;
+    cudaGetLastError();
+    if (e == cudaErrorMemoryAllocation)
+        return sps__err(D.ctx, SPS_ERR_NO_MEMORY, "cudaMallocAsync of %.1f MiB failed: out of device memory",
+                        (double)bytes / 1048576.0);
+    return sps__cuda_fail(D.ctx, e, "cudaMallocAsync", __FILE__, __LINE__);
+}
+
+/* A temporary's free, queued on the stream (NULL: nothing). */
+void tfree(dsetup &D, void *p)
+{
+    if (p) cudaFreeAsync(p, D.s);
+}
+
+sps_status dcsr_talloc(dsetup &D, dcsr &a, sps_idx nr, sps_idx nc, sps_idx nnz, int values)
+{
+    a.nr = nr;
+    a.nc = nc;
+    a.nnz = nnz;
+    sps_status st = talloc(D, &a.rp, (long long)nr + 1);
+    if (st == SPS_OK) st = talloc(D, &a.ci, nnz);
+    if (st == SPS_OK && values) st = talloc(D, &a.v, nnz);
+    return st;
+}
+
+void dcsr_tfree(dsetup &D, dcsr &a)
+{
+    tfree(D, a.rp);
+    tfree(D, a.ci);
+    tfree(D, a.v);
+    a = dcsr();
 }
 
 /* ---- scans, sorts and reductions ------------------------------------------ */
 
 /* out[0..n] = exclusive prefix sum of in[0..n) (out[n] the total). */
-template <class T> sps_status scan(sps_context *ctx, const T *in, T *out, long long n)
+template <class T> sps_status scan(dsetup &D, const T *in, T *out, long long n)
 {
-    cudaStream_t s = (cudaStream_t)sps__gpu_stream(ctx);
+    sps_context *ctx = D.ctx;
+    cudaStream_t s = D.s;
     SPS_CUDA(ctx, cudaMemsetAsync(out, 0, sizeof(T), s));
     if (n == 0) return SPS_OK;
     size_t bytes = 0;
     SPS_CUDA(ctx, cub::DeviceScan::InclusiveSum(nullptr, bytes, in, out + 1, (int)n, s));
-    void *tmp = nullptr;
+    char *tmp = nullptr;
     if (bytes == 0) bytes = 16; /* a NULL buffer would only ask for the size again */
-    sps_status st = sps__dmalloc(ctx, &tmp, bytes);
+    sps_status st = talloc(D, &tmp, (long long)bytes);
     if (st != SPS_OK) return st;
     cudaError_t e = cub::DeviceScan::InclusiveSum(tmp, bytes, in, out + 1, (int)n, s);
-    drain(ctx, st);
-    sps__dfree(tmp);
-    if (st != SPS_OK) return st;
+    tfree(D, tmp); /* queued after the scan */
     if (e != cudaSuccess) return sps__cuda_fail(ctx, e, "cub::DeviceScan::InclusiveSum", __FILE__, __LINE__);
     return SPS_OK;
 }
 
 /* (keys, vals) sorted by key, stably (equal keys keep their order). */
-sps_status sort_pairs(sps_context *ctx, const unsigned *kin, unsigned *kout, const sps_idx *vin,
+sps_status sort_pairs(dsetup &D, const unsigned *kin, unsigned *kout, const sps_idx *vin,
                       sps_idx *vout, long long n, unsigned kmax)
 {
     if (n == 0) return SPS_OK;
-    cudaStream_t s = (cudaStream_t)sps__gpu_stream(ctx);
+    sps_context *ctx = D.ctx;
+    cudaStream_t s = D.s;
     int bits = 1;
     while (bits < 32 && (kmax >> bits) != 0) bits++;
     size_t bytes = 0;
     SPS_CUDA(ctx, cub::DeviceRadixSort::SortPairs(nullptr, bytes, kin, kout, vin, vout, (int)n, 0,
                                                   bits, s));
-    void *tmp = nullptr;
+    char *tmp = nullptr;
     if (bytes == 0) bytes = 16;
-    sps_status st = sps__dmalloc(ctx, &tmp, bytes);
+    sps_status st = talloc(D, &tmp, (long long)bytes);
     if (st != SPS_OK) return st;
     cudaError_t e = cub::DeviceRadixSort::SortPairs(tmp, bytes, kin, kout, vin, vout, (int)n, 0, bits, s);
-    drain(ctx, st);
-    sps__dfree(tmp);
-    if (st != SPS_OK) return st;
+    tfree(D, tmp); /* queued after the sort */
     if (e != cudaSuccess) return sps__cuda_fail(ctx, e, "cub::DeviceRadixSort::SortPairs", __FILE__, __LINE__);
     return SPS_OK;
 }
@@ -187,13 +235,6 @@ __global__ void k_reduce_final(int op, const double *__restrict__ part, double *
     }
     if (threadIdx.x == 0) *out = sh[0];
 }
-
-/* The setup's state: the context, its stream, reduction scratch. */
-struct dsetup {
-    sps_context *ctx;
-    cudaStream_t s;
-    double *red = nullptr; /* RED_BLOCKS partials + 1 result */
-};
 
 /* *out (device) = x'y (op 0) or max x (op 1), deterministic; nothing is
  * read back. */
@@ -248,26 +289,25 @@ sps_status strength(dsetup &D, const dcsr &A, double theta, dcsr &S)
     double *d = nullptr;
     sps_idx *cnt = nullptr;
     int gr = blocks_for(n);
-    sps_status st = dalloc(D.ctx, &d, n);
-    if (st == SPS_OK) st = dalloc(D.ctx, &cnt, n);
-    if (st == SPS_OK) st = dalloc(D.ctx, &S.rp, (long long)n + 1);
+    sps_status st = talloc(D, &d, n);
+    if (st == SPS_OK) st = talloc(D, &cnt, n);
+    if (st == SPS_OK) st = talloc(D, &S.rp, (long long)n + 1);
     if (st == SPS_OK) {
         k_absdiag<<<gr, TB, 0, D.s>>>(n, A.rp, A.ci, A.v, d);
         LAUNCHED(D.ctx, st, "k_absdiag");
         k_strength<<<gr, TB, 0, D.s>>>(n, A.rp, A.ci, A.v, d, theta, cnt, nullptr, nullptr);
         LAUNCHED(D.ctx, st, "k_strength");
-        if (st == SPS_OK) st = scan(D.ctx, cnt, S.rp, n);
+        if (st == SPS_OK) st = scan(D, cnt, S.rp, n);
     }
     if (st == SPS_OK) st = sps__d2h(D.ctx, &S.nnz, S.rp + n, sizeof S.nnz);
-    if (st == SPS_OK) st = dalloc(D.ctx, &S.ci, S.nnz);
+    if (st == SPS_OK) st = talloc(D, &S.ci, S.nnz);
     if (st == SPS_OK) {
         S.nr = S.nc = n;
         k_strength<<<gr, TB, 0, D.s>>>(n, A.rp, A.ci, A.v, d, theta, nullptr, S.rp, S.ci);
         LAUNCHED(D.ctx, st, "k_strength fill");
     }
-    drain(D.ctx, st);
-    sps__dfree(d);
-    sps__dfree(cnt);
+    tfree(D, d);
+    tfree(D, cnt);
     return st;
 }
 
@@ -364,7 +404,7 @@ sps_status mis2(dsetup &D, const dcsr &S, uint64_t *key, uint64_t *t1, uint64_t 
     sps_idx n = S.nr;
     int gr = blocks_for(n);
     unsigned long long *left = nullptr, hl = 1;
-    sps_status st = dalloc(D.ctx, &left, MIS_BATCH);
+    sps_status st = talloc(D, &left, MIS_BATCH);
     if (st != SPS_OK) return st;
     k_mis_init<<<gr, TB, 0, D.s>>>(n, S.rp, key);
     cudaError_t e = cudaGetLastError();
@@ -378,7 +418,7 @@ sps_status mis2(dsetup &D, const dcsr &S, uint64_t *key, uint64_t *t1, uint64_t 
         }
         if (st == SPS_OK && e == cudaSuccess) st = sps__d2h(D.ctx, &hl, left + MIS_BATCH - 1, sizeof hl);
     }
-    sps__dfree(left);
+    tfree(D, left);
     if (e != cudaSuccess) return sps__cuda_fail(D.ctx, e, "launch MIS(2) round", __FILE__, __LINE__);
     return st;
 }
@@ -390,15 +430,15 @@ sps_status aggregate(dsetup &D, const dcsr &S, sps_idx *agg, sps_idx *nagg)
     int gr = blocks_for(n);
     uint64_t *w = nullptr;
     sps_idx *f = nullptr, *num = nullptr, *first = nullptr;
-    sps_status st = dalloc(D.ctx, &w, 3 * (long long)n);
-    if (st == SPS_OK) st = dalloc(D.ctx, &f, n);
-    if (st == SPS_OK) st = dalloc(D.ctx, &num, (long long)n + 1);
-    if (st == SPS_OK) st = dalloc(D.ctx, &first, n);
+    sps_status st = talloc(D, &w, 3 * (long long)n);
+    if (st == SPS_OK) st = talloc(D, &f, n);
+    if (st == SPS_OK) st = talloc(D, &num, (long long)n + 1);
+    if (st == SPS_OK) st = talloc(D, &first, n);
     if (st == SPS_OK) st = mis2(D, S, w, w + n, w + 2 * (long long)n);
     if (st == SPS_OK) {
         k_root_flag<<<gr, TB, 0, D.s>>>(n, w, f);
         LAUNCHED(D.ctx, st, "k_root_flag");
-        if (st == SPS_OK) st = scan(D.ctx, f, num, n);
+        if (st == SPS_OK) st = scan(D, f, num, n);
     }
     if (st == SPS_OK) st = sps__d2h(D.ctx, nagg, num + n, sizeof *nagg);
     if (st == SPS_OK) {
@@ -407,11 +447,10 @@ sps_status aggregate(dsetup &D, const dcsr &S, sps_idx *agg, sps_idx *nagg)
         k_join<<<gr, TB, 0, D.s>>>(n, S.rp, S.ci, first, agg);
         LAUNCHED(D.ctx, st, "k_join");
     }
-    drain(D.ctx, st);
-    sps__dfree(w);
-    sps__dfree(f);
-    sps__dfree(num);
-    sps__dfree(first);
+    tfree(D, w);
+    tfree(D, f);
+    tfree(D, num);
+    tfree(D, first);
     return st;
 }
 
@@ -472,19 +511,19 @@ sps_status tentative(dsetup &D, const sps_idx *agg, sps_idx n, sps_idx nagg, con
     int gr = blocks_for(n);
     unsigned *k1 = nullptr, *k2 = nullptr;
     sps_idx *i1 = nullptr, *i2 = nullptr, *has = nullptr, *start = nullptr;
-    sps_status st = dalloc(D.ctx, &k1, n);
-    if (st == SPS_OK) st = dalloc(D.ctx, &k2, n);
-    if (st == SPS_OK) st = dalloc(D.ctx, &i1, n);
-    if (st == SPS_OK) st = dalloc(D.ctx, &i2, n);
-    if (st == SPS_OK) st = dalloc(D.ctx, &has, n);
-    if (st == SPS_OK) st = dalloc(D.ctx, &start, (long long)nagg + 1);
+    sps_status st = talloc(D, &k1, n);
+    if (st == SPS_OK) st = talloc(D, &k2, n);
+    if (st == SPS_OK) st = talloc(D, &i1, n);
+    if (st == SPS_OK) st = talloc(D, &i2, n);
+    if (st == SPS_OK) st = talloc(D, &has, n);
+    if (st == SPS_OK) st = talloc(D, &start, (long long)nagg + 1);
     if (st == SPS_OK) st = dalloc(D.ctx, &T.rp, (long long)n + 1);
     if (st == SPS_OK) {
         k_agg_keys<<<gr, TB, 0, D.s>>>(n, agg, k1, i1, has);
         LAUNCHED(D.ctx, st, "k_agg_keys");
-        if (st == SPS_OK) st = scan(D.ctx, has, T.rp, n);
+        if (st == SPS_OK) st = scan(D, has, T.rp, n);
     }
-    if (st == SPS_OK) st = sort_pairs(D.ctx, k1, k2, i1, i2, n, (unsigned)nagg);
+    if (st == SPS_OK) st = sort_pairs(D, k1, k2, i1, i2, n, (unsigned)nagg);
     if (st == SPS_OK) st = sps__d2h(D.ctx, &T.nnz, T.rp + n, sizeof T.nnz);
     if (st == SPS_OK) st = dalloc(D.ctx, &T.ci, T.nnz);
     if (st == SPS_OK) st = dalloc(D.ctx, &T.v, T.nnz);
@@ -499,13 +538,12 @@ sps_status tentative(dsetup &D, const sps_idx *agg, sps_idx n, sps_idx nagg, con
             LAUNCHED(D.ctx, st, "k_tent");
         }
     }
-    drain(D.ctx, st);
-    sps__dfree(k1);
-    sps__dfree(k2);
-    sps__dfree(i1);
-    sps__dfree(i2);
-    sps__dfree(has);
-    sps__dfree(start);
+    tfree(D, k1);
+    tfree(D, k2);
+    tfree(D, i1);
+    tfree(D, i2);
+    tfree(D, has);
+    tfree(D, start);
     return st;
 }
 
@@ -914,22 +952,23 @@ int grp_blocks(long long n, int G)
 }
 
 /* C = X Y (rows sorted), the host's sums: groups of lanes a row, the rows
- * that overflow their table (and short products) one thread a row. */
-sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C)
+ * that overflow their table (and short products) one thread a row. keep:
+ * C is the hierarchy's (dalloc), else a temporary (talloc). */
+sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, int keep)
 {
     sps_idx n = X.nr;
     int gr = blocks_for(n), G = 0;
     long long *ub = nullptr, *off = nullptr, *cnt = nullptr, *crp = nullptr, total = 0, nnz = 0;
     sps_idx *hc = nullptr;
     double *hv = nullptr;
-    sps_status st = dalloc(D.ctx, &ub, n);
-    if (st == SPS_OK) st = dalloc(D.ctx, &off, (long long)n + 1);
-    if (st == SPS_OK) st = dalloc(D.ctx, &cnt, n);
-    if (st == SPS_OK) st = dalloc(D.ctx, &crp, (long long)n + 1);
+    sps_status st = talloc(D, &ub, n);
+    if (st == SPS_OK) st = talloc(D, &off, (long long)n + 1);
+    if (st == SPS_OK) st = talloc(D, &cnt, n);
+    if (st == SPS_OK) st = talloc(D, &crp, (long long)n + 1);
     if (st == SPS_OK) {
         k_sg_bound<<<gr, TB, 0, D.s>>>(n, X.rp, X.ci, Y.rp, ub);
         LAUNCHED(D.ctx, st, "k_sg_bound");
-        if (st == SPS_OK) st = scan(D.ctx, ub, off, n);
+        if (st == SPS_OK) st = scan(D, ub, off, n);
     }
     if (st == SPS_OK) st = sps__d2h(D.ctx, &total, off + n, sizeof total);
     if (st == SPS_OK) G = group_lanes(Y, n ? (double)total / n : 0.0);
@@ -937,11 +976,11 @@ sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C)
     if (st == SPS_OK && G > 0) { /* counts; the bound stays only on the rows that overflow */
         k_grp_count<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, Y.rp, Y.ci, cnt, ub);
         LAUNCHED(D.ctx, st, "k_grp_count");
-        if (st == SPS_OK) st = scan(D.ctx, ub, off, n);
+        if (st == SPS_OK) st = scan(D, ub, off, n);
         if (st == SPS_OK) st = sps__d2h(D.ctx, &total, off + n, sizeof total);
     }
-    if (st == SPS_OK) st = dalloc(D.ctx, &hc, total);
-    if (st == SPS_OK) st = dalloc(D.ctx, &hv, total);
+    if (st == SPS_OK) st = talloc(D, &hc, total);
+    if (st == SPS_OK) st = talloc(D, &hv, total);
     if (st == SPS_OK && total > 0) st = sps__dmemset(D.ctx, hc, 0xff, (size_t)total * sizeof *hc);
     if (st == SPS_OK && G == 0) {
         k_sg_hash<<<gr, TB, 0, D.s>>>(n, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, hc, hv, cnt, 0);
@@ -951,12 +990,13 @@ sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C)
         k_grp_hash_global<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, hc, hv, cnt);
         LAUNCHED(D.ctx, st, "k_grp_hash_global");
     }
-    if (st == SPS_OK) st = scan(D.ctx, cnt, crp, n);
+    if (st == SPS_OK) st = scan(D, cnt, crp, n);
     if (st == SPS_OK) st = sps__d2h(D.ctx, &nnz, crp + n, sizeof nnz);
     if (st == SPS_OK && nnz > SPS_IDX_MAX)
         st = sps__err(D.ctx, SPS_ERR_UNSUPPORTED,
                       "amg: a product has more entries than the 32-bit index limit %d", SPS_IDX_MAX);
-    if (st == SPS_OK) st = dcsr_alloc(D.ctx, C, n, Y.nc, (sps_idx)nnz, 1);
+    if (st == SPS_OK)
+        st = keep ? dcsr_alloc(D.ctx, C, n, Y.nc, (sps_idx)nnz, 1) : dcsr_talloc(D, C, n, Y.nc, (sps_idx)nnz, 1);
     if (st == SPS_OK && n == 0) st = sps__dmemset(D.ctx, C.rp, 0, sizeof *C.rp);
     if (st == SPS_OK && n > 0 && G > 0) {
         k_grp_numeric<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off,
@@ -967,13 +1007,12 @@ sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C)
         k_sg_gather<<<gr, TB, 0, D.s>>>(n, off, hc, hv, crp, C.rp, C.ci, C.v);
         LAUNCHED(D.ctx, st, "k_sg_gather");
     }
-    drain(D.ctx, st);
-    sps__dfree(ub);
-    sps__dfree(off);
-    sps__dfree(cnt);
-    sps__dfree(crp);
-    sps__dfree(hc);
-    sps__dfree(hv);
+    tfree(D, ub);
+    tfree(D, off);
+    tfree(D, cnt);
+    tfree(D, crp);
+    tfree(D, hc);
+    tfree(D, hv);
     return st;
 }
 
@@ -1023,11 +1062,11 @@ sps_status transpose(dsetup &D, const dcsr &X, dcsr &T)
     unsigned *k1 = nullptr, *k2 = nullptr;
     sps_idx *row = nullptr, *i1 = nullptr, *i2 = nullptr;
     sps_status st = dcsr_alloc(D.ctx, T, X.nc, X.nr, nnz, 1);
-    if (st == SPS_OK) st = dalloc(D.ctx, &k1, nnz);
-    if (st == SPS_OK) st = dalloc(D.ctx, &k2, nnz);
-    if (st == SPS_OK) st = dalloc(D.ctx, &row, nnz);
-    if (st == SPS_OK) st = dalloc(D.ctx, &i1, nnz);
-    if (st == SPS_OK) st = dalloc(D.ctx, &i2, nnz);
+    if (st == SPS_OK) st = talloc(D, &k1, nnz);
+    if (st == SPS_OK) st = talloc(D, &k2, nnz);
+    if (st == SPS_OK) st = talloc(D, &row, nnz);
+    if (st == SPS_OK) st = talloc(D, &i1, nnz);
+    if (st == SPS_OK) st = talloc(D, &i2, nnz);
     if (st == SPS_OK && nnz == 0) {
         k_fill_int<<<blocks_for((long long)X.nc + 1), TB, 0, D.s>>>((long long)X.nc + 1, T.rp, 0);
         LAUNCHED(D.ctx, st, "k_fill_int");
@@ -1035,7 +1074,7 @@ sps_status transpose(dsetup &D, const dcsr &X, dcsr &T)
     if (st == SPS_OK && nnz > 0) {
         k_entries<<<blocks_for(X.nr), TB, 0, D.s>>>(X.nr, X.rp, X.ci, row, k1, i1);
         LAUNCHED(D.ctx, st, "k_entries");
-        if (st == SPS_OK) st = sort_pairs(D.ctx, k1, k2, i1, i2, nnz, (unsigned)(X.nc > 0 ? X.nc - 1 : 0));
+        if (st == SPS_OK) st = sort_pairs(D, k1, k2, i1, i2, nnz, (unsigned)(X.nc > 0 ? X.nc - 1 : 0));
     }
     if (st == SPS_OK && nnz > 0) {
         k_col_start<<<blocks_for(nnz), TB, 0, D.s>>>(nnz, X.nc, k2, T.rp);
@@ -1043,12 +1082,11 @@ sps_status transpose(dsetup &D, const dcsr &X, dcsr &T)
         k_gather_t<<<blocks_for(nnz), TB, 0, D.s>>>(nnz, i2, row, X.v, T.ci, T.v);
         LAUNCHED(D.ctx, st, "k_gather_t");
     }
-    drain(D.ctx, st);
-    sps__dfree(k1);
-    sps__dfree(k2);
-    sps__dfree(row);
-    sps__dfree(i1);
-    sps__dfree(i2);
+    tfree(D, k1);
+    tfree(D, k2);
+    tfree(D, row);
+    tfree(D, i1);
+    tfree(D, i2);
     return st;
 }
 
@@ -1234,24 +1272,28 @@ struct dlevel {
     dcsr S, T, P, R, AP, Ac, Sm;
     sps_idx *agg = nullptr;
     double *dinv = nullptr, *g = nullptr, *l1 = nullptr, *w = nullptr, *Bc = nullptr;
+    int dinv_temp = 0; /* dinv a temporary (talloc): l1-Jacobi keeps l1 instead */
 };
 
-void level_free(dlevel &L)
+/* What the hierarchy did not take: S, A P, Sm, g, w and Bc are temporaries
+ * (and dinv when dinv_temp), the rest dalloc's. */
+void level_free(dsetup &D, dlevel &L)
 {
-    dcsr_free(L.S);
+    dcsr_tfree(D, L.S);
     dcsr_free(L.T);
     dcsr_free(L.P);
     dcsr_free(L.R);
-    dcsr_free(L.AP);
+    dcsr_tfree(D, L.AP);
     dcsr_free(L.Ac);
-    sps__dfree(L.Sm.v); /* Sm borrows A's pattern */
+    tfree(D, L.Sm.v); /* Sm borrows A's pattern */
     L.Sm = dcsr();
     sps__dfree(L.agg);
-    sps__dfree(L.dinv);
-    sps__dfree(L.g);
+    if (L.dinv_temp) tfree(D, L.dinv);
+    else sps__dfree(L.dinv);
+    tfree(D, L.g);
     sps__dfree(L.l1);
-    sps__dfree(L.w);
-    sps__dfree(L.Bc);
+    tfree(D, L.w);
+    tfree(D, L.Bc);
     L.agg = nullptr;
     L.dinv = L.g = L.l1 = L.w = L.Bc = nullptr;
 }
@@ -1284,7 +1326,7 @@ sps_status level_aggregate(gbuild &b, const dcsr &A, int l, dlevel &G, int *stal
     if (st == SPS_OK) st = dalloc(ctx, &G.agg, A.nr);
     if (st == SPS_OK) st = aggregate(b.D, G.S, G.agg, &L->nagg);
     /* the host's check (sps__amg_aggregate), on the device: one count read */
-    if (st == SPS_OK) st = dalloc(ctx, &bad, 1);
+    if (st == SPS_OK) st = talloc(b.D, &bad, 1);
     if (st == SPS_OK) st = sps__dmemset(ctx, bad, 0, sizeof *bad);
     if (st == SPS_OK) {
         k_orphans<<<blocks_for(A.nr), TB, 0, b.D.s>>>(A.nr, G.S.rp, G.agg, bad);
@@ -1293,8 +1335,7 @@ sps_status level_aggregate(gbuild &b, const dcsr &A, int l, dlevel &G, int *stal
     if (st == SPS_OK) st = sps__d2h(ctx, &hbad, bad, sizeof hbad);
     if (st == SPS_OK && hbad)
         st = sps__err(ctx, SPS_ERR_INTERNAL, "amg: %llu nodes left without an aggregate", hbad);
-    drain(ctx, st);
-    sps__dfree(bad);
+    tfree(b.D, bad);
     tick(b, st, t1, 1);
     *stalled = st == SPS_OK && (L->nagg == 0 || L->nagg >= A.nr);
     return st;
@@ -1310,11 +1351,12 @@ sps_status level_spectral(gbuild &b, const dcsr &A, int l, dlevel &G)
     double t0 = sps__now_ms();
     amg_lz *S = nullptr, hs;
     memset(&hs, 0, sizeof hs);
-    sps_status st = dalloc(ctx, &G.dinv, n);
-    if (st == SPS_OK) st = dalloc(ctx, &G.g, n);
+    G.dinv_temp = l1; /* the hierarchy keeps l1 (l1-Jacobi) or dinv (Chebyshev) */
+    sps_status st = l1 ? talloc(b.D, &G.dinv, n) : dalloc(ctx, &G.dinv, n);
+    if (st == SPS_OK) st = talloc(b.D, &G.g, n);
     if (st == SPS_OK && l1) st = dalloc(ctx, &G.l1, n);
-    if (st == SPS_OK) st = dalloc(ctx, &G.w, 4 * (long long)n);
-    if (st == SPS_OK) st = dalloc(ctx, &S, 1);
+    if (st == SPS_OK) st = talloc(b.D, &G.w, 4 * (long long)n);
+    if (st == SPS_OK) st = talloc(b.D, &S, 1);
     if (st == SPS_OK) {
         k_diag<<<blocks_for(n), TB, 0, b.D.s>>>(n, A.rp, A.ci, A.v, G.dinv, G.g, G.l1);
         LAUNCHED(ctx, st, "k_diag");
@@ -1322,8 +1364,7 @@ sps_status level_spectral(gbuild &b, const dcsr &A, int l, dlevel &G)
     }
     if (st == SPS_OK) st = lanczos(b.D, A, G.dinv, G.w, &S->lz);
     if (st == SPS_OK) st = sps__d2h(ctx, &hs, S, sizeof hs); /* the one read: Gershgorin, alpha, beta, steps */
-    drain(ctx, st);
-    sps__dfree(S);
+    tfree(b.D, S);
     if (st == SPS_OK) st = sps__amg_spectral_finish(ctx, n, hs.gersh, b.prm->sweeps, hs.lz.alpha, hs.lz.beta, hs.lz.m, L);
     tick(b, st, t0, 4); /* the scaling stays on the device (device_level) */
     return st;
@@ -1335,18 +1376,18 @@ sps_status level_prolong(gbuild &b, const dcsr &A, int l, dlevel &G, const doubl
     sps_amg_level *L = &b.h->lv[l];
     sps_context *ctx = b.D.ctx;
     double t0 = sps__now_ms();
-    sps_status st = dalloc(ctx, &G.Bc, L->nagg);
+    sps_status st = talloc(b.D, &G.Bc, L->nagg);
     if (st == SPS_OK) st = tentative(b.D, G.agg, A.nr, L->nagg, B, G.T, G.Bc);
     if (st == SPS_OK) {
         G.Sm = A;
         G.Sm.v = nullptr;
-        st = dalloc(ctx, &G.Sm.v, A.nnz);
+        st = talloc(b.D, &G.Sm.v, A.nnz);
     }
     if (st == SPS_OK) {
         k_smoother_matrix<<<blocks_for(A.nr), TB, 0, b.D.s>>>(A.nr, A.rp, A.ci, A.v, G.dinv,
                                                               4.0 / (3.0 * L->rho), G.Sm.v);
         LAUNCHED(ctx, st, "k_smoother_matrix");
-        if (st == SPS_OK) st = spgemm(b.D, G.Sm, G.T, G.P);
+        if (st == SPS_OK) st = spgemm(b.D, G.Sm, G.T, G.P, 1);
     }
     if (st == SPS_OK) st = transpose(b.D, G.P, G.R);
     tick(b, st, t0, 2);
@@ -1357,8 +1398,8 @@ sps_status level_prolong(gbuild &b, const dcsr &A, int l, dlevel &G, const doubl
 sps_status level_galerkin(gbuild &b, const dcsr &A, dlevel &G)
 {
     double t0 = sps__now_ms();
-    sps_status st = spgemm(b.D, A, G.P, G.AP);
-    if (st == SPS_OK) st = spgemm(b.D, G.R, G.AP, G.Ac);
+    sps_status st = spgemm(b.D, A, G.P, G.AP, 0);
+    if (st == SPS_OK) st = spgemm(b.D, G.R, G.AP, G.Ac, 1);
     tick(b, st, t0, 3);
     return st;
 }
@@ -1428,11 +1469,11 @@ sps_status device_level(gbuild &b, int l, dcsr &A, double **B, int *host, int *o
         st = attach(b.D.ctx, keep, &h->lv[l + 1].A); /* keep emptied: A's arrays now the hierarchy's */
         h->ms_download += sps__now_ms() - t0;
         if (st == SPS_OK) *own = 0;
-        sps__dfree(*B);
+        tfree(b.D, *B);
         *B = G.Bc;
         G.Bc = nullptr;
     }
-    level_free(G);
+    level_free(b.D, G);
     return st;
 }
 
@@ -1479,9 +1520,9 @@ sps_status device_coarse(gbuild &b, const dcsr &A)
     int *bad = nullptr, hbad = 0;
     long long nn = (long long)n * n;
     sps_status st = dalloc(ctx, &h->dcinv, nn);
-    if (st == SPS_OK) st = dalloc(ctx, &fcol, n);
-    if (st == SPS_OK) st = dalloc(ctx, &perm, n);
-    if (st == SPS_OK) st = dalloc(ctx, &bad, 1);
+    if (st == SPS_OK) st = talloc(b.D, &fcol, n);
+    if (st == SPS_OK) st = talloc(b.D, &perm, n);
+    if (st == SPS_OK) st = talloc(b.D, &bad, 1);
     if (st == SPS_OK) st = sps__dmemset(ctx, bad, 0, sizeof *bad);
     if (st == SPS_OK && nn > 0) st = sps__dmemset(ctx, h->dcinv, 0, (size_t)nn * sizeof *h->dcinv);
     if (st == SPS_OK && n > 0) {
@@ -1501,10 +1542,9 @@ sps_status device_coarse(gbuild &b, const dcsr &A)
     if (st == SPS_OK) st = sps__d2h(ctx, &hbad, bad, sizeof hbad);
     if (st == SPS_OK && hbad)
         st = sps__err(ctx, SPS_ERR_UNSUPPORTED, "amg: the coarsest matrix (%d rows) is singular", n);
-    drain(ctx, st);
-    sps__dfree(fcol);
-    sps__dfree(perm);
-    sps__dfree(bad);
+    tfree(b.D, fcol);
+    tfree(b.D, perm);
+    tfree(b.D, bad);
     h->ms[5] += sps__now_ms() - t0;
     return st;
 }
@@ -1526,7 +1566,7 @@ sps_status build_levels(gbuild &b, const sps_csr *A0)
         /* the coarsest level after device levels: its inverse on the device too */
         st = device_coarse(b, A);
         if (own) dcsr_free(A);
-        sps__dfree(B);
+        tfree(b.D, B);
         if (st == SPS_OK) sps__amg_describe(b.h, "\n");
         return st;
     }
@@ -1537,7 +1577,7 @@ sps_status build_levels(gbuild &b, const sps_csr *A0)
         b.h->ms_download += sps__now_ms() - t1;
     }
     if (own) dcsr_free(A);
-    sps__dfree(B);
+    tfree(b.D, B);
     if (st == SPS_OK) return sps__amg_build_from(ctx, A0, l, hB, b.h); /* takes hB */
     sps__free(hB);
     return st;
@@ -1562,6 +1602,38 @@ void *fingerprint_run(void *arg)
     return nullptr;
 }
 
+/* The device's default pool keeps what the setup's temporaries free (its
+ * release threshold raised) while the setup runs, so a size met again (the
+ * same arrays level after level, the scan and sort buffers) comes from the
+ * pool, not the driver; pool_end releases what it holds (the setup's peak,
+ * A P's hash slices on level 0 among it, would otherwise stay reserved for
+ * the pool and be missing for the solve's own cudaMalloc) and puts the
+ * threshold back. */
+struct pool_keep {
+    cudaMemPool_t pool = nullptr;
+    uint64_t threshold = 0;
+    int set = 0;
+};
+
+void pool_begin(pool_keep &k)
+{
+    int dev = 0;
+    uint64_t all = UINT64_MAX;
+    k.set = cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetDefaultMemPool(&k.pool, dev) == cudaSuccess &&
+            cudaMemPoolGetAttribute(k.pool, cudaMemPoolAttrReleaseThreshold, &k.threshold) == cudaSuccess &&
+            cudaMemPoolSetAttribute(k.pool, cudaMemPoolAttrReleaseThreshold, &all) == cudaSuccess;
+    cudaGetLastError(); /* without the pool's attributes: the pool's default behaviour, no error */
+}
+
+/* After the stream is drained (the frees done). */
+void pool_end(pool_keep &k)
+{
+    if (!k.set) return;
+    cudaMemPoolTrimTo(k.pool, 0);
+    cudaMemPoolSetAttribute(k.pool, cudaMemPoolAttrReleaseThreshold, &k.threshold);
+    cudaGetLastError();
+}
+
 } // namespace
 
 extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A,
@@ -1581,9 +1653,14 @@ extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *pr
     b.D.s = (cudaStream_t)sps__gpu_stream(ctx);
     b.prm = &h->prm;
     b.h = h;
-    st = dalloc(ctx, &b.D.red, RED_BLOCKS + 1);
+    pool_keep pk;
+    pool_begin(pk);
+    st = talloc(b.D, &b.D.red, RED_BLOCKS + 1);
     if (st == SPS_OK) st = build_levels(b, A);
-    sps__dfree(b.D.red);
+    tfree(b.D, b.D.red);
+    sps_status sy = sps__gpu_sync(ctx); /* the queued frees done: the pool may trim */
+    if (st == SPS_OK) st = sy;
+    pool_end(pk);
     if (f.started) pthread_join(f.tid, nullptr);
     h->pattern = f.z;
     sps__free(f.slot);
