@@ -423,8 +423,9 @@ sps_status mis2(dsetup &D, const dcsr &S, uint64_t *key, uint64_t *t1, uint64_t 
     return st;
 }
 
-/* agg (device, n) and *nagg: amg_setup.c's aggregates exactly. */
-sps_status aggregate(dsetup &D, const dcsr &S, sps_idx *agg, sps_idx *nagg)
+/* agg (device, n) and *dnagg (device: the caller reads it with the orphan
+ * count, one read): amg_setup.c's aggregates exactly. */
+sps_status aggregate(dsetup &D, const dcsr &S, sps_idx *agg, sps_idx *dnagg)
 {
     sps_idx n = S.nr;
     int gr = blocks_for(n);
@@ -440,7 +441,7 @@ sps_status aggregate(dsetup &D, const dcsr &S, sps_idx *agg, sps_idx *nagg)
         LAUNCHED(D.ctx, st, "k_root_flag");
         if (st == SPS_OK) st = scan(D, f, num, n);
     }
-    if (st == SPS_OK) st = sps__d2h(D.ctx, nagg, num + n, sizeof *nagg);
+    if (st == SPS_OK) st = sps__d2d(D.ctx, dnagg, num + n, sizeof *dnagg);
     if (st == SPS_OK) {
         k_first<<<gr, TB, 0, D.s>>>(n, S.rp, S.ci, w, num, first);
         LAUNCHED(D.ctx, st, "k_first");
@@ -1322,20 +1323,26 @@ sps_status level_aggregate(gbuild &b, const dcsr &A, int l, dlevel &G, int *stal
     double t0 = sps__now_ms();
     sps_status st = strength(b.D, A, b.prm->theta * ldexp(1.0, -l), G.S);
     double t1 = tick(b, st, t0, 0);
-    unsigned long long *bad = nullptr, hbad = 0;
+    /* the aggregates' count and the host's check (sps__amg_aggregate) on
+     * the device: one read of both */
+    struct agg_counts {
+        unsigned long long bad;
+        sps_idx nagg;
+    } *cnt = nullptr, hc;
+    memset(&hc, 0, sizeof hc);
     if (st == SPS_OK) st = dalloc(ctx, &G.agg, A.nr);
-    if (st == SPS_OK) st = aggregate(b.D, G.S, G.agg, &L->nagg);
-    /* the host's check (sps__amg_aggregate), on the device: one count read */
-    if (st == SPS_OK) st = talloc(b.D, &bad, 1);
-    if (st == SPS_OK) st = sps__dmemset(ctx, bad, 0, sizeof *bad);
+    if (st == SPS_OK) st = talloc(b.D, &cnt, 1);
+    if (st == SPS_OK) st = aggregate(b.D, G.S, G.agg, &cnt->nagg);
+    if (st == SPS_OK) st = sps__dmemset(ctx, &cnt->bad, 0, sizeof cnt->bad);
     if (st == SPS_OK) {
-        k_orphans<<<blocks_for(A.nr), TB, 0, b.D.s>>>(A.nr, G.S.rp, G.agg, bad);
+        k_orphans<<<blocks_for(A.nr), TB, 0, b.D.s>>>(A.nr, G.S.rp, G.agg, &cnt->bad);
         LAUNCHED(ctx, st, "k_orphans");
     }
-    if (st == SPS_OK) st = sps__d2h(ctx, &hbad, bad, sizeof hbad);
-    if (st == SPS_OK && hbad)
-        st = sps__err(ctx, SPS_ERR_INTERNAL, "amg: %llu nodes left without an aggregate", hbad);
-    tfree(b.D, bad);
+    if (st == SPS_OK) st = sps__d2h(ctx, &hc, cnt, sizeof hc);
+    if (st == SPS_OK) L->nagg = hc.nagg;
+    if (st == SPS_OK && hc.bad)
+        st = sps__err(ctx, SPS_ERR_INTERNAL, "amg: %llu nodes left without an aggregate", hc.bad);
+    tfree(b.D, cnt);
     tick(b, st, t1, 1);
     *stalled = st == SPS_OK && (L->nagg == 0 || L->nagg >= A.nr);
     return st;

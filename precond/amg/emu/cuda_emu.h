@@ -142,6 +142,7 @@ void sps__dfree(void *p);
 sps_status sps__h2d(sps_context *ctx, void *dst, const void *src, size_t bytes);
 sps_status sps__d2h(sps_context *ctx, void *dst, const void *src, size_t bytes);
 sps_status sps__d2h_pinned(sps_context *ctx, void *dst, const void *src, size_t bytes);
+sps_status sps__d2d(sps_context *ctx, void *dst, const void *src, size_t bytes);
 sps_status sps__dmemset(sps_context *ctx, void *p, int byte, size_t bytes);
 sps_status sps__gpu_sync(sps_context *ctx);
 void *sps__gpu_stream(const sps_context *ctx);

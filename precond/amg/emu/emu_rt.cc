@@ -16,6 +16,7 @@ void sps__dfree(void *p) { free(p); }
 sps_status sps__h2d(sps_context *, void *d, const void *s, size_t b) { memcpy(d, s, b); return SPS_OK; }
 sps_status sps__d2h(sps_context *, void *d, const void *s, size_t b) { memcpy(d, s, b); return SPS_OK; }
 sps_status sps__d2h_pinned(sps_context *, void *d, const void *s, size_t b) { memcpy(d, s, b); return SPS_OK; }
+sps_status sps__d2d(sps_context *, void *d, const void *s, size_t b) { memmove(d, s, b); return SPS_OK; }
 sps_status sps__dmemset(sps_context *, void *p, int v, size_t b) { memset(p, v, b); return SPS_OK; }
 sps_status sps__gpu_sync(sps_context *) { return SPS_OK; }
 void *sps__gpu_stream(const sps_context *) { return nullptr; }
