@@ -299,10 +299,13 @@ sps_status strength(dsetup &D, const dcsr &A, double theta, dcsr &S)
         LAUNCHED(D.ctx, st, "k_strength");
         if (st == SPS_OK) st = scan(D, cnt, S.rp, n);
     }
-    if (st == SPS_OK) st = sps__d2h(D.ctx, &S.nnz, S.rp + n, sizeof S.nnz);
-    if (st == SPS_OK) st = talloc(D, &S.ci, S.nnz);
+    /* S's columns sized by A's entries (a strong coupling is an entry of
+     * A): no read of S's count, S.rp alone tells it; S, a temporary, lives
+     * until the aggregates are made */
+    if (st == SPS_OK) st = talloc(D, &S.ci, A.nnz);
     if (st == SPS_OK) {
         S.nr = S.nc = n;
+        S.nnz = A.nnz; /* the bound */
         k_strength<<<gr, TB, 0, D.s>>>(n, A.rp, A.ci, A.v, d, theta, nullptr, S.rp, S.ci);
         LAUNCHED(D.ctx, st, "k_strength fill");
     }
@@ -1343,6 +1346,7 @@ sps_status level_aggregate(gbuild &b, const dcsr &A, int l, dlevel &G, int *stal
     if (st == SPS_OK && hc.bad)
         st = sps__err(ctx, SPS_ERR_INTERNAL, "amg: %llu nodes left without an aggregate", hc.bad);
     tfree(b.D, cnt);
+    dcsr_tfree(b.D, G.S); /* read by nothing after the aggregates */
     tick(b, st, t1, 1);
     *stalled = st == SPS_OK && (L->nagg == 0 || L->nagg >= A.nr);
     return st;
