@@ -106,6 +106,7 @@ struct dsetup {
     sps_context *ctx;
     cudaStream_t s;
     double *red = nullptr; /* RED_BLOCKS partials + 1 result */
+    int pool = 0;          /* the stream-ordered allocator (talloc) is there */
 };
 
 /* The setup's temporaries (the arrays that die inside the setup: scratch,
@@ -118,10 +119,12 @@ struct dsetup {
  * 0.1-1 ms on the large arrays), and a size met before is served by the
  * pool without the driver. The hierarchy's arrays (T, P, R, A_{l+1}, the
  * aggregates, the smoother's scaling, the coarse inverse) stay on dalloc
- * (cudaMalloc): their owner frees them with sps__dfree. */
+ * (cudaMalloc): their owner frees them with sps__dfree. A device without
+ * memory pools gets cudaMalloc, and a free after the stream is drained. */
 template <class T> sps_status talloc(dsetup &D, T **p, long long count)
 {
     size_t bytes = (size_t)(count > 0 ? count : 1) * sizeof(T);
+    if (!D.pool) return sps__dmalloc(D.ctx, (void **)p, bytes);
     void *q = nullptr;
     cudaError_t e = cudaMallocAsync(&q, bytes, D.s);
     *p = (T *)q;
@@ -137,7 +140,13 @@ template <class T> sps_status talloc(dsetup &D, T **p, long long count)
 /* A temporary's free, queued on the stream (NULL: nothing). */
 void tfree(dsetup &D, void *p)
 {
-    if (p) cudaFreeAsync(p, D.s);
+    if (!p) return;
+    if (D.pool) {
+        cudaFreeAsync(p, D.s);
+        return;
+    }
+    cudaStreamSynchronize(D.s); /* cudaFree's own synchronization is not relied on */
+    sps__dfree(p);
 }
 
 sps_status dcsr_talloc(dsetup &D, dcsr &a, sps_idx nr, sps_idx nc, sps_idx nnz, int values)
@@ -1626,14 +1635,18 @@ struct pool_keep {
     int set = 0;
 };
 
-void pool_begin(pool_keep &k)
+/* 1 when the device has memory pools (talloc's allocator) */
+int pool_begin(pool_keep &k)
 {
-    int dev = 0;
+    int dev = 0, has = 0;
     uint64_t all = UINT64_MAX;
-    k.set = cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetDefaultMemPool(&k.pool, dev) == cudaSuccess &&
+    k.set = cudaGetDevice(&dev) == cudaSuccess &&
+            cudaDeviceGetAttribute(&has, cudaDevAttrMemoryPoolsSupported, dev) == cudaSuccess && has &&
+            cudaDeviceGetDefaultMemPool(&k.pool, dev) == cudaSuccess &&
             cudaMemPoolGetAttribute(k.pool, cudaMemPoolAttrReleaseThreshold, &k.threshold) == cudaSuccess &&
             cudaMemPoolSetAttribute(k.pool, cudaMemPoolAttrReleaseThreshold, &all) == cudaSuccess;
-    cudaGetLastError(); /* without the pool's attributes: the pool's default behaviour, no error */
+    cudaGetLastError(); /* no pool: cudaMalloc, no error */
+    return k.set;
 }
 
 /* After the stream is drained (the frees done). */
@@ -1665,7 +1678,7 @@ extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *pr
     b.prm = &h->prm;
     b.h = h;
     pool_keep pk;
-    pool_begin(pk);
+    b.D.pool = pool_begin(pk);
     st = talloc(b.D, &b.D.red, RED_BLOCKS + 1);
     if (st == SPS_OK) st = build_levels(b, A);
     tfree(b.D, b.D.red);

@@ -63,6 +63,9 @@ enum cudaMemPoolAttr { cudaMemPoolAttrReleaseThreshold = 4 };
 inline cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t) { *p = malloc(n ? n : 1); memset(*p, 0xa5, n); return 0; }
 inline cudaError_t cudaFreeAsync(void *p, cudaStream_t) { free(p); return 0; }
 inline cudaError_t cudaGetDevice(int *d) { *d = 0; return 0; }
+enum cudaDeviceAttr { cudaDevAttrMemoryPoolsSupported = 115 };
+inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr, int) { *v = 1; return 0; }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return 0; }
 inline cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *p, int) { *p = nullptr; return 0; }
 inline cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *v) { *(uint64_t *)v = 0; return 0; }
 inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *) { return 0; }
