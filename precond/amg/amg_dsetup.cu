@@ -106,14 +106,13 @@ struct dsetup {
     sps_context *ctx;
     cudaStream_t s;
     double *red = nullptr; /* RED_BLOCKS partials + 1 result */
-    int pool = 0;          /* the stream-ordered allocator (talloc) is there */
+    cudaMemPool_t pool = nullptr; /* talloc's pool (pool_begin), NULL: cudaMalloc */
 };
 
 /* The setup's temporaries (the arrays that die inside the setup: scratch,
  * S, A P, the smoothing matrix, the nullspaces, sort and scan buffers) are
- * stream-ordered: cudaMallocAsync / cudaFreeAsync on the context's stream,
- * from the device's default pool, which sps__amg_build_gpu keeps (release
- * threshold raised) for the setup's length and trims at its end. A free is
+ * stream-ordered: cudaMallocFromPoolAsync / cudaFreeAsync on the context's
+ * stream, from a pool of the setup's own (pool_begin, pool_end). A free is
  * queued behind the kernels that read the array: no synchronization, no
  * wait for the stream before it (cudaFree synchronizes the device and costs
  * 0.1-1 ms on the large arrays), and a size met before is served by the
@@ -126,15 +125,16 @@ template <class T> sps_status talloc(dsetup &D, T **p, long long count)
     size_t bytes = (size_t)(count > 0 ? count : 1) * sizeof(T);
     if (!D.pool) return sps__dmalloc(D.ctx, (void **)p, bytes);
     void *q = nullptr;
-    cudaError_t e = cudaMallocAsync(&q, bytes, D.s);
+    cudaError_t e = cudaMallocFromPoolAsync(&q, bytes, D.pool, D.s);
     *p = (T *)q;
     if (e == cudaSuccess) return SPS_OK;
     *p = nullptr;
     cudaGetLastError();
     if (e == cudaErrorMemoryAllocation)
-        return sps__err(D.ctx, SPS_ERR_NO_MEMORY, "cudaMallocAsync of %.1f MiB failed: out of device memory",
+        return sps__err(D.ctx, SPS_ERR_NO_MEMORY,
+                        "cudaMallocFromPoolAsync of %.1f MiB failed: out of device memory",
                         (double)bytes / 1048576.0);
-    return sps__cuda_fail(D.ctx, e, "cudaMallocAsync", __FILE__, __LINE__);
+    return sps__cuda_fail(D.ctx, e, "cudaMallocFromPoolAsync", __FILE__, __LINE__);
 }
 
 /* A temporary's free, queued on the stream (NULL: nothing). */
@@ -1644,39 +1644,41 @@ void *fingerprint_run(void *arg)
     return nullptr;
 }
 
-/* The device's default pool keeps what the setup's temporaries free (its
- * release threshold raised) while the setup runs, so a size met again (the
- * same arrays level after level, the scan and sort buffers) comes from the
- * pool, not the driver; pool_end releases what it holds (the setup's peak,
- * A P's hash slices on level 0 among it, would otherwise stay reserved for
- * the pool and be missing for the solve's own cudaMalloc) and puts the
- * threshold back. */
-struct pool_keep {
-    cudaMemPool_t pool = nullptr;
-    uint64_t threshold = 0;
-    int set = 0;
-};
-
-/* 1 when the device has memory pools (talloc's allocator) */
-int pool_begin(pool_keep &k)
+/* The setup's pool: a pool of its own on the device (the device's default
+ * pool and its attributes, which the application may use, stay untouched)
+ * that keeps what the temporaries free (release threshold: all) for the
+ * setup's length, so a size met again (the same arrays level after level,
+ * the scan and sort buffers) is served without the driver; pool_end, after
+ * the stream is drained, destroys it, and its memory (the setup's peak,
+ * A P's hash slices on level 0 among it) goes back to the device for the
+ * solve. No pool on the device (or one that cannot be made): D.pool NULL,
+ * talloc's cudaMalloc. */
+void pool_begin(dsetup &D)
 {
     int dev = 0, has = 0;
-    uint64_t all = UINT64_MAX;
-    k.set = cudaGetDevice(&dev) == cudaSuccess &&
-            cudaDeviceGetAttribute(&has, cudaDevAttrMemoryPoolsSupported, dev) == cudaSuccess && has &&
-            cudaDeviceGetDefaultMemPool(&k.pool, dev) == cudaSuccess &&
-            cudaMemPoolGetAttribute(k.pool, cudaMemPoolAttrReleaseThreshold, &k.threshold) == cudaSuccess &&
-            cudaMemPoolSetAttribute(k.pool, cudaMemPoolAttrReleaseThreshold, &all) == cudaSuccess;
+    D.pool = nullptr;
+    if (cudaGetDevice(&dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&has, cudaDevAttrMemoryPoolsSupported, dev) == cudaSuccess && has) {
+        cudaMemPoolProps pp;
+        memset(&pp, 0, sizeof pp);
+        pp.allocType = cudaMemAllocationTypePinned;
+        pp.handleTypes = cudaMemHandleTypeNone;
+        pp.location.type = cudaMemLocationTypeDevice;
+        pp.location.id = dev;
+        uint64_t all = UINT64_MAX;
+        if (cudaMemPoolCreate(&D.pool, &pp) != cudaSuccess) D.pool = nullptr;
+        else if (cudaMemPoolSetAttribute(D.pool, cudaMemPoolAttrReleaseThreshold, &all) != cudaSuccess) {
+            cudaMemPoolDestroy(D.pool);
+            D.pool = nullptr;
+        }
+    }
     cudaGetLastError(); /* no pool: cudaMalloc, no error */
-    return k.set;
 }
 
-/* After the stream is drained (the frees done). */
-void pool_end(pool_keep &k)
+void pool_end(dsetup &D)
 {
-    if (!k.set) return;
-    cudaMemPoolTrimTo(k.pool, 0);
-    cudaMemPoolSetAttribute(k.pool, cudaMemPoolAttrReleaseThreshold, &k.threshold);
+    if (D.pool) cudaMemPoolDestroy(D.pool);
+    D.pool = nullptr;
     cudaGetLastError();
 }
 
@@ -1699,14 +1701,13 @@ extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *pr
     b.D.s = (cudaStream_t)sps__gpu_stream(ctx);
     b.prm = &h->prm;
     b.h = h;
-    pool_keep pk;
-    b.D.pool = pool_begin(pk);
+    pool_begin(b.D);
     st = talloc(b.D, &b.D.red, RED_BLOCKS + 1);
     if (st == SPS_OK) st = build_levels(b, A);
     tfree(b.D, b.D.red);
-    sps_status sy = sps__gpu_sync(ctx); /* the queued frees done: the pool may trim */
+    sps_status sy = sps__gpu_sync(ctx); /* the queued frees done */
     if (st == SPS_OK) st = sy;
-    pool_end(pk);
+    pool_end(b.D);
     if (f.started) pthread_join(f.tid, nullptr);
     h->pattern = f.z;
     sps__free(f.slot);

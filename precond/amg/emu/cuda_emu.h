@@ -55,21 +55,25 @@ typedef void *cudaStream_t;
 const int cudaSuccess = 0;
 inline cudaError_t cudaGetLastError() { return 0; }
 inline cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t) { memset(p, v, n); return 0; }
-/* the stream-ordered allocator and the default pool: host memory (filled
- * with 0xa5 like sps__dmalloc's), pool calls that do nothing */
+/* the stream-ordered allocator and a pool: host memory (filled with 0xa5
+ * like sps__dmalloc's), pool calls that do nothing */
 const int cudaErrorMemoryAllocation = 2;
 typedef void *cudaMemPool_t;
 enum cudaMemPoolAttr { cudaMemPoolAttrReleaseThreshold = 4 };
-inline cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t) { *p = malloc(n ? n : 1); memset(*p, 0xa5, n); return 0; }
+enum cudaDeviceAttr { cudaDevAttrMemoryPoolsSupported = 115 };
+enum { cudaMemAllocationTypePinned = 1, cudaMemHandleTypeNone = 0, cudaMemLocationTypeDevice = 1 };
+struct cudaMemPoolProps {
+    int allocType, handleTypes;
+    struct { int type, id; } location;
+};
+inline cudaError_t cudaMallocFromPoolAsync(void **p, size_t n, cudaMemPool_t, cudaStream_t) { *p = malloc(n ? n : 1); memset(*p, 0xa5, n); return 0; }
 inline cudaError_t cudaFreeAsync(void *p, cudaStream_t) { free(p); return 0; }
 inline cudaError_t cudaGetDevice(int *d) { *d = 0; return 0; }
-enum cudaDeviceAttr { cudaDevAttrMemoryPoolsSupported = 115 };
 inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr, int) { *v = 1; return 0; }
-inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return 0; }
-inline cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *p, int) { *p = nullptr; return 0; }
-inline cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *v) { *(uint64_t *)v = 0; return 0; }
+inline cudaError_t cudaMemPoolCreate(cudaMemPool_t *p, const cudaMemPoolProps *) { static char pool; *p = &pool; return 0; }
 inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *) { return 0; }
-inline cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, size_t) { return 0; }
+inline cudaError_t cudaMemPoolDestroy(cudaMemPool_t) { return 0; }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return 0; }
 inline double __dadd_rn(double a, double b) { volatile double r = a + b; return r; }
 inline double __dsub_rn(double a, double b) { volatile double r = a - b; return r; }
 inline double __dmul_rn(double a, double b) { volatile double r = a * b; return r; }
