@@ -602,38 +602,16 @@ __global__ void k_lz_init(sps_idx n, const double *__restrict__ dinv, double *__
     }
 }
 
-/* y = A x, spmv_rows' sums (nothing once s stops). A block takes a tile of
- * TB rows, whose entries are contiguous: the block forms their products
- * with coalesced loads into shared memory (the CSR-stream idea of
- * Greathouse and Daga, SC14), then each thread sums its row's products in
- * row order from there: the host's products and order, so y is what one
- * thread a row reading global memory gives, bitwise. A tile of more than
- * SPMV_TILE entries is summed so, one thread a row. */
-const int SPMV_TILE = 16 * TB; /* 32 KiB of products */
-
+/* y = A x, one thread per row, spmv_rows' sums (nothing once s stops) */
 __global__ void k_spmv(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
                        const double *__restrict__ v, const double *__restrict__ x, double *__restrict__ y,
                        const amg_lzs *s)
 {
-    __shared__ double prod[SPMV_TILE];
-    if (s->stop) return; /* the same for the whole grid */
-    for (long long r0 = blockIdx.x * (long long)TB; r0 < n; r0 += (long long)gridDim.x * TB) {
-        long long r1 = r0 + TB < n ? r0 + TB : n, i = r0 + threadIdx.x;
-        sps_idx b0 = rp[r0], b1 = rp[r1];
-        if (b1 - b0 <= SPMV_TILE) { /* the same for the whole block */
-            for (sps_idx p = b0 + (sps_idx)threadIdx.x; p < b1; p += TB) prod[p - b0] = __dmul_rn(v[p], x[ci[p]]);
-            __syncthreads();
-            if (i < r1) {
-                double sum = 0.0;
-                for (sps_idx p = rp[i]; p < rp[i + 1]; p++) sum = __dadd_rn(sum, prod[p - b0]);
-                y[i] = sum;
-            }
-            __syncthreads(); /* prod free for the next tile */
-        } else if (i < r1) {
-            double sum = 0.0;
-            for (sps_idx p = rp[i]; p < rp[i + 1]; p++) sum = __dadd_rn(sum, __dmul_rn(v[p], x[ci[p]]));
-            y[i] = sum;
-        }
+    if (s->stop) return;
+    GRID_LOOP(i, n) {
+        double sum = 0.0;
+        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) sum = __dadd_rn(sum, __dmul_rn(v[p], x[ci[p]]));
+        y[i] = sum;
     }
 }
 
