@@ -238,16 +238,20 @@ static void test_zero_pivot(sps_solver *sv)
 
 /* Symmetric indefinite (diagonal +-3): explicit CG breaks; with fallback the
  * automatic plans take over; without, one attempt. */
-static sps_matrix *indefinite_matrix(sps_idx n)
+/* Tridiagonal, 1 off the diagonal; the diagonal even on even rows, odd on odd ones. */
+static sps_matrix *tridiag_matrix(sps_idx n, double even, double odd)
 {
     t_triplets t = {0};
     for (sps_idx i = 0; i < n; i++) {
-        t_trip_add(&t, i, i, i % 2 ? -3.0 : 3.0);
+        t_trip_add(&t, i, i, i % 2 ? odd : even);
         if (i > 0) t_trip_add(&t, i, i - 1, 1.0);
         if (i + 1 < n) t_trip_add(&t, i, i + 1, 1.0);
     }
     return t_trip_matrix(ctx, n, n, &t);
 }
+
+/* Symmetric indefinite, a diagonal of alternating sign. */
+static sps_matrix *indefinite_matrix(sps_idx n) { return tridiag_matrix(n, 3.0, -3.0); }
 
 static void test_explicit(sps_solver *sv)
 {
@@ -281,16 +285,7 @@ static void test_explicit(sps_solver *sv)
 
 /* Symmetric with a positive diagonal (so SPD-like to the features) but
  * indefinite: tridiag(1, 1, 1) has eigenvalues 1 + 2 cos(k pi / (n + 1)). */
-static sps_matrix *spd_like_indefinite(sps_idx n)
-{
-    t_triplets t = {0};
-    for (sps_idx i = 0; i < n; i++) {
-        t_trip_add(&t, i, i, 1.0);
-        if (i > 0) t_trip_add(&t, i, i - 1, 1.0);
-        if (i + 1 < n) t_trip_add(&t, i, i + 1, 1.0);
-    }
-    return t_trip_matrix(ctx, n, n, &t);
-}
+static sps_matrix *spd_like_indefinite(sps_idx n) { return tridiag_matrix(n, 1.0, 1.0); }
 
 /* Once CG meets p'Ap <= 0, no later attempt is CG. */
 static void test_not_spd(sps_solver *sv)
