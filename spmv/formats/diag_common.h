@@ -141,6 +141,12 @@ sps_status sps__drm_build(sps_context *ctx, const sps_csr *A, sps_idx seg, int g
  * f->dnum, f->ndiag, f->dmax, f->maxmem, f->mmin, f->bseg, and cnt turned into index's inverse
  * (segment -> slot). */
 void sps__drm_slots(sps_fmt_drm *f, sps_idx *cnt);
+/* build()'s plan and slots from the segments' diagonal counts: f's index,
+ * blo and nblk (sps__drm_plan_counts_ws, sub-blocks of at most 1024 / f->seg
+ * segments, its scratch ws), then sps__drm_slots. f's nslot, seg, dnum, index
+ * and blo are set by the caller; *var gets the balance variance. */
+sps_status sps__drm_plan_slots(sps_context *ctx, sps_fmt_drm *f, sps_idx *cnt, int group,
+                               int order_rows, double *var, void *ws, size_t ws_bytes);
 
 #if SPS_HAVE_CUDA
 struct sps_dcsr;

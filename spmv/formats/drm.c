@@ -234,6 +234,15 @@ void sps__drm_slots(sps_fmt_drm *f, sps_idx *cnt)
         if (n[k] >= n[f->bseg]) f->bseg = k;
 }
 
+sps_status sps__drm_plan_slots(sps_context *ctx, sps_fmt_drm *f, sps_idx *cnt, int group,
+                               int order_rows, double *var, void *ws, size_t ws_bytes)
+{
+    sps_status s = sps__drm_plan_counts_ws(ctx, cnt, f->nslot, f->seg, group, order_rows, 1024 / f->seg,
+                                           f->index, f->blo, &f->nblk, var, f->dnum, ws, ws_bytes);
+    if (s == SPS_OK) sps__drm_slots(f, cnt);
+    return s;
+}
+
 /* The conversion, host or device alike up to the layout: the segments'
  * diagonal counts, the plan on the host (O(segments)), the slots' dnum.
  * Converting on the device, the block of dnum, index, inv and blo and the
@@ -288,10 +297,8 @@ static sps_status build(sps_context *ctx, const sps_csr *A, sps_idx seg, const c
                      "nonzeros", (long long)ndiag, b, A->nnz);
         goto fail;
     }
-    s = sps__drm_plan_counts_ws(ctx, cnt, S, seg, hdia_as == NULL, order_rows, 1024 / seg, f->index,
-                                f->blo, &f->nblk, &var, f->dnum, ws, ws_bytes);
+    s = sps__drm_plan_slots(ctx, f, cnt, hdia_as == NULL, order_rows, &var, ws, ws_bytes);
     if (s != SPS_OK) goto fail;
-    sps__drm_slots(f, cnt);
     fill_stats(f, hdia_as, var, st);
     s = layout(ctx, A, dsrc, &sg, blk, f);
     if (s != SPS_OK) goto fail;

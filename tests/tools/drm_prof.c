@@ -89,16 +89,14 @@ int main(int argc, char **argv)
         if (sps__drm_scan_dev(ctx, d, cnt, &map) != SPS_OK) return fail(ctx, "scan");
         double t1 = sps__now_ms(), var = 0;
         const long f0 = minor_faults();
-        if (sps__drm_plan_counts_ws(ctx, cnt, S, 32, 1, 1, 32, index, blo, &nblk, &var, dnum, ws,
-                                    ws_bytes) != SPS_OK)
-            return fail(ctx, "plan");
         sps_fmt_drm f = {0};
         f.nslot = S;
-        f.nblk = nblk;
+        f.seg = 32;
         f.dnum = dnum;
         f.index = index;
         f.blo = blo;
-        sps__drm_slots(&f, cnt);
+        if (sps__drm_plan_slots(ctx, &f, cnt, 1, 1, &var, ws, ws_bytes) != SPS_OK) return fail(ctx, "plan");
+        nblk = f.nblk;
         double t2 = sps__now_ms();
         faults[r] = minor_faults() - f0;
         double *val = NULL;

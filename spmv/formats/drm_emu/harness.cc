@@ -201,16 +201,16 @@ static void check(sps_context *ctx, const char *name, const sps_csr *A, int grou
     double var = 0;
     /* the plan's scratch lent as drm.c lends its workspace: 4 MiB of garbage */
     std::vector<double> ws = garbage<double>((size_t)1 << 19);
-    s = sps__drm_plan_counts_ws(ctx, cnt, S, 32, group, order_rows, 32, index, blo, &nblk, &var, dnum,
-                                ws.data(), ((size_t)1 << 19) * sizeof(double));
-    CHECK(s == SPS_OK, "%s: plan: %s", name, sps_last_error(ctx));
-    sps_fmt_drm sl{}; /* build()'s step after the plan */
+    sps_fmt_drm sl{}; /* build()'s plan and slots */
     sl.nslot = S;
-    sl.nblk = nblk;
+    sl.seg = 32;
     sl.dnum = dnum;
     sl.index = index;
     sl.blo = blo;
-    sps__drm_slots(&sl, cnt);
+    s = sps__drm_plan_slots(ctx, &sl, cnt, group, order_rows, &var, ws.data(),
+                            ((size_t)1 << 19) * sizeof(double));
+    CHECK(s == SPS_OK, "%s: plan: %s", name, sps_last_error(ctx));
+    nblk = sl.nblk;
     CHECK(nblk == f->nblk && same(blo, f->blo, (size_t)nblk + 1) && same(index, f->index, (size_t)S) &&
               same(dnum, f->dnum, (size_t)S + 1) && sl.ndiag == f->ndiag && sl.maxmem == f->maxmem &&
               sl.bseg == f->bseg,
