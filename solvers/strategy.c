@@ -156,7 +156,6 @@ static int plans_for(const sps_features *f, size_t basis_bytes, int gpu, int not
                             : "GPU, a BiCGSTAB probe and cheap preconditioners first; ")
                      : "",
                  spd_like ? "symmetric with a positive diagonal"
-                 : not_spd ? "symmetric, not positive definite (CG met p'Ap <= 0)"
                                                 : f->symmetric ? "symmetric, diagonal not positive"
                                                                : "nonsymmetric",
                  f->diag_dominant ? ", diagonally dominant" : "",
