@@ -90,15 +90,21 @@ template <class T> sps_status dalloc(sps_context *ctx, T **p, long long count)
     return sps__dmalloc(ctx, (void **)p, (size_t)(count > 0 ? count : 1) * sizeof(T));
 }
 
-sps_status dcsr_alloc(sps_context *ctx, dcsr &a, sps_idx nr, sps_idx nc, sps_idx nnz, int values)
+/* a's sizes, and its arrays from alloc(&array, count): dalloc's or talloc's. */
+template <class F> sps_status dcsr_make(dcsr &a, sps_idx nr, sps_idx nc, sps_idx nnz, int values, F alloc)
 {
     a.nr = nr;
     a.nc = nc;
     a.nnz = nnz;
-    sps_status st = dalloc(ctx, &a.rp, (long long)nr + 1);
-    if (st == SPS_OK) st = dalloc(ctx, &a.ci, nnz);
-    if (st == SPS_OK && values) st = dalloc(ctx, &a.v, nnz);
+    sps_status st = alloc(&a.rp, (long long)nr + 1);
+    if (st == SPS_OK) st = alloc(&a.ci, nnz);
+    if (st == SPS_OK && values) st = alloc(&a.v, nnz);
     return st;
+}
+
+sps_status dcsr_alloc(sps_context *ctx, dcsr &a, sps_idx nr, sps_idx nc, sps_idx nnz, int values)
+{
+    return dcsr_make(a, nr, nc, nnz, values, [ctx](auto **p, long long n) { return dalloc(ctx, p, n); });
 }
 
 /* The setup's state: the context, its stream, reduction scratch. */
@@ -151,13 +157,7 @@ void tfree(dsetup &D, void *p)
 
 sps_status dcsr_talloc(dsetup &D, dcsr &a, sps_idx nr, sps_idx nc, sps_idx nnz, int values)
 {
-    a.nr = nr;
-    a.nc = nc;
-    a.nnz = nnz;
-    sps_status st = talloc(D, &a.rp, (long long)nr + 1);
-    if (st == SPS_OK) st = talloc(D, &a.ci, nnz);
-    if (st == SPS_OK && values) st = talloc(D, &a.v, nnz);
-    return st;
+    return dcsr_make(a, nr, nc, nnz, values, [&D](auto **p, long long n) { return talloc(D, p, n); });
 }
 
 void dcsr_tfree(dsetup &D, dcsr &a)
