@@ -27,6 +27,11 @@
 #define SPS_LONG_PROBE_ITS 1000 /* the GPU list's first, long-restart GMRES (small systems) */
 #define SPS_ONEK_PROBE_ITS 1000 /* the one-kernel list's first CG+Jacobi (SPD-like) */
 #define SPS_LONG_FIRST_BYTES ((size_t)256 << 20) /* its basis at most this: "small" */
+#define SPS_ILU_LONG_PROBE_ITS 500 /* the long GMRES probe in front of the exact ILU(0) */
+#define SPS_JAC_PROBE_ITS 300 /* GMRES(100)+Jacobi first: most rows dominant */
+#define SPS_PILU_PROBE_ITS 100 /* GMRES(100)+parallel ILU(0): fewer rows dominant */
+#define SPS_PROBE_SERIAL 16 /* one kernel: the BiCGSTAB probe shrinks above this serial bound */
+#define SPS_PROBE_MIN_ITS 50
 
 /* ---- the plan list -------------------------------------------------------- */
 
@@ -87,7 +92,7 @@ static void gpu_cheap_first(const sps_features *f, sps_plan *p, int *np, int spd
         if (small) add_capped(p, np, longm, "none", SPS_LONG_PROBE_ITS);
         return;
     }
-    /* Small systems: unpreconditioned GMRES with the long restart first,
+    /* Small systems: unpreconditioned GMRES with the long restart early,
      * capped. Below a few tens of thousands of rows an iteration is bound by
      * its launches, not its bytes, so the basis costs little while GMRES
      * minimizes the residual over the whole space: on the H200 run of all
@@ -97,15 +102,58 @@ static void gpu_cheap_first(const sps_features *f, sps_plan *p, int *np, int spd
      * circuit_2, stokes64, ...), where the BiCGSTAB probe and GMRES(100)
      * with Jacobi took 2-20x longer. "Small": the basis, (m + 2) n doubles,
      * within SPS_LONG_FIRST_BYTES; a capped attempt that falls steadily is
-     * promoted to its uncapped plan later in the list. */
-    if (onek) add_capped(p, np, "bicgstab", "none", SPS_PROBE_ITS);
-    if (small) add_capped(p, np, longm, "none", SPS_LONG_PROBE_ITS);
-    /* A short probe first: unpreconditioned BiCGSTAB was the fastest single
+     * promoted to its uncapped plan later in the list.
+     *
+     * A short BiCGSTAB probe: unpreconditioned BiCGSTAB was the fastest single
      * plan on 15 of the 32 non-SPD shared matrices on the H100, often 5-10x
      * ahead of GMRES+Jacobi (bench/results/robust.md); capped, a failed probe
-     * costs at most SPS_PROBE_ITS iterations of two SpMVs each, and the next
-     * plan starts from its iterate when that is the best so far. */
-    if (!onek) add_capped(p, np, "bicgstab", "none", SPS_PROBE_ITS);
+     * costs at most its cap of iterations of two SpMVs each, and the next
+     * plan starts from its iterate when that is the best so far.
+     *
+     * Two classes from the diagonal (H100, 2026-11-27, every single plan of
+     * every shared matrix: bench/results/raw_robust/h100_robust_plans_2026-11-27.csv;
+     * bench/robust_sim.py replays these orders on it):
+     * - jac: at least two thirds of the rows diagonally dominant. GMRES(100)
+     *   with Jacobi then converged on every such nonsymmetric matrix, and was
+     *   within 1.7x of the best single plan on all but sherman3 (add20,
+     *   memplus, jpwh_991, steam2: the best; the probes in front of it cost
+     *   the default 2-4x there). It goes first, capped at SPS_JAC_PROBE_ITS
+     *   (a probe: promoted when it falls steadily, so orsirr_1's 331
+     *   iterations run on), so where it is slow (sherman3: 2203 iterations)
+     *   it costs a few percent of the plan that wins.
+     * - ilu: fewer dominant rows and no missing diagonal entry. There
+     *   GMRES(100)+Jacobi was never the best and often stagnated, while
+     *   GMRES(100) with the parallel ILU(0) won mcfe and sherman5 in 23 and
+     *   41 iterations (5-8x ahead of the long GMRES that won before) and only
+     *   the exact ILU(0) converged on cryg2500: after the BiCGSTAB probe come
+     *   the parallel ILU(0) capped at SPS_PILU_PROBE_ITS (where it stagnates,
+     *   pores_2, cryg2500, dw2048, it costs ~10 ms), the long GMRES capped at
+     *   SPS_ILU_LONG_PROBE_ITS (pores_2, olm1000 converge or are promoted
+     *   there) and then GMRES(100)+ilu0:exact, before Jacobi: cryg2500 had
+     *   run 700 ms of probes, their promotions and Jacobi before it.
+     *
+     * On the one kernel a BiCGSTAB iteration costs more as the rows that one
+     * thread walks grow (engine.c's serial bound, ceil(n / 1024) x the
+     * longest row: mcfe 81 and sherman5 84 took 37-40 us an iteration,
+     * cryg2500 at 15 took 17): above 16 the probe's cap shrinks in
+     * proportion (at least 50 iterations), so it costs what 400 iterations
+     * cost at 16 (mcfe: 400 iterations took 14.9 ms, 1.8x the whole
+     * winning plan). */
+    int jac = diag_ok && (f->diag_dominant || 3 * (int64_t)f->dominant_rows >= 2 * (int64_t)f->rows);
+    int ilu = ilu_ok && !jac;
+    int64_t probe = SPS_PROBE_ITS, lcap = ilu ? SPS_ILU_LONG_PROBE_ITS : SPS_LONG_PROBE_ITS;
+    int64_t serial = ((int64_t)f->rows + 1023) / 1024 * (int64_t)f->row_max;
+    if (onek && serial > SPS_PROBE_SERIAL) {
+        probe = SPS_PROBE_ITS * SPS_PROBE_SERIAL / serial;
+        if (probe < SPS_PROBE_MIN_ITS) probe = SPS_PROBE_MIN_ITS;
+    }
+    if (jac) add_capped(p, np, "gmres:restart=100", "jacobi", SPS_JAC_PROBE_ITS);
+    if (onek) add_capped(p, np, "bicgstab", "none", probe);
+    if (small && !onek) add_capped(p, np, longm, "none", lcap);
+    if (!onek) add_capped(p, np, "bicgstab", "none", probe);
+    if (ilu) add_capped(p, np, "gmres:restart=100", "ilu0:factor=par,solve=jacobi", SPS_PILU_PROBE_ITS);
+    if (small) add_capped(p, np, longm, "none", lcap);
+    if (ilu) add(p, np, "gmres:restart=100", "ilu0:exact");
     if (diag_ok) add(p, np, "gmres:restart=100", "jacobi");
     /* the factor by fixed-point sweeps on the device (precond/parilu/):
      * convdiff2d:1000,10 1.6 ms of setup against 174 ms for csrilu02 */
@@ -147,20 +195,23 @@ static int plans_for(const sps_features *f, size_t basis_bytes, int gpu, int not
         add(p, &np, "idr", "none");
         add(p, &np, "bicgstab", "none");
     }
-    if (why && len)
-        snprintf(why, len, "%s%s%s%s%s",
-                 gpu == 2 ? (spd_like ? "GPU, one kernel: a CG+Jacobi probe, cheap preconditioners first; "
-                             : "GPU, one kernel: BiCGSTAB and long GMRES probes, cheap preconditioners first; ")
-                 : gpu ? (spd_like ? "GPU, cheap preconditioners first; "
-                        : small ? "GPU, small: long GMRES and BiCGSTAB probes, cheap preconditioners first; "
-                            : "GPU, a BiCGSTAB probe and cheap preconditioners first; ")
-                     : "",
+    if (why && len) {
+        int jac = diag_ok && (f->diag_dominant || 3 * (int64_t)f->dominant_rows >= 2 * (int64_t)f->rows);
+        const char *list = spd_like ? (gpu == 2 ? "a CG+Jacobi probe, cheap preconditioners first; "
+                                                : "cheap preconditioners first; ")
+                           : jac ? "a Jacobi-GMRES(100) probe first (2/3 of rows dominant), then the other probes; "
+                           : ilu_ok ? "BiCGSTAB, parallel-ILU(0) and long GMRES probes, then the exact ILU(0) "
+                                      "(under 2/3 of rows dominant); "
+                           : small || gpu == 2 ? "BiCGSTAB and long GMRES probes first; "
+                                               : "a BiCGSTAB probe first; ";
+        snprintf(why, len, "%s%s%s%s%s%s", gpu == 2 ? "GPU, one kernel: " : gpu ? "GPU, " : "", gpu ? list : "",
                  spd_like ? "symmetric with a positive diagonal"
-                                                : f->symmetric ? "symmetric, diagonal not positive"
-                                                               : "nonsymmetric",
+                 : f->symmetric ? "symmetric, diagonal not positive"
+                                : "nonsymmetric",
                  f->diag_dominant ? ", diagonally dominant" : "",
                  f->missing_diagonal ? ", missing diagonal entries" : "",
                  f->zero_diagonal ? ", zero diagonal entries" : "");
+    }
     return np;
 }
 

@@ -71,6 +71,8 @@ static void check_honest(const char *name, const sys *s, const sps_solve_info *i
            in->true_rel_rnorm, rr);
 }
 
+static void test_plans_classes(void);
+
 static void test_plans(void)
 {
     sps_features f;
@@ -114,22 +116,24 @@ static void test_plans(void)
     T_OK(!strcmp(p[1].precond, "jacobi") && !strcmp(p[2].method, "idr"),
          "diagonally dominant nonsymmetric: gmres+jacobi second (%s, then %s)", p[1].precond,
          p[2].method);
-    /* the GPU lists: the cheap preconditioners first, the host list after */
+    /* the GPU lists: the cheap preconditioners first, the host list after;
+     * no dominant rows (f.dominant_rows = 0): the ILU class */
     f.diag_dominant = 0;
     np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
-    T_OK(np >= 5 && !strcmp(p[0].method, "bicgstab") && !strcmp(p[0].precond, "none") &&
-             p[0].maxit > 0 && !strcmp(p[1].precond, "jacobi") &&
-             !strcmp(p[2].precond, "ilu0:factor=par,solve=jacobi") && !strcmp(p[3].precond, "ilu0:exact") &&
-             strstr(why, "GPU"),
-         "GPU nonsymmetric: a capped bicgstab probe (%s+%s, %lld its), gmres+jacobi, "
-         "gmres+ilu0:factor=par,solve=jacobi, then gmres+ilu0:exact (%s, %s, %s; %s)",
-         p[0].method, p[0].precond, (long long)p[0].maxit, p[1].precond, p[2].precond,
-         p[3].precond, why);
+    T_OK(np >= 6 && !strcmp(p[0].method, "bicgstab") && !strcmp(p[0].precond, "none") &&
+             p[0].maxit == 400 && !strcmp(p[1].precond, "ilu0:factor=par,solve=jacobi") && p[1].maxit == 100 &&
+             !strcmp(p[2].precond, "ilu0:exact") && !p[2].maxit && !strcmp(p[3].precond, "jacobi") &&
+             !strcmp(p[4].precond, "ilu0:factor=par,solve=jacobi") && !p[4].maxit && strstr(why, "GPU") &&
+             strstr(why, "exact ILU(0)"),
+         "GPU nonsymmetric, few dominant rows: the bicgstab probe (%s+%s, %lld its), the parallel ILU(0) "
+         "capped (%s, %lld), gmres+ilu0:exact, gmres+jacobi, the uncapped parallel ILU(0) (%s, %s, %s; %s)",
+         p[0].method, p[0].precond, (long long)p[0].maxit, p[1].precond, (long long)p[1].maxit, p[2].precond,
+         p[3].precond, p[4].precond, why);
     T_OK(!strcmp(p[np - 1].method, "bicgstab") && !strcmp(p[np - 1].precond, "none") &&
              p[np - 1].maxit == 0 && np <= SPS_MAX_PLANS,
          "GPU nonsymmetric: the uncapped bicgstab+none stays last (%s+%s, %d plans)",
          p[np - 1].method, p[np - 1].precond, np);
-    for (int i = 1; i < np; i++)
+    for (int i = 2; i < np; i++)
         if (p[i].maxit > 0) T_FAIL("GPU nonsymmetric", "plan %d (%s+%s) capped", i, p[i].method, p[i].precond);
     f.symmetric = 1;
     np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
@@ -156,13 +160,13 @@ static void test_plans(void)
     for (int i = 1; i < np; i++)
         uncapped |= !strcmp(p[i].method, "gmres:restart=2000") && !strcmp(p[i].precond, "none") && p[i].maxit == 0;
     T_OK(np >= 6 && !strcmp(p[0].method, "gmres:restart=2000") && !strcmp(p[0].precond, "none") &&
-             p[0].maxit == 1000 && !strcmp(p[1].method, "bicgstab") && p[1].maxit > 0 && uncapped,
-         "GPU nonsymmetric, n = 4000: gmres(2000)+none capped first (%s+%s, %lld its), then the "
+             p[0].maxit == 500 && !strcmp(p[1].method, "bicgstab") && p[1].maxit > 0 && uncapped,
+         "GPU nonsymmetric, n = 4000: gmres(2000)+none capped at 500 first (%s+%s, %lld its), then the "
          "bicgstab probe (%s), the uncapped plan later (%d)",
          p[0].method, p[0].precond, (long long)p[0].maxit, p[1].method, uncapped);
     f.rows = f.cols = 600;
     np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
-    T_OK(!strcmp(p[0].method, "gmres:restart=600") && p[0].maxit == 1000,
+    T_OK(!strcmp(p[0].method, "gmres:restart=600") && p[0].maxit == 500,
          "GPU nonsymmetric, n = 600: the long restart is n (%s, %lld its)", p[0].method,
          (long long)p[0].maxit);
     f.rows = f.cols = 16761; /* 2002 x 16761 doubles: just above 256 MiB */
@@ -194,10 +198,109 @@ static void test_plans(void)
     np = sps__strategy_plans(&f, 0, 2, p, why, sizeof why);
     int probes = 0;
     for (int i = 0; i < np; i++) probes += !strcmp(p[i].method, "bicgstab") && !strcmp(p[i].precond, "none") && p[i].maxit > 0;
+    T_OK(!strcmp(p[0].method, "bicgstab") && p[0].maxit == 400 && !strcmp(p[1].precond, "ilu0:factor=par,solve=jacobi") &&
+             p[1].maxit == 100 && !strcmp(p[2].method, "gmres:restart=2000") && p[2].maxit == 500 &&
+             !strcmp(p[3].precond, "ilu0:exact") && !p[3].maxit && probes == 1,
+         "GPU one kernel, nonsymmetric n = 4000, few dominant rows: the bicgstab probe, the capped parallel "
+         "ILU(0), the capped gmres(2000), then gmres+ilu0:exact; one probe (%s %lld, %s %lld, %s %lld, %s, %d)",
+         p[0].method, (long long)p[0].maxit, p[1].precond, (long long)p[1].maxit, p[2].method,
+         (long long)p[2].maxit, p[3].precond, probes);
+    test_plans_classes();
+}
+
+/* The two classes of the GPU list for a nonsymmetric matrix with a complete
+ * nonzero diagonal (strategy.c, gpu_cheap_first), and the one kernel's
+ * shorter BiCGSTAB probe on long rows. */
+static void test_plans_classes(void)
+{
+    sps_features f;
+    memset(&f, 0, sizeof f);
+    sps_plan p[SPS_MAX_PLANS];
+    char why[160];
+    f.rows = f.cols = 4000;
+    f.row_max = 4; /* one kernel: serial bound ceil(4000 / 1024) x 4 = 16, the full probe */
+    /* 2/3 of the rows dominant (3 x 2667 >= 2 x 4000): GMRES(100)+Jacobi
+     * first, capped; its uncapped plan later (promotion); no parallel-ILU
+     * probe, the long GMRES capped at 1000 as before */
+    f.dominant_rows = 2667;
+    int np = sps__strategy_plans(&f, 0, 2, p, why, sizeof why);
+    int later = 0, pilu_capped = 0;
+    for (int i = 1; i < np; i++) {
+        later |= !strcmp(p[i].method, "gmres:restart=100") && !strcmp(p[i].precond, "jacobi") && !p[i].maxit;
+        pilu_capped |= !strcmp(p[i].precond, "ilu0:factor=par,solve=jacobi") && p[i].maxit > 0;
+    }
+    T_OK(np >= 5 && !strcmp(p[0].method, "gmres:restart=100") && !strcmp(p[0].precond, "jacobi") &&
+             p[0].maxit == 300 && !strcmp(p[1].method, "bicgstab") && p[1].maxit == 400 &&
+             !strcmp(p[2].method, "gmres:restart=2000") && p[2].maxit == 1000 && later && !pilu_capped &&
+             strstr(why, "Jacobi-GMRES(100) probe first"),
+         "GPU, 2/3 of the rows dominant: gmres(100)+jacobi capped first (%s+%s %lld), the bicgstab probe "
+         "(%s %lld), the long GMRES (%s %lld), the uncapped plan later (%d), no parallel-ILU probe (%d; %s)",
+         p[0].method, p[0].precond, (long long)p[0].maxit, p[1].method, (long long)p[1].maxit, p[2].method,
+         (long long)p[2].maxit, later, pilu_capped, why);
+    /* the same off the one kernel: Jacobi first too */
+    np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
+    T_OK(!strcmp(p[0].precond, "jacobi") && p[0].maxit == 300 && !strcmp(p[1].method, "gmres:restart=2000"),
+         "GPU (no one kernel), 2/3 of the rows dominant: gmres(100)+jacobi first (%s %lld, then %s)",
+         p[0].precond, (long long)p[0].maxit, p[1].method);
+    /* every row dominant (diag_dominant) whatever the count says */
+    f.dominant_rows = 0;
+    f.diag_dominant = 1;
+    np = sps__strategy_plans(&f, 0, 2, p, why, sizeof why);
+    T_OK(!strcmp(p[0].precond, "jacobi") && p[0].maxit == 300, "GPU, diagonally dominant: Jacobi first (%s %lld)",
+         p[0].precond, (long long)p[0].maxit);
+    f.diag_dominant = 0;
+    /* just under 2/3 (3 x 2666 < 2 x 4000): the ILU class */
+    f.dominant_rows = 2666;
+    np = sps__strategy_plans(&f, 0, 2, p, why, sizeof why);
+    int exact = -1, jac = -1;
+    for (int i = 0; i < np; i++) {
+        if (exact < 0 && !strcmp(p[i].precond, "ilu0:exact")) exact = i;
+        if (jac < 0 && !strcmp(p[i].precond, "jacobi")) jac = i;
+    }
+    T_OK(!strcmp(p[0].method, "bicgstab") && !strcmp(p[1].precond, "ilu0:factor=par,solve=jacobi") &&
+             p[1].maxit == 100 && exact == 3 && jac > exact && strstr(why, "exact ILU(0)"),
+         "GPU, under 2/3 of the rows dominant: bicgstab probe, parallel ILU(0) capped, long GMRES capped, "
+         "gmres+ilu0:exact (at %d) before gmres+jacobi (at %d; %s)", exact, jac, why);
+    /* a zero diagonal entry: no Jacobi, the ILU class (ILU(0)'s pivot may fill in) */
+    f.dominant_rows = 4000;
+    f.zero_diagonal = 1;
+    np = sps__strategy_plans(&f, 0, 2, p, why, sizeof why);
+    int bad = 0;
+    for (int i = 0; i < np; i++) bad |= !strcmp(p[i].precond, "jacobi");
+    T_OK(!bad && !strcmp(p[0].method, "bicgstab") && !strcmp(p[1].precond, "ilu0:factor=par,solve=jacobi"),
+         "GPU, a zero diagonal entry: no Jacobi, the parallel-ILU(0) probe second (%s)", p[1].precond);
+    /* a missing diagonal entry: neither class; the long GMRES capped at 1000 */
+    f.zero_diagonal = 0;
+    f.missing_diagonal = 1;
+    np = sps__strategy_plans(&f, 0, 2, p, why, sizeof why);
     T_OK(!strcmp(p[0].method, "bicgstab") && p[0].maxit == 400 && !strcmp(p[1].method, "gmres:restart=2000") &&
-             p[1].maxit == 1000 && probes == 1,
-         "GPU one kernel, nonsymmetric n = 4000: the bicgstab probe, then the capped gmres(2000), one probe "
-         "(%s %lld, %s %lld, %d)", p[0].method, (long long)p[0].maxit, p[1].method, (long long)p[1].maxit, probes);
+             p[1].maxit == 1000,
+         "GPU, a missing diagonal entry: the bicgstab probe, the long GMRES capped at 1000 (%s %lld)", p[1].method,
+         (long long)p[1].maxit);
+    f.missing_diagonal = 0;
+    /* the one kernel's probe on long rows: ceil(765 / 1024) x 81 = 81 > 16,
+     * 400 x 16 / 81 = 79 iterations; off the one kernel 400; at least 50 */
+    f.rows = f.cols = 765;
+    f.row_max = 81;
+    f.dominant_rows = 0;
+    np = sps__strategy_plans(&f, 0, 2, p, why, sizeof why);
+    T_OK(!strcmp(p[0].method, "bicgstab") && p[0].maxit == 79, "one kernel, serial bound 81: a probe of 79 (%lld)",
+         (long long)p[0].maxit);
+    np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
+    int probe = -1;
+    for (int i = 0; i < np; i++)
+        if (!strcmp(p[i].method, "bicgstab") && p[i].maxit > 0) probe = i;
+    T_OK(probe >= 0 && p[probe].maxit == 400, "no one kernel, long rows: the probe keeps 400 (%lld)",
+         probe >= 0 ? (long long)p[probe].maxit : -1LL);
+    f.row_max = 1000;
+    np = sps__strategy_plans(&f, 0, 2, p, why, sizeof why);
+    T_OK(!strcmp(p[0].method, "bicgstab") && p[0].maxit == 50, "one kernel, serial bound 1000: the probe's floor 50 (%lld)",
+         (long long)p[0].maxit);
+    f.rows = f.cols = 2048;
+    f.row_max = 8; /* serial 16: 400 */
+    np = sps__strategy_plans(&f, 0, 2, p, why, sizeof why);
+    T_OK(!strcmp(p[0].method, "bicgstab") && p[0].maxit == 400, "one kernel, serial bound 16: 400 (%lld)",
+         (long long)p[0].maxit);
 }
 
 /* Nonsymmetric tridiagonal with a stored zero at (0,0): ILU(0) meets a zero
