@@ -114,17 +114,17 @@ static void gpu_cheap_first(const sps_features *f, sps_plan *p, int *np, int spd
      * every shared matrix: bench/results/raw_robust/h100_robust_plans_2026-11-27.csv;
      * bench/robust_sim.py replays these orders on it):
      * - jac: at least two thirds of the rows diagonally dominant. GMRES(100)
-     *   with Jacobi then converged on every such nonsymmetric matrix, and was
-     *   within 1.7x of the best single plan on all but sherman3 (add20,
-     *   memplus, jpwh_991, steam2: the best; the probes in front of it cost
-     *   the default 2-4x there). It goes first, capped at SPS_JAC_PROBE_ITS
+     *   with Jacobi then converged on every such nonsymmetric matrix (12),
+     *   within 1.9x of the best single plan on all but sherman3 (add20,
+     *   memplus, jpwh_991, steam2: the best, where the probes in front of it
+     *   had cost the default up to 4x). It goes first, capped at SPS_JAC_PROBE_ITS
      *   (a probe: promoted when it falls steadily, so orsirr_1's 331
      *   iterations run on), so where it is slow (sherman3: 2203 iterations)
      *   it costs a few percent of the plan that wins.
      * - ilu: fewer dominant rows and no missing diagonal entry. There
      *   GMRES(100)+Jacobi was never the best and often stagnated, while
      *   GMRES(100) with the parallel ILU(0) won mcfe and sherman5 in 23 and
-     *   41 iterations (5-8x ahead of the long GMRES that won before) and only
+     *   41 iterations (4-6x ahead of the long GMRES that won before) and only
      *   the exact ILU(0) converged on cryg2500: after the BiCGSTAB probe come
      *   the parallel ILU(0) capped at SPS_PILU_PROBE_ITS (where it stagnates,
      *   pores_2, cryg2500, dw2048, it costs ~10 ms), the long GMRES capped at
@@ -136,9 +136,9 @@ static void gpu_cheap_first(const sps_features *f, sps_plan *p, int *np, int spd
      * thread walks grow (engine.c's serial bound, ceil(n / 1024) x the
      * longest row: mcfe 81 and sherman5 84 took 37-40 us an iteration,
      * cryg2500 at 15 took 17): above 16 the probe's cap shrinks in
-     * proportion (at least 50 iterations), so it costs what 400 iterations
-     * cost at 16 (mcfe: 400 iterations took 14.9 ms, 1.8x the whole
-     * winning plan). */
+     * proportion to the bound (at least 50 iterations; mcfe 79), as a probe
+     * there had cost more than the plan that wins (mcfe: 400 iterations in
+     * 14.9 ms, 1.8x the whole winning plan). */
     int jac = diag_ok && (f->diag_dominant || 3 * (int64_t)f->dominant_rows >= 2 * (int64_t)f->rows);
     int ilu = ilu_ok && !jac;
     int64_t probe = SPS_PROBE_ITS, lcap = ilu ? SPS_ILU_LONG_PROBE_ITS : SPS_LONG_PROBE_ITS;
