@@ -532,6 +532,7 @@ static sps_status strategy(run *r, const sps_strategy *how, const sps_features *
         if (plans[i].maxit > 0 && plans[i].maxit < want) want = plans[i].maxit;
         int64_t maxit = share(r, how, info->total_iterations, t0, want, why, sizeof why);
         if (maxit == 0) break;
+        if (info->nattempts >= SPS_MAX_ATTEMPTS) break; /* the list may be longer (strategy.h) */
         if (explicit_only && ranone) break;
         sps_status e = attempt(r, &plans[i], maxit, a, &in);
         info->nattempts++;

@@ -6,7 +6,12 @@
 
 #include "spsolve.h"
 
-#define SPS_MAX_PLANS SPS_MAX_ATTEMPTS
+/* A list may hold more plans than an info records attempts
+ * (SPS_MAX_ATTEMPTS): the strategy stops after that many attempts, and the
+ * longer list keeps the uncapped plans its capped ones are promoted to (the
+ * GPU list of the ILU class has 11: at 10 the uncapped bicgstab+none, the
+ * BiCGSTAB probe's promotion, fell off). */
+#define SPS_MAX_PLANS 16
 
 typedef struct sps_plan {
     char method[48];   /* method spec, e.g. "gmres:restart=100" */

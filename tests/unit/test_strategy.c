@@ -261,6 +261,17 @@ static void test_plans_classes(void)
              p[1].maxit == 100 && exact == 3 && jac > exact && strstr(why, "exact ILU(0)"),
          "GPU, under 2/3 of the rows dominant: bicgstab probe, parallel ILU(0) capped, long GMRES capped, "
          "gmres+ilu0:exact (at %d) before gmres+jacobi (at %d; %s)", exact, jac, why);
+    /* every capped plan has its uncapped plan later, for its promotion (the
+     * list is longer than SPS_MAX_ATTEMPTS: the uncapped bicgstab+none is
+     * the 11th) */
+    for (int i = 0; i < np; i++) {
+        if (!p[i].maxit) continue;
+        int found = 0;
+        for (int j = i + 1; j < np; j++)
+            found |= !strcmp(p[j].method, p[i].method) && !strcmp(p[j].precond, p[i].precond) && !p[j].maxit;
+        T_OK(found, "GPU, ILU class: the capped %s+%s (%lld) has its uncapped plan later (%d plans)", p[i].method,
+             p[i].precond, (long long)p[i].maxit, np);
+    }
     /* a zero diagonal entry: no Jacobi, the ILU class (ILU(0)'s pivot may fill in) */
     f.dominant_rows = 4000;
     f.zero_diagonal = 1;
