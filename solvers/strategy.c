@@ -200,10 +200,13 @@ static int plans_for(const sps_features *f, size_t basis_bytes, int gpu, int not
         const char *list = spd_like ? (gpu == 2 ? "a CG+Jacobi probe, cheap preconditioners first; "
                                                 : "cheap preconditioners first; ")
                            : jac ? "a Jacobi-GMRES(100) probe first (2/3 of rows dominant), then the other probes; "
-                           : ilu_ok ? "BiCGSTAB, parallel-ILU(0) and long GMRES probes, then the exact ILU(0) "
-                                      "(under 2/3 of rows dominant); "
-                           : small || gpu == 2 ? "BiCGSTAB and long GMRES probes first; "
-                                               : "a BiCGSTAB probe first; ";
+                           : ilu_ok && small ? "BiCGSTAB, parallel-ILU(0) and long GMRES probes, then the exact "
+                                               "ILU(0) (under 2/3 of rows dominant); "
+                           : ilu_ok ? "BiCGSTAB and parallel-ILU(0) probes, then the exact ILU(0) (under 2/3 of rows "
+                                      "dominant); "
+                           : small && gpu == 2 ? "BiCGSTAB and long GMRES probes first; "
+                           : small ? "long GMRES and BiCGSTAB probes first; "
+                                   : "a BiCGSTAB probe first; ";
         snprintf(why, len, "%s%s%s%s%s%s", gpu == 2 ? "GPU, one kernel: " : gpu ? "GPU, " : "", gpu ? list : "",
                  spd_like ? "symmetric with a positive diagonal"
                  : f->symmetric ? "symmetric, diagonal not positive"
