@@ -200,7 +200,9 @@ static int plans_for(const sps_features *f, size_t basis_bytes, int gpu, int not
         const char *list = spd_like ? (gpu == 2 ? "a CG+Jacobi probe, cheap preconditioners first; "
                                                 : "cheap preconditioners first; ")
                            : jac ? "a Jacobi-GMRES(100) probe first (2/3 of rows dominant), then the other probes; "
-                           : ilu_ok && small ? "BiCGSTAB, parallel-ILU(0) and long GMRES probes, then the exact "
+                           : ilu_ok && small && gpu == 2 ? "BiCGSTAB, parallel-ILU(0) and long GMRES probes, then "
+                                                           "the exact ILU(0) (under 2/3 of rows dominant); "
+                           : ilu_ok && small ? "long GMRES, BiCGSTAB and parallel-ILU(0) probes, then the exact "
                                                "ILU(0) (under 2/3 of rows dominant); "
                            : ilu_ok ? "BiCGSTAB and parallel-ILU(0) probes, then the exact ILU(0) (under 2/3 of rows "
                                       "dominant); "
