@@ -113,6 +113,55 @@ struct dsetup {
     cudaStream_t s;
     double *red = nullptr; /* RED_BLOCKS partials + 1 result */
     cudaMemPool_t pool = nullptr; /* talloc's pool (pool_begin), NULL: cudaMalloc */
+    int level = 0;                /* the level being built (the step timer's label) */
+};
+
+/* ---- the step timer (sps__amg_prof_set; off by default) -------------------- */
+
+/* The hook: NULL (the default) and every steps call below returns at once
+ * (no event, no synchronization). A profiling tool's setting, not the
+ * library's: not per context, not for concurrent setups. */
+sps_amg_prof_fn prof_fn = nullptr;
+void *prof_arg = nullptr;
+
+/* The steps of one product (or phase): mark(name) records an event on the
+ * stream, which ends the previous step and starts step name; done() records
+ * the last event, waits for it and reports each step's event-to-event time
+ * (the device's time of its kernels, and the host's reads, allocations and
+ * launches between them) to the hook. */
+struct steps {
+    static const int MAX = 24;
+    dsetup &D;
+    const char *what;
+    int n = 0;
+    cudaEvent_t ev[MAX];
+    const char *name[MAX];
+    steps(dsetup &d, const char *w) : D(d), what(w) {}
+    void mark(const char *step)
+    {
+        if (!prof_fn || n >= MAX) return;
+        if (cudaEventCreate(&ev[n]) != cudaSuccess) {
+            cudaGetLastError();
+            return;
+        }
+        cudaEventRecord(ev[n], D.s);
+        name[n++] = step;
+    }
+    void done()
+    {
+        if (!prof_fn || n == 0) return;
+        mark("end");
+        if (cudaEventSynchronize(ev[n - 1]) == cudaSuccess)
+            for (int k = 0; k + 1 < n; k++) {
+                float ms = 0.0f;
+                if (cudaEventElapsedTime(&ms, ev[k], ev[k + 1]) == cudaSuccess)
+                    prof_fn(prof_arg, D.level, what, name[k], ms);
+            }
+        for (int k = 0; k < n; k++) cudaEventDestroy(ev[k]);
+        cudaGetLastError();
+        n = 0;
+    }
+    ~steps() { done(); }
 };
 
 /* The setup's temporaries (the arrays that die inside the setup: scratch,
@@ -967,8 +1016,10 @@ int grp_blocks(long long n, int G)
 /* C = X Y (rows sorted), the host's sums: groups of lanes a row, the rows
  * that overflow their table (and short products) one thread a row. keep:
  * C is the hierarchy's (dalloc), else a temporary (talloc). */
-sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, int keep)
+sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, int keep, const char *what)
 {
+    steps sp(D, what);
+    sp.mark("bound");
     sps_idx n = X.nr;
     int gr = blocks_for(n), G = 0;
     long long *ub = nullptr, *off = nullptr, *cnt = nullptr, *crp = nullptr, total = 0, nnz = 0;
@@ -983,15 +1034,19 @@ sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, int keep)
         LAUNCHED(D.ctx, st, "k_sg_bound");
         if (st == SPS_OK) st = scan(D, ub, off, n);
     }
+    sp.mark("read1");
     if (st == SPS_OK) st = sps__d2h(D.ctx, &total, off + n, sizeof total);
     if (st == SPS_OK) G = group_lanes(Y, n ? (double)total / n : 0.0);
     int grg = G > 0 ? grp_blocks(n, G) : 1;
     if (st == SPS_OK && G > 0) { /* counts; the bound stays only on the rows that overflow */
+        sp.mark("count");
         k_grp_count<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, Y.rp, Y.ci, cnt, ub);
         LAUNCHED(D.ctx, st, "k_grp_count");
         if (st == SPS_OK) st = scan(D, ub, off, n);
+        sp.mark("read2");
         if (st == SPS_OK) st = sps__d2h(D.ctx, &total, off + n, sizeof total);
     }
+    sp.mark("hash");
     if (st == SPS_OK) st = talloc(D, &hc, total);
     if (st == SPS_OK) st = talloc(D, &hv, total);
     if (st == SPS_OK && total > 0) st = sps__dmemset(D.ctx, hc, 0xff, (size_t)total * sizeof *hc);
@@ -1003,8 +1058,11 @@ sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, int keep)
         k_grp_hash_global<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, hc, hv, cnt);
         LAUNCHED(D.ctx, st, "k_grp_hash_global");
     }
+    sp.mark("scan");
     if (st == SPS_OK) st = scan(D, cnt, crp, n);
+    sp.mark("read3");
     if (st == SPS_OK) st = sps__d2h(D.ctx, &nnz, crp + n, sizeof nnz);
+    sp.mark("numeric");
     if (st == SPS_OK && nnz > SPS_IDX_MAX)
         st = sps__err(D.ctx, SPS_ERR_UNSUPPORTED,
                       "amg: a product has more entries than the 32-bit index limit %d", SPS_IDX_MAX);
@@ -1017,6 +1075,7 @@ sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, int keep)
         LAUNCHED(D.ctx, st, "k_grp_numeric");
     }
     if (st == SPS_OK && n > 0) { /* C's row pointer; the fallback rows' entries */
+        sp.mark("gather");
         k_sg_gather<<<gr, TB, 0, D.s>>>(n, off, hc, hv, crp, C.rp, C.ci, C.v);
         LAUNCHED(D.ctx, st, "k_sg_gather");
     }
@@ -1069,8 +1128,10 @@ __global__ void k_fill_int(long long n, sps_idx *__restrict__ x, sps_idx value)
 }
 
 /* T = X' (rows sorted: the sort is stable, so T's row c lists X's rows in order). */
-sps_status transpose(dsetup &D, const dcsr &X, dcsr &T)
+sps_status transpose(dsetup &D, const dcsr &X, dcsr &T, const char *what)
 {
+    steps sp(D, what);
+    sp.mark("alloc");
     sps_idx nnz = X.nnz;
     unsigned *k1 = nullptr, *k2 = nullptr;
     sps_idx *row = nullptr, *i1 = nullptr, *i2 = nullptr;
@@ -1085,11 +1146,14 @@ sps_status transpose(dsetup &D, const dcsr &X, dcsr &T)
         LAUNCHED(D.ctx, st, "k_fill_int");
     }
     if (st == SPS_OK && nnz > 0) {
+        sp.mark("keys");
         k_entries<<<blocks_for(X.nr), TB, 0, D.s>>>(X.nr, X.rp, X.ci, row, k1, i1);
         LAUNCHED(D.ctx, st, "k_entries");
+        sp.mark("sort");
         if (st == SPS_OK) st = sort_pairs(D, k1, k2, i1, i2, nnz, (unsigned)(X.nc > 0 ? X.nc - 1 : 0));
     }
     if (st == SPS_OK && nnz > 0) {
+        sp.mark("fill");
         k_col_start<<<blocks_for(nnz), TB, 0, D.s>>>(nnz, X.nc, k2, T.rp);
         LAUNCHED(D.ctx, st, "k_col_start");
         k_gather_t<<<blocks_for(nnz), TB, 0, D.s>>>(nnz, i2, row, X.v, T.ci, T.v);
@@ -1396,8 +1460,11 @@ sps_status level_prolong(gbuild &b, const dcsr &A, int l, dlevel &G, const doubl
     sps_amg_level *L = &b.h->lv[l];
     sps_context *ctx = b.D.ctx;
     double t0 = sps__now_ms();
+    steps sp(b.D, "T, Sm");
+    sp.mark("tent");
     sps_status st = talloc(b.D, &G.Bc, L->nagg);
     if (st == SPS_OK) st = tentative(b.D, G.agg, A.nr, L->nagg, B, G.T, G.Bc);
+    sp.mark("Sm");
     if (st == SPS_OK) {
         G.Sm = A;
         G.Sm.v = nullptr;
@@ -1407,9 +1474,10 @@ sps_status level_prolong(gbuild &b, const dcsr &A, int l, dlevel &G, const doubl
         k_smoother_matrix<<<blocks_for(A.nr), TB, 0, b.D.s>>>(A.nr, A.rp, A.ci, A.v, G.dinv,
                                                               4.0 / (3.0 * L->rho), G.Sm.v);
         LAUNCHED(ctx, st, "k_smoother_matrix");
-        if (st == SPS_OK) st = spgemm(b.D, G.Sm, G.T, G.P, 1);
     }
-    if (st == SPS_OK) st = transpose(b.D, G.P, G.R);
+    sp.done();
+    if (st == SPS_OK) st = spgemm(b.D, G.Sm, G.T, G.P, 1, "P = Sm T");
+    if (st == SPS_OK) st = transpose(b.D, G.P, G.R, "R = P'");
     tick(b, st, t0, 2);
     return st;
 }
@@ -1418,8 +1486,8 @@ sps_status level_prolong(gbuild &b, const dcsr &A, int l, dlevel &G, const doubl
 sps_status level_galerkin(gbuild &b, const dcsr &A, dlevel &G)
 {
     double t0 = sps__now_ms();
-    sps_status st = spgemm(b.D, A, G.P, G.AP, 0);
-    if (st == SPS_OK) st = spgemm(b.D, G.R, G.AP, G.Ac, 1);
+    sps_status st = spgemm(b.D, A, G.P, G.AP, 0, "A P");
+    if (st == SPS_OK) st = spgemm(b.D, G.R, G.AP, G.Ac, 1, "R (A P)");
     tick(b, st, t0, 3);
     return st;
 }
@@ -1464,6 +1532,7 @@ sps_status device_level(gbuild &b, int l, dcsr &A, double **B, int *host, int *o
     h->nlevels = l + 1;
     *host = !sps__amg_coarsen_more(b.prm, l, A.nr) || A.nr <= b.prm->gpu_min;
     if (*host) return SPS_OK;
+    b.D.level = l;
     dlevel G;
     int stalled = 0;
     sps_status st = level_aggregate(b, A, l, G, &stalled);
@@ -1661,6 +1730,12 @@ void pool_end(dsetup &D)
 }
 
 } // namespace
+
+extern "C" void sps__amg_prof_set(sps_amg_prof_fn fn, void *arg)
+{
+    prof_fn = fn;
+    prof_arg = arg;
+}
 
 extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A,
                                          sps_amg *h)
