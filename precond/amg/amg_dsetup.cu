@@ -727,14 +727,23 @@ __global__ void k_smoother_matrix(sps_idx n, const sps_idx *__restrict__ rp, con
     }
 }
 
-/* ub[i] = sum of the lengths of Y's rows that X's row i touches */
+/* ub[i] = sum of the lengths of Y's rows that X's row i touches; with lf,
+ * lf[i] = whether the row is long (bound above lmin), and the long rows
+ * listed in lrow (in any order: each is one block's) with *nlong their count. */
 __global__ void k_sg_bound(sps_idx n, const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
-                           const sps_idx *__restrict__ yrp, long long *__restrict__ ub)
+                           const sps_idx *__restrict__ yrp, long long *__restrict__ ub, long long lmin,
+                           unsigned char *__restrict__ lf, sps_idx *__restrict__ lrow,
+                           unsigned long long *__restrict__ nlong)
 {
     GRID_LOOP(i, n) {
         long long c = 0;
         for (sps_idx p = xrp[i]; p < xrp[i + 1]; p++) c += yrp[xci[p] + 1] - yrp[xci[p]];
         ub[i] = c;
+        if (lf) {
+            const bool l = c > lmin;
+            lf[i] = l;
+            if (l) lrow[atomicAdd(nlong, 1ull)] = (sps_idx)i;
+        }
     }
 }
 
@@ -846,7 +855,8 @@ template <typename I> __device__ I grp_slot(volatile sps_idx *hk, I size, sps_id
             *added = 1;
             return h;
         }
-        if (c == j) return h; /* cannot happen: j is one lane's alone in a step */
+        if (c == j) return h; /* a group's step: cannot happen (j is one lane's alone);
+                                 a long row's step: j from two rows of Y */
     }
 }
 
@@ -855,7 +865,8 @@ template <typename I> __device__ I grp_slot(volatile sps_idx *hk, I size, sps_id
  * keeps its bound in ub (the fallback's slice) and cnt[i] = 0. */
 __global__ void k_grp_count(sps_idx n, int G, const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
                             const sps_idx *__restrict__ yrp, const sps_idx *__restrict__ yci,
-                            long long *__restrict__ cnt, long long *__restrict__ ub)
+                            long long *__restrict__ cnt, long long *__restrict__ ub,
+                            const unsigned char *__restrict__ lf)
 {
     __shared__ sps_idx keys[GRP_SLOTS];
     __shared__ int num[GTB / 4];
@@ -864,6 +875,7 @@ __global__ void k_grp_count(sps_idx n, int G, const sps_idx *__restrict__ xrp, c
     volatile int *nm = num + g;
     const unsigned mask = grp_mask(G);
     for (long long i = (long long)blockIdx.x * gpb + g; i < n; i += (long long)gridDim.x * gpb) {
+        if (lf && lf[i]) continue; /* a long row (k_long_count; the whole group skips it) */
         for (int s = lane; s < hs; s += G) hk[s] = -1;
         if (lane == 0) *nm = 0;
         __syncwarp(mask);
@@ -895,7 +907,8 @@ __global__ void k_grp_numeric(sps_idx n, int G, const sps_idx *__restrict__ xrp,
                               const double *__restrict__ xv, const sps_idx *__restrict__ yrp,
                               const sps_idx *__restrict__ yci, const double *__restrict__ yv,
                               const long long *__restrict__ off, const long long *__restrict__ crp,
-                              sps_idx *__restrict__ cci, double *__restrict__ cv)
+                              sps_idx *__restrict__ cci, double *__restrict__ cv,
+                              const unsigned char *__restrict__ lf)
 {
     __shared__ sps_idx keys[GRP_SLOTS];
     __shared__ double vals[GRP_SLOTS];
@@ -908,7 +921,7 @@ __global__ void k_grp_numeric(sps_idx n, int G, const sps_idx *__restrict__ xrp,
     volatile int *nm = num + g;
     const unsigned mask = grp_mask(G);
     for (long long i = (long long)blockIdx.x * gpb + g; i < n; i += (long long)gridDim.x * gpb) {
-        if (off[i + 1] > off[i]) continue; /* the fallback's row (the whole group skips it) */
+        if (off[i + 1] > off[i] || (lf && lf[i])) continue; /* the fallback's or a long row (the whole group skips it) */
         for (int s = lane; s < hs; s += G) hk[s] = -1;
         if (lane == 0) *nm = 0;
         __syncwarp(mask);
@@ -987,6 +1000,204 @@ __global__ void k_grp_hash_global(sps_idx n, int G, const sps_idx *__restrict__ 
     }
 }
 
+/* ---- long rows: a block a row --------------------------------------------------- */
+
+/* A row of C = X Y whose bound (its terms) is above the long threshold
+ * (SPS_AMG_LONG, default LONG_TERMS) takes a block of LTB threads and a hash
+ * table of LHS slots in shared memory (the coarse levels' R (A P): up to
+ * 10^5 terms a row on poisson3d-jump, which a group of 32 lanes took in
+ * steps of one row of Y, and the rows beyond its table in global memory).
+ * A step takes the next LTB terms of the row in order (X's entries, each
+ * with its row of Y, possibly split between two steps): warp 0 lays the
+ * step out (the next LROWS entries' rows of Y and a prefix sum of their
+ * lengths), each thread takes one term, claims its column's slot
+ * (atomicCAS: two rows of Y may bring one column to a step), and then the
+ * values are added in rounds, one round per entry of X in the step and in
+ * X's order, a barrier between rounds: a column's terms in X's row order,
+ * the first stored (a slot's flag), the next ones added: fill_row's sums,
+ * as the groups' kernels have them. The row is written sorted by rank. A
+ * count pass first (C's row pointer); a row of more than LCAP columns keeps
+ * its bound for the global fallback (k_grp_hash_global, k_sg_gather). */
+const int LTB = TB;                       /* threads of a long row's block */
+const int LHS = TB >= 256 ? 2944 : 12 * TB; /* its slots: 46 KiB with values and flags */
+const int LCAP = LHS * 3 / 4;             /* its columns at most (a step adds LTB at most: a free slot left) */
+const int LROWS = 32;                     /* entries of X a step may take (warp 0's lanes) */
+const long long LONG_TERMS = 2048;          /* terms a row above which a row is long */
+
+/* The step's layout (shared): the parts of rows of Y it takes. */
+struct lstep {
+    sps_idx q[LROWS]; /* the part's first position in Y */
+    int b[LROWS];     /* the part's first term in the step */
+    double x[LROWS];  /* X's entry */
+    int sc[32];       /* warp 0's scan */
+    int nr, tot;      /* parts, terms */
+    sps_idx np, nqo;  /* the next step's entry of X and its offset in that row of Y */
+};
+
+/* Warp 0: the step from entry p0 of X (its row of Y from offset qo); the
+ * others wait at the caller's barrier. */
+__device__ void long_layout(lstep &L, sps_idx p0, sps_idx qo, sps_idx pend, const sps_idx *__restrict__ xci,
+                            const double *__restrict__ xv, const sps_idx *__restrict__ yrp)
+{
+    const int t = threadIdx.x;
+    if (t >= 32) return;
+    const sps_idx p = p0 + t;
+    sps_idx q0 = 0;
+    int len = 0;
+    double x = 0.0;
+    if (p < pend) {
+        const sps_idx k = xci[p];
+        q0 = yrp[k];
+        len = yrp[k + 1] - q0;
+        if (xv) x = xv[p];
+        if (t == 0) {
+            q0 += qo;
+            len -= qo;
+        }
+    }
+    volatile int *sc = L.sc;
+    sc[t] = len;
+    __syncwarp();
+    for (int d = 1; d < 32; d <<= 1) {
+        const int y = t >= d ? sc[t - d] : 0;
+        __syncwarp();
+        sc[t] = sc[t] + y;
+        __syncwarp();
+    }
+    const int inc = sc[t], beg = inc - len;
+    const bool in = p < pend && beg < LTB;
+    L.q[t] = q0;
+    L.b[t] = beg;
+    L.x[t] = x;
+    if (in && (t == 31 || p + 1 >= pend || inc >= LTB)) { /* the step's last part */
+        L.nr = t + 1;
+        L.tot = inc < LTB ? inc : LTB;
+        if (inc <= LTB) {
+            L.np = p + 1;
+            L.nqo = 0;
+        } else { /* the row of Y goes on in the next step */
+            L.np = p;
+            L.nqo = (t == 0 ? qo : 0) + (LTB - beg);
+        }
+    }
+}
+
+/* The part of the step that term t (< L.tot) belongs to: the last part
+ * starting at or before t. */
+__device__ int long_part(const lstep &L, int t)
+{
+    int lo = 0, hi = L.nr - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (L.b[mid] <= t) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* cnt[i] = long row i's columns and ub[i] = 0, or (more than LCAP
+ * columns) cnt[i] = 0 and ub[i] kept: the fallback's slice. */
+__global__ void k_long_count(const sps_idx *__restrict__ lrow, const sps_idx *__restrict__ xrp,
+                             const sps_idx *__restrict__ xci, const sps_idx *__restrict__ yrp,
+                             const sps_idx *__restrict__ yci, long long *__restrict__ cnt,
+                             long long *__restrict__ ub)
+{
+    __shared__ sps_idx keys[LHS];
+    __shared__ lstep L;
+    __shared__ int num;
+    const int t = threadIdx.x;
+    const sps_idx i = lrow[blockIdx.x], pend = xrp[i + 1];
+    volatile sps_idx *hk = keys;
+    for (int s = t; s < LHS; s += LTB) hk[s] = -1;
+    if (t == 0) num = 0;
+    sps_idx p0 = xrp[i], qo = 0;
+    bool over = false;
+    __syncthreads();
+    while (p0 < pend && !over) {
+        long_layout(L, p0, qo, pend, xci, nullptr, yrp);
+        __syncthreads();
+        p0 = L.np;
+        qo = L.nqo;
+        if (t < L.tot) {
+            const int r = long_part(L, t);
+            int added;
+            grp_slot(hk, LHS, yci[L.q[r] + (t - L.b[r])], &added);
+            if (added) atomicAdd(&num, 1);
+        }
+        __syncthreads();
+        over = *(volatile int *)&num > LCAP; /* the same for the block */
+    }
+    if (t == 0) {
+        cnt[i] = over ? 0 : num;
+        if (!over) ub[i] = 0;
+    }
+}
+
+/* The long rows k_long_count kept (an empty slice in off): summed in the
+ * host's order, written sorted at crp[i]. */
+__global__ void k_long_numeric(const sps_idx *__restrict__ lrow, const sps_idx *__restrict__ xrp,
+                               const sps_idx *__restrict__ xci, const double *__restrict__ xv,
+                               const sps_idx *__restrict__ yrp, const sps_idx *__restrict__ yci,
+                               const double *__restrict__ yv, const long long *__restrict__ off,
+                               const long long *__restrict__ crp, sps_idx *__restrict__ cci,
+                               double *__restrict__ cv)
+{
+    __shared__ sps_idx keys[LHS];
+    __shared__ double vals[LHS];
+    __shared__ sps_idx flag[LHS]; /* 1 once the slot has a value; then the row's columns */
+    __shared__ lstep L;
+    __shared__ int num;
+    const int t = threadIdx.x;
+    const sps_idx i = lrow[blockIdx.x], pend = xrp[i + 1];
+    if (off[i + 1] > off[i]) return; /* the fallback's row (the whole block) */
+    volatile sps_idx *hk = keys;
+    for (int s = t; s < LHS; s += LTB) {
+        hk[s] = -1;
+        flag[s] = 0;
+    }
+    if (t == 0) num = 0;
+    sps_idx p0 = xrp[i], qo = 0;
+    __syncthreads();
+    while (p0 < pend) {
+        long_layout(L, p0, qo, pend, xci, xv, yrp);
+        __syncthreads();
+        p0 = L.np;
+        qo = L.nqo;
+        const int nr = L.nr;
+        int r = -1, h = 0;
+        double v = 0.0;
+        if (t < L.tot) {
+            r = long_part(L, t);
+            const sps_idx q = L.q[r] + (t - L.b[r]);
+            v = __dmul_rn(L.x[r], yv[q]);
+            int added;
+            h = grp_slot(hk, LHS, yci[q], &added);
+        }
+        for (int rr = 0; rr < nr; rr++) { /* X's order: part rr's terms, one a column */
+            __syncthreads();
+            if (r == rr) {
+                vals[h] = flag[h] ? __dadd_rn(vals[h], v) : v;
+                flag[h] = 1;
+            }
+        }
+        __syncthreads();
+    }
+    /* the row's columns into a list (flag, any order), then each entry at its rank */
+    for (int s = t; s < LHS; s += LTB)
+        if (hk[s] != -1) flag[atomicAdd(&num, 1)] = hk[s];
+    __syncthreads();
+    const int m = num;
+    const long long w0 = crp[i];
+    for (int s = t; s < LHS; s += LTB) {
+        const sps_idx j = hk[s];
+        if (j == -1) continue;
+        int rk = 0;
+        for (int u = 0; u < m; u++) rk += flag[u] < j;
+        cci[w0 + rk] = j;
+        cv[w0 + rk] = vals[s];
+    }
+}
+
 /* Lanes a row: Y's mean row length (a step of the group takes one row of
  * Y), at least 4; 0 for one thread a row where Y has about one entry a row
  * (P_tent) or C's rows are short (a global slice costs little). */
@@ -1006,6 +1217,20 @@ int group_lanes(const dcsr &Y, double mean_bound)
     return G;
 }
 
+/* The long rows' threshold: rows of more than this many terms take a
+ * block (k_long_count, k_long_numeric) when the product takes groups;
+ * SPS_AMG_LONG=N sets it (the tests and the emulation: 1 makes every row
+ * long), SPS_AMG_LONG=0 turns the long rows off (the groups take them). */
+long long long_min()
+{
+    const char *e = getenv("SPS_AMG_LONG");
+    if (e && *e) {
+        long long v = atoll(e);
+        return v > 0 ? v : 0;
+    }
+    return LONG_TERMS;
+}
+
 int grp_blocks(long long n, int G)
 {
     long long b = (n + GTB / G - 1) / (GTB / G);
@@ -1022,26 +1247,37 @@ sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, int keep, co
     sp.mark("bound");
     sps_idx n = X.nr;
     int gr = blocks_for(n), G = 0;
-    long long *ub = nullptr, *off = nullptr, *cnt = nullptr, *crp = nullptr, total = 0, nnz = 0;
-    sps_idx *hc = nullptr;
+    long long *ub = nullptr, *off = nullptr, *cnt = nullptr, *crp = nullptr, total = 0, nnz = 0, nlong = 0;
+    long long two[2] = {0, 0}, lmin = long_min();
+    sps_idx *hc = nullptr, *lrow = nullptr;
+    unsigned char *lf = nullptr;
     double *hv = nullptr;
     sps_status st = talloc(D, &ub, n);
-    if (st == SPS_OK) st = talloc(D, &off, (long long)n + 1);
+    if (st == SPS_OK) st = talloc(D, &off, (long long)n + 2); /* off[n + 1]: the long rows' count */
     if (st == SPS_OK) st = talloc(D, &cnt, n);
     if (st == SPS_OK) st = talloc(D, &crp, (long long)n + 1);
+    if (st == SPS_OK && lmin > 0) st = talloc(D, &lf, n);
+    if (st == SPS_OK && lmin > 0) st = talloc(D, &lrow, n);
+    if (st == SPS_OK) st = sps__dmemset(D.ctx, off + n + 1, 0, sizeof *off);
     if (st == SPS_OK) {
-        k_sg_bound<<<gr, TB, 0, D.s>>>(n, X.rp, X.ci, Y.rp, ub);
+        k_sg_bound<<<gr, TB, 0, D.s>>>(n, X.rp, X.ci, Y.rp, ub, lmin, lf, lrow, (unsigned long long *)(off + n + 1));
         LAUNCHED(D.ctx, st, "k_sg_bound");
         if (st == SPS_OK) st = scan(D, ub, off, n);
     }
     sp.mark("read1");
-    if (st == SPS_OK) st = sps__d2h(D.ctx, &total, off + n, sizeof total);
+    if (st == SPS_OK) st = sps__d2h(D.ctx, two, off + n, sizeof two); /* the bounds' total, the long rows */
+    total = two[0];
     if (st == SPS_OK) G = group_lanes(Y, n ? (double)total / n : 0.0);
+    nlong = G > 0 ? two[1] : 0; /* one thread a row: no long rows */
     int grg = G > 0 ? grp_blocks(n, G) : 1;
     if (st == SPS_OK && G > 0) { /* counts; the bound stays only on the rows that overflow */
         sp.mark("count");
-        k_grp_count<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, Y.rp, Y.ci, cnt, ub);
+        k_grp_count<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, Y.rp, Y.ci, cnt, ub, lf);
         LAUNCHED(D.ctx, st, "k_grp_count");
+        if (st == SPS_OK && nlong > 0) {
+            k_long_count<<<(int)nlong, LTB, 0, D.s>>>(lrow, X.rp, X.ci, Y.rp, Y.ci, cnt, ub);
+            LAUNCHED(D.ctx, st, "k_long_count");
+        }
         if (st == SPS_OK) st = scan(D, ub, off, n);
         sp.mark("read2");
         if (st == SPS_OK) st = sps__d2h(D.ctx, &total, off + n, sizeof total);
@@ -1070,9 +1306,12 @@ sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, int keep, co
         st = keep ? dcsr_alloc(D.ctx, C, n, Y.nc, (sps_idx)nnz, 1) : dcsr_talloc(D, C, n, Y.nc, (sps_idx)nnz, 1);
     if (st == SPS_OK && n == 0) st = sps__dmemset(D.ctx, C.rp, 0, sizeof *C.rp);
     if (st == SPS_OK && n > 0 && G > 0) {
-        k_grp_numeric<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off,
-                                                                    crp, C.ci, C.v);
+        k_grp_numeric<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, crp, C.ci, C.v, lf);
         LAUNCHED(D.ctx, st, "k_grp_numeric");
+        if (st == SPS_OK && nlong > 0) {
+            k_long_numeric<<<(int)nlong, LTB, 0, D.s>>>(lrow, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, crp, C.ci, C.v);
+            LAUNCHED(D.ctx, st, "k_long_numeric");
+        }
     }
     if (st == SPS_OK && n > 0) { /* C's row pointer; the fallback rows' entries */
         sp.mark("gather");
@@ -1085,6 +1324,8 @@ sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, int keep, co
     tfree(D, crp);
     tfree(D, hc);
     tfree(D, hv);
+    tfree(D, lf);
+    tfree(D, lrow);
     return st;
 }
 
