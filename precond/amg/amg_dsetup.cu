@@ -20,7 +20,8 @@
  *   products   P = (I - omega D^-1 A) P_tent, A P and R (A P) by our own
  *              kernels: a group of 4-32 lanes a row sums into a hash table
  *              in shared memory (global memory for a row that overflows
- *              it), one thread a row for short products; every entry's
+ *              it), a block a long row (more than 2048 terms) into a larger
+ *              one, one thread a row for short products; every entry's
  *              terms in the host's order (X's row, then Y's), then the row
  *              sorted. cuSPARSE SpGEMM is not used: its summation order is
  *              not documented as fixed, and this order makes C bitwise the
@@ -869,6 +870,7 @@ __global__ void k_grp_count(sps_idx n, int G, const sps_idx *__restrict__ xrp, c
                             const unsigned char *__restrict__ lf)
 {
     __shared__ sps_idx keys[GRP_SLOTS];
+    __shared__ sps_idx sq0[GTB], sq1[GTB]; /* the group's next G entries of X: their rows of Y */
     __shared__ int num[GTB / 4];
     const int gpb = GTB / G, hs = 12 * G, cap = 9 * G, g = threadIdx.x / G, lane = threadIdx.x % G;
     volatile sps_idx *hk = keys + g * hs;
@@ -880,18 +882,29 @@ __global__ void k_grp_count(sps_idx n, int G, const sps_idx *__restrict__ xrp, c
         if (lane == 0) *nm = 0;
         __syncwarp(mask);
         int over = 0;
-        for (sps_idx p = xrp[i]; p < xrp[i + 1] && !over; p++) {
-            sps_idx k = xci[p], q1 = yrp[k + 1];
-            for (sps_idx q0 = yrp[k]; q0 < q1 && !over; q0 += G) {
-                if (q0 + lane < q1) {
-                    int added;
-                    grp_slot(hk, hs, yci[q0 + lane], &added);
-                    if (added) atomicAdd((int *)nm, 1);
-                }
-                __syncwarp(mask);
-                over = *nm > cap; /* the same for the whole group: at most 10 G keys, a free slot left */
-                __syncwarp(mask);
+        const sps_idx pe = xrp[i + 1];
+        for (sps_idx pb = xrp[i]; pb < pe && !over; pb += G) { /* G entries of X staged at once */
+            const int ne = pe - pb < G ? (int)(pe - pb) : G;
+            if (lane < ne) {
+                const sps_idx k = xci[pb + lane];
+                sq0[threadIdx.x] = yrp[k];
+                sq1[threadIdx.x] = yrp[k + 1];
             }
+            __syncwarp(mask);
+            for (int e = g * G; e < g * G + ne && !over; e++) { /* in X's order */
+                const sps_idx q1 = sq1[e];
+                for (sps_idx q0 = sq0[e]; q0 < q1 && !over; q0 += G) {
+                    if (q0 + lane < q1) {
+                        int added;
+                        grp_slot(hk, hs, yci[q0 + lane], &added);
+                        if (added) atomicAdd((int *)nm, 1);
+                    }
+                    __syncwarp(mask);
+                    over = *nm > cap; /* the same for the whole group: at most 10 G keys, a free slot left */
+                    __syncwarp(mask);
+                }
+            }
+            __syncwarp(mask); /* the stage read before the next is written */
         }
         if (lane == 0) {
             cnt[i] = over ? 0 : *nm;
@@ -913,6 +926,8 @@ __global__ void k_grp_numeric(sps_idx n, int G, const sps_idx *__restrict__ xrp,
     __shared__ sps_idx keys[GRP_SLOTS];
     __shared__ double vals[GRP_SLOTS];
     __shared__ sps_idx list[GRP_SLOTS];
+    __shared__ sps_idx sq0[GTB], sq1[GTB]; /* the group's next G entries of X: their rows of Y */
+    __shared__ double sx[GTB];             /* and their values */
     __shared__ int num[GTB / 4];
     const int gpb = GTB / G, hs = 12 * G, g = threadIdx.x / G, lane = threadIdx.x % G;
     volatile sps_idx *hk = keys + g * hs;
@@ -925,19 +940,31 @@ __global__ void k_grp_numeric(sps_idx n, int G, const sps_idx *__restrict__ xrp,
         for (int s = lane; s < hs; s += G) hk[s] = -1;
         if (lane == 0) *nm = 0;
         __syncwarp(mask);
-        for (sps_idx p = xrp[i]; p < xrp[i + 1]; p++) {
-            sps_idx k = xci[p], q1 = yrp[k + 1];
-            double x = xv[p];
-            for (sps_idx q0 = yrp[k]; q0 < q1; q0 += G) {
-                if (q0 + lane < q1) {
-                    sps_idx j = yci[q0 + lane];
-                    double t = __dmul_rn(x, yv[q0 + lane]);
-                    int added;
-                    const int h = grp_slot(hk, hs, j, &added);
-                    hv[h] = added ? t : __dadd_rn(hv[h], t);
-                }
-                __syncwarp(mask);
+        const sps_idx pe = xrp[i + 1];
+        for (sps_idx pb = xrp[i]; pb < pe; pb += G) { /* G entries of X staged at once */
+            const int ne = pe - pb < G ? (int)(pe - pb) : G;
+            if (lane < ne) {
+                const sps_idx k = xci[pb + lane];
+                sq0[threadIdx.x] = yrp[k];
+                sq1[threadIdx.x] = yrp[k + 1];
+                sx[threadIdx.x] = xv[pb + lane];
             }
+            __syncwarp(mask);
+            for (int e = g * G; e < g * G + ne; e++) { /* in X's order */
+                const sps_idx q1 = sq1[e];
+                const double x = sx[e];
+                for (sps_idx q0 = sq0[e]; q0 < q1; q0 += G) {
+                    if (q0 + lane < q1) {
+                        sps_idx j = yci[q0 + lane];
+                        double t = __dmul_rn(x, yv[q0 + lane]);
+                        int added;
+                        const int h = grp_slot(hk, hs, j, &added);
+                        hv[h] = added ? t : __dadd_rn(hv[h], t);
+                    }
+                    __syncwarp(mask);
+                }
+            }
+            __syncwarp(mask); /* the stage read before the next is written */
         }
         /* the row's columns into a list (any order), then each entry at its rank */
         for (int s = lane; s < hs; s += G)
