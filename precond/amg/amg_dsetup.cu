@@ -766,7 +766,8 @@ __global__ void k_sg_hash(sps_idx n, const sps_idx *__restrict__ xrp, const sps_
             for (sps_idx q = yrp[k]; q < yrp[k + 1]; q++) {
                 sps_idx j = yci[q];
                 double t = __dmul_rn(x, yv[q]);
-                long long h = (long long)(((unsigned long long)(unsigned)j * 0x9e3779b1ull) % (unsigned long long)size);
+                /* grp_hash's multiplicative hash scaled to the slice (no 64-bit modulo) */
+                long long h = (long long)(((unsigned long long)((unsigned)j * 0x9e3779b1u) * (unsigned long long)size) >> 32);
                 while (hc[base + h] != -1 && hc[base + h] != j) h = h + 1 == size ? 0 : h + 1;
                 if (hc[base + h] == -1) {
                     hc[base + h] = j;
