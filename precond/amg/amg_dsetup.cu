@@ -1047,7 +1047,7 @@ __global__ void k_grp_hash_global(sps_idx n, int G, const sps_idx *__restrict__ 
  * count pass first (C's row pointer); a row of more than LCAP columns keeps
  * its bound for the global fallback (k_grp_hash_global, k_sg_gather). */
 const int LTB = TB;                       /* threads of a long row's block */
-const int LHS = TB >= 256 ? 2944 : 12 * TB; /* its slots: 46 KiB with values and flags */
+const int LHS = TB >= 256 ? 1536 : 12 * TB; /* its slots: 24 KiB with values and flags (8 blocks an SM) */
 const int LCAP = LHS * 3 / 4;             /* its columns at most (a step adds LTB at most: a free slot left) */
 const int LROWS = 32;                     /* entries of X a step may take (warp 0's lanes) */
 const long long LONG_TERMS = 2048;          /* terms a row above which a row is long */
