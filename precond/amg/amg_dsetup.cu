@@ -1037,8 +1037,8 @@ __global__ void k_grp_hash_global(sps_idx n, int G, const sps_idx *__restrict__ 
  * steps of one row of Y, and the rows beyond its table in global memory).
  * A step takes the next LTB terms of the row in order (X's entries, each
  * with its row of Y, possibly split between two steps): warp 0 lays the
- * step out (the next LROWS entries' rows of Y and a prefix sum of their
- * lengths), each thread takes one term, claims its column's slot
+ * step out (the rows of Y of the next entries in its window of LROWS
+ * entries, and a prefix sum of their lengths), each thread takes one term, claims its column's slot
  * (atomicCAS: two rows of Y may bring one column to a step), and then the
  * values are added in rounds, one round per entry of X in the step and in
  * X's order, a barrier between rounds: a column's terms in X's row order,
@@ -1062,26 +1062,42 @@ struct lstep {
     sps_idx np, nqo;  /* the next step's entry of X and its offset in that row of Y */
 };
 
-/* Warp 0: the step from entry p0 of X (its row of Y from offset qo); the
- * others wait at the caller's barrier. */
-__device__ void long_layout(lstep &L, sps_idx p0, sps_idx qo, sps_idx pend, const sps_idx *__restrict__ xci,
+/* Warp 0's window on X's row (registers: lane t holds entry base + t):
+ * its row of Y (first position, length) and its value; loaded again once
+ * the steps have gone LROWS / 2 entries past base, so most steps find
+ * their rows of Y without a load. */
+struct lwin {
+    sps_idx base = -1, q = 0;
+    int len = 0;
+    double x = 0.0;
+};
+
+/* Warp 0: the step from entry p0 of X (its row of Y from offset qo), over
+ * the window's entries from p0 on; the others wait at the caller's barrier. */
+__device__ void long_layout(lstep &L, lwin &w, sps_idx p0, sps_idx qo, sps_idx pend, const sps_idx *__restrict__ xci,
                             const double *__restrict__ xv, const sps_idx *__restrict__ yrp)
 {
     const int t = threadIdx.x;
     if (t >= 32) return;
-    const sps_idx p = p0 + t;
-    sps_idx q0 = 0;
-    int len = 0;
-    double x = 0.0;
-    if (p < pend) {
-        const sps_idx k = xci[p];
-        q0 = yrp[k];
-        len = yrp[k + 1] - q0;
-        if (xv) x = xv[p];
-        if (t == 0) {
-            q0 += qo;
-            len -= qo;
+    if (w.base < 0 || p0 - w.base >= LROWS / 2) { /* the window from p0 */
+        w.base = p0;
+        w.q = 0;
+        w.len = 0;
+        w.x = 0.0;
+        if (p0 + t < pend) {
+            const sps_idx k = xci[p0 + t];
+            w.q = yrp[k];
+            w.len = yrp[k + 1] - w.q;
+            if (xv) w.x = xv[p0 + t];
         }
+    }
+    const int d = (int)(p0 - w.base); /* lanes below d: entries done */
+    const sps_idx p = w.base + t;
+    sps_idx q0 = w.q;
+    int len = t < d ? 0 : w.len;
+    if (t == d) {
+        q0 += qo;
+        len -= qo;
     }
     volatile int *sc = L.sc;
     sc[t] = len;
@@ -1093,19 +1109,21 @@ __device__ void long_layout(lstep &L, sps_idx p0, sps_idx qo, sps_idx pend, cons
         __syncwarp();
     }
     const int inc = sc[t], beg = inc - len;
-    const bool in = p < pend && beg < LTB;
-    L.q[t] = q0;
-    L.b[t] = beg;
-    L.x[t] = x;
+    const bool in = t >= d && p < pend && beg < LTB;
+    if (t >= d) { /* part t - d */
+        L.q[t - d] = q0;
+        L.b[t - d] = beg;
+        L.x[t - d] = w.x;
+    }
     if (in && (t == 31 || p + 1 >= pend || inc >= LTB)) { /* the step's last part */
-        L.nr = t + 1;
+        L.nr = t - d + 1;
         L.tot = inc < LTB ? inc : LTB;
         if (inc <= LTB) {
             L.np = p + 1;
             L.nqo = 0;
         } else { /* the row of Y goes on in the next step */
             L.np = p;
-            L.nqo = (t == 0 ? qo : 0) + (LTB - beg);
+            L.nqo = (t == d ? qo : 0) + (LTB - beg);
         }
     }
 }
@@ -1140,9 +1158,10 @@ __global__ void k_long_count(const sps_idx *__restrict__ lrow, const sps_idx *__
     if (t == 0) num = 0;
     sps_idx p0 = xrp[i], qo = 0;
     bool over = false;
+    lwin w;
     __syncthreads();
     while (p0 < pend && !over) {
-        long_layout(L, p0, qo, pend, xci, nullptr, yrp);
+        long_layout(L, w, p0, qo, pend, xci, nullptr, yrp);
         __syncthreads();
         p0 = L.np;
         qo = L.nqo;
@@ -1185,9 +1204,10 @@ __global__ void k_long_numeric(const sps_idx *__restrict__ lrow, const sps_idx *
     }
     if (t == 0) num = 0;
     sps_idx p0 = xrp[i], qo = 0;
+    lwin w;
     __syncthreads();
     while (p0 < pend) {
-        long_layout(L, p0, qo, pend, xci, xv, yrp);
+        long_layout(L, w, p0, qo, pend, xci, xv, yrp);
         __syncthreads();
         p0 = L.np;
         qo = L.nqo;
