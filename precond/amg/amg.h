@@ -145,6 +145,9 @@ sps_status sps__amg_dense_inverse(sps_context *ctx, const sps_csr *A, double *in
  * NULL if that fails). */
 sps_amg *sps__amg_hierarchy(const sps_precond *pc);
 
+/* The device setup's step timer's hook (sps__amg_prof_set). */
+typedef void (*sps_amg_prof_fn)(void *arg, int level, const char *what, const char *step, double ms);
+
 #if SPS_HAVE_CUDA
 /* Device setup (amg.cu): takes h (owned from now on, freed by pc->destroy);
  * op0: level 0's operator on the device, owned when own_op0. */
@@ -159,6 +162,11 @@ sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *prm, const sp
  * coarse A): what the numeric re-setup and the tests read. Once; a no-op
  * for a hierarchy built on the host. */
 sps_status sps__amg_host_copy(sps_context *ctx, sps_amg *h);
+/* The device setup's step timer (tests/tools/amg_prof): fn(arg, level,
+ * what, step, ms) for each step of each product and phase (CUDA events on
+ * the setup's stream; one synchronization at each product's end). NULL
+ * (the default): off, nothing recorded. Process-wide: for a profiling tool. */
+void sps__amg_prof_set(sps_amg_prof_fn fn, void *arg);
 /* amg.cu: a device preconditioner's hierarchy as it is (no host copy) and
  * its fine operator. */
 sps_amg *sps__amg_gpu_hierarchy(sps_precond *pc, sps_operator **op0);

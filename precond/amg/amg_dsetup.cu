@@ -20,7 +20,8 @@
  *   products   P = (I - omega D^-1 A) P_tent, A P and R (A P) by our own
  *              kernels: a group of 4-32 lanes a row sums into a hash table
  *              in shared memory (global memory for a row that overflows
- *              it), one thread a row for short products; every entry's
+ *              it), a block a long row (more than 2048 terms) into a larger
+ *              one, one thread a row for short products; every entry's
  *              terms in the host's order (X's row, then Y's), then the row
  *              sorted. cuSPARSE SpGEMM is not used: its summation order is
  *              not documented as fixed, and this order makes C bitwise the
@@ -113,6 +114,55 @@ struct dsetup {
     cudaStream_t s;
     double *red = nullptr; /* RED_BLOCKS partials + 1 result */
     cudaMemPool_t pool = nullptr; /* talloc's pool (pool_begin), NULL: cudaMalloc */
+    int level = 0;                /* the level being built (the step timer's label) */
+};
+
+/* ---- the step timer (sps__amg_prof_set; off by default) -------------------- */
+
+/* The hook: NULL (the default) and every steps call below returns at once
+ * (no event, no synchronization). A profiling tool's setting, not the
+ * library's: not per context, not for concurrent setups. */
+sps_amg_prof_fn prof_fn = nullptr;
+void *prof_arg = nullptr;
+
+/* The steps of one product (or phase): mark(name) records an event on the
+ * stream, which ends the previous step and starts step name; done() records
+ * the last event, waits for it and reports each step's event-to-event time
+ * (the device's time of its kernels, and the host's reads, allocations and
+ * launches between them) to the hook. */
+struct steps {
+    static const int MAX = 24;
+    dsetup &D;
+    const char *what;
+    int n = 0;
+    cudaEvent_t ev[MAX];
+    const char *name[MAX];
+    steps(dsetup &d, const char *w) : D(d), what(w) {}
+    void mark(const char *step)
+    {
+        if (!prof_fn || n >= MAX) return;
+        if (cudaEventCreate(&ev[n]) != cudaSuccess) {
+            cudaGetLastError();
+            return;
+        }
+        cudaEventRecord(ev[n], D.s);
+        name[n++] = step;
+    }
+    void done()
+    {
+        if (!prof_fn || n == 0) return;
+        mark("end");
+        if (cudaEventSynchronize(ev[n - 1]) == cudaSuccess)
+            for (int k = 0; k + 1 < n; k++) {
+                float ms = 0.0f;
+                if (cudaEventElapsedTime(&ms, ev[k], ev[k + 1]) == cudaSuccess)
+                    prof_fn(prof_arg, D.level, what, name[k], ms);
+            }
+        for (int k = 0; k < n; k++) cudaEventDestroy(ev[k]);
+        cudaGetLastError();
+        n = 0;
+    }
+    ~steps() { done(); }
 };
 
 /* The setup's temporaries (the arrays that die inside the setup: scratch,
@@ -678,14 +728,23 @@ __global__ void k_smoother_matrix(sps_idx n, const sps_idx *__restrict__ rp, con
     }
 }
 
-/* ub[i] = sum of the lengths of Y's rows that X's row i touches */
+/* ub[i] = sum of the lengths of Y's rows that X's row i touches; with lf,
+ * lf[i] = whether the row is long (bound above lmin), and the long rows
+ * listed in lrow (in any order: each is one block's) with *nlong their count. */
 __global__ void k_sg_bound(sps_idx n, const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
-                           const sps_idx *__restrict__ yrp, long long *__restrict__ ub)
+                           const sps_idx *__restrict__ yrp, long long *__restrict__ ub, long long lmin,
+                           unsigned char *__restrict__ lf, sps_idx *__restrict__ lrow,
+                           unsigned long long *__restrict__ nlong)
 {
     GRID_LOOP(i, n) {
         long long c = 0;
         for (sps_idx p = xrp[i]; p < xrp[i + 1]; p++) c += yrp[xci[p] + 1] - yrp[xci[p]];
         ub[i] = c;
+        if (lf) {
+            const bool l = c > lmin;
+            lf[i] = l;
+            if (l) lrow[atomicAdd(nlong, 1ull)] = (sps_idx)i;
+        }
     }
 }
 
@@ -707,7 +766,8 @@ __global__ void k_sg_hash(sps_idx n, const sps_idx *__restrict__ xrp, const sps_
             for (sps_idx q = yrp[k]; q < yrp[k + 1]; q++) {
                 sps_idx j = yci[q];
                 double t = __dmul_rn(x, yv[q]);
-                long long h = (long long)(((unsigned long long)(unsigned)j * 0x9e3779b1ull) % (unsigned long long)size);
+                /* grp_hash's multiplicative hash scaled to the slice (no 64-bit modulo) */
+                long long h = (long long)(((unsigned long long)((unsigned)j * 0x9e3779b1u) * (unsigned long long)size) >> 32);
                 while (hc[base + h] != -1 && hc[base + h] != j) h = h + 1 == size ? 0 : h + 1;
                 if (hc[base + h] == -1) {
                     hc[base + h] = j;
@@ -797,7 +857,8 @@ template <typename I> __device__ I grp_slot(volatile sps_idx *hk, I size, sps_id
             *added = 1;
             return h;
         }
-        if (c == j) return h; /* cannot happen: j is one lane's alone in a step */
+        if (c == j) return h; /* a group's step: cannot happen (j is one lane's alone);
+                                 a long row's step: j from two rows of Y */
     }
 }
 
@@ -806,31 +867,45 @@ template <typename I> __device__ I grp_slot(volatile sps_idx *hk, I size, sps_id
  * keeps its bound in ub (the fallback's slice) and cnt[i] = 0. */
 __global__ void k_grp_count(sps_idx n, int G, const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
                             const sps_idx *__restrict__ yrp, const sps_idx *__restrict__ yci,
-                            long long *__restrict__ cnt, long long *__restrict__ ub)
+                            long long *__restrict__ cnt, long long *__restrict__ ub,
+                            const unsigned char *__restrict__ lf)
 {
     __shared__ sps_idx keys[GRP_SLOTS];
+    __shared__ sps_idx sq0[GTB], sq1[GTB]; /* the group's next G entries of X: their rows of Y */
     __shared__ int num[GTB / 4];
     const int gpb = GTB / G, hs = 12 * G, cap = 9 * G, g = threadIdx.x / G, lane = threadIdx.x % G;
     volatile sps_idx *hk = keys + g * hs;
     volatile int *nm = num + g;
     const unsigned mask = grp_mask(G);
     for (long long i = (long long)blockIdx.x * gpb + g; i < n; i += (long long)gridDim.x * gpb) {
+        if (lf && lf[i]) continue; /* a long row (k_long_count; the whole group skips it) */
         for (int s = lane; s < hs; s += G) hk[s] = -1;
         if (lane == 0) *nm = 0;
         __syncwarp(mask);
         int over = 0;
-        for (sps_idx p = xrp[i]; p < xrp[i + 1] && !over; p++) {
-            sps_idx k = xci[p], q1 = yrp[k + 1];
-            for (sps_idx q0 = yrp[k]; q0 < q1 && !over; q0 += G) {
-                if (q0 + lane < q1) {
-                    int added;
-                    grp_slot(hk, hs, yci[q0 + lane], &added);
-                    if (added) atomicAdd((int *)nm, 1);
-                }
-                __syncwarp(mask);
-                over = *nm > cap; /* the same for the whole group: at most 10 G keys, a free slot left */
-                __syncwarp(mask);
+        const sps_idx pe = xrp[i + 1];
+        for (sps_idx pb = xrp[i]; pb < pe && !over; pb += G) { /* G entries of X staged at once */
+            const int ne = pe - pb < G ? (int)(pe - pb) : G;
+            if (lane < ne) {
+                const sps_idx k = xci[pb + lane];
+                sq0[threadIdx.x] = yrp[k];
+                sq1[threadIdx.x] = yrp[k + 1];
             }
+            __syncwarp(mask);
+            for (int e = g * G; e < g * G + ne && !over; e++) { /* in X's order */
+                const sps_idx q1 = sq1[e];
+                for (sps_idx q0 = sq0[e]; q0 < q1 && !over; q0 += G) {
+                    if (q0 + lane < q1) {
+                        int added;
+                        grp_slot(hk, hs, yci[q0 + lane], &added);
+                        if (added) atomicAdd((int *)nm, 1);
+                    }
+                    __syncwarp(mask);
+                    over = *nm > cap; /* the same for the whole group: at most 10 G keys, a free slot left */
+                    __syncwarp(mask);
+                }
+            }
+            __syncwarp(mask); /* the stage read before the next is written */
         }
         if (lane == 0) {
             cnt[i] = over ? 0 : *nm;
@@ -846,11 +921,14 @@ __global__ void k_grp_numeric(sps_idx n, int G, const sps_idx *__restrict__ xrp,
                               const double *__restrict__ xv, const sps_idx *__restrict__ yrp,
                               const sps_idx *__restrict__ yci, const double *__restrict__ yv,
                               const long long *__restrict__ off, const long long *__restrict__ crp,
-                              sps_idx *__restrict__ cci, double *__restrict__ cv)
+                              sps_idx *__restrict__ cci, double *__restrict__ cv,
+                              const unsigned char *__restrict__ lf)
 {
     __shared__ sps_idx keys[GRP_SLOTS];
     __shared__ double vals[GRP_SLOTS];
     __shared__ sps_idx list[GRP_SLOTS];
+    __shared__ sps_idx sq0[GTB], sq1[GTB]; /* the group's next G entries of X: their rows of Y */
+    __shared__ double sx[GTB];             /* and their values */
     __shared__ int num[GTB / 4];
     const int gpb = GTB / G, hs = 12 * G, g = threadIdx.x / G, lane = threadIdx.x % G;
     volatile sps_idx *hk = keys + g * hs;
@@ -859,23 +937,35 @@ __global__ void k_grp_numeric(sps_idx n, int G, const sps_idx *__restrict__ xrp,
     volatile int *nm = num + g;
     const unsigned mask = grp_mask(G);
     for (long long i = (long long)blockIdx.x * gpb + g; i < n; i += (long long)gridDim.x * gpb) {
-        if (off[i + 1] > off[i]) continue; /* the fallback's row (the whole group skips it) */
+        if (off[i + 1] > off[i] || (lf && lf[i])) continue; /* the fallback's or a long row (the whole group skips it) */
         for (int s = lane; s < hs; s += G) hk[s] = -1;
         if (lane == 0) *nm = 0;
         __syncwarp(mask);
-        for (sps_idx p = xrp[i]; p < xrp[i + 1]; p++) {
-            sps_idx k = xci[p], q1 = yrp[k + 1];
-            double x = xv[p];
-            for (sps_idx q0 = yrp[k]; q0 < q1; q0 += G) {
-                if (q0 + lane < q1) {
-                    sps_idx j = yci[q0 + lane];
-                    double t = __dmul_rn(x, yv[q0 + lane]);
-                    int added;
-                    const int h = grp_slot(hk, hs, j, &added);
-                    hv[h] = added ? t : __dadd_rn(hv[h], t);
-                }
-                __syncwarp(mask);
+        const sps_idx pe = xrp[i + 1];
+        for (sps_idx pb = xrp[i]; pb < pe; pb += G) { /* G entries of X staged at once */
+            const int ne = pe - pb < G ? (int)(pe - pb) : G;
+            if (lane < ne) {
+                const sps_idx k = xci[pb + lane];
+                sq0[threadIdx.x] = yrp[k];
+                sq1[threadIdx.x] = yrp[k + 1];
+                sx[threadIdx.x] = xv[pb + lane];
             }
+            __syncwarp(mask);
+            for (int e = g * G; e < g * G + ne; e++) { /* in X's order */
+                const sps_idx q1 = sq1[e];
+                const double x = sx[e];
+                for (sps_idx q0 = sq0[e]; q0 < q1; q0 += G) {
+                    if (q0 + lane < q1) {
+                        sps_idx j = yci[q0 + lane];
+                        double t = __dmul_rn(x, yv[q0 + lane]);
+                        int added;
+                        const int h = grp_slot(hk, hs, j, &added);
+                        hv[h] = added ? t : __dadd_rn(hv[h], t);
+                    }
+                    __syncwarp(mask);
+                }
+            }
+            __syncwarp(mask); /* the stage read before the next is written */
         }
         /* the row's columns into a list (any order), then each entry at its rank */
         for (int s = lane; s < hs; s += G)
@@ -938,6 +1028,224 @@ __global__ void k_grp_hash_global(sps_idx n, int G, const sps_idx *__restrict__ 
     }
 }
 
+/* ---- long rows: a block a row --------------------------------------------------- */
+
+/* A row of C = X Y whose bound (its terms) is above the long threshold
+ * (SPS_AMG_LONG, default LONG_TERMS) takes a block of LTB threads and a hash
+ * table of LHS slots in shared memory (the coarse levels' R (A P): up to
+ * 10^5 terms a row on poisson3d-jump, which a group of 32 lanes took in
+ * steps of one row of Y, and the rows beyond its table in global memory).
+ * A step takes the next LTB terms of the row in order (X's entries, each
+ * with its row of Y, possibly split between two steps): warp 0 lays the
+ * step out (the rows of Y of the next entries in its window of LROWS
+ * entries, and a prefix sum of their lengths), each thread takes one term, claims its column's slot
+ * (atomicCAS: two rows of Y may bring one column to a step), and then the
+ * values are added in rounds, one round per entry of X in the step and in
+ * X's order, a barrier between rounds: a column's terms in X's row order,
+ * the first stored (a slot's flag), the next ones added: fill_row's sums,
+ * as the groups' kernels have them. The row is written sorted by rank. A
+ * count pass first (C's row pointer); a row of more than LCAP columns keeps
+ * its bound for the global fallback (k_grp_hash_global, k_sg_gather). */
+const int LTB = TB;                       /* threads of a long row's block */
+const int LHS = TB >= 256 ? 1536 : 12 * TB; /* its slots: 24 KiB with values and flags (8 blocks an SM) */
+const int LCAP = LHS * 3 / 4;             /* its columns at most (a step adds LTB at most: a free slot left) */
+const int LROWS = 32;                     /* entries of X a step may take (warp 0's lanes) */
+const long long LONG_TERMS = 2048;          /* terms a row above which a row is long */
+
+/* The step's layout (shared): the parts of rows of Y it takes. */
+struct lstep {
+    sps_idx q[LROWS]; /* the part's first position in Y */
+    int b[LROWS];     /* the part's first term in the step */
+    double x[LROWS];  /* X's entry */
+    int sc[32];       /* warp 0's scan */
+    int nr, tot;      /* parts, terms */
+    sps_idx np, nqo;  /* the next step's entry of X and its offset in that row of Y */
+};
+
+/* Warp 0's window on X's row (registers: lane t holds entry base + t):
+ * its row of Y (first position, length) and its value; loaded again once
+ * the steps have gone LROWS / 2 entries past base, so most steps find
+ * their rows of Y without a load. */
+struct lwin {
+    sps_idx base = -1, q = 0;
+    int len = 0;
+    double x = 0.0;
+};
+
+/* Warp 0: the step from entry p0 of X (its row of Y from offset qo), over
+ * the window's entries from p0 on; the others wait at the caller's barrier. */
+__device__ void long_layout(lstep &L, lwin &w, sps_idx p0, sps_idx qo, sps_idx pend, const sps_idx *__restrict__ xci,
+                            const double *__restrict__ xv, const sps_idx *__restrict__ yrp)
+{
+    const int t = threadIdx.x;
+    if (t >= 32) return;
+    if (w.base < 0 || p0 - w.base >= LROWS / 2) { /* the window from p0 */
+        w.base = p0;
+        w.q = 0;
+        w.len = 0;
+        w.x = 0.0;
+        if (p0 + t < pend) {
+            const sps_idx k = xci[p0 + t];
+            w.q = yrp[k];
+            w.len = yrp[k + 1] - w.q;
+            if (xv) w.x = xv[p0 + t];
+        }
+    }
+    const int d = (int)(p0 - w.base); /* lanes below d: entries done */
+    const sps_idx p = w.base + t;
+    sps_idx q0 = w.q;
+    int len = t < d ? 0 : w.len;
+    if (t == d) {
+        q0 += qo;
+        len -= qo;
+    }
+    volatile int *sc = L.sc;
+    sc[t] = len;
+    __syncwarp();
+    for (int d = 1; d < 32; d <<= 1) {
+        const int y = t >= d ? sc[t - d] : 0;
+        __syncwarp();
+        sc[t] = sc[t] + y;
+        __syncwarp();
+    }
+    const int inc = sc[t], beg = inc - len;
+    const bool in = t >= d && p < pend && beg < LTB;
+    if (t >= d) { /* part t - d */
+        L.q[t - d] = q0;
+        L.b[t - d] = beg;
+        L.x[t - d] = w.x;
+    }
+    if (in && (t == 31 || p + 1 >= pend || inc >= LTB)) { /* the step's last part */
+        L.nr = t - d + 1;
+        L.tot = inc < LTB ? inc : LTB;
+        if (inc <= LTB) {
+            L.np = p + 1;
+            L.nqo = 0;
+        } else { /* the row of Y goes on in the next step */
+            L.np = p;
+            L.nqo = (t == d ? qo : 0) + (LTB - beg);
+        }
+    }
+}
+
+/* The part of the step that term t (< L.tot) belongs to: the last part
+ * starting at or before t. */
+__device__ int long_part(const lstep &L, int t)
+{
+    int lo = 0, hi = L.nr - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (L.b[mid] <= t) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* cnt[i] = long row i's columns and ub[i] = 0, or (more than LCAP
+ * columns) cnt[i] = 0 and ub[i] kept: the fallback's slice. */
+__global__ void k_long_count(const sps_idx *__restrict__ lrow, const sps_idx *__restrict__ xrp,
+                             const sps_idx *__restrict__ xci, const sps_idx *__restrict__ yrp,
+                             const sps_idx *__restrict__ yci, long long *__restrict__ cnt,
+                             long long *__restrict__ ub)
+{
+    __shared__ sps_idx keys[LHS];
+    __shared__ lstep L;
+    __shared__ int num;
+    const int t = threadIdx.x;
+    const sps_idx i = lrow[blockIdx.x], pend = xrp[i + 1];
+    volatile sps_idx *hk = keys;
+    for (int s = t; s < LHS; s += LTB) hk[s] = -1;
+    if (t == 0) num = 0;
+    sps_idx p0 = xrp[i], qo = 0;
+    bool over = false;
+    lwin w;
+    __syncthreads();
+    while (p0 < pend && !over) {
+        long_layout(L, w, p0, qo, pend, xci, nullptr, yrp);
+        __syncthreads();
+        p0 = L.np;
+        qo = L.nqo;
+        if (t < L.tot) {
+            const int r = long_part(L, t);
+            int added;
+            grp_slot(hk, LHS, yci[L.q[r] + (t - L.b[r])], &added);
+            if (added) atomicAdd(&num, 1);
+        }
+        __syncthreads();
+        over = *(volatile int *)&num > LCAP; /* the same for the block */
+    }
+    if (t == 0) {
+        cnt[i] = over ? 0 : num;
+        if (!over) ub[i] = 0;
+    }
+}
+
+/* The long rows k_long_count kept (an empty slice in off): summed in the
+ * host's order, written sorted at crp[i]. */
+__global__ void k_long_numeric(const sps_idx *__restrict__ lrow, const sps_idx *__restrict__ xrp,
+                               const sps_idx *__restrict__ xci, const double *__restrict__ xv,
+                               const sps_idx *__restrict__ yrp, const sps_idx *__restrict__ yci,
+                               const double *__restrict__ yv, const long long *__restrict__ off,
+                               const long long *__restrict__ crp, sps_idx *__restrict__ cci,
+                               double *__restrict__ cv)
+{
+    __shared__ sps_idx keys[LHS];
+    __shared__ double vals[LHS];
+    __shared__ sps_idx flag[LHS]; /* 1 once the slot has a value; then the row's columns */
+    __shared__ lstep L;
+    __shared__ int num;
+    const int t = threadIdx.x;
+    const sps_idx i = lrow[blockIdx.x], pend = xrp[i + 1];
+    if (off[i + 1] > off[i]) return; /* the fallback's row (the whole block) */
+    volatile sps_idx *hk = keys;
+    for (int s = t; s < LHS; s += LTB) {
+        hk[s] = -1;
+        flag[s] = 0;
+    }
+    if (t == 0) num = 0;
+    sps_idx p0 = xrp[i], qo = 0;
+    lwin w;
+    __syncthreads();
+    while (p0 < pend) {
+        long_layout(L, w, p0, qo, pend, xci, xv, yrp);
+        __syncthreads();
+        p0 = L.np;
+        qo = L.nqo;
+        const int nr = L.nr;
+        int r = -1, h = 0;
+        double v = 0.0;
+        if (t < L.tot) {
+            r = long_part(L, t);
+            const sps_idx q = L.q[r] + (t - L.b[r]);
+            v = __dmul_rn(L.x[r], yv[q]);
+            int added;
+            h = grp_slot(hk, LHS, yci[q], &added);
+        }
+        for (int rr = 0; rr < nr; rr++) { /* X's order: part rr's terms, one a column */
+            __syncthreads();
+            if (r == rr) {
+                vals[h] = flag[h] ? __dadd_rn(vals[h], v) : v;
+                flag[h] = 1;
+            }
+        }
+        __syncthreads();
+    }
+    /* the row's columns into a list (flag, any order), then each entry at its rank */
+    for (int s = t; s < LHS; s += LTB)
+        if (hk[s] != -1) flag[atomicAdd(&num, 1)] = hk[s];
+    __syncthreads();
+    const int m = num;
+    const long long w0 = crp[i];
+    for (int s = t; s < LHS; s += LTB) {
+        const sps_idx j = hk[s];
+        if (j == -1) continue;
+        int rk = 0;
+        for (int u = 0; u < m; u++) rk += flag[u] < j;
+        cci[w0 + rk] = j;
+        cv[w0 + rk] = vals[s];
+    }
+}
+
 /* Lanes a row: Y's mean row length (a step of the group takes one row of
  * Y), at least 4; 0 for one thread a row where Y has about one entry a row
  * (P_tent) or C's rows are short (a global slice costs little). */
@@ -957,6 +1265,20 @@ int group_lanes(const dcsr &Y, double mean_bound)
     return G;
 }
 
+/* The long rows' threshold: rows of more than this many terms take a
+ * block (k_long_count, k_long_numeric) when the product takes groups;
+ * SPS_AMG_LONG=N sets it (the tests and the emulation: 1 makes every row
+ * long), SPS_AMG_LONG=0 turns the long rows off (the groups take them). */
+long long long_min()
+{
+    const char *e = getenv("SPS_AMG_LONG");
+    if (e && *e) {
+        long long v = atoll(e);
+        return v > 0 ? v : 0;
+    }
+    return LONG_TERMS;
+}
+
 int grp_blocks(long long n, int G)
 {
     long long b = (n + GTB / G - 1) / (GTB / G);
@@ -967,31 +1289,48 @@ int grp_blocks(long long n, int G)
 /* C = X Y (rows sorted), the host's sums: groups of lanes a row, the rows
  * that overflow their table (and short products) one thread a row. keep:
  * C is the hierarchy's (dalloc), else a temporary (talloc). */
-sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, int keep)
+sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, int keep, const char *what)
 {
+    steps sp(D, what);
+    sp.mark("bound");
     sps_idx n = X.nr;
     int gr = blocks_for(n), G = 0;
-    long long *ub = nullptr, *off = nullptr, *cnt = nullptr, *crp = nullptr, total = 0, nnz = 0;
-    sps_idx *hc = nullptr;
+    long long *ub = nullptr, *off = nullptr, *cnt = nullptr, *crp = nullptr, total = 0, nnz = 0, nlong = 0;
+    long long two[2] = {0, 0}, lmin = long_min();
+    sps_idx *hc = nullptr, *lrow = nullptr;
+    unsigned char *lf = nullptr;
     double *hv = nullptr;
     sps_status st = talloc(D, &ub, n);
-    if (st == SPS_OK) st = talloc(D, &off, (long long)n + 1);
+    if (st == SPS_OK) st = talloc(D, &off, (long long)n + 2); /* off[n + 1]: the long rows' count */
     if (st == SPS_OK) st = talloc(D, &cnt, n);
     if (st == SPS_OK) st = talloc(D, &crp, (long long)n + 1);
+    if (st == SPS_OK && lmin > 0) st = talloc(D, &lf, n);
+    if (st == SPS_OK && lmin > 0) st = talloc(D, &lrow, n);
+    if (st == SPS_OK) st = sps__dmemset(D.ctx, off + n + 1, 0, sizeof *off);
     if (st == SPS_OK) {
-        k_sg_bound<<<gr, TB, 0, D.s>>>(n, X.rp, X.ci, Y.rp, ub);
+        k_sg_bound<<<gr, TB, 0, D.s>>>(n, X.rp, X.ci, Y.rp, ub, lmin, lf, lrow, (unsigned long long *)(off + n + 1));
         LAUNCHED(D.ctx, st, "k_sg_bound");
         if (st == SPS_OK) st = scan(D, ub, off, n);
     }
-    if (st == SPS_OK) st = sps__d2h(D.ctx, &total, off + n, sizeof total);
+    sp.mark("read1");
+    if (st == SPS_OK) st = sps__d2h(D.ctx, two, off + n, sizeof two); /* the bounds' total, the long rows */
+    total = two[0];
     if (st == SPS_OK) G = group_lanes(Y, n ? (double)total / n : 0.0);
+    nlong = G > 0 ? two[1] : 0; /* one thread a row: no long rows */
     int grg = G > 0 ? grp_blocks(n, G) : 1;
     if (st == SPS_OK && G > 0) { /* counts; the bound stays only on the rows that overflow */
-        k_grp_count<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, Y.rp, Y.ci, cnt, ub);
+        sp.mark("count");
+        k_grp_count<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, Y.rp, Y.ci, cnt, ub, lf);
         LAUNCHED(D.ctx, st, "k_grp_count");
+        if (st == SPS_OK && nlong > 0) {
+            k_long_count<<<(int)nlong, LTB, 0, D.s>>>(lrow, X.rp, X.ci, Y.rp, Y.ci, cnt, ub);
+            LAUNCHED(D.ctx, st, "k_long_count");
+        }
         if (st == SPS_OK) st = scan(D, ub, off, n);
+        sp.mark("read2");
         if (st == SPS_OK) st = sps__d2h(D.ctx, &total, off + n, sizeof total);
     }
+    sp.mark("hash");
     if (st == SPS_OK) st = talloc(D, &hc, total);
     if (st == SPS_OK) st = talloc(D, &hv, total);
     if (st == SPS_OK && total > 0) st = sps__dmemset(D.ctx, hc, 0xff, (size_t)total * sizeof *hc);
@@ -1003,8 +1342,11 @@ sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, int keep)
         k_grp_hash_global<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, hc, hv, cnt);
         LAUNCHED(D.ctx, st, "k_grp_hash_global");
     }
+    sp.mark("scan");
     if (st == SPS_OK) st = scan(D, cnt, crp, n);
+    sp.mark("read3");
     if (st == SPS_OK) st = sps__d2h(D.ctx, &nnz, crp + n, sizeof nnz);
+    sp.mark("numeric");
     if (st == SPS_OK && nnz > SPS_IDX_MAX)
         st = sps__err(D.ctx, SPS_ERR_UNSUPPORTED,
                       "amg: a product has more entries than the 32-bit index limit %d", SPS_IDX_MAX);
@@ -1012,11 +1354,15 @@ sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, int keep)
         st = keep ? dcsr_alloc(D.ctx, C, n, Y.nc, (sps_idx)nnz, 1) : dcsr_talloc(D, C, n, Y.nc, (sps_idx)nnz, 1);
     if (st == SPS_OK && n == 0) st = sps__dmemset(D.ctx, C.rp, 0, sizeof *C.rp);
     if (st == SPS_OK && n > 0 && G > 0) {
-        k_grp_numeric<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off,
-                                                                    crp, C.ci, C.v);
+        k_grp_numeric<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, crp, C.ci, C.v, lf);
         LAUNCHED(D.ctx, st, "k_grp_numeric");
+        if (st == SPS_OK && nlong > 0) {
+            k_long_numeric<<<(int)nlong, LTB, 0, D.s>>>(lrow, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, crp, C.ci, C.v);
+            LAUNCHED(D.ctx, st, "k_long_numeric");
+        }
     }
     if (st == SPS_OK && n > 0) { /* C's row pointer; the fallback rows' entries */
+        sp.mark("gather");
         k_sg_gather<<<gr, TB, 0, D.s>>>(n, off, hc, hv, crp, C.rp, C.ci, C.v);
         LAUNCHED(D.ctx, st, "k_sg_gather");
     }
@@ -1026,6 +1372,8 @@ sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, int keep)
     tfree(D, crp);
     tfree(D, hc);
     tfree(D, hv);
+    tfree(D, lf);
+    tfree(D, lrow);
     return st;
 }
 
@@ -1069,8 +1417,10 @@ __global__ void k_fill_int(long long n, sps_idx *__restrict__ x, sps_idx value)
 }
 
 /* T = X' (rows sorted: the sort is stable, so T's row c lists X's rows in order). */
-sps_status transpose(dsetup &D, const dcsr &X, dcsr &T)
+sps_status transpose(dsetup &D, const dcsr &X, dcsr &T, const char *what)
 {
+    steps sp(D, what);
+    sp.mark("alloc");
     sps_idx nnz = X.nnz;
     unsigned *k1 = nullptr, *k2 = nullptr;
     sps_idx *row = nullptr, *i1 = nullptr, *i2 = nullptr;
@@ -1085,11 +1435,14 @@ sps_status transpose(dsetup &D, const dcsr &X, dcsr &T)
         LAUNCHED(D.ctx, st, "k_fill_int");
     }
     if (st == SPS_OK && nnz > 0) {
+        sp.mark("keys");
         k_entries<<<blocks_for(X.nr), TB, 0, D.s>>>(X.nr, X.rp, X.ci, row, k1, i1);
         LAUNCHED(D.ctx, st, "k_entries");
+        sp.mark("sort");
         if (st == SPS_OK) st = sort_pairs(D, k1, k2, i1, i2, nnz, (unsigned)(X.nc > 0 ? X.nc - 1 : 0));
     }
     if (st == SPS_OK && nnz > 0) {
+        sp.mark("fill");
         k_col_start<<<blocks_for(nnz), TB, 0, D.s>>>(nnz, X.nc, k2, T.rp);
         LAUNCHED(D.ctx, st, "k_col_start");
         k_gather_t<<<blocks_for(nnz), TB, 0, D.s>>>(nnz, i2, row, X.v, T.ci, T.v);
@@ -1396,8 +1749,11 @@ sps_status level_prolong(gbuild &b, const dcsr &A, int l, dlevel &G, const doubl
     sps_amg_level *L = &b.h->lv[l];
     sps_context *ctx = b.D.ctx;
     double t0 = sps__now_ms();
+    steps sp(b.D, "T, Sm");
+    sp.mark("tent");
     sps_status st = talloc(b.D, &G.Bc, L->nagg);
     if (st == SPS_OK) st = tentative(b.D, G.agg, A.nr, L->nagg, B, G.T, G.Bc);
+    sp.mark("Sm");
     if (st == SPS_OK) {
         G.Sm = A;
         G.Sm.v = nullptr;
@@ -1407,9 +1763,10 @@ sps_status level_prolong(gbuild &b, const dcsr &A, int l, dlevel &G, const doubl
         k_smoother_matrix<<<blocks_for(A.nr), TB, 0, b.D.s>>>(A.nr, A.rp, A.ci, A.v, G.dinv,
                                                               4.0 / (3.0 * L->rho), G.Sm.v);
         LAUNCHED(ctx, st, "k_smoother_matrix");
-        if (st == SPS_OK) st = spgemm(b.D, G.Sm, G.T, G.P, 1);
     }
-    if (st == SPS_OK) st = transpose(b.D, G.P, G.R);
+    sp.done();
+    if (st == SPS_OK) st = spgemm(b.D, G.Sm, G.T, G.P, 1, "P = Sm T");
+    if (st == SPS_OK) st = transpose(b.D, G.P, G.R, "R = P'");
     tick(b, st, t0, 2);
     return st;
 }
@@ -1418,8 +1775,8 @@ sps_status level_prolong(gbuild &b, const dcsr &A, int l, dlevel &G, const doubl
 sps_status level_galerkin(gbuild &b, const dcsr &A, dlevel &G)
 {
     double t0 = sps__now_ms();
-    sps_status st = spgemm(b.D, A, G.P, G.AP, 0);
-    if (st == SPS_OK) st = spgemm(b.D, G.R, G.AP, G.Ac, 1);
+    sps_status st = spgemm(b.D, A, G.P, G.AP, 0, "A P");
+    if (st == SPS_OK) st = spgemm(b.D, G.R, G.AP, G.Ac, 1, "R (A P)");
     tick(b, st, t0, 3);
     return st;
 }
@@ -1464,6 +1821,7 @@ sps_status device_level(gbuild &b, int l, dcsr &A, double **B, int *host, int *o
     h->nlevels = l + 1;
     *host = !sps__amg_coarsen_more(b.prm, l, A.nr) || A.nr <= b.prm->gpu_min;
     if (*host) return SPS_OK;
+    b.D.level = l;
     dlevel G;
     int stalled = 0;
     sps_status st = level_aggregate(b, A, l, G, &stalled);
@@ -1661,6 +2019,12 @@ void pool_end(dsetup &D)
 }
 
 } // namespace
+
+extern "C" void sps__amg_prof_set(sps_amg_prof_fn fn, void *arg)
+{
+    prof_fn = fn;
+    prof_arg = arg;
+}
 
 extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A,
                                          sps_amg *h)

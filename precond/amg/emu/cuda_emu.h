@@ -74,6 +74,14 @@ inline cudaError_t cudaMemPoolCreate(cudaMemPool_t *p, const cudaMemPoolProps *)
 inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *) { return 0; }
 inline cudaError_t cudaMemPoolDestroy(cudaMemPool_t) { return 0; }
 inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return 0; }
+/* events (the step timer): the host's clock at the record (launches run at once) */
+typedef double *cudaEvent_t;
+double emu_now_ms();
+inline cudaError_t cudaEventCreate(cudaEvent_t *e) { *e = new double(0.0); return 0; }
+inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) { *e = emu_now_ms(); return 0; }
+inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return 0; }
+inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b) { *ms = (float)(*b - *a); return 0; }
+inline cudaError_t cudaEventDestroy(cudaEvent_t e) { delete e; return 0; }
 inline double __dadd_rn(double a, double b) { volatile double r = a + b; return r; }
 inline double __dsub_rn(double a, double b) { volatile double r = a - b; return r; }
 inline double __dmul_rn(double a, double b) { volatile double r = a * b; return r; }

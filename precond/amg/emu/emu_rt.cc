@@ -6,6 +6,7 @@ thread_local emu_dim blockIdx, threadIdx;
 emu_dim gridDim, blockDim;
 std::barrier<> *emu_bar;
 int emu_sync_kernel;
+double emu_now_ms() { return sps__now_ms(); }
 std::mutex emu_group_mu;
 std::map<uint64_t, std::unique_ptr<std::barrier<>>> *emu_groups;
 sps_status sps__cuda_fail(sps_context *ctx, cudaError_t, const char *what, const char *file, int line)

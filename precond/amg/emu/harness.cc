@@ -11,6 +11,7 @@
 #include <cstdio>
 extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A, sps_amg *h);
 extern "C" sps_status sps__amg_host_copy(sps_context *ctx, sps_amg *h);
+extern "C" void sps__amg_prof_set(sps_amg_prof_fn fn, void *arg);
 static int dev_only(const sps_csr *A) { return A->dev && !A->row_ptr && !A->col_idx && !A->val; }
 /* what the device setup left on the host before sps__amg_host_copy: the
  * sizes only (no agg, dinv, T, P, R or coarse A arrays), but the host's
@@ -158,6 +159,20 @@ static sps_matrix *chain(sps_context *ctx, int n, int empty, int arrow, int diag
     return A;
 }
 
+/* the step timer's reports (sps__amg_prof_set) during one setup: counted,
+ * with the products' and steps' names checked */
+struct prof_count { int reports, bad, levels; };
+static void prof_hook(void *arg, int level, const char *what, const char *step, double ms)
+{
+    prof_count *c = (prof_count *)arg;
+    c->reports++;
+    if (level + 1 > c->levels) c->levels = level + 1;
+    static const char *known[] = {"T, Sm", "P = Sm T", "R = P'", "A P", "R (A P)"};
+    int k = 0;
+    for (const char *w : known) k += !strcmp(w, what);
+    if (!k || !step || !*step || !strcmp(step, "end") || !(ms >= 0)) c->bad++;
+}
+
 int main(int argc, char **argv)
 {
     sps_context *ctx; sps_context_create(&ctx, SPS_DEVICE_HOST);
@@ -177,7 +192,14 @@ int main(int argc, char **argv)
         sps_matrix *A;
         if (sps_matrix_generate(ctx, argv[a], &A)) { printf("gen %s failed\n", argv[a]); return 2; }
         bad += !run(ctx, A, argv[a], SPS_AMG_CHEBY, 1, 20);
-        if (a == 1) bad += !run(ctx, A, argv[a], SPS_AMG_CHEBY, 1, 300); /* a coarse inverse of up to 300 rows */
+        if (a == 1) { /* a coarse inverse of up to 300 rows, with the step timer on */
+            prof_count pc = {0, 0, 0};
+            sps__amg_prof_set(prof_hook, &pc);
+            bad += !run(ctx, A, argv[a], SPS_AMG_CHEBY, 1, 300);
+            sps__amg_prof_set(NULL, NULL);
+            printf("  step timer: %d reports on %d levels, %d malformed\n", pc.reports, pc.levels, pc.bad);
+            bad += pc.reports == 0 || pc.bad != 0;
+        }
         emu_level0_copy = 1;
         bad += !run(ctx, A, argv[a], SPS_AMG_L1JACOBI, 2, 4);
         emu_level0_copy = 0;

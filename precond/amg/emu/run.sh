@@ -8,7 +8,9 @@
 # become emu_launch calls; TB = 32 and 8 reduction blocks to keep the
 # barrier-emulated kernels cheap: the code paths are the same; the kernels
 # with __syncthreads or __syncwarp run their threads as std::threads), and runs
-# harness.cc. Exit status 0 when every comparison holds.
+# harness.cc. Exit status 0 when every comparison holds. SPS_AMG_LANES and
+# SPS_AMG_LONG in the environment reach the harness (amg_dsetup.cu's
+# group_lanes, long_min).
 set -e
 root=$(pwd)
 tmp=${TMPDIR:-/tmp}/amg_emu.$$
@@ -26,7 +28,8 @@ s = s.replace('#include "amg.h"', '#include "precond/amg/amg.h"').replace('#incl
 s = re.sub(r'^const int TB = 256;.*$', 'const int TB = 32;', s, flags=re.M)
 s = re.sub(r'^const int RED_BLOCKS = 256;.*$', 'const int RED_BLOCKS = 8;', s, flags=re.M)
 def launch(m):
-    sync = m.group(1) in ('k_reduce_part', 'k_reduce_final', 'k_grp_count', 'k_grp_numeric', 'k_grp_hash_global', 'k_gj_pivot')
+    sync = m.group(1) in ('k_reduce_part', 'k_reduce_final', 'k_grp_count', 'k_grp_numeric', 'k_grp_hash_global', 'k_gj_pivot',
+                          'k_long_count', 'k_long_numeric')
     return 'emu_sync_kernel = %d; emu_launch(%s, %s, [&] { %s(%s); });' % (sync, m.group(2), m.group(3), m.group(1), m.group(5))
 s, n = re.subn(r'(\w+)<<<([^,]+), ([^,]+), 0, ([^>]+)>>>\((.*?)\);', launch, s, flags=re.S)
 assert n > 0 and '<<<' not in s, 'a launch was not converted'
@@ -51,5 +54,14 @@ else
         echo "SPS_AMG_LANES=$lanes"
         SPS_AMG_LANES=$lanes "$tmp/harness" poisson3d:10 poisson3d-jump:12,1e4 poisson3d27:8
         SPS_AMG_LANES=$lanes "$tmp/harness" edges
+    done
+    # the long rows' blocks: every row long (rows of more than 1 term; the
+    # emulation's tables of 384 slots send rows of more than 288 columns to
+    # the global fallback), and rows of more than 64 terms long (blocks and
+    # groups in one product)
+    for long in 1 64; do
+        echo "SPS_AMG_LONG=$long"
+        SPS_AMG_LONG=$long "$tmp/harness" poisson3d:10 poisson3d-jump:12,1e4 poisson3d27:8
+        SPS_AMG_LONG=$long "$tmp/harness" edges
     done
 fi
