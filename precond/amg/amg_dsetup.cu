@@ -1980,6 +1980,59 @@ void *fingerprint_run(void *arg)
     return nullptr;
 }
 
+/* CUDA loads a kernel at its first launch (lazy loading, the default since
+ * CUDA 12.2), in the launching thread, while the device often waits (the
+ * setup reads sizes back between its steps): on an H100 the first setup in
+ * a process took 4-15 ms more than a warm one, and loading every kernel with
+ * the context (CUDA_MODULE_LOADING=EAGER) took those off. A thread of its own
+ * asks for each setup kernel's attributes at the setup's start, which loads
+ * it, the products' and the coarse phase's first (the main thread meets the
+ * early ones at once), so the loads overlap the first phases. Loading
+ * changes no result. SPS_AMG_PRELOAD=0 turns it off (to measure it). */
+struct preload {
+    int dev = 0;
+    pthread_t tid;
+    int started = 0;
+};
+
+void *preload_run(void *arg)
+{
+    static const void *const kernels[] = {
+        (const void *)k_grp_count, (const void *)k_grp_numeric, (const void *)k_grp_hash_global,
+        (const void *)k_long_count, (const void *)k_long_numeric, (const void *)k_sg_bound,
+        (const void *)k_sg_hash, (const void *)k_sg_gather, (const void *)k_smoother_matrix,
+        (const void *)k_entries, (const void *)k_col_start, (const void *)k_gather_t,
+        (const void *)k_fill_int, (const void *)k_dense_load, (const void *)k_gj_pivot,
+        (const void *)k_gj_update, (const void *)k_gj_unswap, (const void *)k_diag,
+        (const void *)k_lz_init, (const void *)k_spmv, (const void *)k_lz_update,
+        (const void *)k_lz_dir, (const void *)k_agg_keys, (const void *)k_agg_start,
+        (const void *)k_tent, (const void *)k_root_flag, (const void *)k_first,
+        (const void *)k_join, (const void *)k_orphans, (const void *)k_mis_init,
+        (const void *)k_max_nb, (const void *)k_mis_update, (const void *)k_reduce_part,
+        (const void *)k_reduce_final, (const void *)k_absdiag, (const void *)k_strength};
+    preload *p = (preload *)arg;
+    if (cudaSetDevice(p->dev) == cudaSuccess) {
+        cudaFuncAttributes a;
+        for (const void *k : kernels) (void)cudaFuncGetAttributes(&a, k);
+    }
+    cudaGetLastError(); /* this thread's own error state: nothing to report */
+    return nullptr;
+}
+
+void preload_begin(preload &p)
+{
+    const char *e = getenv("SPS_AMG_PRELOAD");
+    p.started = 0;
+    if ((e && e[0] == '0') || cudaGetDevice(&p.dev) != cudaSuccess) return;
+    p.started = pthread_create(&p.tid, nullptr, preload_run, &p) == 0;
+}
+
+void preload_end(preload &p)
+{
+    if (p.started) pthread_join(p.tid, nullptr);
+    p.started = 0;
+}
+
 /* The setup's pool: a pool of its own on the device (the device's default
  * pool and its attributes, which the application may use, stay untouched)
  * that keeps what the temporaries free (release threshold: all) for the
@@ -2038,6 +2091,8 @@ extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *pr
     if (!f.slot) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
     f.started = pthread_create(&f.tid, nullptr, fingerprint_run, &f) == 0;
     if (!f.started) fingerprint_run(&f);
+    preload pl;
+    preload_begin(pl);
     gbuild b;
     b.D.ctx = ctx;
     b.D.s = (cudaStream_t)sps__gpu_stream(ctx);
@@ -2050,6 +2105,7 @@ extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *pr
     sps_status sy = sps__gpu_sync(ctx); /* the queued frees done */
     if (st == SPS_OK) st = sy;
     pool_end(b.D);
+    preload_end(pl);
     if (f.started) pthread_join(f.tid, nullptr);
     h->pattern = f.z;
     sps__free(f.slot);
