@@ -63,6 +63,13 @@ static long long long_restart(const sps_features *f, size_t basis_bytes)
     return m < 30 ? 30 : m;
 }
 
+/* The Jacobi class of the GPU list (gpu_cheap_first): a complete nonzero
+ * diagonal and at least two thirds of the rows diagonally dominant. */
+static int jacobi_class(const sps_features *f, int diag_ok)
+{
+    return diag_ok && (f->diag_dominant || 3 * (int64_t)f->dominant_rows >= 2 * (int64_t)f->rows);
+}
+
 /* On a GPU the exact triangular solves of ilu0/ic0 run a kernel per level
  * of the factor: measured on the H100 (bench/results/preconditioners.md),
  * CG+IC(0) on poisson3d:160 takes 2830 us per iteration against 250 without
@@ -139,7 +146,7 @@ static void gpu_cheap_first(const sps_features *f, sps_plan *p, int *np, int spd
      * proportion to the bound (at least 50 iterations; mcfe 79), as a probe
      * there had cost more than the plan that wins (mcfe: 400 iterations in
      * 14.9 ms, 1.8x the whole winning plan). */
-    int jac = diag_ok && (f->diag_dominant || 3 * (int64_t)f->dominant_rows >= 2 * (int64_t)f->rows);
+    int jac = jacobi_class(f, diag_ok);
     int ilu = ilu_ok && !jac;
     int64_t probe = SPS_PROBE_ITS, lcap = ilu ? SPS_ILU_LONG_PROBE_ITS : SPS_LONG_PROBE_ITS;
     int64_t serial = ((int64_t)f->rows + 1023) / 1024 * (int64_t)f->row_max;
@@ -196,7 +203,7 @@ static int plans_for(const sps_features *f, size_t basis_bytes, int gpu, int not
         add(p, &np, "bicgstab", "none");
     }
     if (why && len) {
-        int jac = diag_ok && (f->diag_dominant || 3 * (int64_t)f->dominant_rows >= 2 * (int64_t)f->rows);
+        int jac = jacobi_class(f, diag_ok);
         const char *list = spd_like ? (gpu == 2 ? "a CG+Jacobi probe, cheap preconditioners first; "
                                                 : "cheap preconditioners first; ")
                            : jac ? "a Jacobi-GMRES(100) probe first (2/3 of rows dominant), then the other probes; "
