@@ -22,6 +22,7 @@
  * the next step begins. Exits 77 without a GPU. */
 #include "spsolve.h"
 #include "core/internal.h"
+#include "gpu_tool.h"
 #include "precond/amg/amg.h"
 
 #include <stdio.h>
@@ -86,11 +87,7 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static int fail(sps_context *ctx, const char *what)
-{
-    fprintf(stderr, "amg_prof: %s: %s\n", what, sps_last_error(ctx));
-    return 2;
-}
+static int fail(sps_context *ctx, const char *what) { return tool_fail("amg_prof", ctx, what); }
 
 /* One device setup of A: its wall time into *ms, the hierarchy's phases into ph. */
 static sps_status build(sps_context *ctx, const sps_amg_prm *prm, sps_matrix *A, double *ms, double ph[6],
@@ -126,14 +123,9 @@ int main(int argc, char **argv)
     }
     if (reps < 1 || reps > MAXREP) reps = 5;
     sps_context *ctx = NULL;
-    if (sps_context_create(&ctx, 0) != SPS_OK) {
-        fprintf(stderr, "amg_prof: no GPU: %s\n", sps_last_error(NULL));
-        return 77;
-    }
     sps_matrix *A = NULL;
-    sps_status st = strchr(spec, ':') ? sps_matrix_generate(ctx, spec, &A) : sps_matrix_read(ctx, spec, &A);
-    if (st != SPS_OK) return fail(ctx, "matrix");
-    if (sps_matrix_upload(ctx, A, NULL, NULL) != SPS_OK) return fail(ctx, "upload");
+    int rc = tool_gpu_matrix("amg_prof", spec, &ctx, &A);
+    if (rc) return rc;
     sps_amg_prm prm = {0.08, 1, SPS_AMG_CHEBY, 500, 10, 1, SPS_AMG_SETUP_GPU, gpu_min}; /* amg.c's defaults */
     static sps_amg shape;
     double wall[MAXREP], ph[6][MAXREP], one[6], w;

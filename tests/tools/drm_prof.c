@@ -17,6 +17,7 @@
  * Exits 77 without a GPU. */
 #include "spsolve.h"
 #include "core/internal.h"
+#include "gpu_tool.h"
 #include "core/gpu.h"
 #include "spmv/formats/diag_common.h"
 
@@ -45,11 +46,7 @@ static long minor_faults(void)
     return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_minflt : 0;
 }
 
-static int fail(sps_context *ctx, const char *what)
-{
-    fprintf(stderr, "drm_prof: %s: %s\n", what, sps_last_error(ctx));
-    return 2;
-}
+static int fail(sps_context *ctx, const char *what) { return tool_fail("drm_prof", ctx, what); }
 
 int main(int argc, char **argv)
 {
@@ -62,14 +59,9 @@ int main(int argc, char **argv)
     }
     if (reps < 1 || reps > 100) reps = 7;
     sps_context *ctx = NULL;
-    if (sps_context_create(&ctx, 0) != SPS_OK) {
-        fprintf(stderr, "drm_prof: no GPU: %s\n", sps_last_error(NULL));
-        return 77;
-    }
     sps_matrix *A = NULL;
-    sps_status st = strchr(spec, ':') ? sps_matrix_generate(ctx, spec, &A) : sps_matrix_read(ctx, spec, &A);
-    if (st != SPS_OK) return fail(ctx, "matrix");
-    if (sps_matrix_upload(ctx, A, NULL, NULL) != SPS_OK) return fail(ctx, "upload");
+    int rc = tool_gpu_matrix("drm_prof", spec, &ctx, &A);
+    if (rc) return rc;
     const sps_dcsr *d = sps__csr_device_copy(ctx, &A->A);
     if (!d) return fail(ctx, "device copy");
     double *ms = calloc((size_t)NPH * reps, sizeof *ms);
