@@ -17,7 +17,7 @@
 #include <cstring>
 #include "onek_emu.h"
 #include "solvers/bicgstab/bicgstab.h"
-#include "spmv/dev_rows.cuh"
+#include "onek_rows.h"
 #include <cmath>
 #include <string>
 
@@ -35,12 +35,6 @@ namespace cur {
 }
 
 static int nfail, nok, nhalf;
-
-struct mat {
-    int n;
-    std::vector<int> rp, ci, off;
-    std::vector<double> v, dval, diag;
-};
 
 /* A banded matrix with the diagonals at offsets off, values val[d] (the same
  * down each diagonal), as CSR and as DIA. */
@@ -62,25 +56,6 @@ static mat band(int n, std::vector<int> off, std::vector<double> val)
         A.rp.push_back((int)A.ci.size());
     }
     return A;
-}
-
-static sps_dev_rows rows_of(const mat &A, int dia)
-{
-    sps_dev_rows r;
-    memset(&r, 0, sizeof r);
-    r.n = A.n;
-    if (dia) {
-        r.kind = SPS_ROWS_DIA;
-        r.ndiag = (sps_idx)A.off.size();
-        r.off = A.off.data();
-        r.val = A.dval.data();
-    } else {
-        r.kind = SPS_ROWS_CSR;
-        r.row_ptr = A.rp.data();
-        r.col_idx = A.ci.data();
-        r.val = A.v.data();
-    }
-    return r;
 }
 
 /* Everything the launch reads or writes. */

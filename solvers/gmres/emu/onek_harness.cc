@@ -11,6 +11,7 @@
  * Gram-Schmidt pass (a matrix near the identity), a start at j0 > 0. Built
  * and run by run_onek.sh. */
 #include "onek_emu.h"
+#include "onek_rows.h"
 #include <cmath>
 #include <cstring>
 
@@ -23,12 +24,6 @@ namespace {
 }
 
 static int nfail, nok;
-
-struct mat {
-    int n;
-    std::vector<int> rp, ci, off;
-    std::vector<double> v, dval;
-};
 
 /* tridiag(lo, d, up), as CSR and as DIA (offsets -1, 0, 1). */
 static mat tri(int n, double lo, double d, double up)
@@ -46,25 +41,6 @@ static mat tri(int n, double lo, double d, double up)
     A.dval.assign(3 * (size_t)n, 0.0);
     for (int i = 0; i < n; i++) A.dval[i] = lo, A.dval[n + i] = d, A.dval[2 * (size_t)n + i] = up;
     return A;
-}
-
-static sps_dev_rows rows_of(const mat &A, int dia)
-{
-    sps_dev_rows r;
-    memset(&r, 0, sizeof r);
-    r.n = A.n;
-    if (dia) {
-        r.kind = SPS_ROWS_DIA;
-        r.ndiag = 3;
-        r.off = A.off.data();
-        r.val = A.dval.data();
-    } else {
-        r.kind = SPS_ROWS_CSR;
-        r.row_ptr = A.rp.data();
-        r.col_idx = A.ci.data();
-        r.val = A.v.data();
-    }
-    return r;
 }
 
 /* Everything a cycle changes. */
