@@ -69,6 +69,10 @@ struct cudaMemPoolProps {
 inline cudaError_t cudaMallocFromPoolAsync(void **p, size_t n, cudaMemPool_t, cudaStream_t) { *p = malloc(n ? n : 1); memset(*p, 0xa5, n); return 0; }
 inline cudaError_t cudaFreeAsync(void *p, cudaStream_t) { free(p); return 0; }
 inline cudaError_t cudaGetDevice(int *d) { *d = 0; return 0; }
+/* the kernel preload (loading is the runtime's: nothing to load here) */
+inline cudaError_t cudaSetDevice(int) { return 0; }
+struct cudaFuncAttributes { int maxThreadsPerBlock; };
+inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, const void *) { a->maxThreadsPerBlock = 1024; return 0; }
 inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr, int) { *v = 1; return 0; }
 inline cudaError_t cudaMemPoolCreate(cudaMemPool_t *p, const cudaMemPoolProps *) { static char pool; *p = &pool; return 0; }
 inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void *) { return 0; }
