@@ -837,6 +837,31 @@ __device__ unsigned grp_mask(int G)
 }
 
 /* j's first slot in [0, hs) (a multiplicative hash scaled to hs: no modulo) */
+/* A row's table (keys hk, -1 free; values hv; hs slots) out to C, in two
+ * halves the caller's threads run (this one me of stride st), a barrier of
+ * the caller's between them: the columns into list (any order, *nm counting
+ * from 0), then each entry at its rank among them, from w0 on. The group
+ * kernels' and the long rows' one output. */
+__device__ void table_list(const volatile sps_idx *hk, int hs, int me, int st, volatile sps_idx *list, int *nm)
+{
+    for (int s = me; s < hs; s += st)
+        if (hk[s] != -1) list[atomicAdd(nm, 1)] = hk[s];
+}
+
+__device__ void table_place(const volatile sps_idx *hk, const volatile double *hv, int hs, int me, int st,
+                            const volatile sps_idx *list, int m, long long w0, sps_idx *__restrict__ cci,
+                            double *__restrict__ cv)
+{
+    for (int s = me; s < hs; s += st) {
+        const sps_idx j = hk[s];
+        if (j == -1) continue;
+        int r = 0;
+        for (int t = 0; t < m; t++) r += list[t] < j;
+        cci[w0 + r] = j;
+        cv[w0 + r] = hv[s];
+    }
+}
+
 __device__ int grp_hash(sps_idx j, int hs)
 {
     return (int)(((unsigned long long)((unsigned)j * 0x9e3779b1u) * (unsigned)hs) >> 32);
@@ -967,20 +992,9 @@ __global__ void k_grp_numeric(sps_idx n, int G, const sps_idx *__restrict__ xrp,
             }
             __syncwarp(mask); /* the stage read before the next is written */
         }
-        /* the row's columns into a list (any order), then each entry at its rank */
-        for (int s = lane; s < hs; s += G)
-            if (hk[s] != -1) hl[atomicAdd((int *)nm, 1)] = hk[s];
+        table_list(hk, hs, lane, G, hl, (int *)nm);
         __syncwarp(mask);
-        const int m = *nm;
-        const long long w0 = crp[i];
-        for (int s = lane; s < hs; s += G) {
-            sps_idx j = hk[s];
-            if (j == -1) continue;
-            int r = 0;
-            for (int t = 0; t < m; t++) r += hl[t] < j;
-            cci[w0 + r] = j;
-            cv[w0 + r] = hv[s];
-        }
+        table_place(hk, hv, hs, lane, G, hl, *nm, crp[i], cci, cv);
         __syncwarp(mask);
     }
 }
@@ -1231,19 +1245,9 @@ __global__ void k_long_numeric(const sps_idx *__restrict__ lrow, const sps_idx *
         __syncthreads();
     }
     /* the row's columns into a list (flag, any order), then each entry at its rank */
-    for (int s = t; s < LHS; s += LTB)
-        if (hk[s] != -1) flag[atomicAdd(&num, 1)] = hk[s];
+    table_list(hk, LHS, t, LTB, flag, &num);
     __syncthreads();
-    const int m = num;
-    const long long w0 = crp[i];
-    for (int s = t; s < LHS; s += LTB) {
-        const sps_idx j = hk[s];
-        if (j == -1) continue;
-        int rk = 0;
-        for (int u = 0; u < m; u++) rk += flag[u] < j;
-        cci[w0 + rk] = j;
-        cv[w0 + rk] = vals[s];
-    }
+    table_place(hk, vals, LHS, t, LTB, flag, num, crp[i], cci, cv);
 }
 
 /* Lanes a row: Y's mean row length (a step of the group takes one row of
