@@ -195,8 +195,12 @@ __device__ __forceinline__ void bicg_onek_loop(const onek_bicg &a, int *stop)
 }
 
 /* The same iterations with at most R rows per thread (n <= R * OKT): each
- * thread's r, v, t in registers (only its own rows read them; x in shared
- * memory, updated once an iteration), r0 and
+ * thread's r, v, t in registers (only its own rows read them; t lives
+ * within an iteration only: it is scratch, not read in and not written back,
+ * so it holds no registers across iterations: with it written back at the
+ * end, k_bicg_onek_regs<.., 4> spilled in its loop, and poisson2d:63 took
+ * 10.4-10.7 us an iteration against 9.4-9.8 without, same results; x in
+ * shared memory, updated once an iteration), r0 and
  * D^-1 through the read-only cache (they do not change), p and s [phat and
  * shat] in shared memory (the SpMVs gather phat and shat), the rows' loads
  * interleaved (onek_rows). The same operations in the same order as
@@ -212,8 +216,8 @@ __device__ __forceinline__ void bicg_onek_regs(const onek_bicg &a, const onek_bi
 #pragma unroll
     for (int k = 0; k < R; k++) {
         const int i = threadIdx.x + k * OKT;
-        r[k] = v[k] = t[k] = 0.0;
-        if (i < n) r[k] = a.r[i], v[k] = a.v[i], t[k] = a.t[i];
+        r[k] = v[k] = 0.0;
+        if (i < n) r[k] = a.r[i], v[k] = a.v[i];
     }
     bool half = false;
     for (;;) {
@@ -295,7 +299,7 @@ __device__ __forceinline__ void bicg_onek_regs(const onek_bicg &a, const onek_bi
 #pragma unroll
     for (int k = 0; k < R; k++) {
         const int i = threadIdx.x + k * OKT;
-        if (i < n) a.x[i] = x[i], a.r[i] = r[k], a.v[i] = v[k], a.t[i] = t[k];
+        if (i < n) a.x[i] = x[i], a.r[i] = r[k], a.v[i] = v[k];
     }
 }
 
