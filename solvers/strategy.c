@@ -27,7 +27,7 @@
 #define SPS_LONG_PROBE_ITS 1000 /* the GPU list's first, long-restart GMRES (small systems) */
 #define SPS_ONEK_PROBE_ITS 1000 /* the one-kernel list's first CG+Jacobi (SPD-like) */
 #define SPS_LONG_FIRST_BYTES ((size_t)256 << 20) /* its basis at most this: "small" */
-#define SPS_ILU_LONG_PROBE_ITS 500 /* the long GMRES probe in front of the exact ILU(0) */
+#define SPS_ILU_LONG_PROBE_ITS 500 /* the ILU class's restarted long GMRES, after the exact ILU(0) */
 #define SPS_JAC_PROBE_ITS 300 /* GMRES(100)+Jacobi first: most rows dominant */
 #define SPS_PILU_PROBE_ITS 100 /* GMRES(100)+parallel ILU(0): fewer rows dominant */
 #define SPS_PROBE_SERIAL 16 /* one kernel: the BiCGSTAB probe shrinks above this serial bound */
@@ -61,6 +61,19 @@ static long long long_restart(const sps_features *f, size_t basis_bytes)
         if (fit < m) m = fit;
     }
     return m < 30 ? 30 : m;
+}
+
+/* The restart of a "gmres:restart=M" spec (0 if none). */
+static long long long_of(const char *method)
+{
+    const char *r = strstr(method, "restart=");
+    return r ? strtoll(r + 8, NULL, 10) : 0;
+}
+
+/* The long GMRES of the spec spans the whole space: restart m >= n. */
+static int longm_full(const char *longm, sps_idx n)
+{
+    return long_of(longm) >= (long long)n;
 }
 
 /* The Jacobi class of the GPU list (gpu_cheap_first): a complete nonzero
@@ -134,10 +147,13 @@ static void gpu_cheap_first(const sps_features *f, sps_plan *p, int *np, int spd
      *   41 iterations (4-6x ahead of the long GMRES that won before) and only
      *   the exact ILU(0) converged on cryg2500: after the BiCGSTAB probe come
      *   the parallel ILU(0) capped at SPS_PILU_PROBE_ITS (where it stagnates,
-     *   pores_2, cryg2500, dw2048, it costs ~10 ms), the long GMRES capped at
-     *   SPS_ILU_LONG_PROBE_ITS (pores_2, olm1000 converge or are promoted
-     *   there) and then GMRES(100)+ilu0:exact, before Jacobi: cryg2500 had
-     *   run 700 ms of probes, their promotions and Jacobi before it.
+     *   pores_2, cryg2500, dw2048, it costs ~10 ms), the long GMRES (where
+     *   it spans the whole space, one cycle of m = n iterations: olm1000,
+     *   pores_2 converge there; see "full" below) and then
+     *   GMRES(100)+ilu0:exact, before Jacobi: cryg2500 had run 700 ms of
+     *   probes, their promotions and Jacobi before it. A restarted long
+     *   GMRES (m < n) comes after the exact ILU(0), capped at
+     *   SPS_ILU_LONG_PROBE_ITS.
      *
      * On the one kernel a BiCGSTAB iteration costs more as the rows that one
      * thread walks grow (engine.c's serial bound, ceil(n / 1024) x the
@@ -148,7 +164,19 @@ static void gpu_cheap_first(const sps_features *f, sps_plan *p, int *np, int spd
      * 14.9 ms, 1.8x the whole winning plan). */
     int jac = jacobi_class(f, diag_ok);
     int ilu = ilu_ok && !jac;
-    int64_t probe = SPS_PROBE_ITS, lcap = ilu ? SPS_ILU_LONG_PROBE_ITS : SPS_LONG_PROBE_ITS;
+    /* full: the long restart spans the whole space (m >= n), so GMRES
+     * terminates within one cycle of m iterations in exact arithmetic; its
+     * convergence is superlinear, and a cap inside the cycle throws its basis
+     * away just before the residual drops (olm1000: 500 iterations left the
+     * residual at 3.6e-4, and 23 more reach 1e-8; a restart from there needs
+     * about as many as from zero, 500). In the ILU class the full GMRES runs
+     * its one cycle before the exact ILU(0), whose setup alone took ~75 ms on
+     * the H100 (olm1000, cryg2500: more than the 500-1000 iterations of the
+     * whole cycle at n = 1000-1224). A restarted long GMRES (m < n) has no
+     * such bound: there it follows the exact ILU(0) (cryg2500: 500 iterations,
+     * 35 ms, that did not converge before it). */
+    int full = longm_full(longm, f->rows);
+    int64_t probe = SPS_PROBE_ITS, lcap = !ilu ? SPS_LONG_PROBE_ITS : full ? long_of(longm) : SPS_ILU_LONG_PROBE_ITS;
     int64_t serial = ((int64_t)f->rows + 1023) / 1024 * (int64_t)f->row_max;
     if (onek && serial > SPS_PROBE_SERIAL) {
         probe = SPS_PROBE_ITS * SPS_PROBE_SERIAL / serial;
@@ -159,8 +187,9 @@ static void gpu_cheap_first(const sps_features *f, sps_plan *p, int *np, int spd
     if (small && !onek) add_capped(p, np, longm, "none", lcap);
     if (!onek) add_capped(p, np, "bicgstab", "none", probe);
     if (ilu) add_capped(p, np, "gmres:restart=100", "ilu0:factor=par,solve=jacobi", SPS_PILU_PROBE_ITS);
-    if (small) add_capped(p, np, longm, "none", lcap);
+    if (small && (!ilu || full)) add_capped(p, np, longm, "none", lcap);
     if (ilu) add(p, np, "gmres:restart=100", "ilu0:exact");
+    if (small && ilu && !full) add_capped(p, np, longm, "none", lcap);
     if (diag_ok) add(p, np, "gmres:restart=100", "jacobi");
     /* the factor by fixed-point sweeps on the device (precond/parilu/):
      * convdiff2d:1000,10 1.6 ms of setup against 174 ms for csrilu02 */
@@ -207,7 +236,7 @@ static int plans_for(const sps_features *f, size_t basis_bytes, int gpu, int not
         const char *list = spd_like ? (gpu == 2 ? "a CG+Jacobi probe, cheap preconditioners first; "
                                                 : "cheap preconditioners first; ")
                            : jac ? "a Jacobi-GMRES(100) probe first (2/3 of rows dominant), then the other probes; "
-                           : ilu_ok && small && gpu == 2 ? "BiCGSTAB, parallel-ILU(0) and long GMRES probes, then "
+                           : ilu_ok && small && gpu == 2 ? "BiCGSTAB and parallel-ILU(0) probes, a full GMRES if m = n, "
                                                            "the exact ILU(0) (under 2/3 of rows dominant); "
                            : ilu_ok && small ? "long GMRES, BiCGSTAB and parallel-ILU(0) probes, then the exact "
                                                "ILU(0) (under 2/3 of rows dominant); "
@@ -466,10 +495,27 @@ static int64_t share(const run *r, const sps_strategy *how, int64_t used, double
 }
 
 /* After a capped attempt (a probe) that ran out of its iterations: when its
- * residual fell steadily enough to reach the tolerance within 4x the cap at
- * the rate it kept (a deterministic test on the residuals, not on time), the
- * uncapped plan of the same method and preconditioner moves up to run next,
- * from the probe's iterate, capped at twice the iterations the rate predicts. */
+ * residual fell steadily enough to reach the tolerance within K times the cap
+ * at the rate it kept (a deterministic test on the residuals, not on time),
+ * the uncapped plan of the same method and preconditioner moves up to run
+ * next, from the probe's iterate, capped at twice the iterations the rate
+ * predicts. The promoted run costs about its predicted iterations at the
+ * probe's cost per iteration, so K bounds it against what the probe cost:
+ * K = 4 for CG and for a GMRES still in its first cycle, whose rate holds or
+ * grows (superlinear convergence); K = 2 for a GMRES that restarted, whose
+ * average rate over the probe overstates the later one (each cycle loses its
+ * basis); K = 1.5 for BiCGSTAB and IDR, whose residual is not monotone, so
+ * that a rate from its two ends is the least reliable. On the H100
+ * (2026-11-27, call 5 of the fourth session, replayed on the host by
+ * bench/robust_sim.py --chain) the promotions above those bounds cost more
+ * than the plans after them: sherman3's GMRES(100)+Jacobi (964 predicted
+ * after 300: 1903 iterations, 106 ms, where the long GMRES then takes ~611, 45
+ * ms), sherman5's BiCGSTAB (199 after 76: failed at 493, 16 ms, before the
+ * parallel ILU(0)'s 39 iterations, 6 ms) and cryg2500's (788 after 400:
+ * failed at 1976, 17 ms); those that paid off had predicted at most 0.6x the
+ * cap (dw2048, bloweya, orsirr_1) or were CG (nos2, 0.93x), and
+ * convdiff2d:300,10's GMRES(100)+Jacobi (1.85x on the host) wins after its
+ * promotion (tests/gpu/test_idr_gpu.c, test_probe). */
 static void promote_probe(const run *r, sps_plan *plans, int np, int i, const sps_solve_info *in)
 {
     const sps_plan *p = &plans[i];
@@ -480,7 +526,13 @@ static void promote_probe(const run *r, sps_plan *plans, int np, int i, const sp
     if (!(now < start) || !(now > 0) || !(goal > 0) || !isfinite(start)) return;
     double rate = log(now / start) / (double)in->iterations; /* < 0 */
     double more = log(goal / now) / rate;
-    if (!(more <= 4.0 * (double)p->maxit)) return;
+    char mb[48];
+    base_name(p->method, mb, sizeof mb);
+    /* restarted: more iterations than the spec's cycle (30 when it names none) */
+    long long m = long_of(p->method);
+    int cycle = !strcmp(mb, "gmres") && in->iterations <= (m > 0 ? m : 30);
+    double k = !strcmp(mb, "cg") || cycle ? 4.0 : !strcmp(mb, "gmres") ? 2.0 : 1.5;
+    if (!(more <= k * (double)p->maxit)) return;
     for (int j = i + 1; j < np; j++)
         if (plans[j].maxit == 0 && !strcmp(plans[j].method, p->method) &&
             !strcmp(plans[j].precond, p->precond)) {

@@ -166,8 +166,9 @@ static void test_plans(void)
          p[0].method, p[0].precond, (long long)p[0].maxit, p[1].method, uncapped);
     f.rows = f.cols = 600;
     np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
-    T_OK(!strcmp(p[0].method, "gmres:restart=600") && p[0].maxit == 500,
-         "GPU nonsymmetric, n = 600: the long restart is n (%s, %lld its)", p[0].method,
+    /* m = n: the GMRES spans the whole space, capped at its one cycle */
+    T_OK(!strcmp(p[0].method, "gmres:restart=600") && p[0].maxit == 600,
+         "GPU nonsymmetric, n = 600: the long restart is n, capped at one cycle (%s, %lld its)", p[0].method,
          (long long)p[0].maxit);
     f.rows = f.cols = 16761; /* 2002 x 16761 doubles: just above 256 MiB */
     np = sps__strategy_plans(&f, 0, 1, p, why, sizeof why);
@@ -198,13 +199,25 @@ static void test_plans(void)
     np = sps__strategy_plans(&f, 0, 2, p, why, sizeof why);
     int probes = 0;
     for (int i = 0; i < np; i++) probes += !strcmp(p[i].method, "bicgstab") && !strcmp(p[i].precond, "none") && p[i].maxit > 0;
+    /* m = 2000 < n: a restarted long GMRES, after the exact ILU(0) */
     T_OK(!strcmp(p[0].method, "bicgstab") && p[0].maxit == 400 && !strcmp(p[1].precond, "ilu0:factor=par,solve=jacobi") &&
-             p[1].maxit == 100 && !strcmp(p[2].method, "gmres:restart=2000") && p[2].maxit == 500 &&
-             !strcmp(p[3].precond, "ilu0:exact") && !p[3].maxit && probes == 1,
+             p[1].maxit == 100 && !strcmp(p[2].precond, "ilu0:exact") && !p[2].maxit &&
+             !strcmp(p[3].method, "gmres:restart=2000") && p[3].maxit == 500 && probes == 1,
          "GPU one kernel, nonsymmetric n = 4000, few dominant rows: the bicgstab probe, the capped parallel "
-         "ILU(0), the capped gmres(2000), then gmres+ilu0:exact; one probe (%s %lld, %s %lld, %s %lld, %s, %d)",
-         p[0].method, (long long)p[0].maxit, p[1].precond, (long long)p[1].maxit, p[2].method,
-         (long long)p[2].maxit, p[3].precond, probes);
+         "ILU(0), gmres+ilu0:exact, then the capped gmres(2000); one probe (%s %lld, %s %lld, %s, %s %lld, %d)",
+         p[0].method, (long long)p[0].maxit, p[1].precond, (long long)p[1].maxit, p[2].precond, p[3].method,
+         (long long)p[3].maxit, probes);
+    /* n = 1000: the long GMRES spans the whole space (m = n), one cycle of
+     * 1000 before the exact ILU(0) */
+    f.rows = f.cols = 1000;
+    np = sps__strategy_plans(&f, 0, 2, p, why, sizeof why);
+    T_OK(!strcmp(p[0].method, "bicgstab") && !strcmp(p[1].precond, "ilu0:factor=par,solve=jacobi") &&
+             !strcmp(p[2].method, "gmres:restart=1000") && !strcmp(p[2].precond, "none") && p[2].maxit == 1000 &&
+             !strcmp(p[3].precond, "ilu0:exact") && !p[3].maxit,
+         "GPU one kernel, nonsymmetric n = 1000, few dominant rows: the full GMRES (m = n) capped at its "
+         "cycle before the exact ILU(0) (%s+%s %lld, then %s)",
+         p[2].method, p[2].precond, (long long)p[2].maxit, p[3].precond);
+    f.rows = f.cols = 4000;
     test_plans_classes();
 }
 
@@ -258,9 +271,11 @@ static void test_plans_classes(void)
         if (jac < 0 && !strcmp(p[i].precond, "jacobi")) jac = i;
     }
     T_OK(!strcmp(p[0].method, "bicgstab") && !strcmp(p[1].precond, "ilu0:factor=par,solve=jacobi") &&
-             p[1].maxit == 100 && exact == 3 && jac > exact && strstr(why, "exact ILU(0)"),
-         "GPU, under 2/3 of the rows dominant: bicgstab probe, parallel ILU(0) capped, long GMRES capped, "
-         "gmres+ilu0:exact (at %d) before gmres+jacobi (at %d; %s)", exact, jac, why);
+             p[1].maxit == 100 && exact == 2 && !strcmp(p[3].method, "gmres:restart=2000") && p[3].maxit == 500 &&
+             jac > exact && strstr(why, "exact ILU(0)"),
+         "GPU, under 2/3 of the rows dominant, n = 4000: bicgstab probe, parallel ILU(0) capped, "
+         "gmres+ilu0:exact (at %d), the restarted long GMRES capped after it (%s %lld), gmres+jacobi (at %d; %s)",
+         exact, p[3].method, (long long)p[3].maxit, jac, why);
     /* every capped plan has its uncapped plan later, for its promotion (the
      * list is longer than SPS_MAX_ATTEMPTS: the uncapped bicgstab+none is
      * the 11th) */
