@@ -3,6 +3,13 @@
 # Writes robust.csv (default against the best plan) and robust_plans.csv (every run: the
 # default with its attempts, then each single plan), for simulating other plan orders.
 import csv, json, os, subprocess, sys
+# --reps N (before --best): the default runs N times and its median solve_ms counts (a
+# single run of these small systems varies 10-30%, and up to 2x on a busy machine)
+REPS = 1
+if "--reps" in sys.argv:
+    i = sys.argv.index("--reps")
+    REPS = int(sys.argv[i + 1])
+    del sys.argv[i:i + 2]
 S, M, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
 # --best CSV...: the default only, against the best single plans of earlier runs'
 # robust.csv files (a later file's row for a matrix replaces an earlier one's)
@@ -35,7 +42,11 @@ with open(os.path.join(M, "MANIFEST.tsv")) as f:
     mats = [(m["name"], m["kind"]) for m in csv.DictReader(f, delimiter="\t")]
 for name, kind in mats:
     path = os.path.join(M, name + ".mtx.gz")
-    d = run(path)
+    runs = [run(path) for _ in range(REPS)]
+    d = runs[0]
+    if REPS > 1 and all(r["ok"] for r in runs):
+        times = sorted(r["ms"] for r in runs)
+        d = dict(d, ms=times[REPS // 2], all_ms=times)
     per_plan.append((name, kind, "default", d["ok"], d.get("its"), d["ms"], d.get("why"), d.get("rr"), d.get("attempts")))
     best = BEST.get(name)
     plans = [] if "--best" in sys.argv else SPD + NS if kind == "spd" else NS
@@ -55,7 +66,7 @@ for name, kind in mats:
     print("%-16s %-6s default %-5s %-28s its %6s %8s ms | best %-34s %8s ms | ratio %s | %s" % (
         name, kind, d["ok"], d.get("plan"), d.get("its"), "%.1f" % d["ms"] if d["ms"] else "-",
         best[0] if best else "-", "%.1f" % best[1] if best else "-", "%.2f" % ratio if ratio else "-",
-        d.get("why")), flush=True)
+        d.get("why")) + (" | runs %s" % " ".join("%.1f" % t for t in d["all_ms"]) if "all_ms" in d else ""), flush=True)
 conv = sum(1 for r in rows if r[2]); anyc = sum(1 for r in rows if r[6] != "-")
 both = [r for r in rows if r[8]]
 print("default converged on %d of %d; some plan converged on %d; default within 2x of best on %d of %d; worst ratio %.2f" % (
