@@ -76,6 +76,14 @@ typedef struct sps_gm_ops {
      * is the caller's). SPS_ERR_UNSUPPORTED (no message): cannot run here. */
     sps_status (*onekernel)(sps_kws *w, const sps_gm_ws *g, const sps_dev_rows *rows, int64_t j0,
                             const double *dinv);
+    /* The same over a thread-block cluster of C blocks (gmres_kernels.cu
+     * k_gm_cluster; NULL on the host): each block owns a slice of the rows
+     * and keeps its rows of the basis in its shared memory where they fit.
+     * SPS_ERR_UNSUPPORTED (no message, nothing changed): cannot run here
+     * (no sm_90, the cluster or its shared memory does not fit, C outside
+     * 1 .. 16, more than SPS_GM_CLUSTER_MAX_ROWS rows a block). */
+    sps_status (*cluster)(sps_kws *w, const sps_gm_ws *g, const sps_dev_rows *rows, int64_t j0,
+                          const double *dinv, int C);
 } sps_gm_ops;
 
 /* The one-kernel path streams the basis through one SM: above this many
@@ -86,6 +94,16 @@ typedef struct sps_gm_ops {
  * from 1.9 MB (GMRES(60): 61 against 49); 8 rows a thread tie at 0.7 MB. */
 #define SPS_GM_ONEK_MAX_BASIS ((size_t)3 << 19)
 #define SPS_GM_ONEK_MAX_ROWS 8192
+
+/* The cluster kernel's bounds (doc/solvers.md; to be measured): at most
+ * SPS_GM_CLUSTER_MAX_ROWS rows a block (8 a thread of 1024), and a basis of
+ * at most C times SPS_GM_CLUSTER_MAX_BASIS bytes (per block: what one SM was
+ * measured to stream faster than classic; SPS_GM_CLUSTER_MAX_BASIS=bytes
+ * overrides it). SPS_GM_CLUSTER_DEFAULT: the cluster size
+ * SPS_GM_CLUSTER_AUTO=1 takes. */
+#define SPS_GM_CLUSTER_MAX_ROWS 8192
+#define SPS_GM_CLUSTER_MAX_BASIS SPS_GM_ONEK_MAX_BASIS
+#define SPS_GM_CLUSTER_DEFAULT 8
 
 /* The table of an implementation whose functions are named P_gm_finish, ...
  * (onekernel left NULL: the host's table; the CUDA table names it). */
