@@ -6,12 +6,13 @@
 # per system and cycle length, microseconds per iteration (the median of REPS
 # runs, default 3; iterate_ms / iterations from spsolve --json) for classic,
 # the one block (C = 0) and C = 1, 2, 4, 8, 16, with the cluster that ran
-# ("-" where it fell back: the one block, or classic) and the iterations.
+# (tags below) and the iterations. GM_CASES=system/m,... replaces the cases;
+# SPSOLVE the binary (build/bin/spsolve).
 set -u
 reps=${1:-3}
 bin=${SPSOLVE:-build/bin/spsolve}
 [ -x "$bin" ] || { echo "gm_cluster.sh: $bin not built (sh bench/gpu_build.sh)" >&2; exit 1; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>&1 | head -n 1
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | head -n 1
 
 # one solve: prints "us_per_iter iterations engine cluster"
 one() {
@@ -49,8 +50,9 @@ cell() {
 printf '%-14s %4s | %12s | %12s |' system m classic "C=0 (1 blk)"
 for c in 1 2 4 8 16; do printf ' %12s |' "C=$c"; done
 printf ' iterations\n'
-for case in "poisson2d:63 30" "poisson2d:63 10" "poisson2d:63 60" "poisson2d:32 30" "poisson2d:90 30"; do
-    set -- $case
+cases=${GM_CASES:-poisson2d:63/30,poisson2d:63/10,poisson2d:63/60,poisson2d:32/30,poisson2d:90/30}
+for case in $(echo "$cases" | tr ',' ' '); do
+    set -- $(echo "$case" | tr '/' ' ')
     sys=$1 m=$2
     printf '%-14s %4s |' "$sys" "$m"
     its=""

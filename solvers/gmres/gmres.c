@@ -34,7 +34,12 @@
  * preconditioning, double, n <= the engine's bound and SPS_GM_ONEK_MAX_ROWS
  * (8192), a basis of at most SPS_GM_ONEK_MAX_BASIS bytes (1.5 MiB, measured);
  * otherwise the classic steps above. auto picks it within these bounds
- * (engine.c; the GPU goldens pass with it). */
+ * (engine.c; the GPU goldens pass with it). With SPS_GM_CLUSTER=C (or
+ * SPS_GM_CLUSTER_AUTO=1) the cycle runs over a thread-block cluster of C
+ * blocks instead (k_gm_cluster: each block a slice of the rows, its rows of
+ * the basis in its shared memory, the sums over the blocks in rank order),
+ * within its own bounds (gmres.h SPS_GM_CLUSTER_*); where it cannot run, the
+ * one block as above. */
 #include "../engine.h"
 #include "gmres.h"
 

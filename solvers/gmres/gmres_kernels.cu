@@ -795,13 +795,19 @@ __device__ __forceinline__ double gc_sum(double v, double *sh)
 }
 
 /* out[c] = the C blocks' partials pr[r][off + c] (c < ncols), added in rank
- * order: every block the same sums. */
+ * order: every block the same sums. The C remote loads are issued before
+ * the adds (distributed shared memory's latency once, not C times). */
 template <int B>
 __device__ __forceinline__ void gc_gather(int C, int ncols, const double *const *pr, int off, double *out)
 {
     for (int c = (int)threadIdx.x; c < ncols; c += B) {
-        double s = pr[0][off + c];
-        for (int r = 1; r < C; r++) s += pr[r][off + c];
+        double v[GC_CMAX];
+#pragma unroll
+        for (int r = 0; r < GC_CMAX; r++) v[r] = r < C ? pr[r][off + c] : 0.0;
+        double s = v[0];
+#pragma unroll
+        for (int r = 1; r < GC_CMAX; r++)
+            if (r < C) s += v[r];
         out[c] = s;
     }
 }

@@ -10,7 +10,9 @@
 # spmv/dev_rows.cuh before them, and builds
 # onek_harness.cc with them over onek_emu.h (one block of 1024 fibers; C
 # blocks of fibers for the cluster kernel). Exit
-# status 0 when every comparison holds.
+# status 0 when every comparison holds. SPS_EMU_CLUSTERS="1 2 8 16" (the
+# default) lists the cluster sizes run, SPS_EMU_ONEBLOCK=0 leaves out the
+# one block's cases.
 set -e
 root=$(pwd)
 tmp=${TMPDIR:-/tmp}/gm_onek_emu.$$
