@@ -240,19 +240,41 @@ static long gm_env(const char *name, long lo, long hi, long def)
 }
 
 /* The cluster kernel's size (gmres_kernels.cu k_gm_cluster): SPS_GM_CLUSTER=C
- * (1 .. 16) asks for it, 0 turns it off; unset, SPS_GM_CLUSTER_AUTO=1 takes
- * SPS_GM_CLUSTER_DEFAULT blocks. 0: the one-block kernel. */
-static int gm_cluster_size(void)
+ * (1 .. 16) asks for it, 0 turns it off (*forced = 1 either way). Unset, auto
+ * (SPS_GM_CLUSTER_AUTO=0 turns it off): SPS_GM_CLUSTER_DEFAULT blocks where
+ * the one block would run (its bounds: ok1) on at least
+ * SPS_GM_CLUSTER_MIN_ROWS rows. 0: the one-block kernel. */
+static int gm_cluster_size(sps_idx n, int ok1, int *forced)
 {
     long c = gm_env("SPS_GM_CLUSTER", 0, 16, -1);
+    *forced = c >= 0;
     if (c >= 0) return (int)c;
-    return gm_env("SPS_GM_CLUSTER_AUTO", 0, 1, 0) ? SPS_GM_CLUSTER_DEFAULT : 0;
+    if (!gm_env("SPS_GM_CLUSTER_AUTO", 0, 1, 1)) return 0;
+    return ok1 && n >= SPS_GM_CLUSTER_MIN_ROWS ? SPS_GM_CLUSTER_DEFAULT : 0;
 }
 
 /* The cluster kernel's basis bound per block, in bytes. */
 static size_t gm_cluster_basis(void)
 {
     return (size_t)gm_env("SPS_GM_CLUSTER_MAX_BASIS", 0, 1L << 30, (long)SPS_GM_CLUSTER_MAX_BASIS);
+}
+
+/* The cluster kernel on C blocks within its bounds; auto (not forced) tries
+ * SPS_GM_CLUSTER_FALLBACK blocks where C cannot be scheduled. On success
+ * k->onek_cluster names the size that ran; SPS_ERR_UNSUPPORTED: neither ran. */
+static sps_status gm_cluster_try(sps_krylov *k, const sps_gm_ws *g, const sps_dev_rows *rows, int C, int forced)
+{
+    const sps_gm_ops *go = k->mops;
+    const size_t col = (size_t)k->w.n * sizeof(double);
+    sps_status st = SPS_ERR_UNSUPPORTED;
+    for (int t = 0; t < 2 && st == SPS_ERR_UNSUPPORTED && C > 0; t++, C = forced ? 0 : SPS_GM_CLUSTER_FALLBACK) {
+        if (((int64_t)k->w.n + C - 1) / C > SPS_GM_CLUSTER_MAX_ROWS ||
+            col > gm_cluster_basis() / (size_t)(g->m + 1) * (size_t)C)
+            continue;
+        st = go->cluster(&k->w, g, rows, k->inner, sps__kr_diag(k), C);
+        if (st == SPS_OK) k->onek_cluster = C;
+    }
+    return st;
 }
 
 /* The one-kernel engine (engine.h): the Arnoldi steps k->inner .. m-1 of the
@@ -273,18 +295,13 @@ static sps_status gm_onekernel(sps_krylov *k, const sps_dev_rows *rows)
         k->w.n > sps__engine_onek_max() || g.m < 1)
         return SPS_ERR_UNSUPPORTED;
     const size_t col = (size_t)k->w.n * sizeof(double);
-    const int C = gm_cluster_size();
-    sps_status st = SPS_ERR_UNSUPPORTED;
-    if (C > 0 && go->cluster && ((int64_t)k->w.n + C - 1) / C <= SPS_GM_CLUSTER_MAX_ROWS &&
-        col <= gm_cluster_basis() / (size_t)(g.m + 1) * (size_t)C) {
-        st = go->cluster(&k->w, &g, rows, k->inner, sps__kr_diag(k), C);
-        if (st == SPS_OK) k->onek_cluster = C;
-        else if (st != SPS_ERR_UNSUPPORTED) return st;
-    }
+    const int ok1 = k->w.n <= SPS_GM_ONEK_MAX_ROWS && col <= SPS_GM_ONEK_MAX_BASIS / (size_t)(g.m + 1);
+    int forced = 0;
+    const int C = gm_cluster_size(k->w.n, ok1, &forced);
+    sps_status st = C > 0 && go->cluster ? gm_cluster_try(k, &g, rows, C, forced) : SPS_ERR_UNSUPPORTED;
     if (st == SPS_ERR_UNSUPPORTED) {
         /* the one block (the cluster off, refused, or outside its bounds) */
-        if (k->w.n > SPS_GM_ONEK_MAX_ROWS || col > SPS_GM_ONEK_MAX_BASIS / (size_t)(g.m + 1))
-            return SPS_ERR_UNSUPPORTED;
+        if (!ok1) return SPS_ERR_UNSUPPORTED;
         st = go->onekernel(&k->w, &g, rows, k->inner, sps__kr_diag(k));
     }
     if (st != SPS_OK) return st;

@@ -95,15 +95,23 @@ typedef struct sps_gm_ops {
 #define SPS_GM_ONEK_MAX_BASIS ((size_t)3 << 19)
 #define SPS_GM_ONEK_MAX_ROWS 8192
 
-/* The cluster kernel's bounds (doc/solvers.md; to be measured): at most
+/* The cluster kernel's bounds (doc/solvers.md): at most
  * SPS_GM_CLUSTER_MAX_ROWS rows a block (8 a thread of 1024), and a basis of
  * at most C times SPS_GM_CLUSTER_MAX_BASIS bytes (per block: what one SM was
  * measured to stream faster than classic; SPS_GM_CLUSTER_MAX_BASIS=bytes
- * overrides it). SPS_GM_CLUSTER_DEFAULT: the cluster size
- * SPS_GM_CLUSTER_AUTO=1 takes. */
+ * overrides it). Auto (SPS_GM_CLUSTER unset, SPS_GM_CLUSTER_AUTO not 0) takes
+ * SPS_GM_CLUSTER_DEFAULT blocks, SPS_GM_CLUSTER_FALLBACK where that cluster
+ * cannot be scheduled, where the one block would run on at least
+ * SPS_GM_CLUSTER_MIN_ROWS rows. Measured on the H100 (2026-11-27, bench/
+ * gm_cluster.sh, us per iteration, GMRES(30)): poisson2d:32 (n = 1024) one
+ * block 19.0, C = 16 19.4; poisson2d:63 (3969) one block 35.8-36.1 (the
+ * build before), C = 8 20.7-21.0, C = 16 19.2-19.3; GMRES(10) 23.3 against
+ * 18.1 (C = 16). */
 #define SPS_GM_CLUSTER_MAX_ROWS 8192
 #define SPS_GM_CLUSTER_MAX_BASIS SPS_GM_ONEK_MAX_BASIS
-#define SPS_GM_CLUSTER_DEFAULT 8
+#define SPS_GM_CLUSTER_DEFAULT 16
+#define SPS_GM_CLUSTER_FALLBACK 8
+#define SPS_GM_CLUSTER_MIN_ROWS 2048
 
 /* The table of an implementation whose functions are named P_gm_finish, ...
  * (onekernel left NULL: the host's table; the CUDA table names it). */

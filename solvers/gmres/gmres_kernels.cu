@@ -469,13 +469,26 @@ __device__ __forceinline__ void go_warp_cols(const double (&acc)[GO_CB], double 
     if ((lane & 3) == 0) red[(cbase + (lane >> 2)) * NW + wid] = c;
 }
 
+/* Column c's first row of the block: Vs + c lds for c < kc, else V + c ldv.
+ * SAME (the one kernel: lds = ldv = n): one product, the pointer chosen
+ * first, as the one kernel computed it before the cluster kernel shared this
+ * code (the two-product form cost it a register spill and about 10 us an
+ * iteration on poisson2d:63 GMRES(30), H100). */
+template <bool SAME>
+__device__ __forceinline__ const double *go_col(const double *V, size_t ldv, const double *Vs, size_t lds, int kc,
+                                                int c)
+{
+    if constexpr (SAME) return (c < kc ? Vs : V) + (size_t)c * ldv;
+    return go_col<SAME>(V, ldv, Vs, lds, kc, c);
+}
+
 /* h[c] = V[:, c]' w for c < ncols (h in shared memory; complete in every
  * thread on return). Every thread of the block (B threads) calls it. The
  * block's nr rows: thread t owns rows i = t + k B (k < R, i < nr); column c
  * is read at Vs + c lds + i for c < kc, else at V + c ldv + i (the one
  * kernel: nr = ldv = lds = n; the cluster kernel: its slice of the rows).
  * red: GO_RCOL x B/32 doubles. */
-template <int B, int R>
+template <int B, int R, bool SAME = false>
 __device__ __forceinline__ void go_products(int nr, int ncols, const double *V, size_t ldv, const double *Vs,
                                             size_t lds, int kc, const double (&w)[R], double *h, double *red)
 {
@@ -495,7 +508,7 @@ __device__ __forceinline__ void go_products(int nr, int ncols, const double *V, 
                     for (int q = 0; q < GO_CB; q++)
                         if (c0 + q < r1) {
                             const int c = c0 + q;
-                            const double *p = (c < kc ? Vs + (size_t)c * lds : V + (size_t)c * ldv) + i;
+                            const double *p = go_col<SAME>(V, ldv, Vs, lds, kc, c) + i;
                             acc[q] += *p * w[k];
                         }
                 }
@@ -515,7 +528,7 @@ __device__ __forceinline__ void go_products(int nr, int ncols, const double *V, 
 /* w -= V[:, 0..ncols-1] h on the thread's rows (each row's terms in column
  * order, then subtracted; rows and columns as go_products'); returns the
  * thread's part of w'w. */
-template <int B, int R>
+template <int B, int R, bool SAME = false>
 __device__ __forceinline__ double go_subtract(int nr, int ncols, const double *V, size_t ldv, const double *Vs,
                                               size_t lds, int kc, const double *h, double (&w)[R])
 {
@@ -525,10 +538,10 @@ __device__ __forceinline__ double go_subtract(int nr, int ncols, const double *V
     int c = 0;
     for (; c + 4 <= ncols; c += 4) {
         const double h0 = h[c], h1 = h[c + 1], h2 = h[c + 2], h3 = h[c + 3];
-        const double *p0 = c < kc ? Vs + (size_t)c * lds : V + (size_t)c * ldv;
-        const double *p1 = c + 1 < kc ? Vs + (size_t)(c + 1) * lds : V + (size_t)(c + 1) * ldv;
-        const double *p2 = c + 2 < kc ? Vs + (size_t)(c + 2) * lds : V + (size_t)(c + 2) * ldv;
-        const double *p3 = c + 3 < kc ? Vs + (size_t)(c + 3) * lds : V + (size_t)(c + 3) * ldv;
+        const double *p0 = go_col<SAME>(V, ldv, Vs, lds, kc, c);
+        const double *p1 = go_col<SAME>(V, ldv, Vs, lds, kc, c + 1);
+        const double *p2 = go_col<SAME>(V, ldv, Vs, lds, kc, c + 2);
+        const double *p3 = go_col<SAME>(V, ldv, Vs, lds, kc, c + 3);
 #pragma unroll
         for (int k = 0; k < R; k++) {
             const int i = (int)threadIdx.x + k * B;
@@ -542,7 +555,7 @@ __device__ __forceinline__ double go_subtract(int nr, int ncols, const double *V
         }
     }
     for (; c < ncols; c++) {
-        const double hc = h[c], *pc = c < kc ? Vs + (size_t)c * lds : V + (size_t)c * ldv;
+        const double hc = h[c], *pc = go_col<SAME>(V, ldv, Vs, lds, kc, c);
 #pragma unroll
         for (int k = 0; k < R; k++) {
             const int i = (int)threadIdx.x + k * B;
@@ -617,14 +630,14 @@ __global__ void __launch_bounds__(OKT) k_gm_onekernel(int n, int m, int j0, int 
         }
         /* h <- V'w;  w <- w - V h;  the check (thread 0) */
         const size_t ld = (size_t)n;
-        go_products<OKT, R>(n, j + 1, V, ld, Vs, ld, kc, w, col, red);
-        double v1[1] = {go_subtract<OKT, R>(n, j + 1, V, ld, Vs, ld, kc, col, w)};
+        go_products<OKT, R, true>(n, j + 1, V, ld, Vs, ld, kc, w, col, red);
+        double v1[1] = {go_subtract<OKT, R, true>(n, j + 1, V, ld, Vs, ld, kc, col, w)};
         onek_sum<1>(v1);
         go_finish(SPS_GM_CHECK, j, v1[0], &st, &gs, col, hist, sm, flag);
         if (flag[1]) {
             /* the second pass: h2 <- V'w;  w <- w - V h2;  the Arnoldi step */
-            go_products<OKT, R>(n, j + 1, V, ld, Vs, ld, kc, w, h2, red);
-            double v2[1] = {go_subtract<OKT, R>(n, j + 1, V, ld, Vs, ld, kc, h2, w)};
+            go_products<OKT, R, true>(n, j + 1, V, ld, Vs, ld, kc, w, h2, red);
+            double v2[1] = {go_subtract<OKT, R, true>(n, j + 1, V, ld, Vs, ld, kc, h2, w)};
             onek_sum<1>(v2);
             go_finish(SPS_GM_ARNOLDI, j, v2[0], &st, &gs, col, hist, sm, flag);
         }
@@ -833,8 +846,11 @@ struct gc_z {
     }
 };
 
+/* (B, 1): one block an SM (its shared memory takes the SM anyway); with (B)
+ * alone ptxas kept 64 registers and spilled at B = 256 and 512 (44 and 32
+ * bytes), the shapes poisson2d:63 takes at C = 16 and 8. */
 template <bool JAC, int B, int R>
-__global__ void __launch_bounds__(B) k_gm_cluster(int n, int m, int j0, int kc, int L, const sps_dev_rows A,
+__global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int kc, int L, const sps_dev_rows A,
                                                   double *V, sps_kgm gg, const double *dinv, sps_kstate *gst,
                                                   sps_gm_state *ggs, double *hist)
 {
