@@ -25,6 +25,7 @@
  * (before sm_90: C = 1 refused) it prints SKIP lines. */
 #include "check.h"
 #include "internal.h"
+#include "solvers/gmres/gmres.h"
 
 #include <math.h>
 #include <stdio.h>
