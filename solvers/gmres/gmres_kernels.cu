@@ -479,7 +479,7 @@ __device__ __forceinline__ const double *go_col(const double *V, size_t ldv, con
                                                 int c)
 {
     if constexpr (SAME) return (c < kc ? Vs : V) + (size_t)c * ldv;
-    return go_col<SAME>(V, ldv, Vs, lds, kc, c);
+    return c < kc ? Vs + (size_t)c * lds : V + (size_t)c * ldv;
 }
 
 /* h[c] = V[:, c]' w for c < ncols (h in shared memory; complete in every
@@ -846,8 +846,11 @@ struct gc_z {
     }
 };
 
+/* (B, 1): one block an SM (its shared memory takes the SM anyway); with (B)
+ * alone ptxas kept 64 registers and spilled at B = 256 and 512 (44 and 32
+ * bytes), the shapes poisson2d:63 takes at C = 16 and 8. */
 template <bool JAC, int B, int R>
-__global__ void __launch_bounds__(B) k_gm_cluster(int n, int m, int j0, int kc, int L, const sps_dev_rows A,
+__global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int kc, int L, const sps_dev_rows A,
                                                   double *V, sps_kgm gg, const double *dinv, sps_kstate *gst,
                                                   sps_gm_state *ggs, double *hist)
 {
