@@ -241,16 +241,20 @@ static void test_vshared(void)
 
 /* ---- 3. fallbacks ------------------------------------------------------------ */
 
-/* With the environment var=val, SPS_GM_CLUSTER=C runs what runs without
- * it (want: the one block, or classic), bitwise. */
+/* With the environment var=val and auto's cluster off (SPS_GM_CLUSTER_AUTO=0:
+ * the reference is what ran before the cluster; an SPS_GM_CLUSTER that is not
+ * a size is ignored, so auto's choice would stand), SPS_GM_CLUSTER=C runs
+ * what runs without it (want: the one block, or classic), bitwise. */
 static void fallback_case(const char *what, const sps_matrix *A, const job *j, const char *var, const char *val,
                           int C, const char *want)
 {
     const int n = sps_matrix_rows(A);
     double *b = rhs(n);
+    setenv("SPS_GM_CLUSTER_AUTO", "0", 1);
     if (var) setenv(var, val, 1);
     result o = solve_c(A, j, b, -1), e = solve_c(A, j, b, C);
     if (var) unsetenv(var);
+    unsetenv("SPS_GM_CLUSTER_AUTO");
     if (T_STATUS(gctx, o.st, "%s: without the cluster", what) && T_STATUS(gctx, e.st, "%s", what))
         T_OK(same(&o, &e, n) && e.in.engine_cluster == 0 && strcmp(e.engine, want) == 0,
              "%s: %s ran (cluster %d), bitwise the run without the cluster", what, e.engine, e.in.engine_cluster);
