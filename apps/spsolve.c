@@ -1514,6 +1514,7 @@ static void report_json_result(const run *r, const derived *d, int *first)
     json_num(f, "iterate_ms", in->iterate_ms, first);
     json_num(f, "per_iter_ms", in->per_iter_ms, first);
     json_str(f, "engine", in->engine ? in->engine : "classic", first);
+    json_int(f, "engine_cluster", in->engine_cluster, first);
     json_num(f, "bytes_per_iter", in->bytes_per_iter, first);
     json_num(f, "floor_per_iter_ms", in->floor_per_iter_ms, first);
     json_num(f, "floor_fraction", in->floor_fraction, first);

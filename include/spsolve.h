@@ -719,6 +719,8 @@ typedef struct sps_solve_info {
     int64_t history_len;     /**< entries in history (0 if history is off) */
     /* The traffic model (doc/solvers.md, "Iteration engine"). */
     const char *engine;      /**< the engine that ran the iterations: "classic", "graph", "onekernel", "fused" */
+    int engine_cluster;      /**< onekernel: the blocks of the thread-block cluster it ran on
+                                  (GMRES with SPS_GM_CLUSTER), 0: one block */
     double bytes_per_iter;   /**< modelled bytes per iteration: SpMVs (the format's bytes) + the method's vectors */
     double copy_gbps;        /**< the copy bandwidth the floor divides by (measured once per context) */
     double floor_per_iter_ms; /**< bytes_per_iter / copy_gbps: the time an iteration cannot beat */

@@ -67,6 +67,8 @@ typedef struct sps_krylov {
     int64_t sexp;         /* b and x0 were scaled by 2^sexp (0: not rescaled) */
     int engine;           /* SPS_ENGINE_* asked for (engine.h) */
     const char *ran;      /* the engine that ran the last batch */
+    int onek_cluster;     /* onekernel: the blocks of the thread-block cluster the
+                             method's hook ran on (GMRES's k_gm_cluster), 0: one block */
     void *graph[SPS_KR_NGRAPH];    /* graph engine: batches of 2^i iterations (per solve) */
     int64_t gspmv[SPS_KR_NGRAPH], gpc[SPS_KR_NGRAPH]; /* their SpMVs and pc applies */
     int graph_failed;     /* a capture failed: classic from then on */

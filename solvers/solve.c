@@ -284,6 +284,7 @@ static sps_status onekernel(sps_krylov *k, const sps_method_impl *mi, int *ran)
     if (k->engine != SPS_ENGINE_ONEKERNEL || !k->ops->device || !mi->onekernel ||
         !sps__engine_rows(k->op, &rows))
         return SPS_OK;
+    k->onek_cluster = 0;
     sps_status e = mi->onekernel(k, &rows);
     if (e == SPS_ERR_UNSUPPORTED) return SPS_OK;
     if (e != SPS_OK) return e;
@@ -582,6 +583,7 @@ static double floor_gbps(sps_solver *s)
 static void report_floor(sps_solver *s, const sps_krylov *k, sps_solve_info *info)
 {
     info->engine = k->ran ? k->ran : "classic";
+    info->engine_cluster = strcmp(info->engine, "onekernel") == 0 ? k->onek_cluster : 0;
     info->bytes_per_iter = sps__engine_bytes(k, s->method->impl);
     if (!s->floor_later) sps__solve_floor(s, info);
 }

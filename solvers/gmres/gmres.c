@@ -34,7 +34,12 @@
  * preconditioning, double, n <= the engine's bound and SPS_GM_ONEK_MAX_ROWS
  * (8192), a basis of at most SPS_GM_ONEK_MAX_BASIS bytes (1.5 MiB, measured);
  * otherwise the classic steps above. auto picks it within these bounds
- * (engine.c; the GPU goldens pass with it). */
+ * (engine.c; the GPU goldens pass with it). With SPS_GM_CLUSTER=C (or
+ * SPS_GM_CLUSTER_AUTO=1) the cycle runs over a thread-block cluster of C
+ * blocks instead (k_gm_cluster: each block a slice of the rows, its rows of
+ * the basis in its shared memory, the sums over the blocks in rank order),
+ * within its own bounds (gmres.h SPS_GM_CLUSTER_*); where it cannot run, the
+ * one block as above. */
 #include "../engine.h"
 #include "gmres.h"
 
@@ -224,22 +229,81 @@ static sps_status gm_checked(sps_krylov *k, const sps_kstate *st)
     return SPS_OK;
 }
 
+/* An environment variable as a count in lo .. hi, else def. */
+static long gm_env(const char *name, long lo, long hi, long def)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return def;
+    char *end = NULL;
+    long x = strtol(v, &end, 10);
+    return *end || x < lo || x > hi ? def : x;
+}
+
+/* The cluster kernel's size (gmres_kernels.cu k_gm_cluster): SPS_GM_CLUSTER=C
+ * (1 .. 16) asks for it, 0 turns it off (*forced = 1 either way). Unset, auto
+ * (SPS_GM_CLUSTER_AUTO=0 turns it off): SPS_GM_CLUSTER_DEFAULT blocks where
+ * the one block would run (its bounds: ok1) on at least
+ * SPS_GM_CLUSTER_MIN_ROWS rows. 0: the one-block kernel. */
+static int gm_cluster_size(sps_idx n, int ok1, int *forced)
+{
+    long c = gm_env("SPS_GM_CLUSTER", 0, 16, -1);
+    *forced = c >= 0;
+    if (c >= 0) return (int)c;
+    if (!gm_env("SPS_GM_CLUSTER_AUTO", 0, 1, 1)) return 0;
+    return ok1 && n >= SPS_GM_CLUSTER_MIN_ROWS ? SPS_GM_CLUSTER_DEFAULT : 0;
+}
+
+/* The cluster kernel's basis bound per block, in bytes. */
+static size_t gm_cluster_basis(void)
+{
+    return (size_t)gm_env("SPS_GM_CLUSTER_MAX_BASIS", 0, 1L << 30, (long)SPS_GM_CLUSTER_MAX_BASIS);
+}
+
+/* The cluster kernel on C blocks within its bounds; auto (not forced) tries
+ * SPS_GM_CLUSTER_FALLBACK blocks where C cannot be scheduled. On success
+ * k->onek_cluster names the size that ran; SPS_ERR_UNSUPPORTED: neither ran. */
+static sps_status gm_cluster_try(sps_krylov *k, const sps_gm_ws *g, const sps_dev_rows *rows, int C, int forced)
+{
+    const sps_gm_ops *go = k->mops;
+    const size_t col = (size_t)k->w.n * sizeof(double);
+    sps_status st = SPS_ERR_UNSUPPORTED;
+    for (int t = 0; t < 2 && st == SPS_ERR_UNSUPPORTED && C > 0; t++, C = forced ? 0 : SPS_GM_CLUSTER_FALLBACK) {
+        if (((int64_t)k->w.n + C - 1) / C > SPS_GM_CLUSTER_MAX_ROWS ||
+            col > gm_cluster_basis() / (size_t)(g->m + 1) * (size_t)C)
+            continue;
+        st = go->cluster(&k->w, g, rows, k->inner, sps__kr_diag(k), C);
+        if (st == SPS_OK) k->onek_cluster = C;
+    }
+    return st;
+}
+
 /* The one-kernel engine (engine.h): the Arnoldi steps k->inner .. m-1 of the
  * cycle in one launch of one block (gmres_kernels.cu), then the cycle's end
  * as gm_iterate does at j + 1 == m: gm_restart, which reads the column count
  * from the state, so it is right wherever the device stopped. The loop calls
  * this once per turn: every turn is one cycle. No or Jacobi preconditioning,
  * double, n <= the engine's bound, a basis of at most SPS_GM_ONEK_MAX_BASIS
- * bytes (one SM streams it twice per step); else SPS_ERR_UNSUPPORTED. */
+ * bytes (one SM streams it twice per step); else SPS_ERR_UNSUPPORTED. With
+ * SPS_GM_CLUSTER=C (or SPS_GM_CLUSTER_AUTO=1) the cluster kernel runs the
+ * cycle instead, within its bounds (gmres.h), and where it cannot run the one
+ * block does as before; k->onek_cluster says which ran. */
 static sps_status gm_onekernel(sps_krylov *k, const sps_dev_rows *rows)
 {
     const sps_gm_ops *go = k->mops;
     sps_gm_ws g = gm_ws(k);
     if (!go->onekernel || !rows || k->pcmode == SPS_PCM_APPLY || (k->op && k->op->single) ||
-        k->w.n > sps__engine_onek_max() || k->w.n > SPS_GM_ONEK_MAX_ROWS || g.m < 1 ||
-        (size_t)k->w.n * sizeof(double) > SPS_GM_ONEK_MAX_BASIS / (size_t)(g.m + 1))
+        k->w.n > sps__engine_onek_max() || g.m < 1)
         return SPS_ERR_UNSUPPORTED;
-    sps_status st = go->onekernel(&k->w, &g, rows, k->inner, sps__kr_diag(k));
+    const size_t col = (size_t)k->w.n * sizeof(double);
+    const int ok1 = k->w.n <= SPS_GM_ONEK_MAX_ROWS && col <= SPS_GM_ONEK_MAX_BASIS / (size_t)(g.m + 1);
+    int forced = 0;
+    const int C = gm_cluster_size(k->w.n, ok1, &forced);
+    sps_status st = C > 0 && go->cluster ? gm_cluster_try(k, &g, rows, C, forced) : SPS_ERR_UNSUPPORTED;
+    if (st == SPS_ERR_UNSUPPORTED) {
+        /* the one block (the cluster off, refused, or outside its bounds) */
+        if (!ok1) return SPS_ERR_UNSUPPORTED;
+        st = go->onekernel(&k->w, &g, rows, k->inner, sps__kr_diag(k));
+    }
     if (st != SPS_OK) return st;
     /* solve.c's onekernel_counts counts this launch's SpMVs and Jacobi
      * scalings from its iterations and the traffic model's 1 + 1/m SpMVs per

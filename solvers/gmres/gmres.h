@@ -76,6 +76,14 @@ typedef struct sps_gm_ops {
      * is the caller's). SPS_ERR_UNSUPPORTED (no message): cannot run here. */
     sps_status (*onekernel)(sps_kws *w, const sps_gm_ws *g, const sps_dev_rows *rows, int64_t j0,
                             const double *dinv);
+    /* The same over a thread-block cluster of C blocks (gmres_kernels.cu
+     * k_gm_cluster; NULL on the host): each block owns a slice of the rows
+     * and keeps its rows of the basis in its shared memory where they fit.
+     * SPS_ERR_UNSUPPORTED (no message, nothing changed): cannot run here
+     * (no sm_90, the cluster or its shared memory does not fit, C outside
+     * 1 .. 16, more than SPS_GM_CLUSTER_MAX_ROWS rows a block). */
+    sps_status (*cluster)(sps_kws *w, const sps_gm_ws *g, const sps_dev_rows *rows, int64_t j0,
+                          const double *dinv, int C);
 } sps_gm_ops;
 
 /* The one-kernel path streams the basis through one SM: above this many
@@ -86,6 +94,23 @@ typedef struct sps_gm_ops {
  * from 1.9 MB (GMRES(60): 61 against 49); 8 rows a thread tie at 0.7 MB. */
 #define SPS_GM_ONEK_MAX_BASIS ((size_t)3 << 19)
 #define SPS_GM_ONEK_MAX_ROWS 8192
+
+/* The cluster kernel's bounds (doc/solvers.md): at most
+ * SPS_GM_CLUSTER_MAX_ROWS rows a block (8 a thread of 1024), and a basis of
+ * at most C times SPS_GM_CLUSTER_MAX_BASIS bytes (per block: what one SM was
+ * measured to stream faster than classic; SPS_GM_CLUSTER_MAX_BASIS=bytes
+ * overrides it). Auto (SPS_GM_CLUSTER unset, SPS_GM_CLUSTER_AUTO not 0) takes
+ * SPS_GM_CLUSTER_DEFAULT blocks, SPS_GM_CLUSTER_FALLBACK where that cluster
+ * cannot be scheduled, where the one block would run on at least
+ * SPS_GM_CLUSTER_MIN_ROWS rows. Measured on the H100 (2026-11-27, bench/
+ * gm_cluster.sh, us per iteration, GMRES(30)): poisson2d:32 (n = 1024) one
+ * block 17.0, C = 16 18.1; poisson2d:63 (3969) one block 36.0, C = 8 19.9,
+ * C = 16 17.8; GMRES(10) 22.7 against 17.2 (C = 16). */
+#define SPS_GM_CLUSTER_MAX_ROWS 8192
+#define SPS_GM_CLUSTER_MAX_BASIS SPS_GM_ONEK_MAX_BASIS
+#define SPS_GM_CLUSTER_DEFAULT 16
+#define SPS_GM_CLUSTER_FALLBACK 8
+#define SPS_GM_CLUSTER_MIN_ROWS 2048
 
 /* The table of an implementation whose functions are named P_gm_finish, ...
  * (onekernel left NULL: the host's table; the CUDA table names it). */

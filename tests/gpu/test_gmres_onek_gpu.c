@@ -314,9 +314,12 @@ static void test_time(void)
 }
 
 /* The engines are chosen here, not by the caller's environment. */
+/* The one block is this file's subject: the cluster kernel that auto takes
+ * from SPS_GM_CLUSTER_MIN_ROWS rows (test_gmres_cluster_gpu.c) is off here. */
 static void test_clean_env(void)
 {
     unsetenv("SPS_ENGINE"), unsetenv("SPS_ONEKERNEL_MAX"), unsetenv("SPS_GM_ONEK_VSHARED");
+    unsetenv("SPS_GM_CLUSTER"), setenv("SPS_GM_CLUSTER_AUTO", "0", 1);
 }
 
 T_MAIN_GPU("GMRES on the one-kernel engine", gctx, hctx, test_clean_env, test_tridiag, test_generated,

@@ -9,11 +9,15 @@
  * Cases: CSR and DIA rows, no and Jacobi preconditioning, 1, 2, 4, 8 and 16
  * rows a thread, a stop inside the cycle (converged, maxit), the second
  * Gram-Schmidt pass (a matrix near the identity), a start at j0 > 0. Built
- * and run by run_onek.sh. */
+ * and run by run_onek.sh. The cluster kernel (k_gm_cluster) likewise over
+ * C = 1, 2, 8, 16 emulated blocks (SPS_EMU_CLUSTERS lists others), with an
+ * arrow matrix (one row of n entries) and a matrix with an empty row too:
+ * blocks of 1 to 129 rows, and blocks that own none (n = 33, C = 16). */
 #include "onek_emu.h"
 #include "onek_rows.h"
 #include <cmath>
 #include <cstring>
+#include <string>
 
 emu_block *emu_b;
 dim3 threadIdx, blockIdx, blockDim, gridDim;
@@ -143,11 +147,40 @@ static void emu_kernel(const mat &A, int dia, const double *dinv, gm_all &s, int
                   [&] { k_gm_onekernel<JAC, R>(n, m, j0, kc, rows, V, gg, dinv, st, gs, hist); });
 }
 
+/* The cluster kernel over C emulated blocks of B fibers (gc_pick's shapes). */
+static int emu_C; /* 0: the one-block kernel */
+
+template <bool JAC, int B, int R>
+static void emu_cluster(const mat &A, int dia, const double *dinv, gm_all &s, int j0, int kc)
+{
+    const sps_dev_rows rows = rows_of(A, dia);
+    const int n = s.n, m = s.m, C = emu_C, L = (n + C - 1) / C;
+    sps_kgm gg = s.kgm();
+    double *V = s.V.data(), *hist = s.hist.data();
+    sps_kstate *st = &s.st;
+    sps_gm_state *gs = &s.gs;
+    const size_t dyn = gc_layout(m, L, B / 32).Vs + (size_t)kc * (size_t)L;
+    emu_run_cluster(C, B, dyn, [&] { k_gm_cluster<JAC, B, R>(n, m, j0, kc, L, rows, V, gg, dinv, st, gs, hist); },
+                    64);
+}
+
+template <bool JAC>
+static void emu_cluster_pick(const mat &A, int dia, const double *dinv, gm_all &s, int j0, int kc)
+{
+    const int L = (s.n + emu_C - 1) / emu_C;
+    if (L <= 256) emu_cluster<JAC, 256, 1>(A, dia, dinv, s, j0, kc);
+    else if (L <= 512) emu_cluster<JAC, 512, 1>(A, dia, dinv, s, j0, kc);
+    else if (L <= 1024) emu_cluster<JAC, 1024, 1>(A, dia, dinv, s, j0, kc);
+    else if (L <= 2048) emu_cluster<JAC, 1024, 2>(A, dia, dinv, s, j0, kc);
+    else emu_cluster<JAC, 1024, 4>(A, dia, dinv, s, j0, kc);
+}
+
 template <bool JAC>
 static void emu_pick(const mat &A, int dia, const double *dinv, gm_all &s, int j0, int kc)
 {
     const int n = s.n;
-    if (n <= OKT) emu_kernel<JAC, 1>(A, dia, dinv, s, j0, kc);
+    if (emu_C > 0) emu_cluster_pick<JAC>(A, dia, dinv, s, j0, kc);
+    else if (n <= OKT) emu_kernel<JAC, 1>(A, dia, dinv, s, j0, kc);
     else if (n <= 2 * OKT) emu_kernel<JAC, 2>(A, dia, dinv, s, j0, kc);
     else if (n <= 4 * OKT) emu_kernel<JAC, 4>(A, dia, dinv, s, j0, kc);
     else if (n <= 8 * OKT) emu_kernel<JAC, 8>(A, dia, dinv, s, j0, kc);
@@ -164,8 +197,10 @@ static double vdiff(const double *a, const double *b, size_t len)
 static void run_case(const char *name, const mat &A, int dia, int jac, int m, int64_t maxit, double rtol, int j0)
 {
     const int n = A.n;
-    std::vector<double> dv(n);
-    for (int i = 0; i < n; i++) dv[i] = 1.0 / A.v[A.rp[i] + (i > 0)];
+    std::vector<double> dv(n, 1.0);
+    for (int i = 0; i < n; i++)
+        for (int p = A.rp[i]; p < A.rp[i + 1]; p++)
+            if (A.ci[p] == i) dv[i] = 1.0 / A.v[p];
     const double *dinv = jac ? dv.data() : nullptr;
     gm_all h = start(A, m, maxit, rtol);
     host_steps(A, dinv, h, 0, j0);
@@ -202,13 +237,97 @@ static void run_case(const char *name, const mat &A, int dia, int jac, int m, in
     }
     const double tol = 1e-9;
     const bool ok = same_state && dh <= tol && dH <= tol && dV <= tol && dg <= tol && dc <= tol && bit;
-    printf("%s %s n=%d m=%d %s%s j0=%d: %lld steps (host %lld, from %lld), %s (reason %lld, host %lld), kdim %lld; "
+    printf("%s %s C=%d n=%d m=%d %s%s j0=%d: %lld steps (host %lld, from %lld), %s (reason %lld, host %lld), kdim %lld; "
            "diff hist %.1e H %.1e V %.1e g %.1e cs/sn %.1e; bitwise %d\n",
-           ok ? "ok  " : "FAIL", name, n, m, dia ? "dia" : "csr", jac ? "+jacobi" : "", j0,
+           ok ? "ok  " : "FAIL", name, emu_C, n, m, dia ? "dia" : "csr", jac ? "+jacobi" : "", j0,
            (long long)(e1.st.iter - it0), (long long)(it - it0), (long long)it0,
            e1.st.stop ? "stopped" : "cycle full", (long long)e1.st.reason, (long long)h.st.reason, (long long)e1.gs.kdim, dh, dH, dV,
            dg, dc, (int)bit);
     ok ? nok++ : nfail++;
+}
+
+/* ntridiag(-1.3, 2.1, -0.7) with row and column 0 full (0.4 / n): one long
+ * row that reads every block's z, and a column every block's rows read. CSR. */
+static mat arrow(int n)
+{
+    mat A;
+    A.n = n;
+    A.rp.push_back(0);
+    for (int i = 0; i < n; i++) {
+        if (i == 0)
+            for (int c = 0; c < n; c++) A.ci.push_back(c), A.v.push_back(c == 0 ? 2.1 : c == 1 ? -0.7 : 0.4 / n);
+        else {
+            if (i > 1) A.ci.push_back(0), A.v.push_back(0.4 / n);
+            A.ci.push_back(i - 1), A.v.push_back(-1.3);
+            A.ci.push_back(i), A.v.push_back(2.1);
+            if (i < n - 1) A.ci.push_back(i + 1), A.v.push_back(-0.7);
+        }
+        A.rp.push_back((int)A.ci.size());
+    }
+    return A;
+}
+
+/* ntridiag with row and column k empty (the rest of the coupling kept): a
+ * row of no terms (its SpMV entry 0), a z entry no row reads. The harness's
+ * b is nonzero there, a component A never reaches: a residual that cannot
+ * fall below it, but one cycle's steps still agree on every path. CSR. */
+static mat empty_row(int n, int k)
+{
+    mat A;
+    A.n = n;
+    A.rp.push_back(0);
+    for (int i = 0; i < n; i++) {
+        if (i != k)
+            for (int c = i - 1; c <= i + 1; c++)
+                if (c >= 0 && c < n && c != k) A.ci.push_back(c), A.v.push_back(c < i ? -1.3 : c == i ? 2.1 : -0.7);
+        A.rp.push_back((int)A.ci.size());
+    }
+    return A;
+}
+
+/* A 5-point band (offsets -k, -1, 0, 1, k; every entry in range kept) of
+ * size n: the SpMV reads k rows of the neighbouring blocks. CSR and DIA. */
+static mat band5(int n, int k)
+{
+    mat A;
+    A.n = n;
+    A.off = {-k, -1, 0, 1, k};
+    const double val[5] = {-0.9, -1.3, 4.3, -0.7, -1.1};
+    A.dval.assign(5 * (size_t)n, 0.0);
+    A.rp.push_back(0);
+    for (int i = 0; i < n; i++) {
+        for (int d = 0; d < 5; d++) {
+            const int c = i + A.off[d];
+            if (c < 0 || c >= n) continue;
+            A.ci.push_back(c), A.v.push_back(val[d]);
+            A.dval[(size_t)d * n + i] = val[d];
+        }
+        A.rp.push_back((int)A.ci.size());
+    }
+    return A;
+}
+
+/* The cluster kernel's cases, with C blocks. */
+static void cluster_cases(int C, int quick)
+{
+    emu_C = C;
+    const mat t31 = tri(31, -1.3, 2.1, -0.7), t33 = tri(33, -1.3, 2.1, -0.7), t64 = tri(64, -0.5, 4.0, -0.3);
+    const mat near = tri(40, -0.004, 1.0, 0.011);
+    run_case("ntridiag", t31, 0, 0, 10, 2000, 1e-10, 0);
+    run_case("ntridiag", t33, 1, 1, 30, 2000, 1e-10, 0);
+    run_case("ntridiag", t31, 1, 0, 10, 2000, 1e-10, 3);
+    run_case("dominant (stops inside the cycle)", t64, 0, 1, 30, 2000, 1e-10, 0);
+    run_case("ntridiag (maxit 5)", t33, 0, 0, 10, 5, 1e-10, 0);
+    run_case("near the identity", near, 0, 0, 20, 2000, 1e-14, 0);
+    run_case("arrow (one row of n entries)", arrow(33), 0, 1, 10, 2000, 1e-10, 0);
+    run_case("empty row 5", empty_row(32, 5), 0, 0, 10, 2000, 1e-10, 0);
+    if (!quick) {
+        const mat t1025 = tri(1025, -1.3, 2.1, -0.7);
+        run_case("ntridiag", t1025, 1, 1, 8, 2000, 1e-10, 0);
+        run_case("arrow (one row of n entries)", arrow(1024), 0, 0, 6, 2000, 1e-10, 0);
+        run_case("5-point band k=63", band5(3969, 63), 1, 0, 12, 2000, 1e-10, 0);
+        run_case("5-point band k=63", band5(3969, 63), 0, 1, 6, 2000, 1e-10, 4);
+    }
 }
 
 int main(int argc, char **argv)
@@ -218,20 +337,34 @@ int main(int argc, char **argv)
     const mat t31 = tri(31, -1.3, 2.1, -0.7), t33 = tri(33, -1.3, 2.1, -0.7), t64 = tri(64, -0.5, 4.0, -0.3);
     const mat near = tri(40, -0.004, 1.0, 0.011); /* I + small: the first pass cancels most of w */
     const mat t1025 = tri(1025, -1.3, 2.1, -0.7);
-    run_case("ntridiag", t31, 0, 0, 10, 2000, 1e-10, 0);
-    run_case("ntridiag", t33, 1, 1, 30, 2000, 1e-10, 0);
-    run_case("ntridiag", t31, 1, 0, 10, 2000, 1e-10, 3);
-    run_case("dominant (stops inside the cycle)", t64, 0, 1, 30, 2000, 1e-10, 0);
-    run_case("ntridiag (maxit 5)", t33, 0, 0, 10, 5, 1e-10, 0);
-    run_case("near the identity", near, 0, 0, 20, 2000, 1e-14, 0);
-    run_case("ntridiag", t1025, 0, 0, 8, 2000, 1e-10, 0);
-    if (!quick) {
+    const char *ob = getenv("SPS_EMU_ONEBLOCK"); /* 0: the cluster cases only */
+    const int oneblock = !(ob && !strcmp(ob, "0"));
+    if (oneblock) {
+        run_case("ntridiag", t31, 0, 0, 10, 2000, 1e-10, 0);
+        run_case("ntridiag", t33, 1, 1, 30, 2000, 1e-10, 0);
+        run_case("ntridiag", t31, 1, 0, 10, 2000, 1e-10, 3);
+        run_case("dominant (stops inside the cycle)", t64, 0, 1, 30, 2000, 1e-10, 0);
+        run_case("ntridiag (maxit 5)", t33, 0, 0, 10, 5, 1e-10, 0);
+        run_case("near the identity", near, 0, 0, 20, 2000, 1e-14, 0);
+        run_case("ntridiag", t1025, 0, 0, 8, 2000, 1e-10, 0);
+    }
+    if (oneblock && !quick) {
         const mat t3000 = tri(3000, -1.3, 2.1, -0.7), t5000 = tri(5000, -1.3, 2.1, -0.7),
                   t9000 = tri(9000, -1.3, 2.1, -0.7);
         run_case("ntridiag", t3000, 1, 1, 5, 2000, 1e-10, 0);
         run_case("ntridiag", t5000, 0, 0, 3, 2000, 1e-10, 0);
         run_case("ntridiag", t9000, 0, 1, 2, 2000, 1e-10, 0);
         run_case("ntridiag", t1025, 0, 0, 70, 2000, 1e-10, 0); /* two rounds of 64 columns */
+    }
+    /* the cluster kernel: SPS_EMU_CLUSTERS="1 2 8" (default 1 2 8 16; "" none) */
+    const char *cl = getenv("SPS_EMU_CLUSTERS");
+    std::string cls = cl ? cl : "1 2 8 16";
+    for (size_t p = 0; p < cls.size();) {
+        char *end = nullptr;
+        long c = strtol(cls.c_str() + p, &end, 10);
+        if (end == cls.c_str() + p) break;
+        p = (size_t)(end - cls.c_str());
+        if (c >= 1 && c <= 16) cluster_cases((int)c, quick);
     }
     printf("host second passes over the cases: %d%s\n", reorth_steps, reorth_steps ? "" : " (FAIL: none exercised)");
     if (!reorth_steps) nfail++;
