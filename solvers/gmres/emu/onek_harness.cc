@@ -307,10 +307,12 @@ static mat band5(int n, int k)
     return A;
 }
 
-/* The cluster kernel's cases, with C blocks. */
-static void cluster_cases(int C, int quick)
+/* The cases both kernels run (the one block, emu_C = 0, and each cluster):
+ * tridiagonals with and without Jacobi, CSR and DIA, a start inside the
+ * cycle, a stop inside it, maxit, and I + small (the first pass cancels most
+ * of w). */
+static void small_cases(void)
 {
-    emu_C = C;
     const mat t31 = tri(31, -1.3, 2.1, -0.7), t33 = tri(33, -1.3, 2.1, -0.7), t64 = tri(64, -0.5, 4.0, -0.3);
     const mat near = tri(40, -0.004, 1.0, 0.011);
     run_case("ntridiag", t31, 0, 0, 10, 2000, 1e-10, 0);
@@ -319,6 +321,13 @@ static void cluster_cases(int C, int quick)
     run_case("dominant (stops inside the cycle)", t64, 0, 1, 30, 2000, 1e-10, 0);
     run_case("ntridiag (maxit 5)", t33, 0, 0, 10, 5, 1e-10, 0);
     run_case("near the identity", near, 0, 0, 20, 2000, 1e-14, 0);
+}
+
+/* The cluster kernel's cases, with C blocks. */
+static void cluster_cases(int C, int quick)
+{
+    emu_C = C;
+    small_cases();
     run_case("arrow (one row of n entries)", arrow(33), 0, 1, 10, 2000, 1e-10, 0);
     run_case("empty row 5", empty_row(32, 5), 0, 0, 10, 2000, 1e-10, 0);
     if (!quick) {
@@ -334,18 +343,11 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
     const int quick = argc > 1;
-    const mat t31 = tri(31, -1.3, 2.1, -0.7), t33 = tri(33, -1.3, 2.1, -0.7), t64 = tri(64, -0.5, 4.0, -0.3);
-    const mat near = tri(40, -0.004, 1.0, 0.011); /* I + small: the first pass cancels most of w */
     const mat t1025 = tri(1025, -1.3, 2.1, -0.7);
     const char *ob = getenv("SPS_EMU_ONEBLOCK"); /* 0: the cluster cases only */
     const int oneblock = !(ob && !strcmp(ob, "0"));
     if (oneblock) {
-        run_case("ntridiag", t31, 0, 0, 10, 2000, 1e-10, 0);
-        run_case("ntridiag", t33, 1, 1, 30, 2000, 1e-10, 0);
-        run_case("ntridiag", t31, 1, 0, 10, 2000, 1e-10, 3);
-        run_case("dominant (stops inside the cycle)", t64, 0, 1, 30, 2000, 1e-10, 0);
-        run_case("ntridiag (maxit 5)", t33, 0, 0, 10, 5, 1e-10, 0);
-        run_case("near the identity", near, 0, 0, 20, 2000, 1e-14, 0);
+        small_cases();
         run_case("ntridiag", t1025, 0, 0, 8, 2000, 1e-10, 0);
     }
     if (oneblock && !quick) {
