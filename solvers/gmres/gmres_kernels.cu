@@ -904,35 +904,26 @@ __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int k
             const int i = t + k * B;
             w[k] = i < nr ? sps_row_dot(A, lo + i, zx) : 0.0;
         }
-        /* h <- V'w: the block's partials, then the C blocks' in rank order */
-        go_products<B, R>(nr, j + 1, Vg, ldg, Vs, lds, kc, w, P, red);
-        cl.sync(); /* S1 */
-        gc_gather<B>(C, j + 1, pr, 0, col);
-        __syncthreads();
-        /* w <- w - V h;  w published;  w'w the same way;  the check */
-        double ww = gc_sum<B>(go_subtract<B, R>(nr, j + 1, Vg, ldg, Vs, lds, kc, col, w), sh);
-#pragma unroll
-        for (int k = 0; k < R; k++)
-            if (t + k * B < nr) wb[t + k * B] = w[k];
-        if (t == 0) P[m + 1] = ww;
-        cl.sync(); /* S2 */
-        if (t == 0) gc_gather<B>(C, 1, pr, m + 1, &ww);
-        go_finish(SPS_GM_CHECK, j, ww, &st, &gs, col, hs, sm, flag);
-        if (flag[1]) {
-            /* the second pass: h2 <- V'w;  w <- w - V h2;  the Arnoldi step */
+        /* One Gram-Schmidt pass into h, then the finish step: h <- V'w (the
+         * block's partials, then the C blocks' in rank order); w <- w - V h;
+         * w published; w'w the same way. The first pass (h = col: the check)
+         * has barriers S1, S2, the second (h = h2: the Arnoldi step) S3, S4. */
+        auto pass = [&](double *h, int step) {
             go_products<B, R>(nr, j + 1, Vg, ldg, Vs, lds, kc, w, P, red);
-            cl.sync(); /* S3 */
-            gc_gather<B>(C, j + 1, pr, 0, h2);
+            cl.sync(); /* S1, S3 */
+            gc_gather<B>(C, j + 1, pr, 0, h);
             __syncthreads();
-            double w2 = gc_sum<B>(go_subtract<B, R>(nr, j + 1, Vg, ldg, Vs, lds, kc, h2, w), sh);
+            double ww = gc_sum<B>(go_subtract<B, R>(nr, j + 1, Vg, ldg, Vs, lds, kc, h, w), sh);
 #pragma unroll
             for (int k = 0; k < R; k++)
                 if (t + k * B < nr) wb[t + k * B] = w[k];
-            if (t == 0) P[m + 1] = w2;
-            cl.sync(); /* S4 */
-            if (t == 0) gc_gather<B>(C, 1, pr, m + 1, &w2);
-            go_finish(SPS_GM_ARNOLDI, j, w2, &st, &gs, col, hs, sm, flag);
-        }
+            if (t == 0) P[m + 1] = ww;
+            cl.sync(); /* S2, S4 */
+            if (t == 0) gc_gather<B>(C, 1, pr, m + 1, &ww);
+            go_finish(step, j, ww, &st, &gs, col, hs, sm, flag);
+        };
+        pass(col, SPS_GM_CHECK);
+        if (flag[1]) pass(h2, SPS_GM_ARNOLDI); /* the second pass where it is due */
         /* column j of H is final: rows 0 .. j+1 out */
         if (rank == 0) {
             double *Hj = gg.H + (size_t)j * (size_t)(m + 1);
