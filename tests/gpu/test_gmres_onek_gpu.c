@@ -74,36 +74,9 @@ static void onek_case(const char *name, const sps_matrix *A, const char *method,
                  pcname ? pcname : "", bes[k]);
         job gj = {bes[k], method, pcname, "onekernel"};
         result g = solve_on(gctx, A, &gj, b);
-        if (g.st == SPS_ERR_UNSUPPORTED && strcmp(bes[k], "dia") == 0) { /* too many diagonals */
-            t_skip(what, "%s", sps_last_error(gctx));
-            result_free(&g);
-            continue;
-        }
-        if (!T_STATUS(gctx, g.st, "%s: solve", what)) {
-            result_free(&g);
-            continue;
-        }
-        int64_t di = g.in.iterations - ref.in.iterations;
-        int64_t tol = ref.in.iterations * 5 / 100 > 2 ? ref.in.iterations * 5 / 100 : 2;
+        if (job_ran(gctx, &g, what, strcmp(bes[k], "dia") == 0) <= 0) continue;
         T_OK(strcmp(g.engine, "onekernel") == 0, "%s: engine %s", what, g.engine);
-        T_OK(g.in.reason == ref.in.reason, "%s: reason %s (host %s)", what, sps_reason_str(g.in.reason),
-             sps_reason_str(ref.in.reason));
-        T_OK(llabs((long long)di) <= tol, "%s: %lld iterations, host %lld (within 5%%)", what,
-             (long long)g.in.iterations, (long long)ref.in.iterations);
-        if (ref.in.reason > 0) {
-            double e = t_rel_diff(g.x, ref.x, n);
-            T_OK(e <= 1e-6 && g.in.true_rel_rnorm <= 1e-9, "%s: x within %.1e of the host's, true relres %.1e",
-                 what, e, g.in.true_rel_rnorm);
-        }
-        int hok = g.hist && g.in.history_len == g.in.iterations + 1 && g.hist[0] == g.in.r0norm &&
-                  g.hist[g.in.iterations] == g.in.rnorm && ref.hist;
-        double hworst = 0;
-        for (int64_t i = 1; hok && i <= 5 && i <= g.in.iterations && i <= ref.in.iterations; i++) {
-            double d = fabs(g.hist[i] - ref.hist[i]) / ref.hist[0];
-            hworst = d > hworst ? d : hworst;
-        }
-        T_OK(hok && hworst <= 1e-8, "%s: history consistent (first steps within %.1e of the host's)", what,
-             hworst);
+        vs_host_checks(what, &g, &ref, n);
         /* r0, m + 1 per full cycle (the restart's b - A x), the last cycle's
          * steps (solve.c's onekernel_counts: d (1 + 1/m), rounded), the true
          * residual; each residual replacement 2 more */
