@@ -159,7 +159,7 @@ static void emu_cluster(const mat &A, int dia, const double *dinv, gm_all &s, in
     double *V = s.V.data(), *hist = s.hist.data();
     sps_kstate *st = &s.st;
     sps_gm_state *gs = &s.gs;
-    const size_t dyn = gc_layout(m, L, B / 32).Vs + (size_t)kc * (size_t)L;
+    const size_t dyn = gc_layout(m, L, B / 32, C).Vs + (size_t)kc * (size_t)L;
     emu_run_cluster(C, B, dyn, [&] { k_gm_cluster<JAC, B, R>(n, m, j0, kc, L, rows, V, gg, dinv, st, gs, hist); },
                     64);
 }
