@@ -16,6 +16,15 @@
 static const struct auto_rule {
     double drm_max_slots_per_nnz; /* drm when DRM stores at most this many slots per nonzero */
     double dia_max_slots_per_nnz; /* ... and dia instead when DIA stores at most this many */
+    sps_idx small_rows;           /* GPU: at most this many rows (and fewer than large_nnz entries) */
+    double dia_small_max_slots;   /* ... dia when DIA stores at most this many slots per nonzero:
+                                     the one-kernel engine (solvers/engine.c SPS_ONEK_AUTO_MAX rows)
+                                     walks a row's CSR entries one dependent load after another,
+                                     DIA's diagonals without column indices (H100, the shared
+                                     matrices of at most 12,288 rows: dia as fast or faster than
+                                     csr-vector up to dw2048's 2.23, Trefethen_2000 2.7x at 1.10;
+                                     but at 2.25 the default strategy's chain on dw2048 went from
+                                     14 to 233 ms, so 1.5; doc/spmv.md) */
     double merge_min_cv;          /* irregular: std/mean of the row lengths at least this */
     double merge_min_max_ratio;   /* ... or the longest row at least this many times the mean */
     sps_idx merge_min_max_row;    /* ... and the longest row at least this long (else too small to matter) */
@@ -34,6 +43,8 @@ static const struct auto_rule {
 } RULE = {
     .drm_max_slots_per_nnz = 1.3,
     .dia_max_slots_per_nnz = 1.05,
+    .small_rows = 12288,
+    .dia_small_max_slots = 1.5,
     .merge_min_cv = 1.0,
     .merge_min_max_ratio = 32.0,
     .merge_min_max_row = 64,
@@ -189,8 +200,9 @@ static void fill_payoff(sps_context *ctx, const sps_features *f, const sps_opera
 }
 
 /* The auto rule on the features: returns the backend spec and writes the
- * deciding features. allow_drm = 0: the rule as if DRM did not pay. */
-static const char *decide(const sps_features *f, int allow_drm, char *why, size_t len)
+ * deciding features. allow_drm = 0: the rule as if DRM did not pay; gpu:
+ * a GPU context (the small-matrix dia rule). */
+static const char *decide(const sps_features *f, int allow_drm, int gpu, char *why, size_t len)
 {
     if (f->nnz == 0) {
         snprintf(why, len, "auto: %s: the matrix has no entries", RULE.regular);
@@ -202,6 +214,14 @@ static const char *decide(const sps_features *f, int allow_drm, char *why, size_
     int64_t segs = ((int64_t)f->rows + seg - 1) / seg;
     /* DIA's slots: every diagonal the length of the rows */
     double dia_per_nnz = (double)f->diagonals * (double)f->rows / (double)f->nnz;
+    if (gpu && f->rows <= RULE.small_rows && f->nnz < RULE.large_nnz && f->diagonals > 0 &&
+        dia_per_nnz <= RULE.dia_small_max_slots) {
+        snprintf(why, len,
+                 "auto: dia: %d rows (<= %d), %d diagonals, DIA stores %.2f slots per nonzero "
+                 "(<= %.2f): the one-kernel engine's SpMV reads no column index",
+                 f->rows, RULE.small_rows, f->diagonals, dia_per_nnz, RULE.dia_small_max_slots);
+        return "dia";
+    }
     if (allow_drm && per_nnz <= RULE.drm_max_slots_per_nnz && f->diagonals > 0 &&
         dia_per_nnz <= RULE.dia_max_slots_per_nnz) {
         snprintf(why, len,
@@ -255,7 +275,7 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
     sps_status st = features_for(ctx, M, opts, &buf, &f);
     if (st != SPS_OK) return st;
     char why[512];
-    const char *spec = decide(f, 1, why, sizeof why);
+    const char *spec = decide(f, 1, ctx->gpu != NULL, why, sizeof why);
     double predicted = 0.0;
     int weighed = 0;
     /* does the conversion pay within the solve? (DIA's is cheaper than DRM's
@@ -274,7 +294,7 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
         char no[160];
         snprintf(no, sizeof no, "; %s not weighed: %lld entries (< %lld) keep the SpMV launch-bound",
                  spec, (long long)f->nnz, (long long)RULE.large_nnz);
-        spec = decide(f, 0, why, sizeof why);
+        spec = decide(f, 0, ctx->gpu != NULL, why, sizeof why);
         appendf(why, sizeof why, "%s", no);
     } else if (ctx->gpu && diagonal) {
         weighed = 1;
@@ -286,7 +306,7 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
             snprintf(no, sizeof no, "; %s would save %.1f us per SpMV, but its conversion "
                      "(predicted %.1f ms) pays only after %.0f SpMVs, more than the %lld expected",
                      spec, saved, predicted, be < 0 ? INFINITY : be, (long long)opts->expected_spmvs);
-            spec = decide(f, 0, why, sizeof why);
+            spec = decide(f, 0, ctx->gpu != NULL, why, sizeof why);
             appendf(why, sizeof why, "%s", no);
             predicted = 0.0;
         }
