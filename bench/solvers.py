@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # spsolve/bench/solvers.py BUILD_DIR MATRIX_DIR OUT_DIR [--only NAME,...] [--skip-shared]
 #                          [--skip-generated]
-#                          [--backends LIST|all] [--tag NAME]
+#                          [--backends LIST|all] [--tag NAME] [--no-cupy]
 #
 # Time to solution, spsolve against CuPy, on the same GPU, one after the other
 # (issue 7 item 7). Both sides start from the CSR in host memory and end with
@@ -23,7 +23,10 @@
 # registry's) and reports auto against the best of them (issue 7: auto within
 # 5% of the best fixed backend's time to solution): one run per backend finds
 # the fastest, then auto and that backend run twice more each, alternating,
-# and their medians of 3 are compared. --tag NAME writes
+# and their medians of 3 are compared, with both sides' iteration counts
+# (where they differ, the backends' rounding changed the iterations, not
+# only the time per iteration). --no-cupy leaves CuPy out (the auto-against-
+# fixed runs alone take a fraction of the time). --tag NAME writes
 # solvers-NAME.* instead of solvers.* (to run the set in parts).
 #
 # Writes OUT_DIR/solvers.csv, OUT_DIR/solvers.md (table and headline ratio)
@@ -157,11 +160,13 @@ def main():
         i = argv.index("--tag")
         tag = "-" + argv[i + 1]
         del argv[i:i + 2]
+    no_cupy = "--no-cupy" in argv
     skip_shared = "--skip-shared" in argv
     skip_generated = "--skip-generated" in argv
     args = [a for a in argv if not a.startswith("--")]
     if len(args) < 3:
-        sys.exit("usage: solvers.py BUILD_DIR MATRIX_DIR OUT_DIR [--only NAME,...] [--skip-shared] [--skip-generated]")
+        sys.exit("usage: solvers.py BUILD_DIR MATRIX_DIR OUT_DIR [--only NAME,...] [--skip-shared] [--skip-generated]"
+                 " [--backends LIST|all] [--tag NAME] [--no-cupy]")
     build, matdir, out = args[:3]
     spsolve = os.path.join(build, "bin", "spsolve")
     gendir = os.path.join(out, "matrices")
@@ -177,9 +182,10 @@ def main():
                "analyze_ms": j.get("analyze_ms"), "convert_ms": j.get("convert_ms"),
                "upload_ms": j.get("upload_ms"), "iterate_ms": j.get("iterate_ms")}
         try:
-            A = scipy.io.mmread(path).tocsr().astype("float64")
-            row["nnz"] = row["nnz"] or A.nnz
-            row.update(cupy_run(A, method))
+            if not no_cupy:
+                A = scipy.io.mmread(path).tocsr().astype("float64")
+                row["nnz"] = row["nnz"] or A.nnz
+                row.update(cupy_run(A, method))
         except Exception as e:  # the peer may fail (memory, no convergence): say why
             row["cupy_error"] = str(e)[:120]
         if row.get("spsolve_ms") and row.get("cupy_ms"):
@@ -188,7 +194,7 @@ def main():
         for be in backends:
             jb = spsolve_run(spsolve, path, method, be)
             if jb.get("exit") == 0 and jb.get("solve_ms") and (best is None or jb["solve_ms"] < best[2]):
-                best = (jb.get("spmv", be), be, jb["solve_ms"])
+                best = (jb.get("spmv", be), be, jb["solve_ms"], jb.get("iterations"))
         if best and row.get("spsolve_ms"):
             # one run each found the fastest fixed backend; auto and it then run
             # twice more, alternating, and their medians of 3 are compared
@@ -198,6 +204,7 @@ def main():
                 b_ms.append(spsolve_run(spsolve, path, method, best[1]).get("solve_ms") or float("inf"))
             row["auto_median_ms"], row["best_fixed_ms"] = sorted(a_ms)[1], sorted(b_ms)[1]
             row["best_fixed"] = best[0]
+            row["best_fixed_iters"] = best[3]
             row["auto_over_best"] = row["auto_median_ms"] / row["best_fixed_ms"]
         rows.append(row)
         print("%-26s %-6s nnz %10s  spsolve %9s ms (%s its, %s)  cupy %9s ms (%s its)  ratio %s" % (
@@ -207,13 +214,13 @@ def main():
             row.get("cupy_iters", "-"),
             "%.2f" % row["cupy_over_spsolve"] if "cupy_over_spsolve" in row else "-"), flush=True)
         if "auto_over_best" in row:
-            print("%-26s best fixed %s %.1f ms, auto %.1f ms (medians of 3); auto / best %.3f" % (
-                name, row["best_fixed"], row["best_fixed_ms"], row["auto_median_ms"], row["auto_over_best"]),
-                flush=True)
+            print("%-26s best fixed %s %.1f ms (%s its), auto %.1f ms (%s its) (medians of 3); auto / best %.3f" % (
+                name, row["best_fixed"], row["best_fixed_ms"], row["best_fixed_iters"], row["auto_median_ms"],
+                row["spsolve_iters"], row["auto_over_best"]), flush=True)
     keys = ["matrix", "method", "nnz", "spmv", "spsolve_ms", "spsolve_iters", "spsolve_relres",
             "spsolve_reason", "analyze_ms", "convert_ms", "upload_ms", "iterate_ms", "cupy_ms",
             "cupy_iters", "cupy_relres", "cupy_info", "cupy_error", "cupy_over_spsolve",
-            "best_fixed", "best_fixed_ms", "auto_median_ms", "auto_over_best"]
+            "best_fixed", "best_fixed_ms", "best_fixed_iters", "auto_median_ms", "auto_over_best"]
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "solvers%s.csv" % tag), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
