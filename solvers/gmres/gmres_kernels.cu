@@ -874,7 +874,7 @@ __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int k
     extern __shared__ double dyn[];
     cg::cluster_group cl = cg::this_cluster();
     const int t = (int)threadIdx.x, rank = (int)cl.block_rank(), C = (int)cl.num_blocks();
-    const gc_lay a = gc_layout(m, L, B / 32, (int)cl.num_blocks());
+    const gc_lay a = gc_layout(m, L, B / 32, C);
     sps_kstate &st = *(sps_kstate *)(dyn + a.st);
     sps_gm_state &gs = *(sps_gm_state *)(dyn + a.gs);
     int *flag = (int *)(dyn + a.flag);
