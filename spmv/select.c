@@ -275,7 +275,8 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
     sps_status st = features_for(ctx, M, opts, &buf, &f);
     if (st != SPS_OK) return st;
     char why[512];
-    const char *spec = decide(f, 1, ctx->gpu != NULL, why, sizeof why);
+    const int gpu = ctx->gpu != NULL;
+    const char *spec = decide(f, 1, gpu, why, sizeof why);
     double predicted = 0.0;
     int weighed = 0;
     /* does the conversion pay within the solve? (DIA's is cheaper than DRM's
@@ -294,7 +295,7 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
         char no[160];
         snprintf(no, sizeof no, "; %s not weighed: %lld entries (< %lld) keep the SpMV launch-bound",
                  spec, (long long)f->nnz, (long long)RULE.large_nnz);
-        spec = decide(f, 0, ctx->gpu != NULL, why, sizeof why);
+        spec = decide(f, 0, gpu, why, sizeof why);
         appendf(why, sizeof why, "%s", no);
     } else if (ctx->gpu && diagonal) {
         weighed = 1;
@@ -306,7 +307,7 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
             snprintf(no, sizeof no, "; %s would save %.1f us per SpMV, but its conversion "
                      "(predicted %.1f ms) pays only after %.0f SpMVs, more than the %lld expected",
                      spec, saved, predicted, be < 0 ? INFINITY : be, (long long)opts->expected_spmvs);
-            spec = decide(f, 0, ctx->gpu != NULL, why, sizeof why);
+            spec = decide(f, 0, gpu, why, sizeof why);
             appendf(why, sizeof why, "%s", no);
             predicted = 0.0;
         }
