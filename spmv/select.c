@@ -28,6 +28,14 @@ static const struct auto_rule {
     double merge_min_cv;          /* irregular: std/mean of the row lengths at least this */
     double merge_min_max_ratio;   /* ... or the longest row at least this many times the mean */
     sps_idx merge_min_max_row;    /* ... and the longest row at least this long (else too small to matter) */
+    sps_idx merge_small_min_max_row; /* below large_nnz, at least this long: merge runs two kernels
+                                     per SpMV, so on a launch-bound matrix it pays only where
+                                     csr-vector's warp on the longest row walks at least 16
+                                     rounds of 32 (H100, GMRES(30), iterate ms csr-vector /
+                                     merge: add20 (longest 84) 38-39 / 41-42, PGPgiantcompo
+                                     (205) 199-228 / 232-248, memplus (574) 151-167 / 146-176,
+                                     circuit_2 (1274) 32-33 / 27-33, bloweya (10001) 203-205 /
+                                     57-63; doc/spmv.md) */
     int64_t large_nnz;            /* at least this many entries: bandwidth-bound, not launch-bound */
     double scalar_max_mean;       /* large and regular with at most this mean row length: csr-scalar */
     const char *irregular_large;  /* large and irregular */
@@ -48,6 +56,7 @@ static const struct auto_rule {
     .merge_min_cv = 1.0,
     .merge_min_max_ratio = 32.0,
     .merge_min_max_row = 64,
+    .merge_small_min_max_row = 512,
     .large_nnz = (int64_t)1 << 20,
     .scalar_max_mean = 16.0,
     .irregular_large = "cusparse:alg2",
@@ -240,14 +249,14 @@ static const char *decide(const sps_features *f, int allow_drm, int gpu, char *w
     double cv = f->row_mean > 0 ? f->row_std / f->row_mean : 0.0;
     double ratio = f->row_mean > 0 ? f->row_max / f->row_mean : 0.0;
     int large = f->nnz >= RULE.large_nnz;
-    if ((cv >= RULE.merge_min_cv || ratio >= RULE.merge_min_max_ratio) &&
-        f->row_max >= RULE.merge_min_max_row) {
+    sps_idx min_long = large ? RULE.merge_min_max_row : RULE.merge_small_min_max_row;
+    if ((cv >= RULE.merge_min_cv || ratio >= RULE.merge_min_max_ratio) && f->row_max >= min_long) {
         const char *pick = large ? RULE.irregular_large : "merge";
         snprintf(why, len,
                  "auto: %s: irregular row lengths (std/mean %.2f, threshold %.2f; longest row "
-                 "%d = %.0fx the mean %.1f, threshold %.0fx)%s",
+                 "%d = %.0fx the mean %.1f, threshold %.0fx; at least %d long)%s",
                  pick, cv, RULE.merge_min_cv, f->row_max, ratio, f->row_mean,
-                 RULE.merge_min_max_ratio,
+                 RULE.merge_min_max_ratio, min_long,
                  large ? ", and large enough to be bandwidth-bound" : "");
         return pick;
     }
@@ -259,8 +268,16 @@ static const char *decide(const sps_features *f, int allow_drm, int gpu, char *w
         appendf(why, len, "; DRM would store %.2f slots per nonzero", per_nnz);
         return "csr-scalar";
     }
-    snprintf(why, len, "auto: %s: regular rows (mean %.1f, std/mean %.2f, longest %d)",
-             RULE.regular, f->row_mean, cv, f->row_max);
+    if (cv >= RULE.merge_min_cv || ratio >= RULE.merge_min_max_ratio)
+        snprintf(why, len,
+                 "auto: %s: irregular row lengths (std/mean %.2f, longest row %d = %.0fx the mean "
+                 "%.1f) but the longest row is under %d: a warp walks it in %d round%s of 32, "
+                 "cheaper than merge's second kernel",
+                 RULE.regular, cv, f->row_max, ratio, f->row_mean, min_long, (f->row_max + 31) / 32,
+                 f->row_max > 32 ? "s" : "");
+    else
+        snprintf(why, len, "auto: %s: regular rows (mean %.1f, std/mean %.2f, longest %d)",
+                 RULE.regular, f->row_mean, cv, f->row_max);
     appendf(why, len, "; DRM would store %.2f slots per nonzero", per_nnz);
     return RULE.regular;
 }

@@ -389,6 +389,25 @@ static void test_selectors(sps_context *ctx)
         sps_operator_destroy(op);
     }
 
+    /* the same shape with the long row under 512 entries: csr-vector (merge's second
+     * kernel costs more than a warp's 10 rounds on it), at 512 merge again */
+    for (int len = 300; len <= 512; len += 212) {
+        t_triplets u = {0};
+        for (sps_idx i = 0; i < 5000; i++) t_trip_add(&u, i, i, 1.0);
+        for (sps_idx j = 0; j < len; j++)
+            if (j != 3) t_trip_add(&u, 3, j, 0.5);
+        sps_matrix *S = t_trip_matrix(ctx, 5000, 5000, &u);
+        T_STATUS(ctx, sps_operator_create(ctx, S, "auto", NULL, &op), "auto builds (longest row %d)", len);
+        if (op) {
+            sps_operator_get_info(op, &in);
+            const char *want = len < 512 ? "auto: csr-vector: irregular" : "auto: merge";
+            T_OK(strncmp(in.reason, want, strlen(want)) == 0 || (len == 512 && strstr(in.reason, "merge")),
+                 "auto: longest row %d: %s (got %s)", len, want, in.reason);
+            sps_operator_destroy(op);
+        }
+        sps_matrix_destroy(S);
+    }
+
     /* tridiagonal: DIA stores ~1.0002 slots per nonzero (DRM ~1.01): dia */
     for (sps_idx i = 0; i < 3000; i++)
         for (sps_idx j = i - 1; j <= i + 1; j++)
