@@ -152,7 +152,19 @@ static sps_status c_copy_out(sps_context *ctx, void *dst, const void *src, size_
 
 static int c_is_device(const void *p) { return sps__is_device_ptr(p); }
 
-static size_t c_red_len(sps_idx n) { return SPS_K_NSUM * (size_t)sps__kgrid(n); }
+/* Room for SPS_K_NSUM sums of RED_MAX_BLOCKS partials whatever n (64 KiB):
+ * the reductions use sps__kgrid(n) partials a sum, but a backend's fused
+ * SpMV-plus-dot (sps__kr_spmv_dot: red_len / SPS_K_NSUM partials at most)
+ * may want more blocks than that. csr-vector gives each row a group of up to
+ * 32 lanes, so its natural grid is up to 32 times sps__kgrid(n); capped there
+ * (bcsstk15, 3948 rows of about 30 entries: 16 blocks, 31 rows a warp in
+ * turn) fused CG ran 41 us an iteration against classic's 27 (H100). dia and
+ * drm (a thread a row) never wanted more than sps__kgrid(n): unchanged. */
+static size_t c_red_len(sps_idx n)
+{
+    (void)n;
+    return SPS_K_NSUM * (size_t)RED_MAX_BLOCKS;
+}
 
 static sps_status c_copy(sps_kws *w, double *dst, const double *src)
 {
