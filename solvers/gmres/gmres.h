@@ -148,7 +148,9 @@ typedef struct sps_gm_ops {
 
 /* tests/tools/gm_bench: the basis entry V[i, c] it times on (exact in
  * doubles, the same on host and device), and its entry point (CUDA builds
- * only): op 0 h = V'x, 1 x -= V h, 2 both (one Gram-Schmidt pass); variant 0
+ * only): op 0 h = V'x, 1 x -= V h, 2 both (one Gram-Schmidt pass), 3 an
+ * Arnoldi step but its SpMV on column ncols - 1 (both passes, the finishes,
+ * the scale; variant 0 the kernels one by one, 1 fused; out: x); variant 0
  * the products before issue 9, 1 the default plans, 2 one row chunk for
  * V'x (one kernel), 3 more row chunks (16384 warps aimed at, not 1024); gated 0 no
  * gate, 1 the second pass's gate with reorth 0 (nothing may change), 2 with

@@ -1501,8 +1501,32 @@ extern "C" const sps_gm_ops sps__gm_ops_cuda = {
 
 /* tests/tools/gm_bench (gmres.h). Allocates per call: a benchmark, not a
  * solver path. */
+/* op 3: an Arnoldi step but its SpMV on column j = ncols - 1 (gm_iterate's
+ * products, finishes and scale, m = ncols): variant 0 the kernels one by one
+ * (SPS_GM_FUSE=0), 1 fused. */
+static sps_status bench_step(sps_kws *w, const sps_gm_ws *g, int64_t nc, double *x, bool fuse)
+{
+    const int64_t j = nc - 1;
+    double *h = g->gm.H + j * (g->m + 1);
+    unsigned *cnt = fuse ? gm_cnt(g, w->n) : nullptr;
+    const int64_t sj = fuse && w->n <= SPS_GM_FUSE_SCALE_ROWS ? j : -1;
+    const sps_gm_state *gate = (const sps_gm_state *)w->ms;
+    const double *a[1] = {x};
+    sps_status st = SPS_OK;
+    for (int pass = 0; pass < 2 && st == SPS_OK; pass++) {
+        double *hp = pass ? g->gm.h2 : h;
+        const sps_kfin f = sps__kfin(c_gm_finish, g, pass ? SPS_GM_ARNOLDI : SPS_GM_CHECK, 1, j);
+        st = gt_launch(w, g, nc, x, hp, pass ? gate : NULL, GT_TW, cnt);
+        if (st == SPS_OK && fuse) st = gn_fin_launch(w, g, nc, hp, x, pass ? gate : NULL, &f, sj);
+        if (st == SPS_OK && !fuse) st = gn_launch(w, g, nc, hp, x, pass ? gate : NULL);
+        if (st == SPS_OK && !fuse) st = sps__vops_cuda.dot(w, 1, a, a, &f);
+    }
+    return st != SPS_OK || sj >= 0 ? st : c_gm_scale(w, g, j, x);
+}
+
 static sps_status bench_op(sps_kws *w, const sps_gm_ws *g, const sps_gm_bench *q, double *x, double *h)
 {
+    if (q->op == 3) return bench_step(w, g, q->ncols, x, q->variant == 1);
     static const int64_t tws[4] = {0, GT_TW, 0, 16384};
     const sps_gm_state *gate = q->gated ? (const sps_gm_state *)w->ms : NULL;
     sps_status st = SPS_OK;
@@ -1517,14 +1541,15 @@ static sps_status bench_op(sps_kws *w, const sps_gm_ws *g, const sps_gm_bench *q
 extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q, const double *xin,
                                         const double *hin, double *out_first, double *out_last, double *us)
 {
-    if (q->n < 1 || q->ncols < 1 || q->op < 0 || q->op > 2 || q->variant < 0 || q->variant > 3 ||
+    if (q->n < 1 || q->ncols < 1 || q->op < 0 || q->op > 3 || q->variant < 0 || q->variant > 3 ||
         q->reps < 1 || q->warm < 0 || q->n > INT32_MAX)
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "gm_bench: bad request");
-    const int64_t n = q->n, nc = q->ncols;
-    const size_t nv = (size_t)n * (size_t)nc, nred = (size_t)SPS_K_NSUM * sps__kgrid((sps_idx)n);
-    const size_t npart = sps__gm_part_len(n, nc - 1);
-    double *V = NULL, *x0 = NULL, *x = NULL, *h0 = NULL, *h = NULL, *red = NULL, *part = NULL;
+    const int64_t n = q->n, nc = q->ncols, m = q->op == 3 ? nc : nc - 1; /* op 3: v_{j+1} too */
+    const size_t nv = (size_t)n * (size_t)(m + 1), nred = (size_t)SPS_K_NSUM * sps__kgrid((sps_idx)n);
+    const size_t npart = sps__gm_part_len(n, m), nsmall = (size_t)(m + 1) * (size_t)(m + 6);
+    double *V = NULL, *x0 = NULL, *x = NULL, *h0 = NULL, *h = NULL, *red = NULL, *part = NULL, *sm = NULL;
     sps_gm_state *ms = NULL;
+    sps_kstate *kst = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
     const int total = q->warm + q->reps;
     float *ms_run = (float *)calloc((size_t)total, sizeof(float));
@@ -1538,9 +1563,22 @@ extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q,
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&red, nred * sizeof(double));
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&part, npart * sizeof(double));
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&ms, sizeof(sps_gm_state));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&kst, sizeof(sps_kstate));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&sm, nsmall * sizeof(double));
     sps_gm_state hs;
     memset(&hs, 0, sizeof hs);
     hs.reorth = q->gated == 2;
+    hs.m = m;
+    /* op 3's state: never stops (a tolerance below 0, no maxit, no dtol) */
+    sps_kstate ks;
+    memset(&ks, 0, sizeof ks);
+    ks.maxit = INT64_MAX;
+    ks.tol = -1.0;
+    ks.dtol = 1e300;
+    ks.r0norm = 1.0;
+    double *small = (double *)calloc(nsmall, sizeof(double));
+    if (!small && st == SPS_OK) st = sps__err(ctx, SPS_ERR_NO_MEMORY, "gm_bench: no memory");
+    for (size_t i = 0; small && i < (size_t)(m + 1); i++) small[nsmall - 1 - i] = 1.0; /* g */
     cudaError_t ce = cudaSuccess;
 #define BENCH_CUDA(call)                                                                      \
     do {                                                                                      \
@@ -1550,8 +1588,13 @@ extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q,
     BENCH_CUDA(cudaMemcpyAsync(x0, xin, (size_t)n * sizeof(double), cudaMemcpyHostToDevice, s));
     BENCH_CUDA(cudaMemcpyAsync(h0, hin, (size_t)nc * sizeof(double), cudaMemcpyHostToDevice, s));
     BENCH_CUDA(cudaMemcpyAsync(ms, &hs, sizeof hs, cudaMemcpyHostToDevice, s));
+    BENCH_CUDA(cudaMemcpyAsync(kst, &ks, sizeof ks, cudaMemcpyHostToDevice, s));
+    if (small) BENCH_CUDA(cudaMemcpyAsync(sm, small, nsmall * sizeof(double), cudaMemcpyHostToDevice, s));
+    BENCH_CUDA(cudaMemsetAsync(part, 0, npart * sizeof(double), s)); /* the counters */
+    BENCH_CUDA(cudaStreamSynchronize(s));
+    free(small);
     if (st == SPS_OK) {
-        k_bench_fill<<<1024, TPB, 0, s>>>(n, nc, V);
+        k_bench_fill<<<1024, TPB, 0, s>>>(n, m + 1, V);
         if ((ce = cudaGetLastError()) != cudaSuccess) st = sps__cuda_fail(ctx, ce, "k_bench_fill", __FILE__, __LINE__);
     }
     BENCH_CUDA(cudaEventCreate(&e0));
@@ -1562,11 +1605,18 @@ extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q,
     w.n = (sps_idx)n;
     w.red = red;
     w.ms = ms;
+    w.st = kst;
     sps_gm_ws g;
     memset(&g, 0, sizeof g);
     g.V = V;
-    g.m = nc - 1;
+    g.m = m;
     g.part = part;
+    g.gm.H = sm; /* (m+1) x m, then cs, sn (m), h2, g (m+1): the last (m+1) are g */
+    g.gm.cs = sm + (m + 1) * m;
+    g.gm.sn = g.gm.cs + m;
+    g.gm.h2 = g.gm.sn + m;
+    g.gm.y = g.gm.h2 + (m + 1);
+    g.gm.g = sm + nsmall - (size_t)(m + 1);
     double *res = q->op == 0 ? h : x;
     const size_t rlen = q->op == 0 ? (size_t)nc : (size_t)n;
     for (int r = 0; r < total && st == SPS_OK; r++) {
@@ -1595,7 +1645,7 @@ extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q,
     if (e0) (void)cudaEventDestroy(e0);
     if (e1) (void)cudaEventDestroy(e1);
     sps__dfree(V), sps__dfree(x0), sps__dfree(x), sps__dfree(h0), sps__dfree(h);
-    sps__dfree(red), sps__dfree(part), sps__dfree(ms);
+    sps__dfree(red), sps__dfree(part), sps__dfree(ms), sps__dfree(kst), sps__dfree(sm);
     free(ms_run);
     return st;
 }
