@@ -492,6 +492,7 @@ __global__ void __launch_bounds__(32 * GM_MAXW) k_gm_update(int n, double *x, co
  * x'x so has another summation tree than the vops dot (which the host path
  * and SPS_GM_FUSE=0 keep): deterministic, not bitwise the dot's. */
 #define SPS_GM_FUSE_SCALE_ROWS 16384
+#define GN_SCALE_U 8 /* rows of the scale in flight a thread (make run: 16 a thread, two batches) */
 static_assert(32 * GN_MAXW == TPB, "the fused products' last block runs the finish (TPB threads)");
 
 struct gn_tail {
@@ -523,6 +524,9 @@ __device__ __forceinline__ bool gn_tile_end(int n, int W, int64_t i0, const doub
             if (i0 + 32 * r < n) part[(int64_t)blockIdx.y * n + i0 + 32 * r] = gn_row_total<RPL>(sm, W, lane, r);
         if (!gm_last_ticket(tl.tcnt + blockIdx.x, (unsigned)CT - 1u)) return false;
     }
+    /* the tiles' sums of the lane's rows, every load issued before the adds
+     * (one warp on the critical path: a load a step would wait L2's latency
+     * CT times), then added in tile order as k_gn_sum does */
 #pragma unroll
     for (int r = 0; r < RPL; r++) {
         const int64_t i = i0 + 32 * r;
@@ -530,8 +534,13 @@ __device__ __forceinline__ bool gn_tile_end(int n, int W, int64_t i0, const doub
         if (i >= n) continue;
         double t;
         if (CT > 1) {
+            double pv[SPS_GM_NCT];
+#pragma unroll
+            for (int k = 0; k < SPS_GM_NCT; k++) pv[k] = k < CT ? __ldcg(part + (int64_t)k * n + i) : 0.0;
             t = 0.0;
-            for (int k = 0; k < CT; k++) t += __ldcg(part + (int64_t)k * n + i);
+#pragma unroll
+            for (int k = 0; k < SPS_GM_NCT; k++)
+                if (k < CT) t += pv[k];
         } else {
             t = gn_row_total<RPL>(sm, W, lane, r);
         }
@@ -552,6 +561,7 @@ __device__ void gn_tail_run(int n, const double *x, const gn_tail &tl)
 {
     __threadfence();
     double v[1] = {0.0};
+#pragma unroll 8
     for (int i = (int)threadIdx.x; i < (int)gridDim.x; i += TPB) v[0] += __ldcg(tl.wwp + i);
     block_sum<1>(v);
     const volatile sps_kstate *vst = tl.st;
@@ -564,11 +574,22 @@ __device__ void gn_tail_run(int n, const double *x, const gn_tail &tl)
     if (vst->stop || (tl.step == SPS_GM_CHECK && vgs->reorth)) return; /* no step made, or stopped */
     const double d = vgs->hn;
     double *dst = tl.V + (tl.sj + 1) * (int64_t)n;
-    for (int i = (int)threadIdx.x; i < n; i += TPB) dst[i] = __ldcg(x + i) / d;
+    for (int i0 = (int)threadIdx.x; i0 < n; i0 += GN_SCALE_U * TPB) { /* the loads of a batch first */
+        double v[GN_SCALE_U];
+#pragma unroll
+        for (int u = 0; u < GN_SCALE_U; u++) v[u] = i0 + u * TPB < n ? __ldcg(x + i0 + u * TPB) : 0.0;
+#pragma unroll
+        for (int u = 0; u < GN_SCALE_U; u++)
+            if (i0 + u * TPB < n) dst[i0 + u * TPB] = v[u] / d;
+    }
 }
 
+/* At most 48 registers (5 blocks an SM): make run's widest launch is 62 row
+ * tiles by 9 column tiles, 558 blocks, which 4 blocks an SM (62 registers
+ * unbounded, the tail's) would run in two waves on 132 SMs. ptxas spills 72
+ * bytes at this bound (none at 62), presumably in the one block's tail. */
 template <int RPL>
-__global__ void __launch_bounds__(32 * GN_MAXW) k_gn_fin(int n, int ncols, int K, int W, const double *__restrict__ V,
+__global__ void __launch_bounds__(32 * GN_MAXW, 5) k_gn_fin(int n, int ncols, int K, int W, const double *__restrict__ V,
                                                         const double *__restrict__ h, double *x, double *part,
                                                         const sps_gm_state *gate, gn_tail tl)
 {
