@@ -588,10 +588,12 @@ __device__ void gn_tail_run(int n, const double *x, const gn_tail &tl)
  * tiles by 9 column tiles, 558 blocks, which 4 blocks an SM (62 registers
  * unbounded, the tail's) would run in two waves on 132 SMs. ptxas spills 72
  * bytes at this bound (none at 62), presumably in the one block's tail. */
+/* h not __restrict__: it is column j of H (or h2), which the tail's finish
+ * rewrites once every block has read it. */
 template <int RPL>
 __global__ void __launch_bounds__(32 * GN_MAXW, 5) k_gn_fin(int n, int ncols, int K, int W, const double *__restrict__ V,
-                                                        const double *__restrict__ h, double *x, double *part,
-                                                        const sps_gm_state *gate, gn_tail tl)
+                                                           const double *h, double *x, double *part,
+                                                           const sps_gm_state *gate, gn_tail tl)
 {
     if (gate && !gate->reorth) return;
     __shared__ double sm[GN_MAXW][32 * RPL];
