@@ -1001,7 +1001,8 @@ static result solve_fuse(const sps_matrix *A, int restart, int64_t maxit, const 
  * reason, iterations within the goldens' 5%, x within 1e-6 where converged;
  * two fused runs bitwise equal. Shapes: one long cycle (second passes, k_gt's
  * fused sums below 1024 columns), GMRES(30) on real matrices, and a matrix
- * above SPS_GM_FUSE_SCALE_ROWS (the scale its own kernel). */
+ * above SPS_GM_FUSE_SCALE_ROWS (the scale its own kernel; 400 iterations,
+ * maxit). */
 static void fuse_case(const char *name, const sps_matrix *A, int restart, int64_t maxit)
 {
     int n = sps_matrix_rows(A);
@@ -1036,11 +1037,12 @@ static void test_gm_fuse(void)
     fuse_case("poisson 160x160 (25600 rows)", P, 30, 400);
     sps_matrix_destroy(G);
     sps_matrix_destroy(P);
-    const char *real[] = {"steam2", "jpwh_991", "rdb2048", "orsirr_1"};
+    /* the goldens' GMRES(30) cases (test_solves: within 5% on every backend) */
+    const char *real[] = {"steam2", "jpwh_991", "rdb2048"};
     for (size_t i = 0; i < sizeof real / sizeof *real; i++) {
         sps_matrix *A = t_read_real(hctx, real[i]);
         if (!A) continue;
-        fuse_case(real[i], A, i == 3 ? 300 : 30, 3000);
+        fuse_case(real[i], A, 30, 3000);
         sps_matrix_destroy(A);
     }
 }
