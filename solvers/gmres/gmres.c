@@ -18,10 +18,13 @@
  * with one pass, 2(m+1)n with two. Without a preconditioner z is v_j (3n
  * less). Once per cycle: y = R^-1 g (one block), x += M^-1 V y (kn + 3n), and
  * at a restart r = b - A x, ||r||, v_0 = r / ||r|| (A + 6n).
- * Launches per inner iteration on the GPU: SpMV, 2 GEMVs, partials + finish
- * (the check, and the rotations when no second pass is due), the second
- * pass's 2 GEMVs and partials + finish (which return at once unless it is
- * due), the scale: 11 (+1 for Jacobi).
+ * Launches per inner iteration on the GPU: SpMV, h = V'w, then w -= V h with
+ * w'w, the check (and the rotations when no second pass is due) and the
+ * scale in the tail of its last block (gm_ops gemv_n_fin), the second pass's
+ * two (which return at once unless it is due): 5 (+1 for Jacobi; the scale
+ * its own kernel above SPS_GM_FUSE_SCALE_ROWS rows). SPS_GM_FUSE=0: the
+ * kernels one by one as before (the products' sums of partials, the dot and
+ * its finish, the scale: 14).
  *
  * The one-kernel engine (gm_onekernel, doc/solvers.md "Iteration engine"):
  * the Arnoldi steps of a cycle in one launch of one block of 1024 threads
@@ -137,6 +140,7 @@ static sps_status gm_start(sps_krylov *k)
     sps_status st;
     /* g <- ||r0|| e1;  v_0 <- r0 / ||r0||   (the sums of ||r0||) */
     if ((st = gm_step(k, &g, k->replacements ? SPS_GM_START : SPS_GM_START0)) != SPS_OK) return st;
+    if ((st = go->reset(&k->w, &g)) != SPS_OK) return st;
     k->inner = 0;
     return go->scale(&k->w, &g, -1, g.V);
 }
@@ -183,7 +187,6 @@ static sps_status gm_restart(sps_krylov *k, const sps_gm_ws *g)
 static sps_status gm_iterate(sps_krylov *k, int64_t jj)
 {
     (void)jj;
-    const sps_vops *o = k->ops;
     const sps_gm_ops *go = k->mops;
     sps_kws *w = &k->w;
     sps_gm_ws g = gm_ws(k);
@@ -201,20 +204,19 @@ static sps_status gm_iterate(sps_krylov *k, int64_t jj)
     if ((st = sps__kr_spmv(k, z, wv)) != SPS_OK) return st;
     /* h <- V'w;  w <- w - V h;  the check (sps__gm_reorth): without a second
      * pass, H[:, j] <- h, H[j+1, j] <- ||w||, rotate, |g[j+1]| is the residual */
-    const double *a[1] = {wv};
+    const int64_t sj = j + 1 < m ? j : -1; /* v_{j+1} is due (else the restart) */
+    int scaled = 0;
     if ((st = go->gemv_t(w, &g, j + 1, wv, h, 0)) != SPS_OK) return st;
-    if ((st = go->gemv_n(w, &g, j + 1, h, wv, 0)) != SPS_OK) return st;
     sps_kfin f = sps__kfin(go->finish, &g, SPS_GM_CHECK, 1, j);
-    if ((st = o->dot(w, 1, a, a, &f)) != SPS_OK) return st;
+    if ((st = go->gemv_n_fin(w, &g, j + 1, h, wv, 0, &f, sj, &scaled)) != SPS_OK) return st;
     /* the second pass, when the check asked for it (CGS2): h2 <- V'w;
      * w <- w - V h2;  H[:, j] <- h + h2, then the Arnoldi step as above */
     if ((st = go->gemv_t(w, &g, j + 1, wv, h2, 1)) != SPS_OK) return st;
-    if ((st = go->gemv_n(w, &g, j + 1, h2, wv, 1)) != SPS_OK) return st;
     f = sps__kfin(go->finish, &g, SPS_GM_ARNOLDI, 1, j);
-    if ((st = o->dot(w, 1, a, a, &f)) != SPS_OK) return st;
+    if ((st = go->gemv_n_fin(w, &g, j + 1, h2, wv, 1, &f, sj, &scaled)) != SPS_OK) return st;
     k->inner = j + 1;
-    /* v_{j+1} <- w / H[j+1, j] */
-    if (j + 1 < m) return go->scale(w, &g, j, wv);
+    /* v_{j+1} <- w / H[j+1, j], unless the last finish did it */
+    if (j + 1 < m) return scaled ? SPS_OK : go->scale(w, &g, j, wv);
     return gm_restart(k, &g);
 }
 

@@ -38,11 +38,23 @@ static inline int64_t sps__gm_ntiles(int64_t n, int64_t ncols)
     if (ct > cap) ct = cap;
     return ct < 1 ? 1 : ct;
 }
-static inline size_t sps__gm_part_len(int64_t n, int64_t m)
+/* The products' partials, then the fused products' bookkeeping (gmres_kernels.cu
+ * "the fused products"): the w'w sums of the 64-row tiles, then unsigned
+ * counters, two a double: one a column of h = V'w, one a row tile of
+ * w -= V h, one for the row tiles done. The counters are zero between
+ * launches (the last block to take a ticket resets it); gm_ops reset
+ * zeroes them at a solve's start. */
+static inline size_t sps__gm_part_core(int64_t n, int64_t m)
 {
     size_t t = (size_t)(m + 1) * SPS_GM_TCH, ct = (size_t)sps__gm_ntiles(n, m + 1);
     size_t c = ct > 1 ? ct * (size_t)n : 0;
     return t > c ? t : c;
+}
+static inline size_t sps__gm_rtiles(int64_t n) { return (size_t)((n + 63) / 64); }
+static inline size_t sps__gm_ncount(int64_t n, int64_t m) { return (size_t)(m + 1) + sps__gm_rtiles(n) + 1; }
+static inline size_t sps__gm_part_len(int64_t n, int64_t m)
+{
+    return sps__gm_part_core(n, m) + sps__gm_rtiles(n) + (sps__gm_ncount(n, m) + 1) / 2;
 }
 
 typedef struct sps_gm_ops {
@@ -59,6 +71,19 @@ typedef struct sps_gm_ops {
     /* x -= V[:, 0..ncols-1] h  (the same gate) */
     sps_status (*gemv_n)(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *h,
                          double *x, int second);
+    /* x -= V[:, 0..ncols-1] h (gemv_n, the same gate), then the dot x'x with
+     * the finish f (SPS_GM_CHECK or SPS_GM_ARNOLDI), as gemv_n and the vops
+     * dot with f. sj >= 0 asks for scale(w, g, sj, x) after the finish that
+     * makes the Arnoldi step; *scaled = 1 says it was done here (the caller
+     * skips scale), 0 that the caller still must. The host: gemv_n, the
+     * host dot, *scaled = 0 (the arithmetic of the steps one by one). CUDA:
+     * one kernel for all of it unless SPS_GM_FUSE=0 (gmres_kernels.cu "the
+     * fused products"): x'x summed in another order than the vops dot. */
+    sps_status (*gemv_n_fin)(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *h,
+                             double *x, int second, const sps_kfin *f, int64_t sj, int *scaled);
+    /* At a solve's start (ungated): zero the fused products' counters
+     * (sps__gm_part_len); nothing on the host. */
+    sps_status (*reset)(sps_kws *w, const sps_gm_ws *g);
     /* Gated. j >= 0: V[:, j+1] = src / hn (H[j+1, j] before its rotation);
      * j = -1: V[:, 0] = src / g[0]. */
     sps_status (*scale)(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *src);
@@ -117,12 +142,15 @@ typedef struct sps_gm_ops {
 #define SPS_GM_OPS_TABLE(P)                                                                 \
     {                                                                                       \
         .finish = P##_gm_finish, .gemv_t = P##_gemv_t, .gemv_n = P##_gemv_n,                \
-        .scale = P##_gm_scale, .solve = P##_gm_solve, .update = P##_gm_update,              \
+        .gemv_n_fin = P##_gemv_n_fin, .reset = P##_gm_reset, .scale = P##_gm_scale,         \
+        .solve = P##_gm_solve, .update = P##_gm_update,                                     \
     }
 
 /* tests/tools/gm_bench: the basis entry V[i, c] it times on (exact in
  * doubles, the same on host and device), and its entry point (CUDA builds
- * only): op 0 h = V'x, 1 x -= V h, 2 both (one Gram-Schmidt pass); variant 0
+ * only): op 0 h = V'x, 1 x -= V h, 2 both (one Gram-Schmidt pass), 3 an
+ * Arnoldi step but its SpMV on column ncols - 1 (both passes, the finishes,
+ * the scale; variant 0 the kernels one by one, 1 fused; out: x); variant 0
  * the products before issue 9, 1 the default plans, 2 one row chunk for
  * V'x (one kernel), 3 more row chunks (16384 warps aimed at, not 1024); gated 0 no
  * gate, 1 the second pass's gate with reorth 0 (nothing may change), 2 with

@@ -83,6 +83,23 @@ static sps_status h_gemv_n(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const 
     return SPS_OK;
 }
 
+/* gemv_n, then the host dot with the finish: the steps one by one. */
+static sps_status h_gemv_n_fin(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *h,
+                               double *x, int second, const sps_kfin *f, int64_t sj, int *scaled)
+{
+    (void)sj;
+    *scaled = 0;
+    sps_status st = h_gemv_n(w, g, ncols, h, x, second);
+    const double *a[1] = {x};
+    return st != SPS_OK ? st : w->ops->dot(w, 1, a, a, f);
+}
+
+static sps_status h_gm_reset(sps_kws *w, const sps_gm_ws *g)
+{
+    (void)w, (void)g;
+    return SPS_OK;
+}
+
 static sps_status h_gm_scale(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *src)
 {
     sps_kstate *st = w->st;

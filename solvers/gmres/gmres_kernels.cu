@@ -245,16 +245,50 @@ __global__ void __launch_bounds__(32 * GM_MAXW) k_gemv_n(int n, int ncols, const
  * then the warp's fixed shuffle tree. One chunk (C = 1): the warp writes h[j]
  * itself, one kernel; else the partials part[j * C + chunk] and k_gt_sum
  * adds each column's C partials (one warp, lanes strided, the same tree).
+ * Fused (cnt != NULL, SPS_GM_FUSE unset or 1): no k_gt_sum; column j's
+ * warps take tickets on cnt[j] once their partial is out, and the warp with
+ * the last ticket adds the C partials as k_gt_sum does (gt_col_sum: the
+ * same h bitwise, whichever warp comes last) and puts cnt[j] back to 0.
  * Warp order: chunk-major, the columns from the last: w -= V h walks the
  * columns upwards, so the columns it read last, still in L2 when the basis
  * does not fit there, are read first. */
 #define GT_U 16
 #define GT_TW 1024 /* the warps the default plan aims at (about 8 an SM) */
 
+#define GM_FULL 0xffffffffu
+
+/* h[j] = column j's C partials (k_gt_sum's order): lane l adds partials l,
+ * l + 32, ... in order, then the shuffle tree. ldcg: the partials of other
+ * blocks of the same launch, through L2. */
+__device__ __forceinline__ double gt_col_sum(const double *part, int64_t j, int C, bool ldcg)
+{
+    const int lane = (int)(threadIdx.x & 31);
+    double s = 0.0;
+    for (int b = lane; b < C; b += 32) s += ldcg ? __ldcg(part + j * C + b) : part[j * C + b];
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(GM_FULL, s, off);
+    return s;
+}
+
+/* The last-ticket rule of the fused kernels: after its writes, lane 0 of
+ * the warp fences them and takes a ticket on *cnt; true in every lane of the
+ * warp that drew ticket `last` (which then resets *cnt for the next launch
+ * and sees every other taker's writes). */
+__device__ __forceinline__ bool gm_last_ticket(unsigned *cnt, unsigned last)
+{
+    unsigned t = 0;
+    __threadfence();
+    if ((threadIdx.x & 31) == 0) t = atomicAdd(cnt, 1u);
+    t = __shfl_sync(GM_FULL, t, 0);
+    if (t != last) return false;
+    __threadfence();
+    if ((threadIdx.x & 31) == 0) *cnt = 0u;
+    return true;
+}
+
 template <int U>
 __global__ void __launch_bounds__(TPB) k_gt(int n, int ncols, int R, int C, const double *__restrict__ V,
                                             const double *__restrict__ x, double *__restrict__ out,
-                                            const sps_gm_state *gate)
+                                            const sps_gm_state *gate, double *h, unsigned *cnt)
 {
     if (gate && !gate->reorth) return;
     const int lane = (int)(threadIdx.x & 31);
@@ -290,21 +324,20 @@ __global__ void __launch_bounds__(TPB) k_gt(int n, int ncols, int R, int C, cons
     }
     for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
     if (lane == 0) out[(int64_t)j * C + chunk] = s;
+    if (!cnt || !gm_last_ticket(cnt + j, (unsigned)C - 1u)) return;
+    s = gt_col_sum(out, j, C, true);
+    if (lane == 0) h[j] = s;
 }
 
-/* h[j] = column j's C partials: lane l adds partials l, l + 32, ... in
- * order, then the shuffle tree. */
+/* h[j] = column j's C partials (gt_col_sum). */
 __global__ void __launch_bounds__(TPB) k_gt_sum(int ncols, int C, const double *__restrict__ part,
                                                 double *h, const sps_gm_state *gate)
 {
     if (gate && !gate->reorth) return;
-    const int lane = (int)(threadIdx.x & 31);
     const int64_t j = (int64_t)blockIdx.x * (TPB / 32) + (threadIdx.x >> 5);
     if (j >= ncols) return;
-    double s = 0.0;
-    for (int b = lane; b < C; b += 32) s += part[j * C + b];
-    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
-    if (lane == 0) h[j] = s;
+    const double s = gt_col_sum(part, j, C, false);
+    if ((threadIdx.x & 31) == 0) h[j] = s;
 }
 
 /* x -= V h on tiles of 32 * RPL rows by K columns: lane l holds rows
@@ -317,17 +350,13 @@ __global__ void __launch_bounds__(TPB) k_gt_sum(int ncols, int C, const double *
 #define GN_RPL 2
 #define GN_MAXW 8
 
+/* Warp wp's (of W) sums over columns c0 + wp, + W, ... < c1 of the lane's
+ * rows i0 + 32 r (r < RPL) into s (k_gn's order; the fused kernel's too). */
 template <int RPL>
-__global__ void __launch_bounds__(32 * GN_MAXW) k_gn(int n, int ncols, int K, const double *__restrict__ V,
-                                                    const double *__restrict__ h, double *x, double *part,
-                                                    const sps_gm_state *gate)
+__device__ __forceinline__ void gn_sums(int n, int c0, int c1, int wp, int W, int64_t i0,
+                                        const double *__restrict__ V, const double *__restrict__ h,
+                                        double (&s)[RPL])
 {
-    if (gate && !gate->reorth) return;
-    __shared__ double sm[GN_MAXW][32 * RPL];
-    const int lane = (int)threadIdx.x, wp = (int)threadIdx.y, W = (int)blockDim.y;
-    const int64_t i0 = (int64_t)blockIdx.x * (32 * RPL) + lane;
-    const int c0 = (int)blockIdx.y * K, c1 = min(ncols, c0 + K);
-    double s[RPL];
 #pragma unroll
     for (int r = 0; r < RPL; r++) s[r] = 0.0;
     int c = c0 + wp;
@@ -367,6 +396,29 @@ __global__ void __launch_bounds__(32 * GN_MAXW) k_gn(int n, int ncols, int K, co
             for (int r = 0; r < RPL; r++) s[r] += a[u][r] * b[u];
         }
     }
+}
+
+/* Row lane + 32 r's total over the W warps' sums, in warp order. */
+template <int RPL>
+__device__ __forceinline__ double gn_row_total(const double (*sm)[32 * RPL], int W, int lane, int r)
+{
+    double t = sm[0][lane + 32 * r];
+    for (int k = 1; k < W; k++) t += sm[k][lane + 32 * r];
+    return t;
+}
+
+template <int RPL>
+__global__ void __launch_bounds__(32 * GN_MAXW) k_gn(int n, int ncols, int K, const double *__restrict__ V,
+                                                    const double *__restrict__ h, double *x, double *part,
+                                                    const sps_gm_state *gate)
+{
+    if (gate && !gate->reorth) return;
+    __shared__ double sm[GN_MAXW][32 * RPL];
+    const int lane = (int)threadIdx.x, wp = (int)threadIdx.y, W = (int)blockDim.y;
+    const int64_t i0 = (int64_t)blockIdx.x * (32 * RPL) + lane;
+    const int c0 = (int)blockIdx.y * K, c1 = min(ncols, c0 + K);
+    double s[RPL];
+    gn_sums<RPL>(n, c0, c1, wp, W, i0, V, h, s);
 #pragma unroll
     for (int r = 0; r < RPL; r++) sm[wp][lane + 32 * r] = s[r];
     __syncthreads();
@@ -375,8 +427,7 @@ __global__ void __launch_bounds__(32 * GN_MAXW) k_gn(int n, int ncols, int K, co
     for (int r = 0; r < RPL; r++) {
         const int64_t i = i0 + 32 * r;
         if (i >= n) continue;
-        double t = sm[0][lane + 32 * r];
-        for (int k = 1; k < W; k++) t += sm[k][lane + 32 * r];
+        const double t = gn_row_total<RPL>(sm, W, lane, r);
         if (part) part[(int64_t)blockIdx.y * n + i] = t;
         else x[i] -= t;
     }
@@ -417,6 +468,155 @@ __global__ void __launch_bounds__(32 * GM_MAXW) k_gm_update(int n, double *x, co
     else x[i] += s;
 }
 
+
+/* ---- the fused products (gm_ops gemv_n_fin) ---------------------------------
+ *
+ * One Gram-Schmidt pass's end in one launch: x -= V h (k_gn's tiles and
+ * sums), then x'x, the finish step (SPS_GM_CHECK or SPS_GM_ARNOLDI:
+ * arnoldi_block, as c_gm_finish's kernel runs it) and the scale v_{j+1} =
+ * x / hn, which were four kernels (k_gn_sum, the vops dot, its finish,
+ * k_gm_scale), each about 3.5 to 10 us on the H100 for make run's 3937 rows.
+ * The blocks are 256 threads in one dimension (warps past k_gn's W idle in
+ * the product), so the last block has the finish's shape. The order stays
+ * fixed whichever block ends last:
+ *  - a row tile of several column tiles: its blocks put their sums in the
+ *    partials and take tickets on the tile's counter; the last adds the
+ *    tiles in tile order, as k_gn_sum does (x bitwise as before);
+ *  - the block that completes a row tile (the only one where the columns are
+ *    one tile) sums its rows' x_i^2 (rows in order per lane, then the warp's
+ *    shuffle tree) into wwp[tile] and takes a ticket on the tiles' counter;
+ *  - the last of those adds wwp in a fixed order (thread t: tiles t, t + 256,
+ *    ..., then block_sum), runs the finish and, where the step was made and
+ *    n <= SPS_GM_FUSE_SCALE_ROWS, the scale (one block: 16 rows a thread for
+ *    make run; above the bound the scale is k_gm_scale as before).
+ * x'x so has another summation tree than the vops dot (which the host path
+ * and SPS_GM_FUSE=0 keep): deterministic, not bitwise the dot's. */
+#define SPS_GM_FUSE_SCALE_ROWS 16384
+#define GN_SCALE_U 8 /* rows of the scale in flight a thread (make run: 16 a thread, two batches) */
+static_assert(32 * GN_MAXW == TPB, "the fused products' last block runs the finish (TPB threads)");
+
+struct gn_tail {
+    double *wwp;     /* the row tiles' x'x */
+    unsigned *tcnt;  /* a counter a row tile (several column tiles) */
+    unsigned *done;  /* the row tiles completed */
+    int step, gated; /* the finish step (SPS_GM_CHECK or SPS_GM_ARNOLDI), gated on stop */
+    int64_t j;       /* the Arnoldi column */
+    int64_t sj;      /* >= 0: V[:, sj + 1] = x / hn once the step is made; -1: not here */
+    sps_kstate *st;
+    sps_gm_state *gs;
+    double *hist;
+    sps_kgm gm;
+    double *V;
+};
+
+/* Warp 0: the block's rows of x (at once with one column tile, else by the
+ * row tile's last block), then that tile's x'x and the ticket on the tiles'
+ * counter. Returns (in every lane) whether this block is the last of all. */
+template <int RPL>
+__device__ __forceinline__ bool gn_tile_end(int n, int W, int64_t i0, const double (*sm)[32 * RPL], double *x,
+                                            double *part, const gn_tail &tl)
+{
+    const int lane = (int)(threadIdx.x & 31), CT = (int)gridDim.y;
+    double xv[RPL];
+    if (CT > 1) {
+#pragma unroll
+        for (int r = 0; r < RPL; r++)
+            if (i0 + 32 * r < n) part[(int64_t)blockIdx.y * n + i0 + 32 * r] = gn_row_total<RPL>(sm, W, lane, r);
+        if (!gm_last_ticket(tl.tcnt + blockIdx.x, (unsigned)CT - 1u)) return false;
+    }
+    /* the tiles' sums of the lane's rows, every load issued before the adds
+     * (one warp on the critical path: a load a step would wait L2's latency
+     * CT times), then added in tile order as k_gn_sum does */
+#pragma unroll
+    for (int r = 0; r < RPL; r++) {
+        const int64_t i = i0 + 32 * r;
+        xv[r] = 0.0;
+        if (i >= n) continue;
+        double t;
+        if (CT > 1) {
+            double pv[SPS_GM_NCT];
+#pragma unroll
+            for (int k = 0; k < SPS_GM_NCT; k++) pv[k] = k < CT ? __ldcg(part + (int64_t)k * n + i) : 0.0;
+            t = 0.0;
+#pragma unroll
+            for (int k = 0; k < SPS_GM_NCT; k++)
+                if (k < CT) t += pv[k];
+        } else {
+            t = gn_row_total<RPL>(sm, W, lane, r);
+        }
+        xv[r] = x[i] - t;
+        x[i] = xv[r];
+    }
+    double q = 0.0;
+#pragma unroll
+    for (int r = 0; r < RPL; r++)
+        if (i0 + 32 * r < n) q += xv[r] * xv[r];
+    for (int off = 16; off > 0; off >>= 1) q += __shfl_down_sync(GM_FULL, q, off);
+    if (lane == 0) tl.wwp[blockIdx.x] = q;
+    return gm_last_ticket(tl.done, gridDim.x - 1u);
+}
+
+/* The last block: x'x over the tiles, the finish, the scale. */
+__device__ void gn_tail_run(int n, const double *x, const gn_tail &tl)
+{
+    __threadfence();
+    double v[1] = {0.0};
+#pragma unroll 8
+    for (int i = (int)threadIdx.x; i < (int)gridDim.x; i += TPB) v[0] += __ldcg(tl.wwp + i);
+    block_sum<1>(v);
+    const volatile sps_kstate *vst = tl.st;
+    const bool stopped = tl.gated && vst->stop;
+    if (stopped) return; /* the whole block: a stopped solve's finish and scale do nothing */
+    arnoldi_block(tl.step, tl.j, tl.st, tl.gs, v, tl.hist, tl.gm);
+    if (tl.sj < 0) return;
+    __syncthreads(); /* thread 0's step (st, gs) seen by the block */
+    const volatile sps_gm_state *vgs = tl.gs;
+    if (vst->stop || (tl.step == SPS_GM_CHECK && vgs->reorth)) return; /* no step made, or stopped */
+    const double d = vgs->hn;
+    double *dst = tl.V + (tl.sj + 1) * (int64_t)n;
+    for (int i0 = (int)threadIdx.x; i0 < n; i0 += GN_SCALE_U * TPB) { /* the loads of a batch first */
+        double v[GN_SCALE_U];
+#pragma unroll
+        for (int u = 0; u < GN_SCALE_U; u++) v[u] = i0 + u * TPB < n ? __ldcg(x + i0 + u * TPB) : 0.0;
+#pragma unroll
+        for (int u = 0; u < GN_SCALE_U; u++)
+            if (i0 + u * TPB < n) dst[i0 + u * TPB] = v[u] / d;
+    }
+}
+
+/* At most 48 registers (5 blocks an SM): make run's widest launch is 62 row
+ * tiles by 9 column tiles, 558 blocks, which 4 blocks an SM (62 registers
+ * unbounded, the tail's) would run in two waves on 132 SMs. ptxas spills 72
+ * bytes at this bound (none at 62), presumably in the one block's tail. */
+/* h not __restrict__: it is column j of H (or h2), which the tail's finish
+ * rewrites once every block has read it. */
+template <int RPL>
+__global__ void __launch_bounds__(32 * GN_MAXW, 5) k_gn_fin(int n, int ncols, int K, int W, const double *__restrict__ V,
+                                                           const double *h, double *x, double *part,
+                                                           const sps_gm_state *gate, gn_tail tl)
+{
+    if (gate && !gate->reorth) return;
+    __shared__ double sm[GN_MAXW][32 * RPL];
+    __shared__ int last;
+    const int lane = (int)(threadIdx.x & 31), wp = (int)(threadIdx.x >> 5);
+    const int64_t i0 = (int64_t)blockIdx.x * (32 * RPL) + lane;
+    if (wp < W) {
+        const int c0 = (int)blockIdx.y * K, c1 = min(ncols, c0 + K);
+        double s[RPL];
+        gn_sums<RPL>(n, c0, c1, wp, W, i0, V, h, s);
+#pragma unroll
+        for (int r = 0; r < RPL; r++) sm[wp][lane + 32 * r] = s[r];
+    }
+    __syncthreads();
+    if (wp == 0) {
+        const bool l = gn_tile_end<RPL>(n, W, i0, sm, x, part, tl);
+        if (lane == 0) last = l;
+    }
+    __syncthreads();
+    if (last) gn_tail_run(n, x, tl);
+}
+
+/* ---- end of the fused products */
 
 /* ---- the one-kernel engine (gmres.c gm_onekernel) ---------------------------
  *
@@ -1120,9 +1320,10 @@ static gt_plan gt_plan_for(int64_t n, int64_t ncols, int64_t cap, int64_t tw)
 }
 
 /* The partials: w->red (SPS_K_NSUM * kgrid(n) doubles, free between
- * reductions) where they fit, else the workspace's (SPS_GM_TCH per column). */
+ * reductions) where they fit, else the workspace's (SPS_GM_TCH per column).
+ * cnt: the columns' counters (the fused sum, k_gt), NULL: k_gt_sum. */
 static sps_status gt_launch(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *x, double *h,
-                            const sps_gm_state *gate, int64_t tw)
+                            const sps_gm_state *gate, int64_t tw, unsigned *cnt = nullptr)
 {
     if (ncols < 1 || ncols > INT32_MAX / SPS_GM_TCH || w->n < 1)
         return sps__err(w->ctx, SPS_ERR_INTERNAL, "gmres: %lld basis columns (%s:%d)",
@@ -1133,10 +1334,11 @@ static sps_status gt_launch(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const
     double *out = p.C == 1 ? h : (int64_t)p.C * ncols <= nred ? w->red : g->part;
     const int64_t warps = ncols * p.C, wpb = TPB / 32;
     cudaStream_t s = sps_stream(w->ctx);
+    if (p.C == 1) cnt = nullptr;
     k_gt<GT_U><<<(unsigned)((warps + wpb - 1) / wpb), TPB, 0, s>>>(w->n, (int)ncols, p.R, p.C, g->V, x,
-                                                                   out, gate);
+                                                                   out, gate, h, cnt);
     SPS_LAUNCH_CHECK(w->ctx, "k_gt");
-    if (p.C == 1) return SPS_OK;
+    if (p.C == 1 || cnt) return SPS_OK;
     k_gt_sum<<<(unsigned)((ncols + wpb - 1) / wpb), TPB, 0, s>>>((int)ncols, p.C, out, h, gate);
     SPS_LAUNCH_CHECK(w->ctx, "k_gt_sum");
     return SPS_OK;
@@ -1144,14 +1346,20 @@ static sps_status gt_launch(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const
 
 /* x -= V h's plan: W warps per block (each at least 8 columns, at most
  * GN_MAXW), sps__gm_ntiles column tiles (1 without the workspace's partials). */
+static unsigned gn_warps(int64_t ncols)
+{
+    unsigned W = 1;
+    while (W < GN_MAXW && (int64_t)W * 16 <= ncols) W *= 2;
+    return W;
+}
+
 static sps_status gn_launch(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *h, double *x,
                             const sps_gm_state *gate)
 {
     if (ncols < 1 || ncols > INT32_MAX || w->n < 1)
         return sps__err(w->ctx, SPS_ERR_INTERNAL, "gmres: %lld basis columns (%s:%d)",
                         (long long)ncols, __FILE__, __LINE__);
-    unsigned W = 1;
-    while (W < GN_MAXW && (int64_t)W * 16 <= ncols) W *= 2;
+    const unsigned W = gn_warps(ncols);
     const int64_t ct = g->part ? sps__gm_ntiles(w->n, ncols) : 1, K = (ncols + ct - 1) / ct;
     const int64_t rt = (w->n + 32 * GN_RPL - 1) / (32 * GN_RPL);
     cudaStream_t s = sps_stream(w->ctx);
@@ -1165,10 +1373,46 @@ static sps_status gn_launch(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const
 
 /* second: the second Gram-Schmidt pass, which the kernels skip unless the
  * state's reorth is set (a device flag: the host does not know it). */
+
+/* The fused products (k_gt's sum, k_gn_fin) unless SPS_GM_FUSE=0, and only
+ * with the workspace's partials and counters (sps__gm_part_len). */
+static bool gm_fuse(const sps_gm_ws *g)
+{
+    const char *v = getenv("SPS_GM_FUSE");
+    return g->part && !(v && !strcmp(v, "0"));
+}
+
+/* The counters after the partials and the tiles' x'x (gmres.h). */
+static double *gm_wwp(const sps_gm_ws *g, int64_t n) { return g->part + sps__gm_part_core(n, g->m); }
+static unsigned *gm_cnt(const sps_gm_ws *g, int64_t n)
+{
+    return (unsigned *)(void *)(gm_wwp(g, n) + sps__gm_rtiles(n));
+}
+
+/* k_gn_fin: x -= V h, x'x, the finish f and, with sj >= 0, the scale. */
+static sps_status gn_fin_launch(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *h, double *x,
+                                const sps_gm_state *gate, const sps_kfin *f, int64_t sj)
+{
+    const int64_t n = w->n;
+    if (ncols < 1 || ncols > g->m + 1 || n < 1)
+        return sps__err(w->ctx, SPS_ERR_INTERNAL, "gmres: %lld basis columns (%s:%d)",
+                        (long long)ncols, __FILE__, __LINE__);
+    const int64_t ct = sps__gm_ntiles(n, ncols), K = (ncols + ct - 1) / ct, rt = (int64_t)sps__gm_rtiles(n);
+    unsigned *cnt = gm_cnt(g, n);
+    gn_tail tl = {gm_wwp(g, n), cnt + g->m + 1, cnt + g->m + 1 + rt, f->step, f->gated, f->arg, sj,
+                  w->st, (sps_gm_state *)w->ms, w->hist, g->gm, g->V};
+    cudaStream_t s = sps_stream(w->ctx);
+    k_gn_fin<GN_RPL><<<dim3((unsigned)rt, (unsigned)ct), 32 * GN_MAXW, 0, s>>>(
+        (int)n, (int)ncols, (int)K, (int)gn_warps(ncols), g->V, h, x, ct > 1 ? g->part : NULL, gate, tl);
+    SPS_LAUNCH_CHECK(w->ctx, "k_gn_fin");
+    return SPS_OK;
+}
+
 static sps_status c_gemv_t(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *x,
                            double *h, int second)
 {
-    return gt_launch(w, g, ncols, x, h, second ? (const sps_gm_state *)w->ms : NULL, GT_TW);
+    return gt_launch(w, g, ncols, x, h, second ? (const sps_gm_state *)w->ms : NULL, GT_TW,
+                     gm_fuse(g) ? gm_cnt(g, w->n) : nullptr);
 }
 
 static sps_status c_gemv_n(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *h,
@@ -1176,6 +1420,32 @@ static sps_status c_gemv_n(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const 
 {
     return gn_launch(w, g, ncols, h, x, second ? (const sps_gm_state *)w->ms : NULL);
 }
+
+static sps_status c_gemv_n_fin(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *h,
+                               double *x, int second, const sps_kfin *f, int64_t sj, int *scaled)
+{
+    const sps_gm_state *gate = second ? (const sps_gm_state *)w->ms : NULL;
+    *scaled = 0;
+    if (!gm_fuse(g) || (f->step != SPS_GM_CHECK && f->step != SPS_GM_ARNOLDI) || f->fn != c_gm_finish) {
+        sps_status st = gn_launch(w, g, ncols, h, x, gate);
+        const double *a[1] = {x};
+        return st != SPS_OK ? st : w->ops->dot(w, 1, a, a, f);
+    }
+    const int64_t fs = sj >= 0 && w->n <= SPS_GM_FUSE_SCALE_ROWS ? sj : -1;
+    sps_status st = gn_fin_launch(w, g, ncols, h, x, gate, f, fs);
+    if (st == SPS_OK) *scaled = fs >= 0;
+    return st;
+}
+
+static sps_status c_gm_reset(sps_kws *w, const sps_gm_ws *g)
+{
+    if (!g->part) return SPS_OK;
+    const size_t bytes = sps__gm_ncount(w->n, g->m) * sizeof(unsigned);
+    cudaError_t ce = cudaMemsetAsync(gm_cnt(g, w->n), 0, bytes, sps_stream(w->ctx));
+    return ce == cudaSuccess ? SPS_OK : sps__cuda_fail(w->ctx, ce, "cudaMemsetAsync gm counters", __FILE__, __LINE__);
+}
+
+/* ---- end of the fused launchers */
 
 static sps_status c_gm_scale(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *src)
 {
@@ -1247,14 +1517,39 @@ static sps_status c_gm_cluster(sps_kws *w, const sps_gm_ws *g, const sps_dev_row
 
 /* SPS_GM_OPS_TABLE(c) with the one-kernel paths (the host has none). */
 extern "C" const sps_gm_ops sps__gm_ops_cuda = {
-    .finish = c_gm_finish, .gemv_t = c_gemv_t, .gemv_n = c_gemv_n, .scale = c_gm_scale,
+    .finish = c_gm_finish, .gemv_t = c_gemv_t, .gemv_n = c_gemv_n, .gemv_n_fin = c_gemv_n_fin,
+    .reset = c_gm_reset, .scale = c_gm_scale,
     .solve = c_gm_solve, .update = c_gm_update, .onekernel = c_gm_onekernel, .cluster = c_gm_cluster,
 };
 
 /* tests/tools/gm_bench (gmres.h). Allocates per call: a benchmark, not a
  * solver path. */
+/* op 3: an Arnoldi step but its SpMV on column j = ncols - 1 (gm_iterate's
+ * products, finishes and scale, m = ncols): variant 0 the kernels one by one
+ * (SPS_GM_FUSE=0), 1 fused. */
+static sps_status bench_step(sps_kws *w, const sps_gm_ws *g, int64_t nc, double *x, bool fuse)
+{
+    const int64_t j = nc - 1;
+    double *h = g->gm.H + j * (g->m + 1);
+    unsigned *cnt = fuse ? gm_cnt(g, w->n) : nullptr;
+    const int64_t sj = fuse && w->n <= SPS_GM_FUSE_SCALE_ROWS ? j : -1;
+    const sps_gm_state *gate = (const sps_gm_state *)w->ms;
+    const double *a[1] = {x};
+    sps_status st = SPS_OK;
+    for (int pass = 0; pass < 2 && st == SPS_OK; pass++) {
+        double *hp = pass ? g->gm.h2 : h;
+        const sps_kfin f = sps__kfin(c_gm_finish, g, pass ? SPS_GM_ARNOLDI : SPS_GM_CHECK, 1, j);
+        st = gt_launch(w, g, nc, x, hp, pass ? gate : NULL, GT_TW, cnt);
+        if (st == SPS_OK && fuse) st = gn_fin_launch(w, g, nc, hp, x, pass ? gate : NULL, &f, sj);
+        if (st == SPS_OK && !fuse) st = gn_launch(w, g, nc, hp, x, pass ? gate : NULL);
+        if (st == SPS_OK && !fuse) st = sps__vops_cuda.dot(w, 1, a, a, &f);
+    }
+    return st != SPS_OK || sj >= 0 ? st : c_gm_scale(w, g, j, x);
+}
+
 static sps_status bench_op(sps_kws *w, const sps_gm_ws *g, const sps_gm_bench *q, double *x, double *h)
 {
+    if (q->op == 3) return bench_step(w, g, q->ncols, x, q->variant == 1);
     static const int64_t tws[4] = {0, GT_TW, 0, 16384};
     const sps_gm_state *gate = q->gated ? (const sps_gm_state *)w->ms : NULL;
     sps_status st = SPS_OK;
@@ -1269,14 +1564,15 @@ static sps_status bench_op(sps_kws *w, const sps_gm_ws *g, const sps_gm_bench *q
 extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q, const double *xin,
                                         const double *hin, double *out_first, double *out_last, double *us)
 {
-    if (q->n < 1 || q->ncols < 1 || q->op < 0 || q->op > 2 || q->variant < 0 || q->variant > 3 ||
+    if (q->n < 1 || q->ncols < 1 || q->op < 0 || q->op > 3 || q->variant < 0 || q->variant > 3 ||
         q->reps < 1 || q->warm < 0 || q->n > INT32_MAX)
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "gm_bench: bad request");
-    const int64_t n = q->n, nc = q->ncols;
-    const size_t nv = (size_t)n * (size_t)nc, nred = (size_t)SPS_K_NSUM * sps__kgrid((sps_idx)n);
-    const size_t npart = sps__gm_part_len(n, nc - 1);
-    double *V = NULL, *x0 = NULL, *x = NULL, *h0 = NULL, *h = NULL, *red = NULL, *part = NULL;
+    const int64_t n = q->n, nc = q->ncols, m = q->op == 3 ? nc : nc - 1; /* op 3: v_{j+1} too */
+    const size_t nv = (size_t)n * (size_t)(m + 1), nred = (size_t)SPS_K_NSUM * sps__kgrid((sps_idx)n);
+    const size_t npart = sps__gm_part_len(n, m), nsmall = (size_t)(m + 1) * (size_t)(m + 6);
+    double *V = NULL, *x0 = NULL, *x = NULL, *h0 = NULL, *h = NULL, *red = NULL, *part = NULL, *sm = NULL;
     sps_gm_state *ms = NULL;
+    sps_kstate *kst = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
     const int total = q->warm + q->reps;
     float *ms_run = (float *)calloc((size_t)total, sizeof(float));
@@ -1290,9 +1586,22 @@ extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q,
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&red, nred * sizeof(double));
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&part, npart * sizeof(double));
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&ms, sizeof(sps_gm_state));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&kst, sizeof(sps_kstate));
+    if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&sm, nsmall * sizeof(double));
     sps_gm_state hs;
     memset(&hs, 0, sizeof hs);
     hs.reorth = q->gated == 2;
+    hs.m = m;
+    /* op 3's state: never stops (a tolerance below 0, no maxit, no dtol) */
+    sps_kstate ks;
+    memset(&ks, 0, sizeof ks);
+    ks.maxit = INT64_MAX;
+    ks.tol = -1.0;
+    ks.dtol = 1e300;
+    ks.r0norm = 1.0;
+    double *small = (double *)calloc(nsmall, sizeof(double));
+    if (!small && st == SPS_OK) st = sps__err(ctx, SPS_ERR_NO_MEMORY, "gm_bench: no memory");
+    for (size_t i = 0; small && i < (size_t)(m + 1); i++) small[nsmall - 1 - i] = 1.0; /* g */
     cudaError_t ce = cudaSuccess;
 #define BENCH_CUDA(call)                                                                      \
     do {                                                                                      \
@@ -1302,8 +1611,13 @@ extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q,
     BENCH_CUDA(cudaMemcpyAsync(x0, xin, (size_t)n * sizeof(double), cudaMemcpyHostToDevice, s));
     BENCH_CUDA(cudaMemcpyAsync(h0, hin, (size_t)nc * sizeof(double), cudaMemcpyHostToDevice, s));
     BENCH_CUDA(cudaMemcpyAsync(ms, &hs, sizeof hs, cudaMemcpyHostToDevice, s));
+    BENCH_CUDA(cudaMemcpyAsync(kst, &ks, sizeof ks, cudaMemcpyHostToDevice, s));
+    if (small) BENCH_CUDA(cudaMemcpyAsync(sm, small, nsmall * sizeof(double), cudaMemcpyHostToDevice, s));
+    BENCH_CUDA(cudaMemsetAsync(part, 0, npart * sizeof(double), s)); /* the counters */
+    BENCH_CUDA(cudaStreamSynchronize(s));
+    free(small);
     if (st == SPS_OK) {
-        k_bench_fill<<<1024, TPB, 0, s>>>(n, nc, V);
+        k_bench_fill<<<1024, TPB, 0, s>>>(n, m + 1, V);
         if ((ce = cudaGetLastError()) != cudaSuccess) st = sps__cuda_fail(ctx, ce, "k_bench_fill", __FILE__, __LINE__);
     }
     BENCH_CUDA(cudaEventCreate(&e0));
@@ -1314,11 +1628,18 @@ extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q,
     w.n = (sps_idx)n;
     w.red = red;
     w.ms = ms;
+    w.st = kst;
     sps_gm_ws g;
     memset(&g, 0, sizeof g);
     g.V = V;
-    g.m = nc - 1;
+    g.m = m;
     g.part = part;
+    g.gm.H = sm; /* (m+1) x m, then cs, sn (m), h2, g (m+1): the last (m+1) are g */
+    g.gm.cs = sm + (m + 1) * m;
+    g.gm.sn = g.gm.cs + m;
+    g.gm.h2 = g.gm.sn + m;
+    g.gm.y = g.gm.h2 + (m + 1);
+    g.gm.g = sm + nsmall - (size_t)(m + 1);
     double *res = q->op == 0 ? h : x;
     const size_t rlen = q->op == 0 ? (size_t)nc : (size_t)n;
     for (int r = 0; r < total && st == SPS_OK; r++) {
@@ -1347,7 +1668,7 @@ extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q,
     if (e0) (void)cudaEventDestroy(e0);
     if (e1) (void)cudaEventDestroy(e1);
     sps__dfree(V), sps__dfree(x0), sps__dfree(x), sps__dfree(h0), sps__dfree(h);
-    sps__dfree(red), sps__dfree(part), sps__dfree(ms);
+    sps__dfree(red), sps__dfree(part), sps__dfree(ms), sps__dfree(kst), sps__dfree(sm);
     free(ms_run);
     return st;
 }

@@ -116,6 +116,7 @@ static void pair_init(pair *p, size_t n, int m)
             g->gm.h2 = up(h2, ld);
             g->gm.y = dvec((size_t)m);
             g->part = dvec(sps__gm_part_len((int64_t)n, m));
+            sps__gm_ops_cuda.reset(x, g); /* the fused products' counters */
             free(V), free(H), free(cs), free(sn), free(gg), free(h2), free(hist);
         } else {
             x->st = &p->hst;
@@ -969,7 +970,91 @@ static void test_issue17_solves(void)
     sps_matrix_destroy(A);
 }
 
-T_MAIN_GPU("solvers on the GPU", gctx, hctx, test_vops, test_solves, test_syncs, test_issue17_solves)
+/* ---- 5. GMRES's fused classic products (gmres_kernels.cu) ----------------- */
+
+/* A GMRES(restart) solve on the classic engine with SPS_GM_FUSE=fuse. */
+static result solve_fuse(const sps_matrix *A, int restart, int64_t maxit, const double *b, const char *fuse)
+{
+    result r;
+    memset(&r, 0, sizeof r);
+    int n = sps_matrix_rows(A);
+    r.x = hvec((size_t)n);
+    sps_operator *op = NULL;
+    sps_solver *s = NULL;
+    setenv("SPS_GM_FUSE", fuse, 1);
+    r.st = sps_operator_create(gctx, A, "csr-vector", NULL, &op);
+    if (r.st == SPS_OK) r.st = sps_solver_create(gctx, &s);
+    if (r.st == SPS_OK) {
+        sps_solver_set_method(s, SPS_GMRES);
+        sps_solver_set_restart(s, restart);
+        sps_solver_set_rtol(s, 1e-10);
+        sps_solver_set_maxit(s, maxit);
+        sps_solver_set_history(s, 1);
+        r.st = sps_solver_set_engine(s, "classic");
+    }
+    if (r.st == SPS_OK) r.st = sps_solve(s, op, NULL, b, r.x, &r.in);
+    if (r.st == SPS_OK && r.in.history_len > 0) {
+        r.hist = hvec((size_t)r.in.history_len);
+        memcpy(r.hist, r.in.history, (size_t)r.in.history_len * sizeof *r.hist);
+    }
+    unsetenv("SPS_GM_FUSE");
+    sps_solver_destroy(s);
+    sps_operator_destroy(op);
+    return r;
+}
+
+/* Fused (the default) against SPS_GM_FUSE=0 on the classic engine: the same
+ * reason, iterations within the goldens' 5%, x within 1e-6 where converged;
+ * two fused runs bitwise equal. Shapes: one long cycle (second passes, k_gt's
+ * fused sums below 1024 columns), GMRES(30) on real matrices, and a matrix
+ * above SPS_GM_FUSE_SCALE_ROWS (the scale its own kernel; 400 iterations,
+ * maxit). */
+static void fuse_case(const char *name, const sps_matrix *A, int restart, int64_t maxit)
+{
+    int n = sps_matrix_rows(A);
+    double *b = rnd((size_t)n, 23);
+    result f1 = solve_fuse(A, restart, maxit, b, "1"), f2 = solve_fuse(A, restart, maxit, b, "1");
+    result f0 = solve_fuse(A, restart, maxit, b, "0");
+    if (T_STATUS(gctx, f1.st, "%s GMRES(%d) fused", name, restart) &&
+        T_STATUS(gctx, f0.st, "%s GMRES(%d) SPS_GM_FUSE=0", name, restart)) {
+        int64_t tol = f0.in.iterations / 20 > 2 ? f0.in.iterations / 20 : 2;
+        T_OK(f1.in.reason == f0.in.reason && llabs((long long)(f1.in.iterations - f0.in.iterations)) <= tol,
+             "%s GMRES(%d) classic: fused %lld iterations (%s), SPS_GM_FUSE=0 %lld (%s), within 5%%", name,
+             restart, (long long)f1.in.iterations, sps_reason_str(f1.in.reason), (long long)f0.in.iterations,
+             sps_reason_str(f0.in.reason));
+        if (f0.in.reason > 0)
+            T_OK(t_rel_diff(f1.x, f0.x, n) <= 1e-6, "%s: fused x within %.1e of SPS_GM_FUSE=0's", name,
+                 t_rel_diff(f1.x, f0.x, n));
+        T_OK(f2.st == SPS_OK && f2.in.iterations == f1.in.iterations &&
+                 !memcmp(f2.x, f1.x, (size_t)n * sizeof *f1.x) && f2.hist && f1.hist &&
+                 !memcmp(f2.hist, f1.hist, (size_t)f1.in.history_len * sizeof *f1.hist),
+             "%s GMRES(%d) fused: two runs bitwise equal (x, iterations, history)", name, restart);
+        printf("# %s GMRES(%d) classic: fused %.4f ms per iteration, SPS_GM_FUSE=0 %.4f\n", name, restart,
+               f1.in.per_iter_ms, f0.in.per_iter_ms);
+    }
+    result_free(&f0), result_free(&f1), result_free(&f2);
+    free(b);
+}
+
+static void test_gm_fuse(void)
+{
+    sps_matrix *G = geometric_diag(1000, 3e4), *P = poisson(160);
+    fuse_case("geometric diag 1000", G, 1000, 5000);
+    fuse_case("poisson 160x160 (25600 rows)", P, 30, 400);
+    sps_matrix_destroy(G);
+    sps_matrix_destroy(P);
+    /* the goldens' GMRES(30) cases (test_solves: within 5% on every backend) */
+    const char *real[] = {"steam2", "jpwh_991", "rdb2048"};
+    for (size_t i = 0; i < sizeof real / sizeof *real; i++) {
+        sps_matrix *A = t_read_real(hctx, real[i]);
+        if (!A) continue;
+        fuse_case(real[i], A, 30, 3000);
+        sps_matrix_destroy(A);
+    }
+}
+
+T_MAIN_GPU("solvers on the GPU", gctx, hctx, test_vops, test_solves, test_syncs, test_issue17_solves,
+           test_gm_fuse)
 
 #else
 

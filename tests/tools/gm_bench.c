@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/tests/tools/gm_bench.c: GMRES's Gram-Schmidt products on the GPU
  *
- * usage: gm_bench [--reps N] [--edges] [--quick]
+ * usage: gm_bench [--reps N] [--edges] [--quick] [--step]
  * For n in {3937, 20000, 1000000} and ncols in {30, 200, 1000, 2000} (--quick:
  * n 3937 and 20000 only), times (CUDA events, 3 warm-up runs, median of N,
  * default 20) h = V'w (op t), w -= V h (op n) and both (pass: one
@@ -18,7 +18,16 @@
  * ncols 1, 2, 31, 33, 2000; --edges: only those): every op and plan, and the
  * second pass's gate (reorth 0: nothing changes; reorth 1: bitwise the
  * ungated result). Exits 0 when every check passed, 1 otherwise, 77 without
- * a GPU. */
+ * a GPU.
+ *
+ * --step: the fused products (issue 9's follow-up) instead: an Arnoldi step
+ * but its SpMV (h = V'w, w -= V h, w'w and the check, the second pass when
+ * the check asks for it, the scale) on make run's n = 3937 and on 20000 rows,
+ * by 30, 200, 1000 and 2000 columns, the kernels one by one (SPS_GM_FUSE=0)
+ * against fused; prints the two medians and their ratio. Each w must be
+ * bitwise the same from the first timed run to the last, and the fused w
+ * bitwise the unfused one (the products' sums are the same; only w'w's
+ * rounding differs, which moves the check's decision only at a tie). */
 #include "sps_config.h"
 #include "spsolve.h"
 #include "core/internal.h"
@@ -32,7 +41,7 @@
 #if SPS_HAVE_CUDA
 
 static const char *vname[4] = {"old", "new", "1chunk", "more"};
-static const char *oname[3] = {"t", "n", "pass"};
+static const char *oname[4] = {"t", "n", "pass", "step"};
 static int nfail;
 
 static void fail(const char *fmt, const char *what, double a, double b)
@@ -175,6 +184,29 @@ static void timed_shape(sps_context *ctx, int64_t n, int64_t nc, int reps)
     free(x), free(h), free(first), free(last);
 }
 
+static void step_shape(sps_context *ctx, int64_t n, int64_t nc, int reps)
+{
+    double *x = malloc((size_t)n * sizeof *x), *h = malloc((size_t)nc * sizeof *h);
+    double *f[2] = {malloc((size_t)n * sizeof(double)), malloc((size_t)n * sizeof(double))};
+    double *l[2] = {malloc((size_t)n * sizeof(double)), malloc((size_t)n * sizeof(double))};
+    double us[2] = {0, 0};
+    int ok = x && h && f[0] && f[1] && l[0] && l[1];
+    for (int64_t i = 0; ok && i < n; i++) x[i] = xin(i);
+    for (int64_t c = 0; ok && c < nc; c++) h[c] = hin(c);
+    for (int v = 0; v < 2 && ok; v++) ok = run(ctx, 3, v, 0, n, nc, reps, x, h, f[v], l[v], &us[v]);
+    if (ok) {
+        char what[96];
+        snprintf(what, sizeof what, "step n=%lld ncols=%lld", (long long)n, (long long)nc);
+        if (!same(f[0], l[0], (size_t)n) || !same(f[1], l[1], (size_t)n))
+            fail("%s: runs differ bitwise (%g %g)", what, 0, 0);
+        if (!same(l[0], l[1], (size_t)n)) fail("%s: fused w differs from SPS_GM_FUSE=0's (%g %g)", what, 0, 0);
+        printf("step  n=%-8lld ncols=%-5lld unfused %9.2f us  fused %9.2f us  unfused/fused %5.2f\n",
+               (long long)n, (long long)nc, us[0], us[1], us[0] / us[1]);
+    }
+    fflush(stdout);
+    free(x), free(h), free(f[0]), free(f[1]), free(l[0]), free(l[1]);
+}
+
 static void edge_shape(sps_context *ctx, int64_t n, int64_t nc)
 {
     double *x = malloc((size_t)n * sizeof *x), *h = malloc((size_t)nc * sizeof *h);
@@ -215,13 +247,14 @@ static void edge_shape(sps_context *ctx, int64_t n, int64_t nc)
 
 int main(int argc, char **argv)
 {
-    int reps = 20, edges_only = 0, quick = 0;
+    int reps = 20, edges_only = 0, quick = 0, step = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--edges") == 0) edges_only = 1;
         else if (strcmp(argv[i], "--quick") == 0) quick = 1;
+        else if (strcmp(argv[i], "--step") == 0) step = 1;
         else {
-            fprintf(stderr, "usage: gm_bench [--reps N] [--edges] [--quick]\n");
+            fprintf(stderr, "usage: gm_bench [--reps N] [--edges] [--quick] [--step]\n");
             return 2;
         }
     }
@@ -233,6 +266,14 @@ int main(int argc, char **argv)
     }
     static const int64_t ns[3] = {3937, 20000, 1000000}, ncs[4] = {30, 200, 1000, 2000};
     static const int64_t en[7] = {1, 31, 32, 33, 1023, 1024, 1025}, ec[5] = {1, 2, 31, 33, 2000};
+    if (step) {
+        static const int64_t sn[2] = {3937, 20000}, sc[4] = {30, 200, 1000, 2000};
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 4; b++) step_shape(ctx, sn[a], sc[b], reps);
+        sps_context_destroy(ctx);
+        printf("gm_bench: %d failure%s\n", nfail, nfail == 1 ? "" : "s");
+        return nfail ? 1 : 0;
+    }
     if (!edges_only) {
         printf("op    variant shape                           median         effective   speedup\n");
         for (int a = 0; a < (quick ? 2 : 3); a++)

@@ -7,6 +7,7 @@
 #pragma once
 #include "solvers/gmres/gmres.h"
 #include "cuda_words.h"
+#include <atomic>
 #include <barrier>
 #include <cstdint>
 #include <memory>
@@ -34,6 +35,19 @@ inline double __shfl_down_sync(unsigned, double v, int off)
     w.bar->arrive_and_wait();
     return r;
 }
+inline double __shfl_sync(unsigned, double v, int src)
+{
+    const unsigned t = threadIdx.y * blockDim.x + threadIdx.x;
+    emu_warp &w = (*emu_warps)[t / 32];
+    w.val[t % 32] = v;
+    w.bar->arrive_and_wait();
+    const double r = w.val[src];
+    w.bar->arrive_and_wait();
+    return r;
+}
+inline unsigned __shfl_sync(unsigned m, unsigned v, int src) { return (unsigned)__shfl_sync(m, (double)v, src); }
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 typedef int cudaError_t;
 typedef void *cudaStream_t;
 inline cudaStream_t sps_stream(const sps_context *) { return nullptr; }

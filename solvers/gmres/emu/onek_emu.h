@@ -21,7 +21,7 @@
 
 struct emu_fiber {
     ucontext_t ctx;
-    std::vector<char> stack;
+    char *stack = nullptr; /* in emu_stacks: kept from launch to launch, never zeroed */
     int wait = 0; /* 0 running, 1 block barrier, 2 warp barrier, 3 done, 4 cluster barrier */
     uint64_t gen = 0;
 };
@@ -43,6 +43,13 @@ struct emu_block {
 extern emu_block *emu_b;
 extern dim3 threadIdx, blockIdx, blockDim, gridDim;
 extern double *emu_dyn;
+/* One block of a grid launch (fuse_harness.cc): the launch's grid and block
+ * shapes and this block's index; nullptr (the one kernel, a cluster): a
+ * one-dimensional block of nt threads, blocks numbered by rank. */
+struct emu_shape {
+    dim3 grid, block, bidx;
+};
+extern emu_shape *emu_grid;
 
 inline void emu_yield() { swapcontext(&emu_b->f[emu_b->cur].ctx, &emu_b->sched); }
 
@@ -124,6 +131,8 @@ inline double __shfl_down_sync(unsigned, double v, int off)
     return emu_shfl(v, l + off < 32 ? l + off : l);
 }
 inline double __shfl_xor_sync(unsigned, double v, int m) { return emu_shfl(v, (emu_b->cur & 31) ^ m); }
+/* An unsigned through a double: exact below 2^53. */
+inline unsigned __shfl_sync(unsigned, unsigned v, int src) { return (unsigned)emu_shfl((double)v, src); }
 
 template <class F> struct emu_body {
     static F *fn;
@@ -164,14 +173,17 @@ template <class F> void emu_run_cluster(int nblk, unsigned nt, size_t dyn_double
     for (int k = 0; k < nblk; k++) b.dyn.push_back(dyn[(size_t)k].data());
     emu_b = &b;
     emu_body<F>::fn = &f;
-    gridDim = dim3((unsigned)nblk);
-    blockDim = dim3(nt);
+    gridDim = emu_grid ? emu_grid->grid : dim3((unsigned)nblk);
+    blockDim = emu_grid ? emu_grid->block : dim3(nt);
+    static std::vector<char> emu_stacks;
+    const size_t sb = stack_kib << 10;
+    if (emu_stacks.size() < all * sb) emu_stacks.resize(all * sb);
     for (unsigned t = 0; t < all; t++) {
         emu_fiber &fb = b.f[t];
-        fb.stack.resize(stack_kib << 10);
+        fb.stack = emu_stacks.data() + t * sb;
         getcontext(&fb.ctx);
-        fb.ctx.uc_stack.ss_sp = fb.stack.data();
-        fb.ctx.uc_stack.ss_size = fb.stack.size();
+        fb.ctx.uc_stack.ss_sp = fb.stack;
+        fb.ctx.uc_stack.ss_size = sb;
         fb.ctx.uc_link = &b.sched;
         makecontext(&fb.ctx, (void (*)())emu_body<F>::run, 0);
     }
@@ -189,8 +201,8 @@ template <class F> void emu_run_cluster(int nblk, unsigned nt, size_t dyn_double
             if (fb.wait == 4 && fb.gen == b.cgen) continue;
             fb.wait = 0;
             b.cur = (int)t;
-            threadIdx = dim3(t % nt);
-            blockIdx = dim3(k);
+            threadIdx = emu_grid ? dim3(t % nt % blockDim.x, t % nt / blockDim.x) : dim3(t % nt);
+            blockIdx = emu_grid ? emu_grid->bidx : dim3(k);
             emu_dyn = b.dyn[k];
             swapcontext(&b.sched, &fb.ctx);
             ran++;

@@ -22,6 +22,7 @@
 emu_block *emu_b;
 dim3 threadIdx, blockIdx, blockDim, gridDim;
 double *emu_dyn;
+emu_shape *emu_grid;
 
 namespace {
 #include "onek.inc"
