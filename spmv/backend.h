@@ -155,9 +155,11 @@ double sps__csr_bytes_model(const sps_csr *A, int beta_nonzero);
  * one given. */
 sps_status sps__no_params(sps_context *ctx, const char *backend, const char *params);
 
-/* Do formats that can (drm, dia) convert on the device? On a GPU context,
- * unless SPS_CONVERT=host asks for the host conversion (the reference). */
-int sps__convert_on_device(const sps_context *ctx);
+/* Do formats that can (drm, dia) convert a matrix of nnz entries on the
+ * device? On a GPU context from 32,768 entries (below, the host's pass is
+ * cheaper: backend.c); SPS_CONVERT=host asks for the host conversion (the
+ * reference) whatever the size, SPS_CONVERT=device for the device's. */
+int sps__convert_on_device(const sps_context *ctx, int64_t nnz);
 
 #if SPS_HAVE_CUDA
 /* Upload n doubles to dst as double, or as float when single (converted on

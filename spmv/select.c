@@ -174,7 +174,7 @@ static double drm_bytes(const sps_features *f)
 static void drm_predict(sps_context *ctx, const sps_features *f, double *extra_ms, double *saved_us)
 {
     double bw = copy_gbps(ctx) * 1e3; /* bytes per us */
-    if (sps__convert_on_device(ctx)) {
+    if (sps__convert_on_device(ctx, f->nnz)) {
         *extra_ms = RULE.drm_convert_dev_ns * 1e-6 * (double)f->nnz - ref_build_ms(ctx, f);
     } else {
         double up = (8.0 + 4.0 / SPS_DRM_SEG_ROWS) * (double)f->drm_slots;

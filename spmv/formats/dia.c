@@ -68,7 +68,7 @@ static void free_fmt(sps_fmt *fmt)
 static const struct sps_dcsr *device_source(sps_context *ctx, const sps_csr *A)
 {
 #if SPS_HAVE_CUDA
-    if (!sps__convert_on_device(ctx)) return NULL;
+    if (!sps__convert_on_device(ctx, A->nnz)) return NULL;
     return sps__csr_device_copy(ctx, A);
 #else
     (void)ctx;
