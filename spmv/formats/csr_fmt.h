@@ -133,6 +133,10 @@ sps_status sps__csr_scalar_run(sps_context *ctx, const sps_csr_dev *d, double al
  * (hyb's tail: then d->nrows is the number of tail rows). */
 sps_status sps__csr_vector_run(sps_context *ctx, const sps_csr_dev *d, const sps_idx *rows,
                                int tpr, double alpha, const void *x, double beta, void *y);
+/* The single-precision and indirect-row cases of sps__csr_vector_run, in
+ * their own module (spmv/formats/csr_vector_other.cu). */
+sps_status sps__csr_vector_run_other(sps_context *ctx, const sps_csr_dev *d, const sps_idx *rows,
+                                     int tpr, double alpha, const void *x, double beta, void *y);
 /* csr-vector's apply_dot (backend.h): y = A x and the block partials of x'y. */
 sps_status sps_csr_vector_apply_dot(sps_context *ctx, void *dev, const double *x, double *y,
                                     double *part, int maxparts, int *nparts);
