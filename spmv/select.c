@@ -271,10 +271,9 @@ static const char *decide(const sps_features *f, int allow_drm, int gpu, char *w
     if (cv >= RULE.merge_min_cv || ratio >= RULE.merge_min_max_ratio)
         snprintf(why, len,
                  "auto: %s: irregular row lengths (std/mean %.2f, longest row %d = %.0fx the mean "
-                 "%.1f) but the longest row is under %d: a warp walks it in %d round%s of 32, "
-                 "cheaper than merge's second kernel",
+                 "%.1f) but the longest row is under %d: a warp walks it in %d round%s of 32%s",
                  RULE.regular, cv, f->row_max, ratio, f->row_mean, min_long, (f->row_max + 31) / 32,
-                 f->row_max > 32 ? "s" : "");
+                 f->row_max > 32 ? "s" : "", large ? "" : ", cheaper than merge's second kernel");
     else
         snprintf(why, len, "auto: %s: regular rows (mean %.1f, std/mean %.2f, longest %d)",
                  RULE.regular, f->row_mean, cv, f->row_max);
