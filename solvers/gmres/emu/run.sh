@@ -12,21 +12,15 @@ root=$(pwd)
 tmp=${TMPDIR:-/tmp}/gm_emu.$$
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
-python3 - "$root/solvers/gmres/gmres_kernels.cu" "$tmp/products.inc" <<'PY'
-import re, sys
+python3 - "$root/solvers/gmres/gmres_kernels.cu" "$tmp/products.inc" "$root/solvers/gmres/emu" <<'PY'
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[3])
+import launches
 s = open(sys.argv[1]).read()
 k = s[s.index('/* The products since issue 9'):s.index('/* MODE 0:')]
 h = s[s.index("/* h = V'w's plan"):s.index('/* second: the second Gram-Schmidt pass')]
-out = k + h
-def launch(m):
-    name, cfg, args = m.group(1), m.group(2), m.group(3)
-    depth, cut = 0, None
-    for i, ch in enumerate(cfg):
-        depth += ch in '(' ; depth -= ch in ')'
-        if ch == ',' and depth == 0: cut = i; break
-    return 'emu_launch(dim3(%s), dim3(%s), [&] { %s(%s); });' % (cfg[:cut], cfg[cut + 1:], name, args)
-out, n = re.subn(r'([\w<>]+)<<<(.*?), 0, s>>>\((.*?)\);', launch, out, flags=re.S)
-assert n > 0 and '<<<' not in out, 'a launch was not converted'
+out = launches.to_emu(k + h)
 open(sys.argv[2], 'w').write(out)
 PY
 E=$root/solvers/gmres/emu

@@ -17,8 +17,11 @@ root=$(pwd)
 tmp=${TMPDIR:-/tmp}/gm_fuse_emu.$$
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
-python3 - "$root/solvers/kernels.cuh" "$root/solvers/gmres/gmres_kernels.cu" "$tmp/fuse.inc" <<'PY'
-import re, sys
+python3 - "$root/solvers/kernels.cuh" "$root/solvers/gmres/gmres_kernels.cu" "$tmp/fuse.inc" "$root/solvers/gmres/emu" <<'PY'
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[4])
+import launches
 h = open(sys.argv[1]).read()
 k = open(sys.argv[2]).read()
 def cut(s, a, b):
@@ -30,15 +33,7 @@ out += cut(k, '/* The products since issue 9', '/* The basis entries gm_bench ti
 out += cut(k, '/* ---- the fused products (gm_ops gemv_n_fin)', '/* ---- end of the fused products */')
 out += cut(k, "/* h = V'w's plan", '/* second: the second Gram-Schmidt pass')
 out += cut(k, "/* The fused products (k_gt's sum, k_gn_fin) unless", 'static sps_status c_gemv_t(')
-def launch(m):
-    name, cfg, args = m.group(1), m.group(2), m.group(3)
-    depth, cut_at = 0, None
-    for i, ch in enumerate(cfg):
-        depth += ch in '(' ; depth -= ch in ')'
-        if ch == ',' and depth == 0: cut_at = i; break
-    return 'emu_launch(dim3(%s), dim3(%s), [&] { %s(%s); });' % (cfg[:cut_at], cfg[cut_at + 1:], name, args)
-out, n = re.subn(r'([\w<>]+)<<<(.*?), 0, s>>>\((.*?)\);', launch, out, flags=re.S)
-assert n >= 4 and '<<<' not in out, 'a launch was not converted'
+out = launches.to_emu(out, 4)
 open(sys.argv[3], 'w').write(out)
 PY
 E=$root/solvers/gmres/emu
