@@ -9,9 +9,6 @@
 
 static const char *const names[] = {"classic", "graph", "onekernel", "fused", "auto"};
 
-/* The most rows for which auto takes the one-kernel path: measured on the
- * H100 (doc/solvers.md, "Iteration engine"). */
-#define SPS_ONEK_AUTO_MAX 12288
 
 int sps__engine_parse(const char *name)
 {
@@ -33,15 +30,7 @@ int sps__engine_of(const sps_solver *s)
     return e < 0 ? SPS_ENGINE_AUTO : e;
 }
 
-/* auto's bound on the terms one thread of the one kernel walks in turn per
- * SpMV: its rows (n / 1024, rounded up) times the longest row. One thread a
- * row is latency-bound on long rows: on the H100 run of every shared matrix
- * (bench/results/robust.md, 2026-11-27) the one kernel took 70-700 us per
- * iteration where this was 176-6370 (bcsstk13/15/18, raefsky1, cavity10,
- * circuit_2: one row of 1274 entries); about 10 where it was at most 46
- * (1138_bus: 936 iterations of CG+Jacobi in 8.5 ms to the solution). */
-#define SPS_ONEK_AUTO_SERIAL 128
-
+/* The bounds of auto's one-kernel test: spmv/backend.h. */
 int sps__engine_onek_auto(const sps_solver *s, const sps_operator *op, sps_idx n)
 {
     sps_dev_rows rows;
@@ -51,8 +40,7 @@ int sps__engine_onek_auto(const sps_solver *s, const sps_operator *op, sps_idx n
     if (!((e == SPS_ENGINE_AUTO || e == SPS_ENGINE_ONEKERNEL) && n <= max && !s->mon_stop &&
           s->check == 0 && sps__engine_rows(op, &rows)))
         return 0;
-    const int64_t serial = ((int64_t)n + 1023) / 1024 * (int64_t)rows.max_row;
-    return e == SPS_ENGINE_ONEKERNEL || serial <= SPS_ONEK_AUTO_SERIAL;
+    return e == SPS_ENGINE_ONEKERNEL || sps__onek_serial(n, rows.max_row) <= SPS_ONEK_AUTO_SERIAL;
 }
 
 /* auto's one-kernel test: the method has the path, the operator gives its

@@ -72,6 +72,24 @@ typedef struct sps_dev_rows {
     const double *val;                /* CSR: nnz; DIA: val[d * n + row] */
 } sps_dev_rows;
 
+/* The bounds within which auto's engine (solvers/engine.c) runs a solve as
+ * one kernel, here because auto's SpMV rule (select.c) reads them too: at
+ * most SPS_ONEK_AUTO_MAX rows (measured on the H100, doc/solvers.md
+ * "Iteration engine"), and at most SPS_ONEK_AUTO_SERIAL terms that one
+ * thread walks in turn per SpMV, its rows (n / 1024, rounded up) times the
+ * longest row. One thread a row is latency-bound on long rows: on the H100
+ * run of every shared matrix (bench/results/robust.md, 2026-11-27) the one
+ * kernel took 70-700 us per iteration where this was 176-6370 (bcsstk13/15/18,
+ * raefsky1, cavity10, circuit_2: one row of 1274 entries); about 10 where it
+ * was at most 46 (1138_bus: 936 iterations of CG+Jacobi in 8.5 ms to the
+ * solution). */
+#define SPS_ONEK_AUTO_MAX 12288
+#define SPS_ONEK_AUTO_SERIAL 128
+static inline int64_t sps__onek_serial(int64_t rows, int64_t max_row)
+{
+    return (rows + 1023) / 1024 * max_row;
+}
+
 typedef struct sps_backend {
     const char *name;     /* "drm" */
     const char *summary;  /* one line for --list-spmv */

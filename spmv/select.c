@@ -37,7 +37,17 @@ static const struct auto_rule {
                                      circuit_2 (1274) 32-33 / 27-33, bloweya (10001) 203-205 /
                                      57-63; doc/spmv.md) */
     int64_t large_nnz;            /* at least this many entries: bandwidth-bound, not launch-bound */
-    double scalar_max_mean;       /* large and regular with at most this mean row length: csr-scalar */
+    double scalar_max_mean;       /* large and regular with at most this mean row length: csr-scalar;
+                                     and a GPU matrix within the one-kernel engine's bounds
+                                     (backend.h SPS_ONEK_AUTO_MAX, SPS_ONEK_AUTO_SERIAL) with at
+                                     most this mean: that engine walks the rows itself in
+                                     csr-scalar's order (spmv/dev_rows.cuh), so the backend's
+                                     own kernel serves only the SpMVs outside it (the warm-up,
+                                     a restart's residual), and csr-scalar's module loads
+                                     fastest (H100, a fresh context: 0.07 ms against
+                                     csr-vector's 0.23; solve_ms medians of 7, auto on
+                                     csr-vector / csr-scalar: lund_a 3.63 / 3.48, Si2 12.30 /
+                                     12.06; doc/spmv.md) */
     const char *irregular_large;  /* large and irregular */
     const char *regular;          /* everything else */
     const char *fallback;         /* when the chosen backend refuses or is not compiled */
@@ -230,6 +240,15 @@ static const char *decide(const sps_features *f, int allow_drm, int gpu, char *w
                  "(<= %.2f): the one-kernel engine's SpMV reads no column index",
                  f->rows, RULE.small_rows, f->diagonals, dia_per_nnz, RULE.dia_small_max_slots);
         return "dia";
+    }
+    if (gpu && f->nnz < RULE.large_nnz && f->row_mean <= RULE.scalar_max_mean &&
+        f->rows <= SPS_ONEK_AUTO_MAX && sps__onek_serial(f->rows, f->row_max) <= SPS_ONEK_AUTO_SERIAL) {
+        snprintf(why, len,
+                 "auto: csr-scalar: %d rows (<= %d) of at most %d entries (mean %.1f): within the "
+                 "one-kernel engine's bounds, which walks the rows in csr-scalar's order; "
+                 "csr-scalar's kernels load fastest",
+                 f->rows, SPS_ONEK_AUTO_MAX, f->row_max, f->row_mean);
+        return "csr-scalar";
     }
     if (allow_drm && per_nnz <= RULE.drm_max_slots_per_nnz && f->diagonals > 0 &&
         dia_per_nnz <= RULE.dia_max_slots_per_nnz) {

@@ -194,6 +194,57 @@ static void test_selectors(sps_context *ctx)
     sps_matrix_destroy(A);
 }
 
+/* A rows x rows matrix: a diagonal, then per row k more entries at scattered
+ * columns (no diagonal structure), and row 0 with `longest` entries. */
+static sps_matrix *scattered(sps_context *ctx, sps_idx rows, int k, sps_idx longest)
+{
+    t_triplets t = {0};
+    for (sps_idx i = 0; i < rows; i++) {
+        t_trip_add(&t, i, i, 4.0);
+        for (int e = 1; e <= k && i > 0; e++)
+            t_trip_add(&t, i, (sps_idx)(((int64_t)i * 7919 + (int64_t)e * 104729) % rows), -0.25);
+    }
+    for (sps_idx j = 1; j < longest && j < rows; j++) t_trip_add(&t, 0, j, -0.01);
+    return t_trip_matrix(ctx, rows, rows, &t);
+}
+
+/* auto on small matrices (spmv/select.c): within the one-kernel engine's
+ * bounds (backend.h: at most SPS_ONEK_AUTO_MAX rows, rows / 1024 rounded up
+ * times the longest row at most SPS_ONEK_AUTO_SERIAL) with short rows,
+ * csr-scalar; just outside them, csr-vector. */
+static void test_auto_small(sps_context *ctx)
+{
+    static const struct {
+        sps_idx rows, longest;
+        int k;
+        const char *want;
+    } c[] = {
+        {1024, 128, 4, "csr-scalar"},  {1024, 129, 4, "csr-vector"}, {1025, 64, 4, "csr-scalar"},
+        {1025, 65, 4, "csr-vector"},   {31, 8, 3, "csr-scalar"},     {12288, 10, 5, "csr-scalar"},
+        {12289, 10, 5, "csr-vector"},  {4000, 30, 20, "csr-vector"}, /* mean 21 > 16 */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        sps_matrix *A = scattered(ctx, c[i].rows, c[i].k, c[i].longest);
+        sps_operator *op = NULL;
+        sps_operator_info in;
+        if (!T_STATUS(ctx, sps_operator_create(ctx, A, "auto", NULL, &op), "auto, %d rows", (int)c[i].rows)) {
+            sps_matrix_destroy(A);
+            continue;
+        }
+        sps_operator_get_info(op, &in);
+        double err = -1;
+        int rep = -1;
+        sps_status st = sps_operator_check(op, A, &err, &rep);
+        T_OK(strcmp(in.backend, c[i].want) == 0 && st == SPS_OK && err <= 1e-12,
+             "auto: %d rows, longest %d, %d more a row: %s (want %s, err %.1e): %s", (int)c[i].rows,
+             (int)c[i].longest, c[i].k, in.backend, c[i].want, err, in.reason);
+        if (strcmp(c[i].want, "csr-scalar") == 0)
+            T_OK(strstr(in.reason, "one-kernel engine") != NULL, "the reason says why: %s", in.reason);
+        sps_operator_destroy(op);
+        sps_matrix_destroy(A);
+    }
+}
+
 /* The benchmark rows whose work is scheduled at run time (lightspmv's row
  * counter) or combined across blocks (coo's carries): 20 applies, every one
  * bitwise equal to the first, on matrices with very uneven rows. */
@@ -241,6 +292,7 @@ static void run(sps_context *ctx)
     test_bench_rows_repeat(ctx);
     test_timing(ctx);
     test_selectors(ctx);
+    test_auto_small(ctx);
 }
 
 int main(void) { return t_run_gpu("spmv on the GPU", run); }
