@@ -132,6 +132,7 @@ typedef struct sps_gm_ops {
  * block 17.0, C = 16 18.1; poisson2d:63 (3969) one block 36.0, C = 8 19.9,
  * C = 16 17.8; GMRES(10) 22.7 against 17.2 (C = 16). */
 #define SPS_GM_CLUSTER_MAX_ROWS 8192
+#define SPS_GM_CLUSTER_CMAX 16 /* the most blocks a cluster (1 .. 16) */
 #define SPS_GM_CLUSTER_MAX_BASIS SPS_GM_ONEK_MAX_BASIS
 #define SPS_GM_CLUSTER_DEFAULT 16
 #define SPS_GM_CLUSTER_FALLBACK 8

@@ -9,6 +9,7 @@
  * kdim from the state (the host does not know it). */
 #include "../kernels.cuh"
 #include "gmres.h"
+#include "gmres_onek.h"
 
 #include <cooperative_groups.h>
 #include <stdlib.h>
@@ -618,642 +619,48 @@ __global__ void __launch_bounds__(32 * GN_MAXW, 5) k_gn_fin(int n, int ncols, in
 
 /* ---- end of the fused products */
 
-/* ---- the one-kernel engine (gmres.c gm_onekernel) ---------------------------
- *
- * One block of OKT threads runs the Arnoldi steps j = j0 .. m-1 of a cycle:
- * the operations of gm_iterate in its order, thread 0 making the decisions
- * with the host's code (sps__gm_column: the check, the second pass's
- * decision, sps__gm_rotate, sps__gm_arnoldi). Thread t owns rows
- * i = t + k OKT (k < R): w = A z and the products keep those rows of w in
- * registers; the basis stays in global memory (each thread reads and writes
- * only its own rows of it, so it needs no barrier), its first kc columns
- * also in shared memory where room is left (they are read in every step: the
- * products read them from there; kc changes where a value is read, never an
- * operation, so the results do not depend on it); z (the SpMV's input,
- * gathered by every thread) and the small arrays (column j of H, h2, cs, sn,
- * g) and the state live in shared memory, written back at the end.
- *
- * h = V'w: each thread sums its rows' terms for GO_CB columns at a time (rows
- * in order), a fixed butterfly in each warp (go_warp_cols) leaves one sum per
- * (column, warp) in shared memory, then warp c % 32 adds column c's 32 warp
- * sums by a fixed tree. w -= V h: each row's terms in column order. So every
- * sum has an order fixed by n and j: run to run bitwise the same. */
-#define GO_CB 8    /* columns per register chunk of h = V'w */
-#define GO_RCOL 64 /* columns per round of the block's reduction (shared: 64 x 32 doubles) */
-#define GO_FULL 0xffffffffu
+} /* namespace */
 
-/* The warp's sums of acc[q] (column cbase + q of the round) into
- * red[(cbase + q) * 32 + warp]: each butterfly level halves the columns a
- * lane keeps (xor 16: 4, xor 8: 2, xor 4: 1), then xor 2 and xor 1 finish
- * them; lane 4c holds column c's sum. NW: the block's warps (the stride of
- * red: OKT / 32 for the one kernel). */
-template <int NW>
-__device__ __forceinline__ void go_warp_cols(const double (&acc)[GO_CB], double *red, int cbase)
-{
-    const int lane = (int)(threadIdx.x & 31), wid = (int)(threadIdx.x >> 5);
-    const bool u16 = lane & 16, u8 = lane & 8, u4 = lane & 4;
-    double a[4], b[2];
-#pragma unroll
-    for (int q = 0; q < 4; q++) {
-        const double keep = u16 ? acc[q + 4] : acc[q], send = u16 ? acc[q] : acc[q + 4];
-        a[q] = keep + __shfl_xor_sync(GO_FULL, send, 16);
-    }
-#pragma unroll
-    for (int q = 0; q < 2; q++) {
-        const double keep = u8 ? a[q + 2] : a[q], send = u8 ? a[q] : a[q + 2];
-        b[q] = keep + __shfl_xor_sync(GO_FULL, send, 8);
-    }
-    double c = (u4 ? b[1] : b[0]) + __shfl_xor_sync(GO_FULL, u4 ? b[0] : b[1], 4);
-    c += __shfl_xor_sync(GO_FULL, c, 2);
-    c += __shfl_xor_sync(GO_FULL, c, 1);
-    if ((lane & 3) == 0) red[(cbase + (lane >> 2)) * NW + wid] = c;
-}
-
-/* Column c's first row of the block: Vs + c lds for c < kc, else V + c ldv.
- * SAME (the one kernel: lds = ldv = n): one product, the pointer chosen
- * first, as the one kernel computed it before the cluster kernel shared this
- * code (the two-product form cost it a register spill and about 10 us an
- * iteration on poisson2d:63 GMRES(30), H100). */
-template <bool SAME>
-__device__ __forceinline__ const double *go_col(const double *V, size_t ldv, const double *Vs, size_t lds, int kc,
-                                                int c)
-{
-    if constexpr (SAME) return (c < kc ? Vs : V) + (size_t)c * ldv;
-    return c < kc ? Vs + (size_t)c * lds : V + (size_t)c * ldv;
-}
-
-/* h[c] = V[:, c]' w for c < ncols (h in shared memory; complete in every
- * thread on return). Every thread of the block (B threads) calls it. The
- * block's nr rows: thread t owns rows i = t + k B (k < R, i < nr); column c
- * is read at Vs + c lds + i for c < kc, else at V + c ldv + i (the one
- * kernel: nr = ldv = lds = n; the cluster kernel: its slice of the rows).
- * red: GO_RCOL x B/32 doubles. */
-template <int B, int R, bool SAME = false>
-__device__ __forceinline__ void go_products(int nr, int ncols, const double *V, size_t ldv, const double *Vs,
-                                            size_t lds, int kc, const double (&w)[R], double *h, double *red)
-{
-    constexpr int NW = B / 32;
-    const int lane = (int)(threadIdx.x & 31), wid = (int)(threadIdx.x >> 5);
-    for (int r0 = 0; r0 < ncols; r0 += GO_RCOL) {
-        const int r1 = min(ncols, r0 + GO_RCOL);
-        for (int c0 = r0; c0 < r1; c0 += GO_CB) {
-            double acc[GO_CB];
-#pragma unroll
-            for (int q = 0; q < GO_CB; q++) acc[q] = 0.0;
-#pragma unroll
-            for (int k = 0; k < R; k++) {
-                const int i = (int)threadIdx.x + k * B;
-                if (i < nr) {
-#pragma unroll
-                    for (int q = 0; q < GO_CB; q++)
-                        if (c0 + q < r1) {
-                            const int c = c0 + q;
-                            const double *p = go_col<SAME>(V, ldv, Vs, lds, kc, c) + i;
-                            acc[q] += *p * w[k];
-                        }
-                }
-            }
-            go_warp_cols<NW>(acc, red, c0 - r0);
-        }
-        __syncthreads(); /* the warp sums written */
-        for (int c = r0 + wid; c < r1; c += NW) {
-            double v = lane < NW ? red[(c - r0) * NW + lane] : 0.0;
-            for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(GO_FULL, v, off);
-            if (lane == 0) h[c] = v;
-        }
-        __syncthreads(); /* h complete; red free for the next round */
-    }
-}
-
-/* w -= V[:, 0..ncols-1] h on the thread's rows (each row's terms in column
- * order, then subtracted; rows and columns as go_products'); returns the
- * thread's part of w'w. */
-template <int B, int R, bool SAME = false>
-__device__ __forceinline__ double go_subtract(int nr, int ncols, const double *V, size_t ldv, const double *Vs,
-                                              size_t lds, int kc, const double *h, double (&w)[R])
-{
-    double t[R];
-#pragma unroll
-    for (int k = 0; k < R; k++) t[k] = 0.0;
-    int c = 0;
-    for (; c + 4 <= ncols; c += 4) {
-        const double h0 = h[c], h1 = h[c + 1], h2 = h[c + 2], h3 = h[c + 3];
-        const double *p0 = go_col<SAME>(V, ldv, Vs, lds, kc, c);
-        const double *p1 = go_col<SAME>(V, ldv, Vs, lds, kc, c + 1);
-        const double *p2 = go_col<SAME>(V, ldv, Vs, lds, kc, c + 2);
-        const double *p3 = go_col<SAME>(V, ldv, Vs, lds, kc, c + 3);
-#pragma unroll
-        for (int k = 0; k < R; k++) {
-            const int i = (int)threadIdx.x + k * B;
-            if (i < nr) {
-                const double a0 = p0[i], a1 = p1[i], a2 = p2[i], a3 = p3[i];
-                t[k] += a0 * h0;
-                t[k] += a1 * h1;
-                t[k] += a2 * h2;
-                t[k] += a3 * h3;
-            }
-        }
-    }
-    for (; c < ncols; c++) {
-        const double hc = h[c], *pc = go_col<SAME>(V, ldv, Vs, lds, kc, c);
-#pragma unroll
-        for (int k = 0; k < R; k++) {
-            const int i = (int)threadIdx.x + k * B;
-            if (i < nr) t[k] += pc[i] * hc;
-        }
-    }
-    double ww = 0.0;
-#pragma unroll
-    for (int k = 0; k < R; k++) {
-        const int i = (int)threadIdx.x + k * B;
-        if (i < nr) {
-            w[k] -= t[k];
-            ww += w[k] * w[k];
-        }
-    }
-    return ww;
-}
-
-/* A finish step on thread 0 (sps__gm_column, as the host's h_gm_finish),
- * then the stop flag and the second pass's flag to every thread. */
-__device__ __forceinline__ void go_finish(int step, int j, double ww, sps_kstate *st, sps_gm_state *gs,
-                                          double *col, double *hist, sps_kgm gm, int *flag)
-{
-    if (threadIdx.x == 0) {
-        sps__gm_column(step, st, gs, j, col, ww, hist, gm);
-        flag[0] = (int)st->stop;
-        flag[1] = (int)gs->reorth;
-    }
-    __syncthreads();
-}
-
-template <bool JAC, int R>
-__global__ void __launch_bounds__(OKT) k_gm_onekernel(int n, int m, int j0, int kc, const sps_dev_rows A,
-                                                      double *V, sps_kgm gg, const double *dinv,
-                                                      sps_kstate *gst, sps_gm_state *ggs, double *hist)
-{
-    extern __shared__ double dyn[];
-    __shared__ double red[GO_RCOL * 32];
-    __shared__ int flag[2];
-    __shared__ sps_kstate st;
-    __shared__ sps_gm_state gs;
-    const int t = (int)threadIdx.x;
-    double *z = dyn, *col = z + n, *h2 = col + (m + 1), *cs = h2 + (m + 1), *sn = cs + m, *g = sn + m;
-    double *Vs = g + (m + 1); /* columns 0 .. kc-1 of the basis */
-    if (t == 0) {
-        st = *gst;
-        gs = *ggs;
-        flag[0] = (int)st.stop;
-    }
-    for (int i = t; i < m; i += OKT) cs[i] = gg.cs[i], sn[i] = gg.sn[i];
-    for (int i = t; i <= m; i += OKT) g[i] = gg.g[i];
-    /* z <- [D^-1] v_j0 */
-    const double *v0 = V + (size_t)j0 * (size_t)n;
-    for (int i = t; i < n; i += OKT) z[i] = JAC ? dinv[i] * v0[i] : v0[i];
-    for (int c = 0; c < kc && c <= j0; c++)
-        for (int i = t; i < n; i += OKT) Vs[(size_t)c * (size_t)n + i] = V[(size_t)c * (size_t)n + i];
-    __syncthreads();
-    if (flag[0]) return; /* the whole block: nothing changed */
-    sps_kgm sm = gg;
-    sm.cs = cs, sm.sn = sn, sm.g = g, sm.h2 = h2;
-    double w[R];
-    for (int j = j0; j < m; j++) {
-        /* w <- A z */
-        if constexpr (R <= 4) {
-            onek_rows<R>(A, z, n, w);
-        } else {
-#pragma unroll
-            for (int k = 0; k < R; k++) {
-                const int i = t + k * OKT;
-                w[k] = i < n ? onek_row(A, z, i) : 0.0;
-            }
-        }
-        /* h <- V'w;  w <- w - V h;  the check (thread 0) */
-        const size_t ld = (size_t)n;
-        go_products<OKT, R, true>(n, j + 1, V, ld, Vs, ld, kc, w, col, red);
-        double v1[1] = {go_subtract<OKT, R, true>(n, j + 1, V, ld, Vs, ld, kc, col, w)};
-        onek_sum<1>(v1);
-        go_finish(SPS_GM_CHECK, j, v1[0], &st, &gs, col, hist, sm, flag);
-        if (flag[1]) {
-            /* the second pass: h2 <- V'w;  w <- w - V h2;  the Arnoldi step */
-            go_products<OKT, R, true>(n, j + 1, V, ld, Vs, ld, kc, w, h2, red);
-            double v2[1] = {go_subtract<OKT, R, true>(n, j + 1, V, ld, Vs, ld, kc, h2, w)};
-            onek_sum<1>(v2);
-            go_finish(SPS_GM_ARNOLDI, j, v2[0], &st, &gs, col, hist, sm, flag);
-        }
-        /* column j of H is final: rows 0 .. j+1 out */
-        double *Hj = gg.H + (size_t)j * (size_t)(m + 1);
-        for (int r = t; r <= j + 1; r += OKT) Hj[r] = col[r];
-        if (flag[0] || j + 1 == m) break;
-        /* v_{j+1} <- w / H[j+1, j] (k_gm_scale's expression);  z <- [D^-1] v_{j+1} */
-        const double hn = gs.hn;
-        double *vn = V + (size_t)(j + 1) * (size_t)n;
-        double *vsn = j + 1 < kc ? Vs + (size_t)(j + 1) * (size_t)n : nullptr;
-#pragma unroll
-        for (int k = 0; k < R; k++) {
-            const int i = t + k * OKT;
-            if (i < n) {
-                const double v = w[k] / hn;
-                vn[i] = v;
-                if (vsn) vsn[i] = v;
-                z[i] = JAC ? dinv[i] * v : v;
-            }
-        }
-        __syncthreads(); /* z complete before the next SpMV; col read out before the next products */
-    }
-    /* the state and the small arrays back (thread 0's writes were published
-     * by the finish's barrier) */
-    if (t == 0) {
-        *gst = st;
-        *ggs = gs;
-    }
-    for (int i = t; i < m; i += OKT) gg.cs[i] = cs[i], gg.sn[i] = sn[i];
-    for (int i = t; i <= m; i += OKT) gg.g[i] = g[i];
-}
-
-/* K's dynamic shared memory: z and the small arrays (base bytes), then as
- * many basis columns of col bytes as fit (at most maxc; SPS_GM_ONEK_VSHARED=k
- * caps them at k, for tests), set as K's limit; *kc gets the columns. 0 when
- * not even base fits beside K's static shared memory (kernels.cuh's onek_smem
- * for this layout). */
-template <typename K>
-size_t go_smem(K kernel, size_t base, size_t col, int maxc, int *kc)
-{
-    int dev = 0, lim = 0;
-    cudaFuncAttributes fa;
-    *kc = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&lim, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
-        cudaFuncGetAttributes(&fa, kernel) != cudaSuccess || base + fa.sharedSizeBytes > (size_t)lim) {
-        cudaGetLastError(); /* not an error: the caller refuses */
-        return 0;
-    }
-    size_t room = (size_t)lim - fa.sharedSizeBytes - base, c = room / col;
-    const char *v = getenv("SPS_GM_ONEK_VSHARED");
-    if (v && *v) {
-        char *end = NULL;
-        long cap = strtol(v, &end, 10);
-        if (end && *end == '\0' && cap >= 0 && (size_t)cap < c) c = (size_t)cap;
-    }
-    if (c > (size_t)maxc) c = (size_t)maxc;
-    const size_t bytes = base + c * col;
-    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    *kc = (int)c;
-    return bytes;
-}
-
-template <bool JAC, int R>
-bool go_launch(cudaStream_t s, int n, int m, int j0, const sps_dev_rows &A, const sps_gm_ws *g,
-               const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist)
-{
-    const size_t base = ((size_t)n + 5 * (size_t)m + 3) * sizeof(double);
-    int kc = 0;
-    /* columns 0 .. m-1 are the ones read (v_m is never an operand) */
-    const size_t sm = go_smem(k_gm_onekernel<JAC, R>, base, (size_t)n * sizeof(double), m, &kc);
-    if (!sm) return false;
-    k_gm_onekernel<JAC, R><<<1, OKT, sm, s>>>(n, m, j0, kc, A, g->V, g->gm, dinv, st, gs, hist);
-    return true;
-}
-
-template <bool JAC>
-bool go_pick(cudaStream_t s, int n, int m, int j0, const sps_dev_rows &A, const sps_gm_ws *g,
-             const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist)
-{
-    if (n <= OKT) return go_launch<JAC, 1>(s, n, m, j0, A, g, dinv, st, gs, hist);
-    if (n <= 2 * OKT) return go_launch<JAC, 2>(s, n, m, j0, A, g, dinv, st, gs, hist);
-    if (n <= 4 * OKT) return go_launch<JAC, 4>(s, n, m, j0, A, g, dinv, st, gs, hist);
-    if (n <= 8 * OKT) return go_launch<JAC, 8>(s, n, m, j0, A, g, dinv, st, gs, hist);
-    return false; /* above SPS_GM_ONEK_MAX_ROWS: the hook refuses first */
-}
-
-/* ---- the cluster kernel (gmres.c gm_onekernel with SPS_GM_CLUSTER) ---------
- *
- * k_gm_onekernel over a thread-block cluster of C blocks (one launch per
- * cycle, the steps j = j0 .. m-1; sm_90 and newer). Block r owns the rows
- * lo = r L .. lo + nr - 1 (L = ceil(n / C); the last blocks may own fewer or
- * none); thread t of its B owns the block's rows t + k B (k < R), w in its
- * registers. Its rows of z, of the published w (wb) and of the basis columns
- * 0 .. kc-1 live in its shared memory; the other columns are read from
- * global memory (own rows only); every new column is written through to
- * global memory (the cycle's end, gm_restart, reads V there).
- *
- * Per step, as gm_iterate: w = A z (the SpMV reads other blocks' entries of
- * z through distributed shared memory: their published w divided by hn, times
- * D^-1 with Jacobi, the owner's own expression, so bitwise its z), h = V'w
- * (each block's partials by go_products into P, then after a cluster barrier
- * every block sums the C partials of each column in rank order 0 .. C-1: every
- * block holds bitwise the same h), w -= V h, w'w the same way (P[m + 1]),
- * and thread 0 of every block runs the host's code (sps__gm_column: the
- * check, the rotations, the Arnoldi step) redundantly on identical data, so
- * every block makes the same decisions and no broadcast is needed; block 0
- * writes H's column, the history and, at the end, the state and g, cs, sn.
- * The partials are pushed, not pulled: each block stores its partials of h
- * and of w'w into row `rank` of every block's inbox (remote stores, which do
- * not wait), so that after the barrier each block sums C local rows instead
- * of waiting on C remote loads (H100, poisson2d:63 GMRES(30), clock64 on
- * block 0: the pulled w'w alone took about 2,300 cycles a pass).
- * Two cluster barriers a step (four with the second Gram-Schmidt pass): S1
- * after h's partials (every SpMV of the step has read wb), S2 after w'w's
- * partials and w's publication. A buffer is rewritten only after a barrier
- * that every block passes after its last read of it: the inbox's h rows
- * after S2 (or S4), its w'w slots after S1 (or S3), wb after S1 of the next
- * step. The orders depend on n, m, C, B and R only: run to run bitwise the
- * same. */
-#define GC_CMAX 16
-
-/* The dynamic shared memory, in doubles: the state, the flags, the C
- * pointers to each block's wb and inbox, go_products' red (GO_RCOL x B/32),
- * the block sum's warp sums, P (the block's own partials of h), the inbox
- * (C rows of m + 2: row r holds block r's partials of h, and of w'w at
- * m + 1), column j of H, h2, cs, sn, g, z's and wb's L rows, then kc basis
- * columns of L rows. */
-struct gc_lay {
-    size_t st, gs, flag, wr, pr, red, sh, P, in, col, h2, cs, sn, g, zl, wb, Vs;
+/* ---- the one-kernel and cluster kernels' launchers (gmres_onek.h): each
+ * instantiation lives in a module of its own (solvers/gmres/onek/), so that a
+ * solve loads only the one it runs. CUDA loads a module whole at the first
+ * launch of one of its kernels: the twenty instantiations in this file made
+ * 3.5 MB of sm_90 code that every GMRES solve loaded (H100, a fresh context:
+ * 3.4 ms for the module, doc/solvers.md). */
+static const sps_gm_onek_fn go_fns[2][4] = {
+    {sps__gm_onek_r1, sps__gm_onek_r2, sps__gm_onek_r4, sps__gm_onek_r8},
+    {sps__gm_onek_r1_jac, sps__gm_onek_r2_jac, sps__gm_onek_r4_jac, sps__gm_onek_r8_jac},
 };
-__host__ __device__ inline gc_lay gc_layout(int m, int L, int nw, int C)
-{
-    gc_lay a;
-    size_t o = 0;
-    a.st = o, o += (sizeof(sps_kstate) + 7) / 8;
-    a.gs = o, o += (sizeof(sps_gm_state) + 7) / 8;
-    a.flag = o, o += 1;
-    a.wr = o, o += GC_CMAX;
-    a.pr = o, o += GC_CMAX;
-    a.red = o, o += (size_t)GO_RCOL * (size_t)nw;
-    a.sh = o, o += (size_t)nw;
-    a.P = o, o += (size_t)m + 1;
-    a.in = o, o += (size_t)C * ((size_t)m + 2);
-    a.col = o, o += (size_t)m + 1;
-    a.h2 = o, o += (size_t)m + 1;
-    a.cs = o, o += (size_t)m;
-    a.sn = o, o += (size_t)m;
-    a.g = o, o += (size_t)m + 1;
-    a.zl = o, o += (size_t)L;
-    a.wb = o, o += (size_t)L;
-    a.Vs = o;
-    return a;
-}
-
-/* The block's sum of v in a fixed order (warp trees, then the B/32 warp sums
- * by warp 0's tree), the total in thread 0. sh: B/32 doubles; the block must
- * pass a barrier before the next call reuses it. */
-template <int B>
-__device__ __forceinline__ double gc_sum(double v, double *sh)
-{
-    constexpr int NW = B / 32;
-    const int lane = (int)(threadIdx.x & 31), wid = (int)(threadIdx.x >> 5);
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(GO_FULL, v, off);
-    if (lane == 0) sh[wid] = v;
-    __syncthreads();
-    double t = 0.0;
-    if (wid == 0) {
-        t = lane < NW ? sh[lane] : 0.0;
-        for (int off = 16; off > 0; off >>= 1) t += __shfl_down_sync(GO_FULL, t, off);
-    }
-    return t;
-}
-
-/* Row `rank` of every block's inbox (pr[s]: block s's, rows of ld) gets
- * this block's partials P[0 .. ncols-1]: remote stores, which the next
- * cluster barrier makes visible. */
-template <int B>
-__device__ __forceinline__ void gc_push(int C, int ncols, double *const *pr, int rank, int ld, const double *P)
-{
-    const int tot = C * ncols;
-    for (int e = (int)threadIdx.x; e < tot; e += B) {
-        const int r = e / ncols, c = e - r * ncols;
-        pr[r][rank * ld + c] = P[c];
-    }
-}
-
-/* out[c] = the inbox's C rows' entries off + c (c < ncols), added in rank
- * order: every block the same sums. */
-template <int B>
-__device__ __forceinline__ void gc_gather(int C, int ncols, const double *in, int ld, int off, double *out)
-{
-    for (int c = (int)threadIdx.x; c < ncols; c += B) {
-        double s = in[off + c];
-        for (int r = 1; r < C; r++) s += in[r * ld + off + c];
-        out[c] = s;
-    }
-}
-
-/* z's entry c for the SpMV: the block's own rows from zl; another block's
- * from its published w (wr[rank]) as that block computes its z: v = w / hn,
- * z = D^-1 v with Jacobi (hn = 1 at the launch's first step, where wb holds
- * v_j0 itself: v / 1 is v exactly). */
-template <bool JAC>
-struct gc_z {
-    const double *zl;
-    const double *const *wr;
-    const double *dinv;
-    double hn;
-    int lo, nr, L;
-    __device__ __forceinline__ double operator()(long long c) const
-    {
-        const long long d = c - lo;
-        if (d >= 0 && d < nr) return zl[d];
-        const int r = (int)(c / L);
-        const double v = wr[r][c - (long long)r * L] / hn;
-        return JAC ? dinv[c] * v : v;
-    }
+static const sps_gm_cluster_fn gc_fns[2][6] = {
+    {sps__gm_cluster_b256, sps__gm_cluster_b512, sps__gm_cluster_b1024, sps__gm_cluster_b1024_r2,
+     sps__gm_cluster_b1024_r4, sps__gm_cluster_b1024_r8},
+    {sps__gm_cluster_b256_jac, sps__gm_cluster_b512_jac, sps__gm_cluster_b1024_jac, sps__gm_cluster_b1024_r2_jac,
+     sps__gm_cluster_b1024_r4_jac, sps__gm_cluster_b1024_r8_jac},
 };
 
-/* (B, 1): one block an SM (its shared memory takes the SM anyway); with (B)
- * alone ptxas kept 64 registers and spilled at B = 256 and 512 (44 and 32
- * bytes), the shapes poisson2d:63 takes at C = 16 and 8. */
-template <bool JAC, int B, int R>
-__global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int kc, int L, const sps_dev_rows A,
-                                                  double *V, sps_kgm gg, const double *dinv, sps_kstate *gst,
-                                                  sps_gm_state *ggs, double *hist)
+/* The one kernel's rows a thread, R = 1, 2, 4 or 8, as an index into go_fns
+ * (-1: above SPS_GM_ONEK_MAX_ROWS, which the hook refuses first). */
+static int go_pick(int n)
 {
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-    extern __shared__ double dyn[];
-    cg::cluster_group cl = cg::this_cluster();
-    const int t = (int)threadIdx.x, rank = (int)cl.block_rank(), C = (int)cl.num_blocks();
-    const gc_lay a = gc_layout(m, L, B / 32, C);
-    sps_kstate &st = *(sps_kstate *)(dyn + a.st);
-    sps_gm_state &gs = *(sps_gm_state *)(dyn + a.gs);
-    int *flag = (int *)(dyn + a.flag);
-    const double **wr = (const double **)(dyn + a.wr);
-    double **pr = (double **)(dyn + a.pr);
-    double *red = dyn + a.red, *sh = dyn + a.sh, *P = dyn + a.P, *in = dyn + a.in, *col = dyn + a.col, *h2 = dyn + a.h2;
-    double *cs = dyn + a.cs, *sn = dyn + a.sn, *g = dyn + a.g, *zl = dyn + a.zl, *wb = dyn + a.wb;
-    double *Vs = dyn + a.Vs;
-    const int lo = min(n, rank * L), nr = min(n, lo + L) - lo;
-    double *Vg = V + lo; /* the block's rows of the basis in global memory (leading dimension n) */
-    const size_t ldg = (size_t)n, lds = (size_t)L;
-    if (t == 0) {
-        st = *gst;
-        gs = *ggs;
-        flag[0] = (int)st.stop;
-    }
-    if (t < C) {
-        wr[t] = cl.map_shared_rank(wb, t);
-        pr[t] = cl.map_shared_rank(in, t);
-    }
-    for (int i = t; i < m; i += B) cs[i] = gg.cs[i], sn[i] = gg.sn[i];
-    for (int i = t; i <= m; i += B) g[i] = gg.g[i];
-    /* z <- [D^-1] v_j0 on the block's rows; v_j0 published for the others */
-    const double *v0 = Vg + (size_t)j0 * ldg;
-    for (int i = t; i < nr; i += B) {
-        const double v = v0[i];
-        wb[i] = v;
-        zl[i] = JAC ? dinv[lo + i] * v : v;
-    }
-    for (int c = 0; c < kc && c <= j0; c++)
-        for (int i = t; i < nr; i += B) Vs[(size_t)c * lds + i] = Vg[(size_t)c * ldg + i];
-    cl.sync(); /* every block started, its rows of v_j0 published */
-    if (flag[0]) return; /* every block (the same state): nothing changed */
-    sps_kgm sm = gg;
-    sm.cs = cs, sm.sn = sn, sm.g = g, sm.h2 = h2;
-    double *hs = rank == 0 ? hist : nullptr;
-    double hn = 1.0;
-    double w[R];
-    for (int j = j0; j < m; j++) {
-        /* w <- A z */
-        const gc_z<JAC> zx = {zl, wr, dinv, hn, lo, nr, L};
-#pragma unroll
-        for (int k = 0; k < R; k++) {
-            const int i = t + k * B;
-            w[k] = i < nr ? sps_row_dot(A, lo + i, zx) : 0.0;
-        }
-        /* One Gram-Schmidt pass into h, then the finish step: h <- V'w (the
-         * block's partials, then the C blocks' in rank order); w <- w - V h;
-         * w published; w'w the same way. The first pass (h = col: the check)
-         * has barriers S1, S2, the second (h = h2: the Arnoldi step) S3, S4. */
-        auto pass = [&](double *h, int step) {
-            go_products<B, R>(nr, j + 1, Vg, ldg, Vs, lds, kc, w, P, red);
-            gc_push<B>(C, j + 1, pr, rank, m + 2, P);
-            cl.sync(); /* S1, S3 */
-            gc_gather<B>(C, j + 1, in, m + 2, 0, h);
-            __syncthreads();
-            double ww = gc_sum<B>(go_subtract<B, R>(nr, j + 1, Vg, ldg, Vs, lds, kc, h, w), sh);
-#pragma unroll
-            for (int k = 0; k < R; k++)
-                if (t + k * B < nr) wb[t + k * B] = w[k];
-            if (t == 0)
-                for (int r = 0; r < C; r++) pr[r][rank * (m + 2) + m + 1] = ww;
-            cl.sync(); /* S2, S4 */
-            if (t == 0) gc_gather<B>(C, 1, in, m + 2, m + 1, &ww);
-            go_finish(step, j, ww, &st, &gs, col, hs, sm, flag);
-        };
-        pass(col, SPS_GM_CHECK);
-        if (flag[1]) pass(h2, SPS_GM_ARNOLDI); /* the second pass where it is due */
-        /* column j of H is final: rows 0 .. j+1 out */
-        if (rank == 0) {
-            double *Hj = gg.H + (size_t)j * (size_t)(m + 1);
-            for (int r = t; r <= j + 1; r += B) Hj[r] = col[r];
-        }
-        if (flag[0] || j + 1 == m) break;
-        /* v_{j+1} <- w / H[j+1, j] (k_gm_scale's expression);  z <- [D^-1] v_{j+1} */
-        hn = gs.hn;
-        double *vn = Vg + (size_t)(j + 1) * ldg;
-        double *vsn = j + 1 < kc ? Vs + (size_t)(j + 1) * lds : nullptr;
-#pragma unroll
-        for (int k = 0; k < R; k++) {
-            const int i = t + k * B;
-            if (i < nr) {
-                const double v = w[k] / hn;
-                vn[i] = v;
-                if (vsn) vsn[i] = v;
-                zl[i] = JAC ? dinv[lo + i] * v : v;
-            }
-        }
-        __syncthreads(); /* zl complete before the next SpMV; col read out */
-    }
-    if (rank == 0) {
-        if (t == 0) {
-            *gst = st;
-            *ggs = gs;
-        }
-        for (int i = t; i < m; i += B) gg.cs[i] = cs[i], gg.sn[i] = sn[i];
-        for (int i = t; i <= m; i += B) gg.g[i] = g[i];
-    }
-    cl.sync(); /* no block leaves while another may read its shared memory (the last w'w) */
-#endif
-}
-/* ---- end of the cluster kernel */
-
-/* 1: k_gm_cluster launched over a cluster of C blocks of B threads; 0: it
- * cannot run here (before sm_90, not built for sm_90, its shared memory or
- * the cluster does not fit: nothing changed, the caller falls back); -1: the
- * launch failed (*ce). kc: as many basis columns in shared memory as fit (at
- * most m; SPS_GM_CLUSTER_VSHARED=k caps them, for tests: bitwise the same). */
-template <bool JAC, int B, int R>
-int gc_launch(cudaStream_t s, int C, int n, int m, int j0, int L, const sps_dev_rows &A, const sps_gm_ws *g,
-              const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist, cudaError_t *ce)
-{
-    void (*kern)(int, int, int, int, int, const sps_dev_rows, double *, sps_kgm, const double *, sps_kstate *,
-                 sps_gm_state *, double *) = k_gm_cluster<JAC, B, R>;
-    int dev = 0, lim = 0, major = 0;
-    cudaFuncAttributes fa;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess || major < 9 ||
-        cudaDeviceGetAttribute(&lim, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
-        cudaFuncGetAttributes(&fa, kern) != cudaSuccess || fa.binaryVersion < 90) {
-        cudaGetLastError(); /* not an error: the caller falls back */
-        return 0;
-    }
-    const size_t base = gc_layout(m, L, B / 32, C).Vs * sizeof(double), colb = (size_t)L * sizeof(double);
-    if (base + fa.sharedSizeBytes > (size_t)lim) return 0;
-    size_t c = ((size_t)lim - fa.sharedSizeBytes - base) / colb;
-    const char *v = getenv("SPS_GM_CLUSTER_VSHARED");
-    if (v && *v) {
-        char *end = NULL;
-        long cap = strtol(v, &end, 10);
-        if (end && *end == '\0' && cap >= 0 && (size_t)cap < c) c = (size_t)cap;
-    }
-    if (c > (size_t)m) c = (size_t)m;
-    const size_t bytes = base + c * colb;
-    if (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess ||
-        (C > 8 && cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess)) {
-        cudaGetLastError();
-        return 0;
-    }
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute at[1] = {};
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = (unsigned)C;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    cfg.gridDim = dim3((unsigned)C);
-    cfg.blockDim = dim3(B);
-    cfg.dynamicSmemBytes = bytes;
-    cfg.stream = s;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    int ncl = 0;
-    if (cudaOccupancyMaxActiveClusters(&ncl, kern, &cfg) != cudaSuccess || ncl < 1) {
-        cudaGetLastError(); /* the cluster cannot be scheduled: not an error */
-        return 0;
-    }
-    *ce = cudaLaunchKernelEx(&cfg, kern, n, m, j0, (int)c, L, A, g->V, g->gm, dinv, st, gs, hist);
-    return *ce == cudaSuccess ? 1 : -1;
+    for (int i = 0; i < 4; i++)
+        if (n <= (OKT << i)) return i;
+    return -1;
 }
 
 /* The block shape from the rows per block L: the fewest threads of 256, 512
  * and 1024 (at least SPS_GM_CLUSTER_TPB) that give each thread one row, else
- * 1024 threads with 2, 4 or 8 rows each. */
-template <bool JAC>
-int gc_pick(cudaStream_t s, int C, int n, int m, int j0, const sps_dev_rows &A, const sps_gm_ws *g,
-            const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist, cudaError_t *ce)
+ * 1024 threads with 2, 4 or 8 rows each; as an index into gc_fns (-1: above
+ * SPS_GM_CLUSTER_MAX_ROWS a block, which the hook refuses first). */
+static int gc_pick(int L)
 {
-    const int L = (n + C - 1) / C;
     const char *v = getenv("SPS_GM_CLUSTER_TPB");
     const int tpb = v ? atoi(v) : 0;
-    if (L <= 256 && tpb <= 256) return gc_launch<JAC, 256, 1>(s, C, n, m, j0, L, A, g, dinv, st, gs, hist, ce);
-    if (L <= 512 && tpb <= 512) return gc_launch<JAC, 512, 1>(s, C, n, m, j0, L, A, g, dinv, st, gs, hist, ce);
-    if (L <= 1024) return gc_launch<JAC, 1024, 1>(s, C, n, m, j0, L, A, g, dinv, st, gs, hist, ce);
-    if (L <= 2048) return gc_launch<JAC, 1024, 2>(s, C, n, m, j0, L, A, g, dinv, st, gs, hist, ce);
-    if (L <= 4096) return gc_launch<JAC, 1024, 4>(s, C, n, m, j0, L, A, g, dinv, st, gs, hist, ce);
-    if (L <= 8192) return gc_launch<JAC, 1024, 8>(s, C, n, m, j0, L, A, g, dinv, st, gs, hist, ce);
-    return 0; /* above SPS_GM_CLUSTER_MAX_ROWS a block: the hook refuses first */
+    if (L <= 256 && tpb <= 256) return 0;
+    if (L <= 512 && tpb <= 512) return 1;
+    for (int i = 2; i < 6; i++)
+        if (L <= (1024 << (i - 2))) return i;
+    return -1;
 }
-} /* namespace */
 
 static sps_status c_gm_finish(sps_kws *w, const sps_kfin *f)
 {
@@ -1487,28 +894,28 @@ static sps_status c_gm_onekernel(sps_kws *w, const sps_gm_ws *g, const sps_dev_r
     sps_gm_state *gs = (sps_gm_state *)w->ms;
     cudaStream_t s = sps_stream(w->ctx);
     const int n = (int)w->n, m = (int)g->m, j = (int)j0;
-    const bool ok = dinv ? go_pick<true>(s, n, m, j, *rows, g, dinv, w->st, gs, w->hist)
-                         : go_pick<false>(s, n, m, j, *rows, g, dinv, w->st, gs, w->hist);
-    if (!ok) return SPS_ERR_UNSUPPORTED;
+    const int i = go_pick(n);
+    if (i < 0 || !go_fns[dinv != nullptr][i](s, n, m, j, rows, g, dinv, w->st, gs, w->hist))
+        return SPS_ERR_UNSUPPORTED;
     SPS_LAUNCH_CHECK(w->ctx, "k_gm_onekernel");
     return SPS_OK;
 }
 
-/* The cluster kernel (gmres.h): C blocks (1 .. GC_CMAX) of at most
+/* The cluster kernel (gmres.h): C blocks (1 .. SPS_GM_CLUSTER_CMAX) of at most
  * SPS_GM_CLUSTER_MAX_ROWS rows each; SPS_ERR_UNSUPPORTED where it cannot run
  * (nothing changed: the caller falls back). */
 static sps_status c_gm_cluster(sps_kws *w, const sps_gm_ws *g, const sps_dev_rows *rows, int64_t j0,
                                const double *dinv, int C)
 {
-    if (!rows || rows->n != w->n || w->n < 1 || C < 1 || C > GC_CMAX ||
+    if (!rows || rows->n != w->n || w->n < 1 || C < 1 || C > SPS_GM_CLUSTER_CMAX ||
         (w->n + C - 1) / C > SPS_GM_CLUSTER_MAX_ROWS || g->m < 1 || g->m > INT32_MAX / 8 || j0 < 0 || j0 >= g->m)
         return SPS_ERR_UNSUPPORTED;
     sps_gm_state *gs = (sps_gm_state *)w->ms;
     cudaStream_t s = sps_stream(w->ctx);
     const int n = (int)w->n, m = (int)g->m, j = (int)j0;
     cudaError_t ce = cudaSuccess;
-    const int r = dinv ? gc_pick<true>(s, C, n, m, j, *rows, g, dinv, w->st, gs, w->hist, &ce)
-                       : gc_pick<false>(s, C, n, m, j, *rows, g, dinv, w->st, gs, w->hist, &ce);
+    const int L = (n + C - 1) / C, i = gc_pick(L);
+    const int r = i < 0 ? 0 : gc_fns[dinv != nullptr][i](s, C, n, m, j, L, rows, g, dinv, w->st, gs, w->hist, &ce);
     if (r == 0) return SPS_ERR_UNSUPPORTED;
     if (r < 0) return sps__cuda_fail(w->ctx, ce, "cudaLaunchKernelEx k_gm_cluster", __FILE__, __LINE__);
     SPS_LAUNCH_CHECK(w->ctx, "k_gm_cluster");

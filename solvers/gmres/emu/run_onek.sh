@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# spsolve/solvers/gmres/emu/run_onek.sh: run gmres_kernels.cu's one-kernel
+# spsolve/solvers/gmres/emu/run_onek.sh: run gmres_onek.cuh's one-kernel
 # path (k_gm_onekernel) on the CPU (no GPU needed) against the host driver's
 # steps. From the repository root, after ./configure:
 #   sh solvers/gmres/emu/run_onek.sh [quick]
 # It cuts the kernels (k_gm_onekernel, and k_gm_cluster with C blocks) out of
-# gmres_kernels.cu and the one-kernel helpers (OKT,
+# gmres_onek.cuh and the one-kernel helpers (OKT,
 # onek_sum, onek_rows) out of solvers/kernels.cuh, includes onek_row's
 # spmv/dev_rows.cuh before them, and builds
 # onek_harness.cc with them over onek_emu.h (one block of 1024 fibers; C
@@ -18,7 +18,7 @@ root=$(pwd)
 tmp=${TMPDIR:-/tmp}/gm_onek_emu.$$
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
-python3 - "$root/solvers/kernels.cuh" "$root/solvers/gmres/gmres_kernels.cu" "$tmp/onek.inc" <<'PY'
+python3 - "$root/solvers/kernels.cuh" "$root/solvers/gmres/gmres_onek.cuh" "$tmp/onek.inc" <<'PY'
 import sys
 h = open(sys.argv[1]).read()
 k = open(sys.argv[2]).read()

@@ -1,0 +1,6 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/solvers/gmres/onek/onek_r4.cu: k_gm_onekernel<false, 4> (4 rows a thread) in a
+ * module of its own (gmres_onek.h) */
+#include "../gmres_onek.cuh"
+
+SPS_GM_ONEK_DEFINE(sps__gm_onek_r4, false, 4)
