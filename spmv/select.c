@@ -37,17 +37,9 @@ static const struct auto_rule {
                                      circuit_2 (1274) 32-33 / 27-33, bloweya (10001) 203-205 /
                                      57-63; doc/spmv.md) */
     int64_t large_nnz;            /* at least this many entries: bandwidth-bound, not launch-bound */
-    double scalar_max_mean;       /* large and regular with at most this mean row length: csr-scalar;
-                                     and a GPU matrix within the one-kernel engine's bounds
-                                     (backend.h SPS_ONEK_AUTO_MAX, SPS_ONEK_AUTO_SERIAL) with at
-                                     most this mean: that engine walks the rows itself in
-                                     csr-scalar's order (spmv/dev_rows.cuh), so the backend's
-                                     own kernel serves only the SpMVs outside it (the warm-up,
-                                     a restart's residual), and csr-scalar's module loads
-                                     fastest (H100, a fresh context: 0.07 ms against
-                                     csr-vector's 0.23; solve_ms medians of 7, auto on
-                                     csr-vector / csr-scalar: lund_a 3.63 / 3.48, Si2 12.30 /
-                                     12.06; doc/spmv.md) */
+    double scalar_max_mean;       /* large and regular with at most this mean row length: csr-scalar
+                                     (small GPU matrices within the one-kernel engine's bounds
+                                     are csr-scalar too, whatever their mean: decide()) */
     const char *irregular_large;  /* large and irregular */
     const char *regular;          /* everything else */
     const char *fallback;         /* when the chosen backend refuses or is not compiled */
@@ -241,13 +233,22 @@ static const char *decide(const sps_features *f, int allow_drm, int gpu, char *w
                  f->rows, RULE.small_rows, f->diagonals, dia_per_nnz, RULE.dia_small_max_slots);
         return "dia";
     }
-    if (gpu && f->nnz < RULE.large_nnz && f->row_mean <= RULE.scalar_max_mean &&
-        f->rows <= SPS_ONEK_AUTO_MAX && sps__onek_serial(f->rows, f->row_max) <= SPS_ONEK_AUTO_SERIAL) {
+    /* Within the one-kernel engine's bounds (backend.h SPS_ONEK_AUTO_MAX,
+     * SPS_ONEK_AUTO_SERIAL) that engine walks the rows itself in csr-scalar's
+     * order (spmv/dev_rows.cuh), so the CSR backend's own kernel serves only
+     * the SpMVs outside it (the warm-up, a restart's residual), and
+     * csr-scalar's module loads fastest (H100, a fresh context: 0.07 ms
+     * against csr-vector's 0.23). solve_ms, medians of 7 (doc/spmv.md):
+     * lund_a (CG) 3.63 on csr-vector / 3.48 on csr-scalar, Si2 (GMRES, mean
+     * row 23) 9.23 / 8.63. The serial bound keeps the rows short: 128
+     * entries at most up to 1024 rows, 10 at 12,288. */
+    if (gpu && f->nnz < RULE.large_nnz && f->rows <= SPS_ONEK_AUTO_MAX &&
+        sps__onek_serial(f->rows, f->row_max) <= SPS_ONEK_AUTO_SERIAL) {
         snprintf(why, len,
-                 "auto: csr-scalar: %d rows (<= %d) of at most %d entries (mean %.1f): within the "
-                 "one-kernel engine's bounds, which walks the rows in csr-scalar's order; "
-                 "csr-scalar's kernels load fastest",
-                 f->rows, SPS_ONEK_AUTO_MAX, f->row_max, f->row_mean);
+                 "auto: csr-scalar: %d rows (<= %d) of at most %d entries: within the one-kernel "
+                 "engine's bounds, which walks the rows in csr-scalar's order; csr-scalar's "
+                 "kernels load fastest",
+                 f->rows, SPS_ONEK_AUTO_MAX, f->row_max);
         return "csr-scalar";
     }
     if (allow_drm && per_nnz <= RULE.drm_max_slots_per_nnz && f->diagonals > 0 &&
