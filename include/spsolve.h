@@ -265,11 +265,14 @@ typedef struct sps_features {
 
 /** Compute every field of sps_features (defined in doc/features.md). On a
  *  host context (or ctx = NULL) one pass over the CSR on the host: the
- *  reference. On a GPU context the CSR is uploaded once (sps_matrix_upload)
- *  and the features are computed on the device from that copy: integer
- *  features equal to the host's, floating ones equal to rounding, the same
- *  bits run after run. SPS_ANALYZE=host in the environment forces the host
- *  path on a GPU context (for comparisons). */
+ *  reference. On a GPU context, from 32,768 entries, the CSR is uploaded
+ *  once (sps_matrix_upload) and the features are computed on the device
+ *  from that copy: integer features equal to the host's, floating ones equal
+ *  to rounding, the same bits run after run; a smaller matrix is analyzed on
+ *  the host, which is faster there (f->on_gpu says which ran).
+ *  SPS_ANALYZE=host in the environment forces the host path on a GPU
+ *  context, SPS_ANALYZE=device the device path at any size (for
+ *  comparisons). */
 sps_status sps_matrix_analyze(sps_context *ctx, const sps_matrix *A, sps_features *f);
 
 /** Copy A's CSR to the device of ctx now, once: the copy is cached on A and

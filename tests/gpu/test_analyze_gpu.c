@@ -313,8 +313,37 @@ out:
     sps_matrix_destroy(A);
 }
 
+/* Where sps_matrix_analyze runs on a GPU context (core/analyze.c): the host
+ * below 32,768 entries, the device from there; SPS_ANALYZE=host|device
+ * forces one. */
+static void test_where(sps_context *ctx)
+{
+    static const struct {
+        const char *gen, *env;
+        int gpu;
+    } c[] = {{"poisson2d:63", NULL, 0},        {"poisson2d:200", NULL, 1},
+             {"poisson2d:63", "device", 1},    {"poisson2d:200", "host", 0},
+             {"banded:3838,9,0.0,1", NULL, 0}, {"banded:3839,9,0.0,1", NULL, 1}}; /* 32,761 and 32,770 entries */
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        sps_matrix *A = NULL;
+        sps_features f;
+        if (c[i].env) setenv("SPS_ANALYZE", c[i].env, 1);
+        else unsetenv("SPS_ANALYZE");
+        if (T_STATUS(ctx, sps_matrix_generate(ctx, c[i].gen, &A), "generate %s", c[i].gen) &&
+            T_STATUS(ctx, sps_matrix_analyze(ctx, A, &f), "analyze %s", c[i].gen))
+            T_OK(f.on_gpu == c[i].gpu, "%s (%lld entries), SPS_ANALYZE=%s: analyzed on the %s (want the %s)",
+                 c[i].gen, (long long)f.nnz, c[i].env ? c[i].env : "(unset)", f.on_gpu ? "device" : "host",
+                 c[i].gpu ? "device" : "host");
+        sps_matrix_destroy(A);
+    }
+    setenv("SPS_ANALYZE", "device", 1);
+}
+
 static void run(sps_context *ctx)
 {
+    /* the comparisons below run the device analysis at every size */
+    setenv("SPS_ANALYZE", "device", 1);
+    test_where(ctx);
     test_upload(ctx);
     test_download(ctx);
     test_edges(ctx);
