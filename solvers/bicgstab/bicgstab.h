@@ -13,6 +13,19 @@
 extern "C" {
 #endif
 
+/* The one-kernel engine's arguments (bicgstab_onek.cuh: k_bicg_onek_regs,
+ * k_bicg_onekernel): the rows, the nine vectors (x, r, r0hat, p, v, s, t,
+ * phat, shat), D^-1 or NULL, the state and the history. */
+typedef struct sps_bicg_onek {
+    int n;
+    sps_dev_rows A;
+    double *x, *r, *r0, *p, *v, *s, *t, *ph, *sh;
+    const double *dinv;
+    sps_kstate *st;
+    sps_bicg_state *bs;
+    double *hist;
+} sps_bicg_onek;
+
 typedef struct sps_bicg_ops {
     /* A BiCGSTAB finish step (sps_kfin's fn: f->step is an sps_bicg_step). */
     sps_status (*finish)(sps_kws *w, const sps_kfin *f);

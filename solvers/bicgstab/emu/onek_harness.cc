@@ -24,6 +24,7 @@
 emu_block *emu_b;
 dim3 threadIdx, blockIdx, blockDim, gridDim;
 double *emu_dyn;
+emu_shape *emu_grid; /* onek_emu.h: the fused GMRES emulation's grid shapes; unused here (nullptr) */
 
 template <class T> static inline T __ldg(const T *p) { return *p; }
 

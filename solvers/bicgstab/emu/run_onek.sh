@@ -16,8 +16,9 @@ tmp=${TMPDIR:-/tmp}/bicg_onek_emu.$$
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 git show "$base:solvers/kernels.cuh" > "$tmp/base_kernels.cuh"
-git show "$base:solvers/bicgstab/bicgstab_kernels.cu" > "$tmp/base_bicg.cu"
-python3 - "$tmp" "$root/solvers/kernels.cuh" "$root/solvers/bicgstab/bicgstab_kernels.cu" <<'PY'
+git show "$base:solvers/bicgstab/bicgstab_onek.cuh" > "$tmp/base_bicg.cu" 2>/dev/null ||
+    git show "$base:solvers/bicgstab/bicgstab_kernels.cu" > "$tmp/base_bicg.cu"
+python3 - "$tmp" "$root/solvers/kernels.cuh" "$root/solvers/bicgstab/bicgstab_onek.cuh" <<'PY'
 import sys
 tmp = sys.argv[1]
 def cut(hpath, kpath, out):

@@ -1,0 +1,6 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/solvers/bicgstab/onek/onek_global.cu: k_bicg_onekernel<false, false> (the vectors in global memory)
+ * in a module of its own (bicgstab_onek.h) */
+#include "../bicgstab_onek.cuh"
+
+SPS_BICG_ONEK_WHOLE_DEFINE(sps__bicg_onek_global, false, false)

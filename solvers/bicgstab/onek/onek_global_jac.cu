@@ -1,0 +1,6 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/solvers/bicgstab/onek/onek_global_jac.cu: k_bicg_onekernel<true, false> (the vectors in global memory, Jacobi fused)
+ * in a module of its own (bicgstab_onek.h) */
+#include "../bicgstab_onek.cuh"
+
+SPS_BICG_ONEK_WHOLE_DEFINE(sps__bicg_onek_global_jac, true, false)

@@ -1,0 +1,6 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/solvers/bicgstab/onek/onek_regs1.cu: k_bicg_onek_regs<false, 1> (1 row a thread in registers)
+ * in a module of its own (bicgstab_onek.h) */
+#include "../bicgstab_onek.cuh"
+
+SPS_BICG_ONEK_REGS_DEFINE(sps__bicg_onek_regs1, false, 1)

@@ -1,0 +1,6 @@
+/* SPDX-License-Identifier: MIT */
+/* spsolve/solvers/cg/onek/onek_regs4_jac.cu: k_cg_onekernel<true, OK_REGS4> (4 rows a thread in registers, Jacobi fused) in a module
+ * of its own (cg_onek.h) */
+#include "../cg_onek.cuh"
+
+SPS_CG_ONEK_DEFINE(sps__cg_onek_regs4_jac, true, OK_REGS4)
