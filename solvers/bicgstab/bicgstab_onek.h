@@ -4,7 +4,7 @@
  * (solvers/bicgstab/onek/). CUDA loads a module whole at the first launch of
  * one of its kernels, and the ten instantiations (40-59 KB of sm_90 code
  * each) were most of bicgstab_kernels.cu's module, which every BiCGSTAB solve
- * loaded (H100, a fresh context: 0.64 ms, doc/solvers.md); now a one-kernel
+ * loaded (H100, a fresh context: 0.56-0.64 ms, doc/solvers.md); now a one-kernel
  * solve loads the one it runs. CUDA C++ (included by .cu files only). A
  * launcher returns 1 when it launched, 0 when its shared memory does not fit
  * (the global layout always launches). */

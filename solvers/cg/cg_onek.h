@@ -4,7 +4,7 @@
  * CUDA loads a module whole at the first launch of one of its kernels, and
  * the ten instantiations (26-41 KB of sm_90 code each) were most of
  * cg_kernels.cu's module, which every CG solve loaded (H100, a fresh context:
- * 0.57-0.76 ms, doc/solvers.md); now a one-kernel solve loads the one it runs.
+ * 0.50-0.76 ms, doc/solvers.md); now a one-kernel solve loads the one it runs.
  * CUDA C++ (included by .cu files only). A launcher returns 1 when it
  * launched, 0 when its shared memory does not fit (the global layout always
  * launches). */

@@ -626,7 +626,7 @@ __global__ void __launch_bounds__(32 * GN_MAXW, 5) k_gn_fin(int n, int ncols, in
  * solve loads only the one it runs. CUDA loads a module whole at the first
  * launch of one of its kernels: the twenty instantiations in this file made
  * 3.5 MB of sm_90 code that every GMRES solve loaded (H100, a fresh context:
- * 3.4 ms for the module, doc/solvers.md). */
+ * 2.9-3.4 ms for the module, doc/solvers.md). */
 static const sps_gm_onek_fn go_fns[2][4] = {
     {sps__gm_onek_r1, sps__gm_onek_r2, sps__gm_onek_r4, sps__gm_onek_r8},
     {sps__gm_onek_r1_jac, sps__gm_onek_r2_jac, sps__gm_onek_r4_jac, sps__gm_onek_r8_jac},

@@ -4,7 +4,7 @@
  * (solvers/gmres/onek/). CUDA loads a module whole at the first launch of one
  * of its kernels: the twenty instantiations (80-390 KB of sm_90 code each)
  * made gmres_kernels.cu's module 3.5 MB, which every GMRES solve loaded (H100,
- * a fresh context: 3.4 ms, doc/solvers.md); now a solve loads the one it runs.
+ * a fresh context: 2.9-3.4 ms, doc/solvers.md); now a solve loads the one it runs.
  * CUDA C++ (included by .cu files only). Each launcher returns what the
  * template returns: go_launch 1 launched, 0 cannot run here (the shared
  * memory does not fit); gc_launch 1, 0, or -1 the launch failed (*ce). */
