@@ -12,6 +12,7 @@
  * are about 3 to 5 us per launch. */
 #include "../core/gpu.h"
 #include "kernels.cuh"
+#include "vops_dot.cuh"
 
 namespace {
 
@@ -28,27 +29,6 @@ __global__ void __launch_bounds__(TPB) k_add(int n, double *x, const double *z)
 __global__ void __launch_bounds__(TPB) k_mul(int n, double *z, const double *d, const double *r)
 {
     GRID_STRIDE(i, n) z[i] = d[i] * r[i];
-}
-
-/* The operands of up to SPS_K_NSUM dot products, by value. */
-struct dot_args {
-    const double *a[SPS_K_NSUM], *b[SPS_K_NSUM];
-};
-
-template <int NS>
-__global__ void __launch_bounds__(TPB) k_dot(int n, dot_args d, const sps_kstate *st, int gated,
-                                             double *part)
-{
-    if (gated && st->stop) return;
-    double v[NS];
-#pragma unroll
-    for (int q = 0; q < NS; q++) v[q] = 0.0;
-    GRID_STRIDE(i, n)
-    {
-#pragma unroll
-        for (int q = 0; q < NS; q++) v[q] += d.a[q][i] * d.b[q][i];
-    }
-    put_partials<NS>(v, part, gridDim.x);
 }
 
 /* max |x_i| of the block into part[block] (a maximum is exact and free of
@@ -203,29 +183,19 @@ static sps_status c_finish(sps_kws *w, const sps_kfin *f)
     return SPS_OK;
 }
 
-template <int NS>
-static void launch_dot(sps_kws *w, const dot_args &d, int gated)
-{
-    k_dot<NS><<<sps__kgrid(w->n), TPB, 0, sps_stream(w->ctx)>>>(w->n, d, w->st, gated, w->red);
-}
-
 static sps_status c_dot(sps_kws *w, int ns, const double *const *a, const double *const *b,
                         const sps_kfin *f)
 {
     if (ns < 1 || ns > SPS_K_NSUM)
         return sps__err(w->ctx, SPS_ERR_INTERNAL, "dot: %d sums (1 to %d) (%s:%d)", ns, SPS_K_NSUM,
                         __FILE__, __LINE__);
-    dot_args d = {};
-    for (int q = 0; q < ns; q++) d.a[q] = a[q], d.b[q] = b[q];
-    switch (ns) {
-    case 1: launch_dot<1>(w, d, f->gated); break;
-    case 2: launch_dot<2>(w, d, f->gated); break;
-    case 3: launch_dot<3>(w, d, f->gated); break;
-    case 4: launch_dot<4>(w, d, f->gated); break;
-    case 5: launch_dot<5>(w, d, f->gated); break;
-    case 6: launch_dot<6>(w, d, f->gated); break;
-    case 7: launch_dot<7>(w, d, f->gated); break;
-    default: launch_dot<8>(w, d, f->gated); break;
+    cudaStream_t s = sps_stream(w->ctx);
+    const unsigned g = sps__kgrid(w->n);
+    switch (ns) { /* 1-3 sums here, 4 and more in vops_dot_wide.cu's module (vops_dot.cuh) */
+    case 1: k_dot<1><<<g, TPB, 0, s>>>(w->n, sps__dot_args(1, a, b), w->st, f->gated, w->red); break;
+    case 2: k_dot<2><<<g, TPB, 0, s>>>(w->n, sps__dot_args(2, a, b), w->st, f->gated, w->red); break;
+    case 3: k_dot<3><<<g, TPB, 0, s>>>(w->n, sps__dot_args(3, a, b), w->st, f->gated, w->red); break;
+    default: sps__vops_dot_wide(s, g, ns, w->n, a, b, w->st, f->gated, w->red); break;
     }
     SPS_LAUNCH_CHECK(w->ctx, "k_dot");
     w->nsum = ns;
