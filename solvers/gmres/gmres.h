@@ -81,6 +81,16 @@ typedef struct sps_gm_ops {
      * fused products"): x'x summed in another order than the vops dot. */
     sps_status (*gemv_n_fin)(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *h,
                              double *x, int second, const sps_kfin *f, int64_t sj, int *scaled);
+    /* DCGS2 (gmres_state.h sps__gm_dcgs2), gated on a stopped solve: the
+     * products d = [V_0..V_j]'V_j and [V_0..V_j]'y (y NULL: the cycle's
+     * closing pass, V_j only), then the step's finish (sps__gm_dcgs2). The
+     * host sums each column's products in row order; CUDA: one pass over
+     * the basis for both right-hand sides, the finish in its last block. */
+    sps_status (*dprod)(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *y);
+    /* DCGS2's corrections, gated: V_j <- (V_j - Q a) / omega and
+     * V_{j+1} <- (y - Q b - v_j c) / omega with Q = V_0..V_{j-1} (one pass
+     * over Q for both; each row's column sums in order on the host). */
+    sps_status (*dcorr)(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *y);
     /* At a solve's start (ungated): zero the fused products' counters
      * (sps__gm_part_len); nothing on the host. */
     sps_status (*reset)(sps_kws *w, const sps_gm_ws *g);
@@ -143,7 +153,8 @@ typedef struct sps_gm_ops {
     {                                                                                       \
         .finish = P##_gm_finish, .gemv_t = P##_gemv_t, .gemv_n = P##_gemv_n,                \
         .gemv_n_fin = P##_gemv_n_fin, .reset = P##_gm_reset, .scale = P##_gm_scale,         \
-        .solve = P##_gm_solve, .update = P##_gm_update,                                     \
+        .dprod = P##_gm_dprod, .dcorr = P##_gm_dcorr, .solve = P##_gm_solve,               \
+        .update = P##_gm_update,                                                            \
     }
 
 /* tests/tools/gm_bench: the basis entry V[i, c] it times on (exact in

@@ -124,7 +124,7 @@ static void pair_init(pair *p, size_t n, int m)
             x->red = hvec(red);
             x->hist = hist;
             g->V = V;
-            g->gm = (sps_kgm){H, cs, sn, gg, hvec((size_t)m), h2};
+            g->gm = (sps_kgm){H, cs, sn, gg, hvec((size_t)m), h2, NULL, NULL};
         }
     }
 }
