@@ -38,7 +38,8 @@ static inline int64_t sps__gm_ntiles(int64_t n, int64_t ncols)
     if (ct > cap) ct = cap;
     return ct < 1 ? 1 : ct;
 }
-/* The products' partials, then the fused products' bookkeeping (gmres_kernels.cu
+/* The products' partials (room for two right-hand sides of the column tiles:
+ * DCGS2's corrections), then the fused products' bookkeeping (gmres_kernels.cu
  * "the fused products"): the w'w sums of the 64-row tiles, then unsigned
  * counters, two a double: one a column of h = V'w, one a row tile of
  * w -= V h, one for the row tiles done. The counters are zero between
@@ -47,7 +48,7 @@ static inline int64_t sps__gm_ntiles(int64_t n, int64_t ncols)
 static inline size_t sps__gm_part_core(int64_t n, int64_t m)
 {
     size_t t = (size_t)(m + 1) * SPS_GM_TCH, ct = (size_t)sps__gm_ntiles(n, m + 1);
-    size_t c = ct > 1 ? ct * (size_t)n : 0;
+    size_t c = ct > 1 ? 2 * ct * (size_t)n : 0;
     return t > c ? t : c;
 }
 static inline size_t sps__gm_rtiles(int64_t n) { return (size_t)((n + 63) / 64); }

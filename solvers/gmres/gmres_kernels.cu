@@ -146,6 +146,16 @@ __global__ void __launch_bounds__(1024) k_gm_solve(const sps_gm_state *gs, sps_k
         for (int64_t r = threadIdx.x; r < i; r += blockDim.x) gm.y[r] -= col[r] * yi;
         __syncthreads();
     }
+    if (gs->orth != SPS_GM_ORTH_DCGS2) return;
+    /* DCGS2: y <- U y, a thread a row, each row's sum in the host's order,
+     * through h2 (every row reads the others' y first) */
+    for (int64_t i = threadIdx.x; i < k; i += blockDim.x) {
+        double t = gm.y[i];
+        for (int64_t l = i + 1; l < k; l++) t += gm.U[l * (l - 1) / 2 + i] * gm.y[l];
+        gm.h2[i] = t;
+    }
+    __syncthreads();
+    for (int64_t i = threadIdx.x; i < k; i += blockDim.x) gm.y[i] = gm.h2[i];
 }
 
 /* Gram-Schmidt's two products, ours rather than cuBLAS's gemv: the first
@@ -617,6 +627,249 @@ __global__ void __launch_bounds__(32 * GN_MAXW, 5) k_gn_fin(int n, int ncols, in
 }
 
 /* ---- end of the fused products */
+
+/* ---- the delayed products (DCGS2: gm_ops dprod, dcorr) ---------------------
+ *
+ * gmres_state.h sps__gm_dcgs2 is the arithmetic; these are its two passes
+ * over the basis, each one launch, every sum in an order fixed by n and the
+ * column count, no floating-point atomics (tickets only decide who sums).
+ *
+ * k_dp: d = [V_0..V_j]'[p_j, y] (p_j = V_j). k_gt's warps (one per column
+ * and row chunk, the columns from the last, V through L2 and the two
+ * right-hand sides through L1), each with two sums; a column of C chunks
+ * puts its partials in the workspace's (p_j's, then at ncols * C y's) and the
+ * warp with the last ticket on the column's counter adds them (gt_col_sum,
+ * k_gt's order). Then each block takes a ticket on the done counter and the
+ * last block runs the step's finish (dp_tail: sps__gm_dcgs2 over the block).
+ * y NULL: the cycle's closing products, p_j only.
+ *
+ * k_dc: the corrections on k_gn_fin's tiles (32 * RPL rows by K columns of
+ * Q = V_0..V_{j-1}, W warps splitting the tile's columns, warp 0 adding the
+ * W sums in warp order): each row's Q a and Q b at once (gn_sums2: one load
+ * of V for both), the column tiles' sums in the partials (Q a's, then at
+ * CT * n Q b's) and added in tile order by the row tile's last block, which
+ * then writes v_j and p_{j+1} of its rows. No reduction: no tail. */
+#define DP_U 8
+
+/* The step's finish with the whole block: a'a and a'b (block_sum), omega and
+ * c on thread 0; column j - 1 += a, its ||.||^2, the rotations (rotate_scan)
+ * and the Arnoldi step with H[j, j-1] = omega; then column j of H and U. */
+__device__ void dp_tail(int64_t j, bool close, sps_kstate *st, sps_gm_state *gs, double *hist, sps_kgm gm)
+{
+    __shared__ double sc[2];
+    const int64_t ld = gs->m + 1;
+    const double *a = gm.d, *b = gm.d + ld;
+    double v[2] = {0.0, 0.0};
+    for (int64_t i = threadIdx.x; i < j; i += TPB) {
+        const double ai = __ldcg(a + i);
+        v[0] += ai * ai;
+        if (!close) v[1] += ai * __ldcg(b + i);
+    }
+    block_sum<2>(v);
+    if (threadIdx.x == 0) {
+        const double om2 = __ldcg(a + j) - v[0], om = j == 0 ? 1.0 : om2 > 0.0 ? sqrt(om2) : 0.0;
+        sc[0] = om;
+        sc[1] = close ? 0.0 : (__ldcg(b + j) - v[1]) / om;
+    }
+    __syncthreads();
+    const double om = sc[0], c = sc[1];
+    if (j > 0) {
+        double *col = gm.H + (j - 1) * ld, hsq[1] = {0.0};
+        for (int64_t i = threadIdx.x; i < j; i += TPB) {
+            const double h = col[i] + __ldcg(a + i);
+            col[i] = h;
+            hsq[0] += h * h;
+        }
+        block_sum<1>(hsq); /* its barriers also publish the col[] writes */
+        const double r = rotate_scan(col, gm.cs, gm.sn, j - 1);
+        __syncthreads(); /* every row rotated before thread 0 writes rows j - 1, j */
+        if (threadIdx.x == 0) sps__gm_arnoldi(st, gs, j - 1, r, om, hsq[0], hist, gm);
+        __syncthreads();
+        const volatile sps_kstate *vst = st;
+        if (vst->stop) return;
+    }
+    if (close) return;
+    double *colj = gm.H + j * ld, *u = gm.U + j * (j - 1) / 2;
+    for (int64_t i = threadIdx.x; i < j; i += TPB) {
+        colj[i] = __ldcg(b + i) / om;
+        u[i] = __ldcg(a + i) / om;
+    }
+    if (threadIdx.x == 0) {
+        colj[j] = c / om;
+        gs->omega = om;
+        gs->cj = c;
+    }
+}
+
+template <int U>
+__global__ void __launch_bounds__(TPB) k_dp(int n, int ncols, int R, int C, const double *__restrict__ V,
+                                            const double *__restrict__ y, double *part, unsigned *cnt,
+                                            unsigned *done, sps_kstate *st, sps_gm_state *gs, double *hist,
+                                            sps_kgm gm, int ld)
+{
+    if (st->stop) return; /* every block: the state is the previous launch's */
+    __shared__ int last;
+    const int lane = (int)(threadIdx.x & 31);
+    const int64_t wid = (int64_t)blockIdx.x * (TPB / 32) + (threadIdx.x >> 5);
+    const bool two = y != nullptr;
+    const double *x0 = V + (int64_t)(ncols - 1) * n;
+    if (wid < (int64_t)ncols * C) { /* whole warps */
+        const int chunk = (int)(wid / ncols);
+        const int c = ncols - 1 - (int)(wid - (int64_t)chunk * ncols);
+        const int64_t r1 = min((int64_t)n, (int64_t)(chunk + 1) * R);
+        const double *col = V + (int64_t)c * n;
+        double s0 = 0.0, s1 = 0.0;
+        for (int64_t i = (int64_t)chunk * R + lane; i < r1; i += 32 * U) { /* U rows a lane in flight */
+            double a[U], b0[U], b1[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int64_t k = i + 32 * u;
+                a[u] = k < r1 ? __ldcg(col + k) : 0.0;
+                b0[u] = k < r1 ? __ldg(x0 + k) : 0.0;
+                b1[u] = k < r1 && two ? __ldg(y + k) : 0.0;
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (i + 32 * u < r1) {
+                    s0 += a[u] * b0[u];
+                    s1 += a[u] * b1[u];
+                }
+        }
+        for (int off = 16; off > 0; off >>= 1) {
+            s0 += __shfl_down_sync(GM_FULL, s0, off);
+            s1 += __shfl_down_sync(GM_FULL, s1, off);
+        }
+        bool mine = C == 1;
+        if (!mine) {
+            if (lane == 0) {
+                part[(int64_t)c * C + chunk] = s0;
+                part[((int64_t)ncols + c) * C + chunk] = s1;
+            }
+            mine = gm_last_ticket(cnt + c, (unsigned)C - 1u);
+            if (mine) {
+                s0 = gt_col_sum(part, c, C, true);
+                s1 = gt_col_sum(part + (int64_t)ncols * C, c, C, true);
+            }
+        }
+        if (mine && lane == 0) {
+            gm.d[c] = s0;
+            if (two) gm.d[ld + c] = s1;
+        }
+    }
+    __threadfence(); /* this block's d and partials before its ticket */
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned t = atomicAdd(done, 1u);
+        last = t == gridDim.x - 1u;
+        if (last) *done = 0u;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    dp_tail(ncols - 1, !two, st, gs, hist, gm);
+}
+
+/* gn_sums with two coefficient vectors (h1, h2) over the same loads of V:
+ * warp wp's (of W) sums over columns c0 + wp, + W, ... < c1, in order. The
+ * classic kernels keep gn_sums as it is (their register budget). */
+template <int RPL>
+__device__ __forceinline__ void gn_sums2(int n, int c0, int c1, int wp, int W, int64_t i0,
+                                         const double *__restrict__ V, const double *__restrict__ h1,
+                                         const double *__restrict__ h2, double (&s1)[RPL], double (&s2)[RPL])
+{
+#pragma unroll
+    for (int r = 0; r < RPL; r++) s1[r] = s2[r] = 0.0;
+    for (int c = c0 + wp; c < c1; c += W * GN_U) {
+        double a[GN_U][RPL], b1[GN_U], b2[GN_U];
+#pragma unroll
+        for (int u = 0; u < GN_U; u++) {
+            const int cc = c + u * W;
+            const bool ok = cc < c1;
+            const double *p = V + (int64_t)(ok ? cc : c0) * n;
+            b1[u] = ok ? __ldg(h1 + cc) : 0.0;
+            b2[u] = ok ? __ldg(h2 + cc) : 0.0;
+#pragma unroll
+            for (int r = 0; r < RPL; r++) {
+                const int64_t i = i0 + 32 * r;
+                a[u][r] = ok && i < n ? __ldcg(p + i) : 0.0;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < GN_U; u++) {
+            if (c + u * W >= c1) continue;
+#pragma unroll
+            for (int r = 0; r < RPL; r++) {
+                s1[r] += a[u][r] * b1[u];
+                s2[r] += a[u][r] * b2[u];
+            }
+        }
+    }
+}
+
+/* V_j <- (V_j - Q a) / omega;  V_{j+1} <- (y - Q b - v_j c) / omega, Q =
+ * V_0..V_{j-1} (d: a at 0, b at ld; omega, c from dp_tail). */
+template <int RPL>
+__global__ void __launch_bounds__(32 * GN_MAXW) k_dc(int n, int j, int K, int W, double *V,
+                                                    const double *__restrict__ y, double *part, unsigned *tcnt,
+                                                    const sps_kstate *st, const sps_gm_state *gs, const double *d,
+                                                    int ld)
+{
+    if (st->stop) return;
+    __shared__ double sm[2][GN_MAXW][32 * RPL];
+    const int lane = (int)(threadIdx.x & 31), wp = (int)(threadIdx.x >> 5), CT = (int)gridDim.y;
+    const int64_t i0 = (int64_t)blockIdx.x * (32 * RPL) + lane;
+    if (wp < W) {
+        const int c0 = (int)blockIdx.y * K, c1 = min(j, c0 + K);
+        double s1[RPL], s2[RPL];
+        gn_sums2<RPL>(n, c0, c1, wp, W, i0, V, d, d + ld, s1, s2);
+#pragma unroll
+        for (int r = 0; r < RPL; r++) {
+            sm[0][wp][lane + 32 * r] = s1[r];
+            sm[1][wp][lane + 32 * r] = s2[r];
+        }
+    }
+    __syncthreads();
+    if (wp != 0) return;
+    double t1[RPL], t2[RPL];
+#pragma unroll
+    for (int r = 0; r < RPL; r++) {
+        t1[r] = gn_row_total<RPL>(sm[0], W, lane, r);
+        t2[r] = gn_row_total<RPL>(sm[1], W, lane, r);
+    }
+    if (CT > 1) {
+#pragma unroll
+        for (int r = 0; r < RPL; r++) {
+            const int64_t i = i0 + 32 * r;
+            if (i >= n) continue;
+            part[(int64_t)blockIdx.y * n + i] = t1[r];
+            part[((int64_t)CT + blockIdx.y) * n + i] = t2[r];
+        }
+        if (!gm_last_ticket(tcnt + blockIdx.x, (unsigned)CT - 1u)) return;
+#pragma unroll
+        for (int r = 0; r < RPL; r++) { /* the tiles' sums in tile order */
+            const int64_t i = i0 + 32 * r;
+            t1[r] = t2[r] = 0.0;
+            if (i >= n) continue;
+            for (int k = 0; k < CT; k++) {
+                t1[r] += __ldcg(part + (int64_t)k * n + i);
+                t2[r] += __ldcg(part + ((int64_t)CT + k) * n + i);
+            }
+        }
+    }
+    const double om = gs->omega, c = gs->cj;
+    double *vj = V + (int64_t)j * n;
+#pragma unroll
+    for (int r = 0; r < RPL; r++) {
+        const int64_t i = i0 + 32 * r;
+        if (i >= n) continue;
+        const double v = (vj[i] - t1[r]) / om;
+        vj[i] = v;
+        vj[n + i] = (y[i] - t2[r] - v * c) / om;
+    }
+}
+
+/* ---- end of the delayed products */
+
 
 /* ---- the one-kernel engine (gmres.c gm_onekernel) ---------------------------
  *
@@ -1447,6 +1700,49 @@ static sps_status c_gm_reset(sps_kws *w, const sps_gm_ws *g)
 
 /* ---- end of the fused launchers */
 
+/* ---- the delayed launchers (DCGS2) */
+
+/* k_dp over columns 0..j: the partials in the workspace (chunks capped at
+ * SPS_GM_TCH / 2: two right-hand sides), the columns' counters and the done
+ * counter (gmres.h: one a column, then the row tiles', then done). */
+static sps_status c_gm_dprod(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *y)
+{
+    const int64_t n = w->n, ncols = j + 1;
+    if (ncols < 1 || ncols > g->m + 1 || n < 1 || !g->part || !g->gm.d || !g->gm.U)
+        return sps__err(w->ctx, SPS_ERR_INTERNAL, "gmres dcgs2: %lld basis columns (%s:%d)", (long long)ncols,
+                        __FILE__, __LINE__);
+    const gt_plan p = gt_plan_for(n, ncols, SPS_GM_TCH / 2, GT_TW);
+    unsigned *cnt = gm_cnt(g, n);
+    const int64_t warps = ncols * p.C, wpb = TPB / 32, rt = (int64_t)sps__gm_rtiles(n);
+    cudaStream_t s = sps_stream(w->ctx);
+    k_dp<DP_U><<<(unsigned)((warps + wpb - 1) / wpb), TPB, 0, s>>>(
+        (int)n, (int)ncols, p.R, p.C, g->V, y, g->part, cnt, cnt + g->m + 1 + rt, w->st, (sps_gm_state *)w->ms,
+        w->hist, g->gm, (int)(g->m + 1));
+    SPS_LAUNCH_CHECK(w->ctx, "k_dp");
+    return SPS_OK;
+}
+
+/* k_dc on k_gn_fin's plan over Q = V_0..V_{j-1} (at least one column tile:
+ * step 0 has no Q and writes v_0 and p_1 alone). */
+static sps_status c_gm_dcorr(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *y)
+{
+    const int64_t n = w->n;
+    if (j < 0 || j + 1 > g->m || n < 1 || !g->part || !g->gm.d)
+        return sps__err(w->ctx, SPS_ERR_INTERNAL, "gmres dcgs2: column %lld (%s:%d)", (long long)j, __FILE__,
+                        __LINE__);
+    const int64_t ct = sps__gm_ntiles(n, j), K = (j + ct - 1) / ct, rt = (int64_t)sps__gm_rtiles(n);
+    unsigned *cnt = gm_cnt(g, n);
+    cudaStream_t s = sps_stream(w->ctx);
+    k_dc<GN_RPL><<<dim3((unsigned)rt, (unsigned)ct), 32 * GN_MAXW, 0, s>>>(
+        (int)n, (int)j, (int)K, (int)gn_warps(j), g->V, y, g->part, cnt + g->m + 1, w->st,
+        (const sps_gm_state *)w->ms, g->gm.d, (int)(g->m + 1));
+    SPS_LAUNCH_CHECK(w->ctx, "k_dc");
+    return SPS_OK;
+}
+
+/* ---- end of the delayed launchers */
+
+
 static sps_status c_gm_scale(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *src)
 {
     LAUNCH(w, k_gm_scale, w->n, j, src, g->V, w->st, (const sps_gm_state *)w->ms, g->gm);
@@ -1518,7 +1814,7 @@ static sps_status c_gm_cluster(sps_kws *w, const sps_gm_ws *g, const sps_dev_row
 /* SPS_GM_OPS_TABLE(c) with the one-kernel paths (the host has none). */
 extern "C" const sps_gm_ops sps__gm_ops_cuda = {
     .finish = c_gm_finish, .gemv_t = c_gemv_t, .gemv_n = c_gemv_n, .gemv_n_fin = c_gemv_n_fin,
-    .reset = c_gm_reset, .scale = c_gm_scale,
+    .dprod = c_gm_dprod, .dcorr = c_gm_dcorr, .reset = c_gm_reset, .scale = c_gm_scale,
     .solve = c_gm_solve, .update = c_gm_update, .onekernel = c_gm_onekernel, .cluster = c_gm_cluster,
 };
 
