@@ -18,6 +18,17 @@
  * with one pass, 2(m+1)n with two. Without a preconditioner z is v_j (3n
  * less). Once per cycle: y = R^-1 g (one block), x += M^-1 V y (kn + 3n), and
  * at a restart r = b - A x, ||r||, v_0 = r / ||r|| (A + 6n).
+ *
+ * gmres:orth=dcgs2 (or SPS_GM_ORTH=dcgs2; gmres_state.h sps__gm_dcgs2) runs
+ * delayed CGS2 instead, every step the same:
+ *   z = D^-1 p_j                            3n
+ *   1x SpMV  y = A z                        A + 2n
+ *   [V_0..V_j]'[p_j, y] (one pass)          (j+1)n + 2n
+ *   v_j, p_{j+1} from Q a, Q b (one pass)   jn + 4n
+ *   total                                   (2(j+1) + 10)n + A
+ * and per cycle the closing pass ((m+1)n + n) and y = U y (m(m-1)/2
+ * doubles): two reads of the basis a step where CGS2's second pass makes
+ * four. Launches: SpMV, k_dp, k_dc (+1 for Jacobi).
  * Launches per inner iteration on the GPU: SpMV, h = V'w, then w -= V h with
  * w'w, the check (and the rotations when no second pass is due) and the
  * scale in the tail of its last block (gm_ops gemv_n_fin), the second pass's
@@ -393,7 +404,7 @@ static double gm_traffic(const sps_krylov *k, double *spmvs)
 
 const sps_method_impl sps__method_gmres = {
     .name = "gmres", .id = SPS_GMRES, .caps = SPS_KM_RESTART,
-    .summary = "restarted right-preconditioned GMRES(m) (general A; gmres:restart=m)",
+    .summary = "restarted right-preconditioned GMRES(m) (general A; gmres:restart=m,orth=cgs2|dcgs2)",
     .param = gm_param, .work = gm_work, .init = gm_init, .bind = gm_bind,
     .start = gm_start, .iterate = gm_iterate, .room = gm_room, .checked = gm_checked,
     .traffic = gm_traffic, .onekernel = gm_onekernel,

@@ -162,7 +162,10 @@ typedef struct sps_gm_ops {
  * doubles, the same on host and device), and its entry point (CUDA builds
  * only): op 0 h = V'x, 1 x -= V h, 2 both (one Gram-Schmidt pass), 3 an
  * Arnoldi step but its SpMV on column ncols - 1 (both passes, the finishes,
- * the scale; variant 0 the kernels one by one, 1 fused; out: x); variant 0
+ * the scale; variant 0 the kernels one by one, 1 fused; out: x), 4 a DCGS2
+ * step but its SpMV on column j = ncols - 1 (k_dp and k_dc with y = x; the
+ * columns below j scaled by 1e-3 / sqrt(n) and V_j restored before each run;
+ * out: p_{j+1}); variant 0
  * the products before issue 9, 1 the default plans, 2 one row chunk for
  * V'x (one kernel), 3 more row chunks (16384 warps aimed at, not 1024); gated 0 no
  * gate, 1 the second pass's gate with reorth 0 (nothing may change), 2 with

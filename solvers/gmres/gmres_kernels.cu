@@ -456,12 +456,14 @@ __global__ void __launch_bounds__(TPB) k_gn_sum(int n, int CT, const double *__r
     }
 }
 
-/* The basis entries gm_bench times on. */
-__global__ void k_bench_fill(int64_t n, int64_t ncols, double *V)
+/* The basis entries gm_bench times on; the columns below `small` scaled by
+ * 1e-3 / sqrt(n) (op 4, DCGS2: the products with V_j stay below its norm). */
+__global__ void k_bench_fill(int64_t n, int64_t ncols, double *V, int64_t small)
 {
     const int64_t tot = n * ncols;
+    const double sc = 1e-3 / sqrt((double)n);
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < tot; e += (int64_t)gridDim.x * blockDim.x)
-        V[e] = sps__gm_bench_val((uint64_t)(e % n), (uint64_t)(e / n));
+        V[e] = sps__gm_bench_val((uint64_t)(e % n), (uint64_t)(e / n)) * (e / n < small ? sc : 1.0);
 }
 
 /* MODE 0: x += V y;  1: x += dinv .* (V y);  2: u = V y. */
@@ -1846,6 +1848,10 @@ static sps_status bench_step(sps_kws *w, const sps_gm_ws *g, int64_t nc, double 
 static sps_status bench_op(sps_kws *w, const sps_gm_ws *g, const sps_gm_bench *q, double *x, double *h)
 {
     if (q->op == 3) return bench_step(w, g, q->ncols, x, q->variant == 1);
+    if (q->op == 4) { /* a DCGS2 step but its SpMV on column j = ncols - 1, y = x */
+        sps_status st = c_gm_dprod(w, g, q->ncols - 1, x);
+        return st != SPS_OK ? st : c_gm_dcorr(w, g, q->ncols - 1, x);
+    }
     static const int64_t tws[4] = {0, GT_TW, 0, 16384};
     const sps_gm_state *gate = q->gated ? (const sps_gm_state *)w->ms : NULL;
     sps_status st = SPS_OK;
@@ -1860,13 +1866,16 @@ static sps_status bench_op(sps_kws *w, const sps_gm_ws *g, const sps_gm_bench *q
 extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q, const double *xin,
                                         const double *hin, double *out_first, double *out_last, double *us)
 {
-    if (q->n < 1 || q->ncols < 1 || q->op < 0 || q->op > 3 || q->variant < 0 || q->variant > 3 ||
+    if (q->n < 1 || q->ncols < 1 || q->op < 0 || q->op > 4 || q->variant < 0 || q->variant > 3 ||
         q->reps < 1 || q->warm < 0 || q->n > INT32_MAX)
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "gm_bench: bad request");
-    const int64_t n = q->n, nc = q->ncols, m = q->op == 3 ? nc : nc - 1; /* op 3: v_{j+1} too */
+    const bool dstep = q->op == 4;
+    const int64_t n = q->n, nc = q->ncols, m = q->op >= 3 ? nc : nc - 1; /* ops 3, 4: v_{j+1} too */
     const size_t nv = (size_t)n * (size_t)(m + 1), nred = (size_t)SPS_K_NSUM * sps__kgrid((sps_idx)n);
-    const size_t npart = sps__gm_part_len(n, m), nsmall = (size_t)(m + 1) * (size_t)(m + 6);
+    const size_t npart = sps__gm_part_len(n, m);
+    const size_t nsmall = (size_t)(m + 1) * (size_t)(m + 6) + (size_t)(m * (m - 1) / 2 + 2 * (m + 1)); /* + U, d */
     double *V = NULL, *x0 = NULL, *x = NULL, *h0 = NULL, *h = NULL, *red = NULL, *part = NULL, *sm = NULL;
+    double *vj0 = NULL; /* op 4: V_j as filled (each run starts from it) */
     sps_gm_state *ms = NULL;
     sps_kstate *kst = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
@@ -1884,10 +1893,12 @@ extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q,
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&ms, sizeof(sps_gm_state));
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&kst, sizeof(sps_kstate));
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&sm, nsmall * sizeof(double));
+    if (st == SPS_OK && dstep) st = sps__dmalloc(ctx, (void **)&vj0, (size_t)n * sizeof(double));
     sps_gm_state hs;
     memset(&hs, 0, sizeof hs);
     hs.reorth = q->gated == 2;
     hs.m = m;
+    hs.orth = dstep ? SPS_GM_ORTH_DCGS2 : SPS_GM_ORTH_CGS2;
     /* op 3's state: never stops (a tolerance below 0, no maxit, no dtol) */
     sps_kstate ks;
     memset(&ks, 0, sizeof ks);
@@ -1913,9 +1924,11 @@ extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q,
     BENCH_CUDA(cudaStreamSynchronize(s));
     free(small);
     if (st == SPS_OK) {
-        k_bench_fill<<<1024, TPB, 0, s>>>(n, m + 1, V);
+        k_bench_fill<<<1024, TPB, 0, s>>>(n, m + 1, V, dstep ? nc - 1 : 0);
         if ((ce = cudaGetLastError()) != cudaSuccess) st = sps__cuda_fail(ctx, ce, "k_bench_fill", __FILE__, __LINE__);
     }
+    if (dstep)
+        BENCH_CUDA(cudaMemcpyAsync(vj0, V + (nc - 1) * n, (size_t)n * sizeof(double), cudaMemcpyDeviceToDevice, s));
     BENCH_CUDA(cudaEventCreate(&e0));
     BENCH_CUDA(cudaEventCreate(&e1));
     sps_kws w;
@@ -1936,11 +1949,17 @@ extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q,
     g.gm.h2 = g.gm.sn + m;
     g.gm.y = g.gm.h2 + (m + 1);
     g.gm.g = sm + nsmall - (size_t)(m + 1);
-    double *res = q->op == 0 ? h : x;
+    if (dstep) { /* after y: U, then d (g stays last) */
+        g.gm.U = g.gm.y + m;
+        g.gm.d = g.gm.U + m * (m - 1) / 2;
+    }
+    double *res = q->op == 0 ? h : dstep ? V + nc * n : x; /* op 4: p_{j+1} */
     const size_t rlen = q->op == 0 ? (size_t)nc : (size_t)n;
     for (int r = 0; r < total && st == SPS_OK; r++) {
         BENCH_CUDA(cudaMemcpyAsync(x, x0, (size_t)n * sizeof(double), cudaMemcpyDeviceToDevice, s));
         BENCH_CUDA(cudaMemcpyAsync(h, h0, (size_t)nc * sizeof(double), cudaMemcpyDeviceToDevice, s));
+        if (dstep)
+            BENCH_CUDA(cudaMemcpyAsync(V + (nc - 1) * n, vj0, (size_t)n * sizeof(double), cudaMemcpyDeviceToDevice, s));
         BENCH_CUDA(cudaEventRecord(e0, s));
         if (st == SPS_OK) st = bench_op(&w, &g, q, x, h);
         BENCH_CUDA(cudaEventRecord(e1, s));
@@ -1964,7 +1983,7 @@ extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q,
     if (e0) (void)cudaEventDestroy(e0);
     if (e1) (void)cudaEventDestroy(e1);
     sps__dfree(V), sps__dfree(x0), sps__dfree(x), sps__dfree(h0), sps__dfree(h);
-    sps__dfree(red), sps__dfree(part), sps__dfree(ms), sps__dfree(kst), sps__dfree(sm);
+    sps__dfree(red), sps__dfree(part), sps__dfree(ms), sps__dfree(kst), sps__dfree(sm), sps__dfree(vj0);
     free(ms_run);
     return st;
 }
