@@ -652,6 +652,7 @@ __global__ void __launch_bounds__(32 * GN_MAXW, 5) k_gn_fin(int n, int ncols, in
  * CT * n Q b's) and added in tile order by the row tile's last block, which
  * then writes v_j and p_{j+1} of its rows. No reduction: no tail. */
 #define DP_U 8
+#define DC_U 4 /* k_dc's columns in flight a warp: 48 registers without spills (5 blocks an SM, as k_gn_fin) */
 
 /* The step's finish with the whole block: a'a and a'b (block_sum), omega and
  * c on thread 0; column j - 1 += a, its ||.||^2, the rotations (rotate_scan)
@@ -774,17 +775,17 @@ __global__ void __launch_bounds__(TPB) k_dp(int n, int ncols, int R, int C, cons
 /* gn_sums with two coefficient vectors (h1, h2) over the same loads of V:
  * warp wp's (of W) sums over columns c0 + wp, + W, ... < c1, in order. The
  * classic kernels keep gn_sums as it is (their register budget). */
-template <int RPL>
+template <int RPL, int U>
 __device__ __forceinline__ void gn_sums2(int n, int c0, int c1, int wp, int W, int64_t i0,
                                          const double *__restrict__ V, const double *__restrict__ h1,
                                          const double *__restrict__ h2, double (&s1)[RPL], double (&s2)[RPL])
 {
 #pragma unroll
     for (int r = 0; r < RPL; r++) s1[r] = s2[r] = 0.0;
-    for (int c = c0 + wp; c < c1; c += W * GN_U) {
-        double a[GN_U][RPL], b1[GN_U], b2[GN_U];
+    for (int c = c0 + wp; c < c1; c += W * U) {
+        double a[U][RPL], b1[U], b2[U];
 #pragma unroll
-        for (int u = 0; u < GN_U; u++) {
+        for (int u = 0; u < U; u++) {
             const int cc = c + u * W;
             const bool ok = cc < c1;
             const double *p = V + (int64_t)(ok ? cc : c0) * n;
@@ -797,7 +798,7 @@ __device__ __forceinline__ void gn_sums2(int n, int c0, int c1, int wp, int W, i
             }
         }
 #pragma unroll
-        for (int u = 0; u < GN_U; u++) {
+        for (int u = 0; u < U; u++) {
             if (c + u * W >= c1) continue;
 #pragma unroll
             for (int r = 0; r < RPL; r++) {
@@ -811,7 +812,7 @@ __device__ __forceinline__ void gn_sums2(int n, int c0, int c1, int wp, int W, i
 /* V_j <- (V_j - Q a) / omega;  V_{j+1} <- (y - Q b - v_j c) / omega, Q =
  * V_0..V_{j-1} (d: a at 0, b at ld; omega, c from dp_tail). */
 template <int RPL>
-__global__ void __launch_bounds__(32 * GN_MAXW) k_dc(int n, int j, int K, int W, double *V,
+__global__ void __launch_bounds__(32 * GN_MAXW, 5) k_dc(int n, int j, int K, int W, double *V,
                                                     const double *__restrict__ y, double *part, unsigned *tcnt,
                                                     const sps_kstate *st, const sps_gm_state *gs, const double *d,
                                                     int ld)
@@ -823,7 +824,7 @@ __global__ void __launch_bounds__(32 * GN_MAXW) k_dc(int n, int j, int K, int W,
     if (wp < W) {
         const int c0 = (int)blockIdx.y * K, c1 = min(j, c0 + K);
         double s1[RPL], s2[RPL];
-        gn_sums2<RPL>(n, c0, c1, wp, W, i0, V, d, d + ld, s1, s2);
+        gn_sums2<RPL, DC_U>(n, c0, c1, wp, W, i0, V, d, d + ld, s1, s2);
 #pragma unroll
         for (int r = 0; r < RPL; r++) {
             sm[0][wp][lane + 32 * r] = s1[r];
