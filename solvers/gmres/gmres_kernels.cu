@@ -456,8 +456,8 @@ __global__ void __launch_bounds__(TPB) k_gn_sum(int n, int CT, const double *__r
     }
 }
 
-/* The basis entries gm_bench times on; the columns below `small` scaled by
- * 1e-3 / sqrt(n) (op 4, DCGS2: the products with V_j stay below its norm). */
+/* The basis entries gm_bench times on. The columns below `small` are scaled
+ * by 1e-3 / sqrt(n) (op 4, DCGS2: the products with V_j stay below its norm). */
 __global__ void k_bench_fill(int64_t n, int64_t ncols, double *V, int64_t small)
 {
     const int64_t tot = n * ncols;
