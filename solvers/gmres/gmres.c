@@ -19,7 +19,7 @@
  * less). Once per cycle: y = R^-1 g (one block), x += M^-1 V y (kn + 3n), and
  * at a restart r = b - A x, ||r||, v_0 = r / ||r|| (A + 6n).
  *
- * gmres:orth=dcgs2 (or SPS_GM_ORTH=dcgs2; gmres_state.h sps__gm_dcgs2) runs
+ * gmres:orth=dcgs2 (or SPS_GM_ORTH=dcgs2; gmres_state.h, DCGS2) runs
  * delayed CGS2 instead, every step the same:
  *   z = D^-1 p_j                            3n
  *   1x SpMV  y = A z                        A + 2n
@@ -112,6 +112,7 @@ static void gm_init(const sps_krylov *k, void *ms)
     sps_gm_state *gs = ms;
     gs->m = gm_len(k->cfg, k->w.n);
     gs->orth = gm_orth(k->cfg);
+    gs->dstep = -1;
     gs->stag_win = k->cfg->no_stagnation ? INT64_MAX : stag_window(gs->m); /* never ends: off */
 }
 
@@ -219,7 +220,7 @@ static sps_status gm_restart(sps_krylov *k, const sps_gm_ws *g)
     return go->scale(&k->w, g, -1, g->V);
 }
 
-/* A DCGS2 step (gmres_state.h sps__gm_dcgs2): y = A M^-1 V_j (the pending
+/* A DCGS2 step (gmres_state.h, DCGS2): y = A M^-1 V_j (the pending
  * p_j), the products with [V_0..V_j] and their finish (column j - 1 final,
  * rotated, tested), the corrections (v_j final, p_{j+1} into V_{j+1}); at
  * the cycle's end the closing products finish column m - 1. */

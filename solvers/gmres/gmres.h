@@ -82,15 +82,18 @@ typedef struct sps_gm_ops {
      * fused products"): x'x summed in another order than the vops dot. */
     sps_status (*gemv_n_fin)(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *h,
                              double *x, int second, const sps_kfin *f, int64_t sj, int *scaled);
-    /* DCGS2 (gmres_state.h sps__gm_dcgs2), gated on a stopped solve: the
-     * products d = [V_0..V_j]'V_j and [V_0..V_j]'y (y NULL: the cycle's
-     * closing pass, V_j only), then the step's finish (sps__gm_dcgs2). The
+    /* DCGS2 (gmres_state.h), gated on a stopped solve: the products
+     * d = [V_0..V_j]'V_j and [V_0..V_j]'y, then sps__gm_dcgs2_prod; y NULL:
+     * the cycle's closing pass (V_j only), then sps__gm_dcgs2_col too. The
      * host sums each column's products in row order; CUDA: one pass over
      * the basis for both right-hand sides, the finish in its last block. */
     sps_status (*dprod)(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *y);
-    /* DCGS2's corrections, gated: V_j <- (V_j - Q a) / omega and
+    /* DCGS2's corrections, gated (CUDA: on the state's dstep == j, which
+     * only dprod's finish sets): V_j <- (V_j - Q a) / omega and
      * V_{j+1} <- (y - Q b - v_j c) / omega with Q = V_0..V_{j-1} (one pass
-     * over Q for both; each row's column sums in order on the host). */
+     * over Q for both; each row's column sums in order on the host; none
+     * where omega is 0), and for j >= 1 sps__gm_dcgs2_col (CUDA: in a block
+     * of its own beside the corrections). */
     sps_status (*dcorr)(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *y);
     /* At a solve's start (ungated): zero the fused products' counters
      * (sps__gm_part_len); nothing on the host. */

@@ -632,9 +632,9 @@ __global__ void __launch_bounds__(32 * GN_MAXW, 5) k_gn_fin(int n, int ncols, in
 
 /* ---- the delayed products (DCGS2: gm_ops dprod, dcorr) ---------------------
  *
- * gmres_state.h sps__gm_dcgs2 is the arithmetic; these are its two passes
- * over the basis, each one launch, every sum in an order fixed by n and the
- * column count, no floating-point atomics (tickets only decide who sums).
+ * gmres_state.h's DCGS2 is the arithmetic; these are its two passes over the
+ * basis, each one launch, every sum in an order fixed by n and the column
+ * count, no floating-point atomics (tickets only decide who sums).
  *
  * k_dp: d = [V_0..V_j]'[p_j, y] (p_j = V_j). k_gt's warps (one per column
  * and row chunk, the columns from the last, V through L2 and the two
@@ -642,21 +642,42 @@ __global__ void __launch_bounds__(32 * GN_MAXW, 5) k_gn_fin(int n, int ncols, in
  * puts its partials in the workspace's (p_j's, then at ncols * C y's) and the
  * warp with the last ticket on the column's counter adds them (gt_col_sum,
  * k_gt's order). Then each block takes a ticket on the done counter and the
- * last block runs the step's finish (dp_tail: sps__gm_dcgs2 over the block).
- * y NULL: the cycle's closing products, p_j only.
+ * last block runs sps__gm_dcgs2_prod over the block (dp_tail; the closing
+ * products, y NULL: then column m - 1's Arnoldi step, dc_col).
  *
  * k_dc: the corrections on k_gn_fin's tiles (32 * RPL rows by K columns of
  * Q = V_0..V_{j-1}, W warps splitting the tile's columns, warp 0 adding the
  * W sums in warp order): each row's Q a and Q b at once (gn_sums2: one load
  * of V for both), the column tiles' sums in the partials (Q a's, then at
  * CT * n Q b's) and added in tile order by the row tile's last block, which
- * then writes v_j and p_{j+1} of its rows. No reduction: no tail. */
+ * then writes v_j and p_{j+1} of its rows. One more block (blockIdx.x = the
+ * row tiles' count, y = 0) runs column j - 1's Arnoldi step (dc_col) beside
+ * them, off the step's critical path. It may stop the solve while the other
+ * blocks start, so k_dc gates on the state's dstep == j (set by k_dp's tail
+ * only, which runs only when the solve goes on), never on st->stop: every
+ * block takes the same decision. */
 #define DP_U 8
 #define DC_U 4 /* k_dc's columns in flight a warp: 48 registers without spills (5 blocks an SM, as k_gn_fin) */
 
-/* The step's finish with the whole block: a'a and a'b (block_sum), omega and
- * c on thread 0; column j - 1 += a, its ||.||^2, the rotations (rotate_scan)
- * and the Arnoldi step with H[j, j-1] = omega; then column j of H and U. */
+/* sps__gm_dcgs2_col with the whole block: column j - 1 += a and its
+ * ||.||^2 (block_sum), the rotations (rotate_scan), the Arnoldi step with
+ * H[j, j-1] = om on thread 0. */
+__device__ void dc_col(int64_t j, double om, sps_kstate *st, sps_gm_state *gs, double *hist, sps_kgm gm)
+{
+    double *col = gm.H + (j - 1) * (gs->m + 1), hsq[1] = {0.0};
+    for (int64_t i = threadIdx.x; i < j; i += TPB) {
+        const double h = col[i] + __ldcg(gm.d + i);
+        col[i] = h;
+        hsq[0] += h * h;
+    }
+    block_sum<1>(hsq); /* its barriers also publish the col[] writes */
+    const double r = rotate_scan(col, gm.cs, gm.sn, j - 1);
+    __syncthreads(); /* every row rotated before thread 0 writes rows j - 1, j */
+    if (threadIdx.x == 0) sps__gm_arnoldi(st, gs, j - 1, r, om, hsq[0], hist, gm);
+}
+
+/* sps__gm_dcgs2_prod with the whole block: a'a and a'b (block_sum), omega
+ * and c on thread 0, column j of H and U; close: dc_col after it. */
 __device__ void dp_tail(int64_t j, bool close, sps_kstate *st, sps_gm_state *gs, double *hist, sps_kgm gm)
 {
     __shared__ double sc[2];
@@ -671,37 +692,26 @@ __device__ void dp_tail(int64_t j, bool close, sps_kstate *st, sps_gm_state *gs,
     block_sum<2>(v);
     if (threadIdx.x == 0) {
         const double om2 = __ldcg(a + j) - v[0], om = j == 0 ? 1.0 : om2 > 0.0 ? sqrt(om2) : 0.0;
+        const double c = close || om == 0.0 ? 0.0 : (__ldcg(b + j) - v[1]) / om;
         sc[0] = om;
-        sc[1] = close ? 0.0 : (__ldcg(b + j) - v[1]) / om;
+        sc[1] = c;
+        gs->omega = om;
+        gs->cj = c;
+        gs->dstep = j;
     }
     __syncthreads();
     const double om = sc[0], c = sc[1];
-    if (j > 0) {
-        double *col = gm.H + (j - 1) * ld, hsq[1] = {0.0};
-        for (int64_t i = threadIdx.x; i < j; i += TPB) {
-            const double h = col[i] + __ldcg(a + i);
-            col[i] = h;
-            hsq[0] += h * h;
-        }
-        block_sum<1>(hsq); /* its barriers also publish the col[] writes */
-        const double r = rotate_scan(col, gm.cs, gm.sn, j - 1);
-        __syncthreads(); /* every row rotated before thread 0 writes rows j - 1, j */
-        if (threadIdx.x == 0) sps__gm_arnoldi(st, gs, j - 1, r, om, hsq[0], hist, gm);
-        __syncthreads();
-        const volatile sps_kstate *vst = st;
-        if (vst->stop) return;
+    if (close) {
+        dc_col(j, om, st, gs, hist, gm);
+        return;
     }
-    if (close) return;
+    if (om == 0.0) return;
     double *colj = gm.H + j * ld, *u = gm.U + j * (j - 1) / 2;
     for (int64_t i = threadIdx.x; i < j; i += TPB) {
         colj[i] = __ldcg(b + i) / om;
         u[i] = __ldcg(a + i) / om;
     }
-    if (threadIdx.x == 0) {
-        colj[j] = c / om;
-        gs->omega = om;
-        gs->cj = c;
-    }
+    if (threadIdx.x == 0) colj[j] = c / om;
 }
 
 template <int U>
@@ -810,14 +820,22 @@ __device__ __forceinline__ void gn_sums2(int n, int c0, int c1, int wp, int W, i
 }
 
 /* V_j <- (V_j - Q a) / omega;  V_{j+1} <- (y - Q b - v_j c) / omega, Q =
- * V_0..V_{j-1} (d: a at 0, b at ld; omega, c from dp_tail). */
+ * V_0..V_{j-1} (d: a at 0, b at ld; omega, c from dp_tail); the block past
+ * the row tiles: column j - 1's Arnoldi step (dc_col). */
 template <int RPL>
 __global__ void __launch_bounds__(32 * GN_MAXW, 5) k_dc(int n, int j, int K, int W, double *V,
                                                     const double *__restrict__ y, double *part, unsigned *tcnt,
-                                                    const sps_kstate *st, const sps_gm_state *gs, const double *d,
+                                                    sps_kstate *st, sps_gm_state *gs, double *hist, sps_kgm gm,
                                                     int ld)
 {
-    if (st->stop) return;
+    if (gs->dstep != j) return; /* k_dp did not run: the solve had stopped */
+    if (blockIdx.x == gridDim.x - 1) {
+        if (blockIdx.y == 0 && j > 0) dc_col(j, gs->omega, st, gs, hist, gm);
+        return;
+    }
+    const double om = gs->omega, c = gs->cj;
+    if (om == 0.0) return; /* no v_j: dc_col stops the solve */
+    const double *d = gm.d;
     __shared__ double sm[2][GN_MAXW][32 * RPL];
     const int lane = (int)(threadIdx.x & 31), wp = (int)(threadIdx.x >> 5), CT = (int)gridDim.y;
     const int64_t i0 = (int64_t)blockIdx.x * (32 * RPL) + lane;
@@ -859,7 +877,6 @@ __global__ void __launch_bounds__(32 * GN_MAXW, 5) k_dc(int n, int j, int K, int
             }
         }
     }
-    const double om = gs->omega, c = gs->cj;
     double *vj = V + (int64_t)j * n;
 #pragma unroll
     for (int r = 0; r < RPL; r++) {
@@ -1726,7 +1743,8 @@ static sps_status c_gm_dprod(sps_kws *w, const sps_gm_ws *g, int64_t j, const do
 }
 
 /* k_dc on k_gn_fin's plan over Q = V_0..V_{j-1} (at least one column tile:
- * step 0 has no Q and writes v_0 and p_1 alone). */
+ * step 0 has no Q and writes v_0 and p_1 alone), one more column of blocks
+ * (its first runs dc_col; the rest return at once). */
 static sps_status c_gm_dcorr(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *y)
 {
     const int64_t n = w->n;
@@ -1736,9 +1754,9 @@ static sps_status c_gm_dcorr(sps_kws *w, const sps_gm_ws *g, int64_t j, const do
     const int64_t ct = sps__gm_ntiles(n, j), K = (j + ct - 1) / ct, rt = (int64_t)sps__gm_rtiles(n);
     unsigned *cnt = gm_cnt(g, n);
     cudaStream_t s = sps_stream(w->ctx);
-    k_dc<GN_RPL><<<dim3((unsigned)rt, (unsigned)ct), 32 * GN_MAXW, 0, s>>>(
-        (int)n, (int)j, (int)K, (int)gn_warps(j), g->V, y, g->part, cnt + g->m + 1, w->st,
-        (const sps_gm_state *)w->ms, g->gm.d, (int)(g->m + 1));
+    k_dc<GN_RPL><<<dim3((unsigned)rt + 1u, (unsigned)ct), 32 * GN_MAXW, 0, s>>>(
+        (int)n, (int)j, (int)K, (int)gn_warps(j), g->V, y, g->part, cnt + g->m + 1, w->st, (sps_gm_state *)w->ms,
+        w->hist, g->gm, (int)(g->m + 1));
     SPS_LAUNCH_CHECK(w->ctx, "k_dc");
     return SPS_OK;
 }

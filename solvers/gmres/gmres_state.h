@@ -25,7 +25,8 @@ typedef struct sps_gm_state {
     int64_t reorth;   /* this Arnoldi step takes the second Gram-Schmidt pass (SPS_GM_CHECK) */
     int64_t orth;     /* SPS_GM_ORTH_CGS2 or SPS_GM_ORTH_DCGS2 (gmres.c gm_orth) */
     double hn;        /* ||w|| of the last Arnoldi step (H[j+1, j] before rotation) */
-    double omega, cj; /* DCGS2, step j: ||v_j|| before its scaling, v_j'y (sps__gm_dcgs2) */
+    int64_t dstep;    /* DCGS2: the step whose products' finish ran last (-1: none yet) */
+    double omega, cj; /* DCGS2, that step: ||v_j|| before its scaling, v_j'y (sps__gm_dcgs2_prod) */
     double stag_ref;  /* true residual when the current window began */
 } sps_gm_state;
 
@@ -37,9 +38,9 @@ typedef struct sps_kgm {
     double *y;  /* m: solution of R y = g */
     double *h2; /* m+1: second Gram-Schmidt pass's coefficients */
     double *U;  /* DCGS2 only (else NULL): m(m-1)/2, column l of the unit upper
-                 * triangle packed at l(l-1)/2 (sps__gm_dcgs2) */
+                 * triangle packed at l(l-1)/2 (sps__gm_dcgs2_prod) */
     double *d;  /* DCGS2 only: 2(m+1), step j's products [V_0..V_j]'V_j, then
-                 * (at m+1) [V_0..V_j]'y */
+                 * (at m+1) [V_0..V_j]'y (sps__gm_dcgs2_prod) */
 } sps_kgm;
 
 /* The orthogonalization of the classic steps (gmres:orth=, SPS_GM_ORTH). */
@@ -83,7 +84,7 @@ SPS_HD static inline void sps__gm_solve(const sps_gm_state *gs, sps_kgm gm)
         for (int64_t r = 0; r < i; r++) gm.y[r] -= gm.H[r + i * ld] * yi;
     }
     if (gs->orth != SPS_GM_ORTH_DCGS2) return;
-    /* DCGS2's directions are D = M^-1 V U (sps__gm_dcgs2): y <- U y, row i
+    /* DCGS2's directions are D = M^-1 V U (sps__gm_dcgs2_prod): y <- U y, row i
      * summed over l = i+1 .. k-1 in order. Rows ascending read only rows
      * below them, still U's input; the device (one thread a row) sums each
      * row in the same order. */
@@ -183,22 +184,6 @@ SPS_HD static inline void sps__gm_column(int step, sps_kstate *st, sps_gm_state 
     sps__gm_arnoldi_col(st, gs, j, col, a, sqrt(ww), hsq, hist, gm);
 }
 
-/* DCGS2 step j's column j of H ([b; c] / omega) and column j of U
- * (a / omega), omega and c in the state for the corrections (sps__gm_dcgs2;
- * the device splits the loop over the block). */
-SPS_HD static inline void sps__gm_dcgs2_setup(sps_gm_state *gs, int64_t j, double om, double c, sps_kgm gm)
-{
-    const int64_t ld = gs->m + 1;
-    double *col = gm.H + j * ld, *u = gm.U + j * (j - 1) / 2;
-    for (int64_t i = 0; i < j; i++) {
-        col[i] = gm.d[ld + i] / om;
-        u[i] = gm.d[i] / om;
-    }
-    col[j] = c / om;
-    gs->omega = om;
-    gs->cj = c;
-}
-
 /* Delayed classical Gram-Schmidt with reorthogonalization (DCGS2:
  * Swirydowicz, Langou, Ananthan, Yang and Thomas 2020; Bielich et al. 2022;
  * doc/solvers.md). Step j starts with V_0..V_{j-1} final and V_j = p_j, the
@@ -218,9 +203,16 @@ SPS_HD static inline void sps__gm_dcgs2_setup(sps_gm_state *gs, int64_t j, doubl
  * the cycle's update x += D y is x += M^-1 V (U y) (sps__gm_solve). The
  * residual test of column j - 1 so comes at step j; at the cycle's last step
  * a closing pass (close: d = [V_0..V_m]'p_m only) finishes column m - 1.
- * One thread (the host); the device runs the same formulas over a block. */
-SPS_HD static inline void sps__gm_dcgs2(sps_kstate *st, sps_gm_state *gs, int64_t j, int close, double *hist,
-                                      sps_kgm gm)
+ *
+ * Two finishes, so that the device can test column j - 1 beside the
+ * corrections (gmres_kernels.cu k_dc): after the products,
+ * sps__gm_dcgs2_prod (omega, c, column j of H and U; close: omega only);
+ * after the corrections (or the closing products), sps__gm_dcgs2_col
+ * (column j - 1's Arnoldi step). One thread here (the host); the device
+ * runs the same formulas over a block. omega^2 <= 0 (p_j in the span of Q)
+ * gives omega = 0: no column j, no corrections, and the Arnoldi step's
+ * lucky-breakdown rule stops the solve. */
+SPS_HD static inline void sps__gm_dcgs2_prod(sps_gm_state *gs, int64_t j, int close, sps_kgm gm)
 {
     const int64_t ld = gs->m + 1;
     const double *a = gm.d, *b = gm.d + ld;
@@ -230,19 +222,31 @@ SPS_HD static inline void sps__gm_dcgs2(sps_kstate *st, sps_gm_state *gs, int64_
         if (!close) ab += a[i] * b[i];
     }
     const double om2 = a[j] - aa, om = j == 0 ? 1.0 : om2 > 0.0 ? sqrt(om2) : 0.0;
-    if (j > 0) {
-        /* column j - 1 is final: add a, rotate, the Arnoldi step with H[j, j-1] = omega */
-        double *col = gm.H + (j - 1) * ld, hsq = 0.0;
-        for (int64_t i = 0; i < j; i++) {
-            col[i] += a[i];
-            hsq += col[i] * col[i];
-        }
-        const double r = sps__gm_rotate(col, gm.cs, gm.sn, j - 1);
-        sps__gm_arnoldi_col(st, gs, j - 1, col, r, om, hsq, hist, gm);
-        if (st->stop) return;
+    gs->omega = om;
+    gs->cj = 0.0;
+    gs->dstep = j;
+    if (close || om == 0.0) return;
+    const double c = (b[j] - ab) / om;
+    double *col = gm.H + j * ld, *u = gm.U + j * (j - 1) / 2;
+    for (int64_t i = 0; i < j; i++) {
+        col[i] = b[i] / om;
+        u[i] = a[i] / om;
     }
-    if (close) return;
-    sps__gm_dcgs2_setup(gs, j, om, (b[j] - ab) / om, gm);
+    col[j] = c / om;
+    gs->cj = c;
+}
+
+/* Column j - 1 (j >= 1) is final: H[0..j-1, j-1] += a, H[j, j-1] = omega
+ * (of step j), the previous rotations and the Arnoldi step. */
+SPS_HD static inline void sps__gm_dcgs2_col(sps_kstate *st, sps_gm_state *gs, int64_t j, double *hist, sps_kgm gm)
+{
+    double *col = gm.H + (j - 1) * (gs->m + 1), hsq = 0.0;
+    for (int64_t i = 0; i < j; i++) {
+        col[i] += gm.d[i];
+        hsq += col[i] * col[i];
+    }
+    const double r = sps__gm_rotate(col, gm.cs, gm.sn, j - 1);
+    sps__gm_arnoldi_col(st, gs, j - 1, col, r, gs->omega, hsq, hist, gm);
 }
 
 /* The start of a cycle: s0 = r'r with r = b - A x in V[:, 0]. restart: a

@@ -838,7 +838,7 @@ static void test_gmres_special(void)
     }
 }
 
-/* ---- 6b. GMRES with DCGS2 (gmres:orth=dcgs2, gmres_state.h sps__gm_dcgs2) -- */
+/* ---- 6b. GMRES with DCGS2 (gmres:orth=dcgs2, gmres_state.h) -------------- */
 
 /* One GMRES solve on the host with method spec `spec` (history off). */
 static void run_spec(sps_matrix *A, const char *pcname, const char *spec, int restart, int64_t maxit,

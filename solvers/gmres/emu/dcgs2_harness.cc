@@ -4,11 +4,12 @@
  * blocks of a launch in order, reversed and shuffled) against the host
  * reference (gmres_host.c's gm_ops, linked in):
  *  - k_dp (gm_ops dprod): the products d within 1e-13 of the host's (another
- *    summation order), the step's finish (omega, c, column j - 1 added to,
- *    rotated and tested, column j of H and U, g, the rotations, the state)
- *    within 1e-11, the closing products (no y), a stopped solve (nothing);
+ *    summation order), their finish (omega, c, column j of H and U) within
+ *    1e-11, the closing products (no y; column j - 1's Arnoldi step too), a
+ *    stopped solve (nothing);
  *  - k_dc (dcorr), from the same state as the host: v_j and p_{j+1} within
- *    1e-12 of the host's;
+ *    1e-12 of the host's, column j - 1's Arnoldi step (H, g, the rotations,
+ *    the state) within 1e-11; after a stopped k_dp (dstep not j) nothing;
  *  - every result bitwise the same in every block order, every counter back
  *    at 0;
  *  - k_gm_solve with U (y = R^-1 g, then y = U y) bitwise the host's
@@ -136,6 +137,7 @@ struct wsp {
         memset(&gs, 0, sizeof gs);
         gs.m = m;
         gs.orth = SPS_GM_ORTH_DCGS2;
+        gs.dstep = -1; /* gm_init's */
         memset(&w, 0, sizeof w);
         w.n = (sps_idx)n;
         w.st = &st;
@@ -219,7 +221,8 @@ static void step_case(int64_t n, int64_t m, int64_t j, bool close, bool stopped)
             const double ef = std::max({relerr(s.H, ref.H), relerr(s.U, ref.U), relerr(s.g, ref.g),
                                         relerr(s.cs, ref.cs), relerr(s.sn, ref.sn), relerr(sc, rc)});
             snprintf(msg, sizeof msg, "k_dp's finish: H, U, g, rotations, omega, c within 1e-11 of the host's (%.1e)", ef);
-            check(ef <= 1e-11 && s.st.iter == ref.st.iter && s.st.stop == ref.st.stop && s.gs.kdim == ref.gs.kdim,
+            check(ef <= 1e-11 && s.st.iter == ref.st.iter && s.st.stop == ref.st.stop && s.gs.kdim == ref.gs.kdim &&
+                      s.gs.dstep == j && ref.gs.dstep == j,
                   msg, n, j, o);
         }
         if (stopped) check(same(s.all(), s0.all()), "k_dp, solve stopped: nothing changes", n, j, o);
@@ -233,6 +236,14 @@ static void step_case(int64_t n, int64_t m, int64_t j, bool close, bool stopped)
                                        relerr(col(s.V, (j + 1) * n, n), col(h.V, (j + 1) * n, n)));
             snprintf(msg, sizeof msg, "k_dc: v_j and p_{j+1} within 1e-12 of the host's (%.1e)", ev);
             check(ev <= 1e-12 && same(col(s.V, 0, j * n), col(h.V, 0, j * n)), msg, n, j, o);
+            const std::vector<double> sc = {s.gs.hn, s.st.rnorm}, hc = {h.gs.hn, h.st.rnorm};
+            const double ef = std::max({relerr(s.H, h.H), relerr(s.g, h.g), relerr(s.cs, h.cs), relerr(s.sn, h.sn),
+                                        relerr(sc, hc)});
+            snprintf(msg, sizeof msg, "k_dc's column j - 1: H, g, rotations, ||w|| within 1e-11 of the host's (%.1e)",
+                     ef);
+            check(ef <= 1e-11 && s.st.iter == h.st.iter && s.st.stop == h.st.stop && s.gs.kdim == h.gs.kdim &&
+                      s.st.iter == s0.st.iter + (j > 0 && !stopped),
+                  msg, n, j, o);
             if (stopped) check(same(s.all(), s0.all()), "k_dc, solve stopped: nothing changes", n, j, o);
         }
         if (o == 0) first = s.all();
