@@ -1058,8 +1058,10 @@ static void test_gm_fuse(void)
 
 /* ---- 6. GMRES with DCGS2 (gmres:orth=dcgs2: k_dp, k_dc) ------------------- */
 
-/* The relative tolerance of the DCGS2 cases (1e-8 for make run's lns_3937). */
+/* The relative tolerance of the DCGS2 cases (1e-8 for make run's lns_3937)
+ * and their preconditioner (NULL: none). */
 static double orth_rtol = 1e-10;
+static const char *orth_pc;
 
 /* A GMRES(restart) solve with gmres:orth=<orth> on ctx (the GPU: classic
  * engine, csr-vector), history on. */
@@ -1072,9 +1074,11 @@ static result solve_orth(sps_context *ctx, const sps_matrix *A, int restart, int
     r.x = hvec((size_t)n);
     sps_operator *op = NULL;
     sps_solver *s = NULL;
+    sps_precond *pc = NULL;
     char spec[48];
     snprintf(spec, sizeof spec, "gmres:orth=%s", orth);
     r.st = sps_operator_create(ctx, A, ctx == gctx ? "csr-vector" : "csr-scalar", NULL, &op);
+    if (r.st == SPS_OK && orth_pc) r.st = sps_precond_create(ctx, A, orth_pc, &pc);
     if (r.st == SPS_OK) r.st = sps_solver_create(ctx, &s);
     if (r.st == SPS_OK) r.st = sps_solver_set_method_name(s, spec);
     if (r.st == SPS_OK) {
@@ -1084,12 +1088,13 @@ static result solve_orth(sps_context *ctx, const sps_matrix *A, int restart, int
         sps_solver_set_history(s, 1);
         if (ctx == gctx) r.st = sps_solver_set_engine(s, "classic");
     }
-    if (r.st == SPS_OK) r.st = sps_solve(s, op, NULL, b, r.x, &r.in);
+    if (r.st == SPS_OK) r.st = sps_solve(s, op, pc, b, r.x, &r.in);
     if (r.st == SPS_OK && r.in.history_len > 0) {
         r.hist = hvec((size_t)r.in.history_len);
         memcpy(r.hist, r.in.history, (size_t)r.in.history_len * sizeof *r.hist);
     }
     sps_solver_destroy(s);
+    sps_precond_destroy(pc);
     sps_operator_destroy(op);
     return r;
 }
@@ -1134,6 +1139,9 @@ static void test_gm_dcgs2(void)
 {
     sps_matrix *G = geometric_diag(1000, 3e4), *P = poisson(160), *Q = poisson(40);
     dcgs2_case("poisson 40x40", Q, 30, 3000, 1);
+    orth_pc = "jacobi";
+    dcgs2_case("poisson 40x40 + jacobi", Q, 30, 3000, 1);
+    orth_pc = NULL;
     dcgs2_case("geometric diag 1000 (one cycle, column tiles)", G, 1000, 5000, 1);
     dcgs2_case("poisson 160x160 (25600 rows)", P, 30, 400, 1);
     sps_matrix_destroy(G);
