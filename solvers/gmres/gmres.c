@@ -18,6 +18,13 @@
  * with one pass, 2(m+1)n with two. Without a preconditioner z is v_j (3n
  * less). Once per cycle: y = R^-1 g (one block), x += M^-1 V y (kn + 3n), and
  * at a restart r = b - A x, ||r||, v_0 = r / ||r|| (A + 6n).
+ * Launches per inner iteration on the GPU: SpMV, h = V'w, then w -= V h with
+ * w'w, the check (and the rotations when no second pass is due) and the
+ * scale in the tail of its last block (gm_ops gemv_n_fin), the second pass's
+ * two (which return at once unless it is due): 5 (+1 for Jacobi; the scale
+ * its own kernel above SPS_GM_FUSE_SCALE_ROWS rows). SPS_GM_FUSE=0: the
+ * kernels one by one as before (the products' sums of partials, the dot and
+ * its finish, the scale: 14).
  *
  * gmres:orth=dcgs2 (or SPS_GM_ORTH=dcgs2; gmres_state.h, DCGS2) runs
  * delayed CGS2 instead, every step the same:
@@ -28,14 +35,8 @@
  *   total                                   (2(j+1) + 10)n + A
  * and per cycle the closing pass ((m+1)n + n) and y = U y (m(m-1)/2
  * doubles): two reads of the basis a step where CGS2's second pass makes
- * four. Launches: SpMV, k_dp, k_dc (+1 for Jacobi).
- * Launches per inner iteration on the GPU: SpMV, h = V'w, then w -= V h with
- * w'w, the check (and the rotations when no second pass is due) and the
- * scale in the tail of its last block (gm_ops gemv_n_fin), the second pass's
- * two (which return at once unless it is due): 5 (+1 for Jacobi; the scale
- * its own kernel above SPS_GM_FUSE_SCALE_ROWS rows). SPS_GM_FUSE=0: the
- * kernels one by one as before (the products' sums of partials, the dot and
- * its finish, the scale: 14).
+ * four. Launches: SpMV, k_dp, k_dc (+1 for Jacobi); not on the one-kernel
+ * and cluster engines (gm_onekernel refuses it: classic runs).
  *
  * The one-kernel engine (gm_onekernel, doc/solvers.md "Iteration engine"):
  * the Arnoldi steps of a cycle in one launch of one block of 1024 threads
@@ -221,9 +222,10 @@ static sps_status gm_restart(sps_krylov *k, const sps_gm_ws *g)
 }
 
 /* A DCGS2 step (gmres_state.h, DCGS2): y = A M^-1 V_j (the pending
- * p_j), the products with [V_0..V_j] and their finish (column j - 1 final,
- * rotated, tested), the corrections (v_j final, p_{j+1} into V_{j+1}); at
- * the cycle's end the closing products finish column m - 1. */
+ * p_j), the products with [V_0..V_j] and their finish (omega, c, column j),
+ * the corrections (v_j final, p_{j+1} into V_{j+1}) with column j - 1's
+ * Arnoldi step (final, rotated, tested); at the cycle's end the closing
+ * products finish column m - 1. */
 static sps_status gm_iterate_dcgs2(sps_krylov *k, const sps_gm_ws *g)
 {
     const sps_gm_ops *go = k->mops;

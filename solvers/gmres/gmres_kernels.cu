@@ -6,7 +6,8 @@
  * (transposed for h = V'w, then w -= V h). The Givens rotations are inherently
  * a recurrence: the finish block runs it as a scan (rotate_scan). The
  * triangular solve, once per cycle, is one block; the update x += V y reads
- * kdim from the state (the host does not know it). */
+ * kdim from the state (the host does not know it). DCGS2 (gmres:orth=dcgs2)
+ * has two kernels of its own, k_dp and k_dc ("the delayed products"). */
 #include "../kernels.cuh"
 #include "gmres.h"
 
