@@ -20,7 +20,7 @@
 enum { SPS_PCM_NONE = 0, SPS_PCM_JACOBI = 1, SPS_PCM_APPLY = 2 };
 
 #define SPS_KR_MAXVEC 8   /* work vectors of length n */
-#define SPS_KR_MAXPIECE 8 /* further arrays */
+#define SPS_KR_MAXPIECE 9 /* further arrays */
 #define SPS_KR_MSTATE 256 /* most bytes of a method's scalar state */
 #define SPS_KR_NOPT 4     /* method-defined numeric options */
 #define SPS_KR_NGRAPH 7   /* graph engine: batches of 1, 2, 4, ..., 64 iterations */

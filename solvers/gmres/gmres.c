@@ -26,6 +26,18 @@
  * kernels one by one as before (the products' sums of partials, the dot and
  * its finish, the scale: 14).
  *
+ * gmres:orth=dcgs2 (or SPS_GM_ORTH=dcgs2; gmres_state.h, DCGS2) runs
+ * delayed CGS2 instead, every step the same:
+ *   z = D^-1 p_j                            3n
+ *   1x SpMV  y = A z                        A + 2n
+ *   [V_0..V_j]'[p_j, y] (one pass)          (j+1)n + 2n
+ *   v_j, p_{j+1} from Q a, Q b (one pass)   jn + 4n
+ *   total                                   (2(j+1) + 10)n + A
+ * and per cycle the closing pass ((m+1)n + n) and y = U y (m(m-1)/2
+ * doubles): two reads of the basis a step where CGS2's second pass makes
+ * four. Launches: SpMV, k_dp, k_dc (+1 for Jacobi); not on the one-kernel
+ * and cluster engines (gm_onekernel refuses it: classic runs).
+ *
  * The one-kernel engine (gm_onekernel, doc/solvers.md "Iteration engine"):
  * the Arnoldi steps of a cycle in one launch of one block of 1024 threads
  * (gmres_kernels.cu k_gm_onekernel): the same operations in the same order
@@ -51,8 +63,17 @@
 
 /* w [z [u]] */
 enum { W, Z, U };
-/* the arrays: V H cs sn g y h2, the device products' partials */
-enum { PV, PH, PCS, PSN, PG, PY, PH2, PPART };
+/* the arrays: V H cs sn g y h2, the device products' partials, DCGS2's U and d */
+enum { PV, PH, PCS, PSN, PG, PY, PH2, PPART, PDC };
+
+/* The orthogonalization (gmres_state.h): gmres:orth= where given (cfg->opt[1]:
+ * 1 + SPS_GM_ORTH_*), else SPS_GM_ORTH=cgs2|dcgs2, else CGS2. */
+static int gm_orth(const sps_kcfg *cfg)
+{
+    if (cfg->opt[1] >= 1.0) return (int)cfg->opt[1] - 1;
+    const char *v = getenv("SPS_GM_ORTH");
+    return v && !strcmp(v, "dcgs2") ? SPS_GM_ORTH_DCGS2 : SPS_GM_ORTH_CGS2;
+}
 
 /* The cycle length: no longer than n or than maxit. */
 static int64_t gm_len(const sps_kcfg *cfg, sps_idx n)
@@ -67,7 +88,7 @@ static void gm_work(const sps_krylov *k, sps_kwork *wk)
 {
     size_t m = (size_t)gm_len(k->cfg, k->w.n);
     wk->nvec = k->pcmode == SPS_PCM_NONE ? 1 : k->pcmode == SPS_PCM_JACOBI ? 2 : 3;
-    wk->npiece = 8;
+    wk->npiece = 9;
     wk->piece[PV] = sps__mul_size(m + 1, (size_t)k->w.n);
     wk->piece[PH] = (m + 1) * m;
     wk->piece[PCS] = m;
@@ -76,6 +97,7 @@ static void gm_work(const sps_krylov *k, sps_kwork *wk)
     wk->piece[PY] = m;
     wk->piece[PH2] = m + 1;
     wk->piece[PPART] = sps__gm_part_len(k->w.n, (int64_t)m);
+    wk->piece[PDC] = gm_orth(k->cfg) == SPS_GM_ORTH_DCGS2 ? m * (m - 1) / 2 + 2 * (m + 1) : 0;
     wk->state_bytes = sizeof(sps_gm_state);
 }
 
@@ -90,6 +112,8 @@ static void gm_init(const sps_krylov *k, void *ms)
 {
     sps_gm_state *gs = ms;
     gs->m = gm_len(k->cfg, k->w.n);
+    gs->orth = gm_orth(k->cfg);
+    gs->dstep = -1;
     gs->stag_win = k->cfg->no_stagnation ? INT64_MAX : stag_window(gs->m); /* never ends: off */
 }
 
@@ -97,8 +121,15 @@ static sps_status gm_param(sps_context *ctx, sps_kcfg *cfg, const char *key, con
 {
     char *end = NULL;
     long v = strtol(value, &end, 10);
+    if (strcmp(key, "orth") == 0) {
+        const int d = !strcmp(value, "dcgs2");
+        if (!d && strcmp(value, "cgs2") != 0)
+            return sps__err(ctx, SPS_ERR_INVALID_ARG, "gmres: orth must be cgs2 or dcgs2 (got '%s')", value);
+        cfg->opt[1] = 1.0 + (d ? SPS_GM_ORTH_DCGS2 : SPS_GM_ORTH_CGS2);
+        return SPS_OK;
+    }
     if (strcmp(key, "restart") != 0)
-        return sps__err(ctx, SPS_ERR_INVALID_ARG, "gmres: unknown parameter '%s' (restart)", key);
+        return sps__err(ctx, SPS_ERR_INVALID_ARG, "gmres: unknown parameter '%s' (restart, orth)", key);
     if (!*value || *end || v < 1 || v > 1000000)
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "gmres: restart must be an integer >= 1 (got '%s')",
                         value);
@@ -117,6 +148,12 @@ static sps_gm_ws gm_ws(const sps_krylov *k)
     g.gm.y = k->piece[PY];
     g.gm.h2 = k->piece[PH2];
     g.m = gm_len(k->cfg, k->w.n);
+    g.gm.U = NULL;
+    g.gm.d = NULL;
+    if (k->work.piece[PDC] > 0) {
+        g.gm.U = k->piece[PDC];
+        g.gm.d = g.gm.U + g.m * (g.m - 1) / 2;
+    }
     g.part = k->piece[PPART];
     return g;
 }
@@ -184,12 +221,38 @@ static sps_status gm_restart(sps_krylov *k, const sps_gm_ws *g)
     return go->scale(&k->w, g, -1, g->V);
 }
 
+/* A DCGS2 step (gmres_state.h, DCGS2): y = A M^-1 V_j (the pending
+ * p_j), the products with [V_0..V_j] and their finish (omega, c, column j),
+ * the corrections (v_j final, p_{j+1} into V_{j+1}) with column j - 1's
+ * Arnoldi step (final, rotated, tested); at the cycle's end the closing
+ * products finish column m - 1. */
+static sps_status gm_iterate_dcgs2(sps_krylov *k, const sps_gm_ws *g)
+{
+    const sps_gm_ops *go = k->mops;
+    sps_kws *w = &k->w;
+    int64_t j = k->inner, m = g->m;
+    double *vj = g->V + j * w->n, *y = k->vec[W], *z = vj;
+    sps_status st;
+    if (k->pcmode != SPS_PCM_NONE) {
+        z = k->vec[Z];
+        if ((st = sps__kr_prec(k, vj, z)) != SPS_OK) return st;
+    }
+    if ((st = sps__kr_spmv(k, z, y)) != SPS_OK) return st;
+    if ((st = go->dprod(w, g, j, y)) != SPS_OK) return st;
+    if ((st = go->dcorr(w, g, j, y)) != SPS_OK) return st;
+    k->inner = j + 1;
+    if (j + 1 < m) return SPS_OK;
+    if ((st = go->dprod(w, g, m, NULL)) != SPS_OK) return st;
+    return gm_restart(k, g);
+}
+
 static sps_status gm_iterate(sps_krylov *k, int64_t jj)
 {
     (void)jj;
     const sps_gm_ops *go = k->mops;
     sps_kws *w = &k->w;
     sps_gm_ws g = gm_ws(k);
+    if (g.gm.U) return gm_iterate_dcgs2(k, &g);
     int64_t j = k->inner, m = g.m, n = w->n;
     double *vj = g.V + j * n, *wv = k->vec[W];
     double *h = g.gm.H + j * (m + 1), *h2 = g.gm.h2;
@@ -293,7 +356,7 @@ static sps_status gm_onekernel(sps_krylov *k, const sps_dev_rows *rows)
 {
     const sps_gm_ops *go = k->mops;
     sps_gm_ws g = gm_ws(k);
-    if (!go->onekernel || !rows || k->pcmode == SPS_PCM_APPLY || (k->op && k->op->single) ||
+    if (!go->onekernel || !rows || g.gm.U || k->pcmode == SPS_PCM_APPLY || (k->op && k->op->single) ||
         k->w.n > sps__engine_onek_max() || g.m < 1)
         return SPS_ERR_UNSUPPORTED;
     const size_t col = (size_t)k->w.n * sizeof(double);
@@ -320,7 +383,7 @@ static sps_status gm_onekernel(sps_krylov *k, const sps_dev_rows *rows)
 }
 
 /* The traffic model, averaged over a cycle of m (the header's table without
- * the SpMV's own bytes), for steps that take one Gram-Schmidt pass: inner
+ * the SpMV's own bytes), for CGS2 steps that take one Gram-Schmidt pass: inner
  * step j moves 2(j+1)n + 12n with Jacobi (9n without), (m+1)n + 12n on
  * average; once per cycle x += M^-1 V y (mn + 3n) and the restart (6n and one
  * SpMV), spread over the cycle's m steps. A step that takes the second pass
@@ -331,12 +394,20 @@ static double gm_traffic(const sps_krylov *k, double *spmvs)
     if (m < 1) m = 1;
     *spmvs = 1.0 + 1.0 / m;
     double v = (m + 1.0) + (k->pcmode == SPS_PCM_NONE ? 9.0 : 12.0) + (m + 9.0) / m;
-    return v * 8.0 * (double)k->w.n;
+    if (gm_orth(k->cfg) != SPS_GM_ORTH_DCGS2) return v * 8.0 * (double)k->w.n;
+    /* DCGS2 (gm_iterate_dcgs2): the products read V_0..V_j, then p_j and y
+     * as their right-hand sides ((j+1)n + 2n); the corrections read
+     * V_0..V_{j-1}, p_j and y and write v_j and p_{j+1} (jn + 4n); no ||w||
+     * pass nor scale (3n): n less than one CGS pass. Once per cycle the
+     * closing products ((m+1)n + n) and y = U y (m(m-1)/2 doubles). Every
+     * step takes this, whatever the cancellation: the model is the cost. */
+    v += -1.0 + (m + 2.0) / m;
+    return v * 8.0 * (double)k->w.n + (m - 1.0) / 2.0 * 8.0;
 }
 
 const sps_method_impl sps__method_gmres = {
     .name = "gmres", .id = SPS_GMRES, .caps = SPS_KM_RESTART,
-    .summary = "restarted right-preconditioned GMRES(m) (general A; gmres:restart=m)",
+    .summary = "restarted right-preconditioned GMRES(m) (general A; gmres:restart=m,orth=cgs2|dcgs2)",
     .param = gm_param, .work = gm_work, .init = gm_init, .bind = gm_bind,
     .start = gm_start, .iterate = gm_iterate, .room = gm_room, .checked = gm_checked,
     .traffic = gm_traffic, .onekernel = gm_onekernel,

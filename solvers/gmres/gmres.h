@@ -38,7 +38,8 @@ static inline int64_t sps__gm_ntiles(int64_t n, int64_t ncols)
     if (ct > cap) ct = cap;
     return ct < 1 ? 1 : ct;
 }
-/* The products' partials, then the fused products' bookkeeping (gmres_kernels.cu
+/* The products' partials (room for two right-hand sides of the column tiles:
+ * DCGS2's corrections), then the fused products' bookkeeping (gmres_kernels.cu
  * "the fused products"): the w'w sums of the 64-row tiles, then unsigned
  * counters, two a double: one a column of h = V'w, one a row tile of
  * w -= V h, one for the row tiles done. The counters are zero between
@@ -47,7 +48,7 @@ static inline int64_t sps__gm_ntiles(int64_t n, int64_t ncols)
 static inline size_t sps__gm_part_core(int64_t n, int64_t m)
 {
     size_t t = (size_t)(m + 1) * SPS_GM_TCH, ct = (size_t)sps__gm_ntiles(n, m + 1);
-    size_t c = ct > 1 ? ct * (size_t)n : 0;
+    size_t c = ct > 1 ? 2 * ct * (size_t)n : 0;
     return t > c ? t : c;
 }
 static inline size_t sps__gm_rtiles(int64_t n) { return (size_t)((n + 63) / 64); }
@@ -81,6 +82,19 @@ typedef struct sps_gm_ops {
      * fused products"): x'x summed in another order than the vops dot. */
     sps_status (*gemv_n_fin)(sps_kws *w, const sps_gm_ws *g, int64_t ncols, const double *h,
                              double *x, int second, const sps_kfin *f, int64_t sj, int *scaled);
+    /* DCGS2 (gmres_state.h), gated on a stopped solve: the products
+     * d = [V_0..V_j]'V_j and [V_0..V_j]'y, then sps__gm_dcgs2_prod; y NULL:
+     * the cycle's closing pass (V_j only), then sps__gm_dcgs2_col too. The
+     * host sums each column's products in row order; CUDA: one pass over
+     * the basis for both right-hand sides, the finish in its last block. */
+    sps_status (*dprod)(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *y);
+    /* DCGS2's corrections, gated (CUDA: on the state's dstep == j, which
+     * only dprod's finish sets): V_j <- (V_j - Q a) / omega and
+     * V_{j+1} <- (y - Q b - v_j c) / omega with Q = V_0..V_{j-1} (one pass
+     * over Q for both; each row's column sums in order on the host; none
+     * where omega is 0), and for j >= 1 sps__gm_dcgs2_col (CUDA: in a block
+     * of its own beside the corrections). */
+    sps_status (*dcorr)(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *y);
     /* At a solve's start (ungated): zero the fused products' counters
      * (sps__gm_part_len); nothing on the host. */
     sps_status (*reset)(sps_kws *w, const sps_gm_ws *g);
@@ -144,14 +158,18 @@ typedef struct sps_gm_ops {
     {                                                                                       \
         .finish = P##_gm_finish, .gemv_t = P##_gemv_t, .gemv_n = P##_gemv_n,                \
         .gemv_n_fin = P##_gemv_n_fin, .reset = P##_gm_reset, .scale = P##_gm_scale,         \
-        .solve = P##_gm_solve, .update = P##_gm_update,                                     \
+        .dprod = P##_gm_dprod, .dcorr = P##_gm_dcorr, .solve = P##_gm_solve,               \
+        .update = P##_gm_update,                                                            \
     }
 
 /* tests/tools/gm_bench: the basis entry V[i, c] it times on (exact in
  * doubles, the same on host and device), and its entry point (CUDA builds
  * only): op 0 h = V'x, 1 x -= V h, 2 both (one Gram-Schmidt pass), 3 an
  * Arnoldi step but its SpMV on column ncols - 1 (both passes, the finishes,
- * the scale; variant 0 the kernels one by one, 1 fused; out: x); variant 0
+ * the scale; variant 0 the kernels one by one, 1 fused; out: x), 4 a DCGS2
+ * step but its SpMV on column j = ncols - 1 (k_dp and k_dc with y = x; the
+ * columns below j scaled by 1e-3 / sqrt(n) and V_j restored before each run;
+ * out: p_{j+1}); variant 0
  * the products before issue 9, 1 the default plans, 2 one row chunk for
  * V'x (one kernel), 3 more row chunks (16384 warps aimed at, not 1024); gated 0 no
  * gate, 1 the second pass's gate with reorth 0 (nothing may change), 2 with

@@ -110,6 +110,52 @@ static sps_status h_gm_scale(sps_kws *w, const sps_gm_ws *g, int64_t j, const do
     return SPS_OK;
 }
 
+/* DCGS2's products, column by column, each in row order; then their finish
+ * (the closing products: column j - 1's Arnoldi step too). */
+static sps_status h_gm_dprod(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *y)
+{
+    sps_kstate *st = w->st;
+    if (st->stop) return SPS_OK;
+    const int64_t n = w->n, ld = g->m + 1;
+    const double *V = g->V, *p = V + j * n;
+    for (int64_t c = 0; c <= j; c++) {
+        const double *v = V + c * n;
+        double sp = 0, sy = 0;
+        for (int64_t i = 0; i < n; i++) {
+            sp += v[i] * p[i];
+            if (y) sy += v[i] * y[i];
+        }
+        g->gm.d[c] = sp;
+        if (y) g->gm.d[ld + c] = sy;
+    }
+    sps__gm_dcgs2_prod(w->ms, j, y == NULL, g->gm);
+    if (!y) sps__gm_dcgs2_col(st, w->ms, j, w->hist, g->gm);
+    return SPS_OK;
+}
+
+/* DCGS2's corrections, row by row, the columns of each row in order (none
+ * where omega is 0); then column j - 1's Arnoldi step. */
+static sps_status h_gm_dcorr(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *y)
+{
+    if (w->st->stop) return SPS_OK;
+    sps_gm_state *gs = w->ms;
+    const int64_t n = w->n, ld = g->m + 1;
+    const double *a = g->gm.d, *b = g->gm.d + ld, om = gs->omega, c = gs->cj;
+    double *V = g->V;
+    for (int64_t i = 0; i < n && om != 0.0; i++) {
+        double s1 = 0, s2 = 0;
+        for (int64_t k = 0; k < j; k++) {
+            s1 += V[i + k * n] * a[k];
+            s2 += V[i + k * n] * b[k];
+        }
+        const double v = (V[i + j * n] - s1) / om;
+        V[i + j * n] = v;
+        V[i + (j + 1) * n] = (y[i] - s2 - v * c) / om;
+    }
+    if (j > 0) sps__gm_dcgs2_col(w->st, gs, j, w->hist, g->gm);
+    return SPS_OK;
+}
+
 static sps_status h_gm_solve(sps_kws *w, const sps_gm_ws *g)
 {
     sps__gm_solve(w->ms, g->gm);

@@ -6,7 +6,8 @@
  * (transposed for h = V'w, then w -= V h). The Givens rotations are inherently
  * a recurrence: the finish block runs it as a scan (rotate_scan). The
  * triangular solve, once per cycle, is one block; the update x += V y reads
- * kdim from the state (the host does not know it). */
+ * kdim from the state (the host does not know it). DCGS2 (gmres:orth=dcgs2)
+ * has two kernels of its own, k_dp and k_dc ("the delayed products"). */
 #include "../kernels.cuh"
 #include "gmres.h"
 #include "gmres_onek.h"
@@ -147,6 +148,16 @@ __global__ void __launch_bounds__(1024) k_gm_solve(const sps_gm_state *gs, sps_k
         for (int64_t r = threadIdx.x; r < i; r += blockDim.x) gm.y[r] -= col[r] * yi;
         __syncthreads();
     }
+    if (gs->orth != SPS_GM_ORTH_DCGS2) return;
+    /* DCGS2: y <- U y, a thread a row, each row's sum in the host's order,
+     * through h2 (every row reads the others' y first) */
+    for (int64_t i = threadIdx.x; i < k; i += blockDim.x) {
+        double t = gm.y[i];
+        for (int64_t l = i + 1; l < k; l++) t += gm.U[l * (l - 1) / 2 + i] * gm.y[l];
+        gm.h2[i] = t;
+    }
+    __syncthreads();
+    for (int64_t i = threadIdx.x; i < k; i += blockDim.x) gm.y[i] = gm.h2[i];
 }
 
 /* Gram-Schmidt's two products, ours rather than cuBLAS's gemv: the first
@@ -447,12 +458,14 @@ __global__ void __launch_bounds__(TPB) k_gn_sum(int n, int CT, const double *__r
     }
 }
 
-/* The basis entries gm_bench times on. */
-__global__ void k_bench_fill(int64_t n, int64_t ncols, double *V)
+/* The basis entries gm_bench times on. The columns below `small` are scaled
+ * by 1e-3 / sqrt(n) (op 4, DCGS2: the products with V_j stay below its norm). */
+__global__ void k_bench_fill(int64_t n, int64_t ncols, double *V, int64_t small)
 {
     const int64_t tot = n * ncols;
+    const double sc = 1e-3 / sqrt((double)n);
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < tot; e += (int64_t)gridDim.x * blockDim.x)
-        V[e] = sps__gm_bench_val((uint64_t)(e % n), (uint64_t)(e / n));
+        V[e] = sps__gm_bench_val((uint64_t)(e % n), (uint64_t)(e / n)) * (e / n < small ? sc : 1.0);
 }
 
 /* MODE 0: x += V y;  1: x += dinv .* (V y);  2: u = V y. */
@@ -618,6 +631,266 @@ __global__ void __launch_bounds__(32 * GN_MAXW, 5) k_gn_fin(int n, int ncols, in
 }
 
 /* ---- end of the fused products */
+
+/* ---- the delayed products (DCGS2: gm_ops dprod, dcorr) ---------------------
+ *
+ * gmres_state.h's DCGS2 is the arithmetic; these are its two passes over the
+ * basis, each one launch, every sum in an order fixed by n and the column
+ * count, no floating-point atomics (tickets only decide who sums).
+ *
+ * k_dp: d = [V_0..V_j]'[p_j, y] (p_j = V_j). k_gt's warps (one per column
+ * and row chunk, the columns from the last, V through L2 and the two
+ * right-hand sides through L1), each with two sums; a column of C chunks
+ * puts its partials in the workspace's (p_j's, then at ncols * C y's) and the
+ * warp with the last ticket on the column's counter adds them (gt_col_sum,
+ * k_gt's order). Then each block takes a ticket on the done counter and the
+ * last block runs sps__gm_dcgs2_prod over the block (dp_tail; the closing
+ * products, y NULL: then column m - 1's Arnoldi step, dc_col).
+ *
+ * k_dc: the corrections on k_gn_fin's tiles (32 * RPL rows by K columns of
+ * Q = V_0..V_{j-1}, W warps splitting the tile's columns, warp 0 adding the
+ * W sums in warp order): each row's Q a and Q b at once (gn_sums2: one load
+ * of V for both), the column tiles' sums in the partials (Q a's, then at
+ * CT * n Q b's) and added in tile order by the row tile's last block, which
+ * then writes v_j and p_{j+1} of its rows. One more block (blockIdx.x = the
+ * row tiles' count, y = 0) runs column j - 1's Arnoldi step (dc_col) beside
+ * them, off the step's critical path. It may stop the solve while the other
+ * blocks start, so k_dc gates on the state's dstep == j (set by k_dp's tail
+ * only, which runs only when the solve goes on), never on st->stop: every
+ * block takes the same decision. */
+#define DP_U 8
+#define DC_U 4 /* k_dc's columns in flight a warp: 48 registers without spills (5 blocks an SM, as k_gn_fin) */
+
+/* sps__gm_dcgs2_col with the whole block: column j - 1 += a and its
+ * ||.||^2 (block_sum), the rotations (rotate_scan), the Arnoldi step with
+ * H[j, j-1] = om on thread 0. */
+__device__ void dc_col(int64_t j, double om, sps_kstate *st, sps_gm_state *gs, double *hist, sps_kgm gm)
+{
+    double *col = gm.H + (j - 1) * (gs->m + 1), hsq[1] = {0.0};
+    for (int64_t i = threadIdx.x; i < j; i += TPB) {
+        const double h = col[i] + __ldcg(gm.d + i);
+        col[i] = h;
+        hsq[0] += h * h;
+    }
+    block_sum<1>(hsq); /* its barriers also publish the col[] writes */
+    const double r = rotate_scan(col, gm.cs, gm.sn, j - 1);
+    __syncthreads(); /* every row rotated before thread 0 writes rows j - 1, j */
+    if (threadIdx.x == 0) sps__gm_arnoldi(st, gs, j - 1, r, om, hsq[0], hist, gm);
+}
+
+/* sps__gm_dcgs2_prod with the whole block: a'a and a'b (block_sum), omega
+ * and c on thread 0, column j of H and U; close: dc_col after it. */
+__device__ void dp_tail(int64_t j, bool close, sps_kstate *st, sps_gm_state *gs, double *hist, sps_kgm gm)
+{
+    __shared__ double sc[2];
+    const int64_t ld = gs->m + 1;
+    const double *a = gm.d, *b = gm.d + ld;
+    double v[2] = {0.0, 0.0};
+    for (int64_t i = threadIdx.x; i < j; i += TPB) {
+        const double ai = __ldcg(a + i);
+        v[0] += ai * ai;
+        if (!close) v[1] += ai * __ldcg(b + i);
+    }
+    block_sum<2>(v);
+    if (threadIdx.x == 0) {
+        const double om2 = __ldcg(a + j) - v[0], om = j == 0 ? 1.0 : om2 > 0.0 ? sqrt(om2) : 0.0;
+        const double c = close || om == 0.0 ? 0.0 : (__ldcg(b + j) - v[1]) / om;
+        sc[0] = om;
+        sc[1] = c;
+        gs->omega = om;
+        gs->cj = c;
+        gs->dstep = j;
+    }
+    __syncthreads();
+    const double om = sc[0], c = sc[1];
+    if (close) {
+        dc_col(j, om, st, gs, hist, gm);
+        return;
+    }
+    if (om == 0.0) return;
+    double *colj = gm.H + j * ld, *u = gm.U + j * (j - 1) / 2;
+    for (int64_t i = threadIdx.x; i < j; i += TPB) {
+        colj[i] = __ldcg(b + i) / om;
+        u[i] = __ldcg(a + i) / om;
+    }
+    if (threadIdx.x == 0) colj[j] = c / om;
+}
+
+template <int U>
+__global__ void __launch_bounds__(TPB) k_dp(int n, int ncols, int R, int C, const double *__restrict__ V,
+                                            const double *__restrict__ y, double *part, unsigned *cnt,
+                                            unsigned *done, sps_kstate *st, sps_gm_state *gs, double *hist,
+                                            sps_kgm gm, int ld)
+{
+    if (st->stop) return; /* every block: the state is the previous launch's */
+    __shared__ int last;
+    const int lane = (int)(threadIdx.x & 31);
+    const int64_t wid = (int64_t)blockIdx.x * (TPB / 32) + (threadIdx.x >> 5);
+    const bool two = y != nullptr;
+    const double *x0 = V + (int64_t)(ncols - 1) * n;
+    if (wid < (int64_t)ncols * C) { /* whole warps */
+        const int chunk = (int)(wid / ncols);
+        const int c = ncols - 1 - (int)(wid - (int64_t)chunk * ncols);
+        const int64_t r1 = min((int64_t)n, (int64_t)(chunk + 1) * R);
+        const double *col = V + (int64_t)c * n;
+        double s0 = 0.0, s1 = 0.0;
+        for (int64_t i = (int64_t)chunk * R + lane; i < r1; i += 32 * U) { /* U rows a lane in flight */
+            double a[U], b0[U], b1[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int64_t k = i + 32 * u;
+                a[u] = k < r1 ? __ldcg(col + k) : 0.0;
+                b0[u] = k < r1 ? __ldg(x0 + k) : 0.0;
+                b1[u] = k < r1 && two ? __ldg(y + k) : 0.0;
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (i + 32 * u < r1) {
+                    s0 += a[u] * b0[u];
+                    s1 += a[u] * b1[u];
+                }
+        }
+        for (int off = 16; off > 0; off >>= 1) {
+            s0 += __shfl_down_sync(GM_FULL, s0, off);
+            s1 += __shfl_down_sync(GM_FULL, s1, off);
+        }
+        bool mine = C == 1;
+        if (!mine) {
+            if (lane == 0) {
+                part[(int64_t)c * C + chunk] = s0;
+                part[((int64_t)ncols + c) * C + chunk] = s1;
+            }
+            mine = gm_last_ticket(cnt + c, (unsigned)C - 1u);
+            if (mine) {
+                s0 = gt_col_sum(part, c, C, true);
+                s1 = gt_col_sum(part + (int64_t)ncols * C, c, C, true);
+            }
+        }
+        if (mine && lane == 0) {
+            gm.d[c] = s0;
+            if (two) gm.d[ld + c] = s1;
+        }
+    }
+    __threadfence(); /* this block's d and partials before its ticket */
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned t = atomicAdd(done, 1u);
+        last = t == gridDim.x - 1u;
+        if (last) *done = 0u;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    dp_tail(ncols - 1, !two, st, gs, hist, gm);
+}
+
+/* gn_sums with two coefficient vectors (h1, h2) over the same loads of V:
+ * warp wp's (of W) sums over columns c0 + wp, + W, ... < c1, in order. The
+ * classic kernels keep gn_sums as it is (their register budget). */
+template <int RPL, int U>
+__device__ __forceinline__ void gn_sums2(int n, int c0, int c1, int wp, int W, int64_t i0,
+                                         const double *__restrict__ V, const double *__restrict__ h1,
+                                         const double *__restrict__ h2, double (&s1)[RPL], double (&s2)[RPL])
+{
+#pragma unroll
+    for (int r = 0; r < RPL; r++) s1[r] = s2[r] = 0.0;
+    for (int c = c0 + wp; c < c1; c += W * U) {
+        double a[U][RPL], b1[U], b2[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int cc = c + u * W;
+            const bool ok = cc < c1;
+            const double *p = V + (int64_t)(ok ? cc : c0) * n;
+            b1[u] = ok ? __ldg(h1 + cc) : 0.0;
+            b2[u] = ok ? __ldg(h2 + cc) : 0.0;
+#pragma unroll
+            for (int r = 0; r < RPL; r++) {
+                const int64_t i = i0 + 32 * r;
+                a[u][r] = ok && i < n ? __ldcg(p + i) : 0.0;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (c + u * W >= c1) continue;
+#pragma unroll
+            for (int r = 0; r < RPL; r++) {
+                s1[r] += a[u][r] * b1[u];
+                s2[r] += a[u][r] * b2[u];
+            }
+        }
+    }
+}
+
+/* V_j <- (V_j - Q a) / omega;  V_{j+1} <- (y - Q b - v_j c) / omega, Q =
+ * V_0..V_{j-1} (d: a at 0, b at ld; omega, c from dp_tail); the block past
+ * the row tiles: column j - 1's Arnoldi step (dc_col). */
+template <int RPL>
+__global__ void __launch_bounds__(32 * GN_MAXW, 5) k_dc(int n, int j, int K, int W, double *V,
+                                                    const double *__restrict__ y, double *part, unsigned *tcnt,
+                                                    sps_kstate *st, sps_gm_state *gs, double *hist, sps_kgm gm,
+                                                    int ld)
+{
+    if (gs->dstep != j) return; /* k_dp did not run: the solve had stopped */
+    if (blockIdx.x == gridDim.x - 1) {
+        if (blockIdx.y == 0 && j > 0) dc_col(j, gs->omega, st, gs, hist, gm);
+        return;
+    }
+    const double om = gs->omega, c = gs->cj;
+    if (om == 0.0) return; /* no v_j: dc_col stops the solve */
+    const double *d = gm.d;
+    __shared__ double sm[2][GN_MAXW][32 * RPL];
+    const int lane = (int)(threadIdx.x & 31), wp = (int)(threadIdx.x >> 5), CT = (int)gridDim.y;
+    const int64_t i0 = (int64_t)blockIdx.x * (32 * RPL) + lane;
+    if (wp < W) {
+        const int c0 = (int)blockIdx.y * K, c1 = min(j, c0 + K);
+        double s1[RPL], s2[RPL];
+        gn_sums2<RPL, DC_U>(n, c0, c1, wp, W, i0, V, d, d + ld, s1, s2);
+#pragma unroll
+        for (int r = 0; r < RPL; r++) {
+            sm[0][wp][lane + 32 * r] = s1[r];
+            sm[1][wp][lane + 32 * r] = s2[r];
+        }
+    }
+    __syncthreads();
+    if (wp != 0) return;
+    double t1[RPL], t2[RPL];
+#pragma unroll
+    for (int r = 0; r < RPL; r++) {
+        t1[r] = gn_row_total<RPL>(sm[0], W, lane, r);
+        t2[r] = gn_row_total<RPL>(sm[1], W, lane, r);
+    }
+    if (CT > 1) {
+#pragma unroll
+        for (int r = 0; r < RPL; r++) {
+            const int64_t i = i0 + 32 * r;
+            if (i >= n) continue;
+            part[(int64_t)blockIdx.y * n + i] = t1[r];
+            part[((int64_t)CT + blockIdx.y) * n + i] = t2[r];
+        }
+        if (!gm_last_ticket(tcnt + blockIdx.x, (unsigned)CT - 1u)) return;
+#pragma unroll
+        for (int r = 0; r < RPL; r++) { /* the tiles' sums in tile order */
+            const int64_t i = i0 + 32 * r;
+            t1[r] = t2[r] = 0.0;
+            if (i >= n) continue;
+            for (int k = 0; k < CT; k++) {
+                t1[r] += __ldcg(part + (int64_t)k * n + i);
+                t2[r] += __ldcg(part + ((int64_t)CT + k) * n + i);
+            }
+        }
+    }
+    double *vj = V + (int64_t)j * n;
+#pragma unroll
+    for (int r = 0; r < RPL; r++) {
+        const int64_t i = i0 + 32 * r;
+        if (i >= n) continue;
+        const double v = (vj[i] - t1[r]) / om;
+        vj[i] = v;
+        vj[n + i] = (y[i] - t2[r] - v * c) / om;
+    }
+}
+
+/* ---- end of the delayed products */
 
 } /* namespace */
 
@@ -854,6 +1127,50 @@ static sps_status c_gm_reset(sps_kws *w, const sps_gm_ws *g)
 
 /* ---- end of the fused launchers */
 
+/* ---- the delayed launchers (DCGS2) */
+
+/* k_dp over columns 0..j: the partials in the workspace (chunks capped at
+ * SPS_GM_TCH / 2: two right-hand sides), the columns' counters and the done
+ * counter (gmres.h: one a column, then the row tiles', then done). */
+static sps_status c_gm_dprod(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *y)
+{
+    const int64_t n = w->n, ncols = j + 1;
+    if (ncols < 1 || ncols > g->m + 1 || n < 1 || !g->part || !g->gm.d || !g->gm.U)
+        return sps__err(w->ctx, SPS_ERR_INTERNAL, "gmres dcgs2: %lld basis columns (%s:%d)", (long long)ncols,
+                        __FILE__, __LINE__);
+    const gt_plan p = gt_plan_for(n, ncols, SPS_GM_TCH / 2, GT_TW);
+    unsigned *cnt = gm_cnt(g, n);
+    const int64_t warps = ncols * p.C, wpb = TPB / 32, rt = (int64_t)sps__gm_rtiles(n);
+    cudaStream_t s = sps_stream(w->ctx);
+    k_dp<DP_U><<<(unsigned)((warps + wpb - 1) / wpb), TPB, 0, s>>>(
+        (int)n, (int)ncols, p.R, p.C, g->V, y, g->part, cnt, cnt + g->m + 1 + rt, w->st, (sps_gm_state *)w->ms,
+        w->hist, g->gm, (int)(g->m + 1));
+    SPS_LAUNCH_CHECK(w->ctx, "k_dp");
+    return SPS_OK;
+}
+
+/* k_dc on k_gn_fin's plan over Q = V_0..V_{j-1} (at least one column tile:
+ * step 0 has no Q and writes v_0 and p_1 alone), one more column of blocks
+ * (its first runs dc_col; the rest return at once). */
+static sps_status c_gm_dcorr(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *y)
+{
+    const int64_t n = w->n;
+    if (j < 0 || j + 1 > g->m || n < 1 || !g->part || !g->gm.d)
+        return sps__err(w->ctx, SPS_ERR_INTERNAL, "gmres dcgs2: column %lld (%s:%d)", (long long)j, __FILE__,
+                        __LINE__);
+    const int64_t ct = sps__gm_ntiles(n, j), K = (j + ct - 1) / ct, rt = (int64_t)sps__gm_rtiles(n);
+    unsigned *cnt = gm_cnt(g, n);
+    cudaStream_t s = sps_stream(w->ctx);
+    k_dc<GN_RPL><<<dim3((unsigned)rt + 1u, (unsigned)ct), 32 * GN_MAXW, 0, s>>>(
+        (int)n, (int)j, (int)K, (int)gn_warps(j), g->V, y, g->part, cnt + g->m + 1, w->st, (sps_gm_state *)w->ms,
+        w->hist, g->gm, (int)(g->m + 1));
+    SPS_LAUNCH_CHECK(w->ctx, "k_dc");
+    return SPS_OK;
+}
+
+/* ---- end of the delayed launchers */
+
+
 static sps_status c_gm_scale(sps_kws *w, const sps_gm_ws *g, int64_t j, const double *src)
 {
     LAUNCH(w, k_gm_scale, w->n, j, src, g->V, w->st, (const sps_gm_state *)w->ms, g->gm);
@@ -925,7 +1242,7 @@ static sps_status c_gm_cluster(sps_kws *w, const sps_gm_ws *g, const sps_dev_row
 /* SPS_GM_OPS_TABLE(c) with the one-kernel paths (the host has none). */
 extern "C" const sps_gm_ops sps__gm_ops_cuda = {
     .finish = c_gm_finish, .gemv_t = c_gemv_t, .gemv_n = c_gemv_n, .gemv_n_fin = c_gemv_n_fin,
-    .reset = c_gm_reset, .scale = c_gm_scale,
+    .dprod = c_gm_dprod, .dcorr = c_gm_dcorr, .reset = c_gm_reset, .scale = c_gm_scale,
     .solve = c_gm_solve, .update = c_gm_update, .onekernel = c_gm_onekernel, .cluster = c_gm_cluster,
 };
 
@@ -957,6 +1274,10 @@ static sps_status bench_step(sps_kws *w, const sps_gm_ws *g, int64_t nc, double 
 static sps_status bench_op(sps_kws *w, const sps_gm_ws *g, const sps_gm_bench *q, double *x, double *h)
 {
     if (q->op == 3) return bench_step(w, g, q->ncols, x, q->variant == 1);
+    if (q->op == 4) { /* a DCGS2 step but its SpMV on column j = ncols - 1, y = x */
+        sps_status st = c_gm_dprod(w, g, q->ncols - 1, x);
+        return st != SPS_OK ? st : c_gm_dcorr(w, g, q->ncols - 1, x);
+    }
     static const int64_t tws[4] = {0, GT_TW, 0, 16384};
     const sps_gm_state *gate = q->gated ? (const sps_gm_state *)w->ms : NULL;
     sps_status st = SPS_OK;
@@ -971,13 +1292,16 @@ static sps_status bench_op(sps_kws *w, const sps_gm_ws *g, const sps_gm_bench *q
 extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q, const double *xin,
                                         const double *hin, double *out_first, double *out_last, double *us)
 {
-    if (q->n < 1 || q->ncols < 1 || q->op < 0 || q->op > 3 || q->variant < 0 || q->variant > 3 ||
+    if (q->n < 1 || q->ncols < 1 || q->op < 0 || q->op > 4 || q->variant < 0 || q->variant > 3 ||
         q->reps < 1 || q->warm < 0 || q->n > INT32_MAX)
         return sps__err(ctx, SPS_ERR_INVALID_ARG, "gm_bench: bad request");
-    const int64_t n = q->n, nc = q->ncols, m = q->op == 3 ? nc : nc - 1; /* op 3: v_{j+1} too */
+    const bool dstep = q->op == 4;
+    const int64_t n = q->n, nc = q->ncols, m = q->op >= 3 ? nc : nc - 1; /* ops 3, 4: v_{j+1} too */
     const size_t nv = (size_t)n * (size_t)(m + 1), nred = (size_t)SPS_K_NSUM * sps__kgrid((sps_idx)n);
-    const size_t npart = sps__gm_part_len(n, m), nsmall = (size_t)(m + 1) * (size_t)(m + 6);
+    const size_t npart = sps__gm_part_len(n, m);
+    const size_t nsmall = (size_t)(m + 1) * (size_t)(m + 6) + (size_t)(m * (m - 1) / 2 + 2 * (m + 1)); /* + U, d */
     double *V = NULL, *x0 = NULL, *x = NULL, *h0 = NULL, *h = NULL, *red = NULL, *part = NULL, *sm = NULL;
+    double *vj0 = NULL; /* op 4: V_j as filled (each run starts from it) */
     sps_gm_state *ms = NULL;
     sps_kstate *kst = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
@@ -995,10 +1319,12 @@ extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q,
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&ms, sizeof(sps_gm_state));
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&kst, sizeof(sps_kstate));
     if (st == SPS_OK) st = sps__dmalloc(ctx, (void **)&sm, nsmall * sizeof(double));
+    if (st == SPS_OK && dstep) st = sps__dmalloc(ctx, (void **)&vj0, (size_t)n * sizeof(double));
     sps_gm_state hs;
     memset(&hs, 0, sizeof hs);
     hs.reorth = q->gated == 2;
     hs.m = m;
+    hs.orth = dstep ? SPS_GM_ORTH_DCGS2 : SPS_GM_ORTH_CGS2;
     /* op 3's state: never stops (a tolerance below 0, no maxit, no dtol) */
     sps_kstate ks;
     memset(&ks, 0, sizeof ks);
@@ -1024,9 +1350,11 @@ extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q,
     BENCH_CUDA(cudaStreamSynchronize(s));
     free(small);
     if (st == SPS_OK) {
-        k_bench_fill<<<1024, TPB, 0, s>>>(n, m + 1, V);
+        k_bench_fill<<<1024, TPB, 0, s>>>(n, m + 1, V, dstep ? nc - 1 : 0);
         if ((ce = cudaGetLastError()) != cudaSuccess) st = sps__cuda_fail(ctx, ce, "k_bench_fill", __FILE__, __LINE__);
     }
+    if (dstep)
+        BENCH_CUDA(cudaMemcpyAsync(vj0, V + (nc - 1) * n, (size_t)n * sizeof(double), cudaMemcpyDeviceToDevice, s));
     BENCH_CUDA(cudaEventCreate(&e0));
     BENCH_CUDA(cudaEventCreate(&e1));
     sps_kws w;
@@ -1047,11 +1375,17 @@ extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q,
     g.gm.h2 = g.gm.sn + m;
     g.gm.y = g.gm.h2 + (m + 1);
     g.gm.g = sm + nsmall - (size_t)(m + 1);
-    double *res = q->op == 0 ? h : x;
+    if (dstep) { /* after y: U, then d (g stays last) */
+        g.gm.U = g.gm.y + m;
+        g.gm.d = g.gm.U + m * (m - 1) / 2;
+    }
+    double *res = q->op == 0 ? h : dstep ? V + nc * n : x; /* op 4: p_{j+1} */
     const size_t rlen = q->op == 0 ? (size_t)nc : (size_t)n;
     for (int r = 0; r < total && st == SPS_OK; r++) {
         BENCH_CUDA(cudaMemcpyAsync(x, x0, (size_t)n * sizeof(double), cudaMemcpyDeviceToDevice, s));
         BENCH_CUDA(cudaMemcpyAsync(h, h0, (size_t)nc * sizeof(double), cudaMemcpyDeviceToDevice, s));
+        if (dstep)
+            BENCH_CUDA(cudaMemcpyAsync(V + (nc - 1) * n, vj0, (size_t)n * sizeof(double), cudaMemcpyDeviceToDevice, s));
         BENCH_CUDA(cudaEventRecord(e0, s));
         if (st == SPS_OK) st = bench_op(&w, &g, q, x, h);
         BENCH_CUDA(cudaEventRecord(e1, s));
@@ -1075,7 +1409,7 @@ extern "C" sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q,
     if (e0) (void)cudaEventDestroy(e0);
     if (e1) (void)cudaEventDestroy(e1);
     sps__dfree(V), sps__dfree(x0), sps__dfree(x), sps__dfree(h0), sps__dfree(h);
-    sps__dfree(red), sps__dfree(part), sps__dfree(ms), sps__dfree(kst), sps__dfree(sm);
+    sps__dfree(red), sps__dfree(part), sps__dfree(ms), sps__dfree(kst), sps__dfree(sm), sps__dfree(vj0);
     free(ms_run);
     return st;
 }

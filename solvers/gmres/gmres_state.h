@@ -23,7 +23,10 @@ typedef struct sps_gm_state {
     int64_t stag_win; /* stagnation window (cycles) */
     int64_t stag_at;  /* cycle (st->restarts) at which the current window began */
     int64_t reorth;   /* this Arnoldi step takes the second Gram-Schmidt pass (SPS_GM_CHECK) */
+    int64_t orth;     /* SPS_GM_ORTH_CGS2 or SPS_GM_ORTH_DCGS2 (gmres.c gm_orth) */
     double hn;        /* ||w|| of the last Arnoldi step (H[j+1, j] before rotation) */
+    int64_t dstep;    /* DCGS2: the step whose products' finish ran last (-1: none yet) */
+    double omega, cj; /* DCGS2, that step: ||v_j|| before its scaling, v_j'y (sps__gm_dcgs2_prod) */
     double stag_ref;  /* true residual when the current window began */
 } sps_gm_state;
 
@@ -34,7 +37,14 @@ typedef struct sps_kgm {
     double *g;  /* m+1: rotated right-hand side beta*e1 */
     double *y;  /* m: solution of R y = g */
     double *h2; /* m+1: second Gram-Schmidt pass's coefficients */
+    double *U;  /* DCGS2 only (else NULL): m(m-1)/2, column l of the unit upper
+                 * triangle packed at l(l-1)/2 (sps__gm_dcgs2_prod) */
+    double *d;  /* DCGS2 only: 2(m+1), step j's products [V_0..V_j]'V_j, then
+                 * (at m+1) [V_0..V_j]'y (sps__gm_dcgs2_prod) */
 } sps_kgm;
+
+/* The orthogonalization of the classic steps (gmres:orth=, SPS_GM_ORTH). */
+enum { SPS_GM_ORTH_CGS2 = 0, SPS_GM_ORTH_DCGS2 = 1 };
 
 /* GMRES's finish steps (all gated). */
 enum sps_gm_step {
@@ -72,6 +82,16 @@ SPS_HD static inline void sps__gm_solve(const sps_gm_state *gs, sps_kgm gm)
         double yi = gm.y[i] / gm.H[i + i * ld];
         gm.y[i] = yi;
         for (int64_t r = 0; r < i; r++) gm.y[r] -= gm.H[r + i * ld] * yi;
+    }
+    if (gs->orth != SPS_GM_ORTH_DCGS2) return;
+    /* DCGS2's directions are D = M^-1 V U (sps__gm_dcgs2_prod): y <- U y, row i
+     * summed over l = i+1 .. k-1 in order. Rows ascending read only rows
+     * below them, still U's input; the device (one thread a row) sums each
+     * row in the same order. */
+    for (int64_t i = 0; i < k; i++) {
+        double t = gm.y[i];
+        for (int64_t l = i + 1; l < k; l++) t += gm.U[l * (l - 1) / 2 + i] * gm.y[l];
+        gm.y[i] = t;
     }
 }
 
@@ -162,6 +182,71 @@ SPS_HD static inline void sps__gm_column(int step, sps_kstate *st, sps_gm_state 
     }
     double a = sps__gm_rotate(col, gm.cs, gm.sn, j);
     sps__gm_arnoldi_col(st, gs, j, col, a, sqrt(ww), hsq, hist, gm);
+}
+
+/* Delayed classical Gram-Schmidt with reorthogonalization (DCGS2:
+ * Swirydowicz, Langou, Ananthan, Yang and Thomas 2020; Bielich et al. 2022;
+ * doc/solvers.md). Step j starts with V_0..V_{j-1} final and V_j = p_j, the
+ * pending vector: one Gram-Schmidt pass done, not yet reorthogonalized nor
+ * normalized. y = A M^-1 p_j (the SpMV runs on p_j), then ONE pass over the
+ * basis gives d = [V_0..V_j]'p_j = [a; alpha] and [V_0..V_j]'y = [b; beta],
+ * and ONE pass (the corrections) writes
+ *   v_j = (p_j - Q a) / omega,  omega = sqrt(alpha - a'a)  (Pythagoras)
+ *   p_{j+1} = (y - Q b - v_j c) / omega,  c = v_j'y = (beta - a'b) / omega
+ * with Q = V_0..V_{j-1}. The search directions are d_l = M^-1 p_l / omega_l
+ * (d_0 = M^-1 v_0, omega_0 = 1): A d_l = y_l / omega_l = [Q, v_l] [b; c] /
+ * omega_l + p_{l+1}, and p_{l+1} = Q' a' + omega' v_{l+1} with step l+1's
+ * a' and omega'. So A D = V H exactly, with
+ *   H[0..l, l] = [b; c] / omega_l  (written at step l)
+ *   H[0..l, l] += a',  H[l+1, l] = omega'  (step l + 1: final, rotated, tested)
+ * and D = M^-1 V U, U unit upper triangular with column l = a_l / omega_l:
+ * the cycle's update x += D y is x += M^-1 V (U y) (sps__gm_solve). The
+ * residual test of column j - 1 so comes at step j; at the cycle's last step
+ * a closing pass (close: d = [V_0..V_m]'p_m only) finishes column m - 1.
+ *
+ * Two finishes, so that the device can test column j - 1 beside the
+ * corrections (gmres_kernels.cu k_dc): after the products,
+ * sps__gm_dcgs2_prod (omega, c, column j of H and U; close: omega only);
+ * after the corrections (or the closing products), sps__gm_dcgs2_col
+ * (column j - 1's Arnoldi step). One thread here (the host); the device
+ * runs the same formulas over a block. omega^2 <= 0 (p_j in the span of Q)
+ * gives omega = 0: no column j, no corrections, and the Arnoldi step's
+ * lucky-breakdown rule stops the solve. */
+SPS_HD static inline void sps__gm_dcgs2_prod(sps_gm_state *gs, int64_t j, int close, sps_kgm gm)
+{
+    const int64_t ld = gs->m + 1;
+    const double *a = gm.d, *b = gm.d + ld;
+    double aa = 0.0, ab = 0.0;
+    for (int64_t i = 0; i < j; i++) {
+        aa += a[i] * a[i];
+        if (!close) ab += a[i] * b[i];
+    }
+    const double om2 = a[j] - aa, om = j == 0 ? 1.0 : om2 > 0.0 ? sqrt(om2) : 0.0;
+    gs->omega = om;
+    gs->cj = 0.0;
+    gs->dstep = j;
+    if (close || om == 0.0) return;
+    const double c = (b[j] - ab) / om;
+    double *col = gm.H + j * ld, *u = gm.U + j * (j - 1) / 2;
+    for (int64_t i = 0; i < j; i++) {
+        col[i] = b[i] / om;
+        u[i] = a[i] / om;
+    }
+    col[j] = c / om;
+    gs->cj = c;
+}
+
+/* Column j - 1 (j >= 1) is final: H[0..j-1, j-1] += a, H[j, j-1] = omega
+ * (of step j), the previous rotations and the Arnoldi step. */
+SPS_HD static inline void sps__gm_dcgs2_col(sps_kstate *st, sps_gm_state *gs, int64_t j, double *hist, sps_kgm gm)
+{
+    double *col = gm.H + (j - 1) * (gs->m + 1), hsq = 0.0;
+    for (int64_t i = 0; i < j; i++) {
+        col[i] += gm.d[i];
+        hsq += col[i] * col[i];
+    }
+    const double r = sps__gm_rotate(col, gm.cs, gm.sn, j - 1);
+    sps__gm_arnoldi_col(st, gs, j - 1, col, r, gs->omega, hsq, hist, gm);
 }
 
 /* The start of a cycle: s0 = r'r with r = b - A x in V[:, 0]. restart: a

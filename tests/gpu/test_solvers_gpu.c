@@ -11,6 +11,9 @@
  *    host and device pointers for b and x give bitwise the same x.
  * 3. Host synchronizations per iteration below 0.25 for CG and BiCGSTAB on a
  *    2-D Laplacian of 65536 rows; the monitor runs at each host check.
+ * 5. GMRES's fused classic products against SPS_GM_FUSE=0.
+ * 6. GMRES with DCGS2 (gmres:orth=dcgs2) against the host's DCGS2 (make
+ *    run's lns_3937: against the GPU's CGS2), two GPU runs bitwise equal.
  * Without a device (or without CUDA) it prints one SKIP line. */
 #include "check.h"
 #include "internal.h"
@@ -124,7 +127,7 @@ static void pair_init(pair *p, size_t n, int m)
             x->red = hvec(red);
             x->hist = hist;
             g->V = V;
-            g->gm = (sps_kgm){H, cs, sn, gg, hvec((size_t)m), h2};
+            g->gm = (sps_kgm){H, cs, sn, gg, hvec((size_t)m), h2, NULL, NULL};
         }
     }
 }
@@ -1053,8 +1056,117 @@ static void test_gm_fuse(void)
     }
 }
 
+/* ---- 6. GMRES with DCGS2 (gmres:orth=dcgs2: k_dp, k_dc) ------------------- */
+
+/* The relative tolerance of the DCGS2 cases (1e-8 for make run's lns_3937)
+ * and their preconditioner (NULL: none). */
+static double orth_rtol = 1e-10;
+static const char *orth_pc;
+
+/* A GMRES(restart) solve with gmres:orth=<orth> on ctx (the GPU: classic
+ * engine, csr-vector), history on. */
+static result solve_orth(sps_context *ctx, const sps_matrix *A, int restart, int64_t maxit, const double *b,
+                         const char *orth)
+{
+    result r;
+    memset(&r, 0, sizeof r);
+    int n = sps_matrix_rows(A);
+    r.x = hvec((size_t)n);
+    sps_operator *op = NULL;
+    sps_solver *s = NULL;
+    sps_precond *pc = NULL;
+    char spec[48];
+    snprintf(spec, sizeof spec, "gmres:orth=%s", orth);
+    r.st = sps_operator_create(ctx, A, ctx == gctx ? "csr-vector" : "csr-scalar", NULL, &op);
+    if (r.st == SPS_OK && orth_pc) r.st = sps_precond_create(ctx, A, orth_pc, &pc);
+    if (r.st == SPS_OK) r.st = sps_solver_create(ctx, &s);
+    if (r.st == SPS_OK) r.st = sps_solver_set_method_name(s, spec);
+    if (r.st == SPS_OK) {
+        sps_solver_set_restart(s, restart);
+        sps_solver_set_rtol(s, orth_rtol);
+        sps_solver_set_maxit(s, maxit);
+        sps_solver_set_history(s, 1);
+        if (ctx == gctx) r.st = sps_solver_set_engine(s, "classic");
+    }
+    if (r.st == SPS_OK) r.st = sps_solve(s, op, pc, b, r.x, &r.in);
+    if (r.st == SPS_OK && r.in.history_len > 0) {
+        r.hist = hvec((size_t)r.in.history_len);
+        memcpy(r.hist, r.in.history, (size_t)r.in.history_len * sizeof *r.hist);
+    }
+    sps_solver_destroy(s);
+    sps_precond_destroy(pc);
+    sps_operator_destroy(op);
+    return r;
+}
+
+/* DCGS2 on the GPU against the host's DCGS2 (host: 1, else the GPU's CGS2):
+ * the same reason, iterations within the goldens' 5% (at least 2), the true
+ * residual within the tolerance where converged, x within 1e-6 of the
+ * host's; two GPU runs bitwise equal (x, iterations, history). */
+static void dcgs2_case(const char *name, const sps_matrix *A, int restart, int64_t maxit, int host)
+{
+    int n = sps_matrix_rows(A);
+    double *b = rnd((size_t)n, 29);
+    result d1 = solve_orth(gctx, A, restart, maxit, b, "dcgs2"), d2 = solve_orth(gctx, A, restart, maxit, b, "dcgs2");
+    result rf = host ? solve_orth(hctx, A, restart, maxit, b, "dcgs2") : solve_orth(gctx, A, restart, maxit, b, "cgs2");
+    const char *rn = host ? "host dcgs2" : "GPU cgs2";
+    if (T_STATUS(gctx, d1.st, "%s GMRES(%d) dcgs2 on the GPU", name, restart) &&
+        T_STATUS(host ? hctx : gctx, rf.st, "%s GMRES(%d) %s", name, restart, rn)) {
+        int64_t tol = rf.in.iterations / 20 > 2 ? rf.in.iterations / 20 : 2;
+        T_OK(d1.in.reason == rf.in.reason && llabs((long long)(d1.in.iterations - rf.in.iterations)) <= tol,
+             "%s GMRES(%d) dcgs2: GPU %lld iterations (%s), %s %lld (%s), within 5%%", name, restart,
+             (long long)d1.in.iterations, sps_reason_str(d1.in.reason), rn, (long long)rf.in.iterations,
+             sps_reason_str(rf.in.reason));
+        if (rf.in.reason > 0) {
+            T_OK(d1.in.true_rel_rnorm <= 2.0 * orth_rtol, "%s GMRES(%d) dcgs2 GPU: true relative residual %.2e <= %.0e",
+                 name, restart, d1.in.true_rel_rnorm, 2.0 * orth_rtol);
+            if (host) /* the same algorithm: the same x up to rounding */
+                T_OK(t_rel_diff(d1.x, rf.x, n) <= 1e-6, "%s: dcgs2 GPU x within %.1e of the %s's", name,
+                     t_rel_diff(d1.x, rf.x, n), rn);
+        }
+        T_OK(d2.st == SPS_OK && d2.in.iterations == d1.in.iterations &&
+                 !memcmp(d2.x, d1.x, (size_t)n * sizeof *d1.x) && d2.hist && d1.hist &&
+                 !memcmp(d2.hist, d1.hist, (size_t)d1.in.history_len * sizeof *d1.hist),
+             "%s GMRES(%d) dcgs2 GPU: two runs bitwise equal (x, iterations, history)", name, restart);
+        printf("# %s GMRES(%d) dcgs2 GPU: %lld iterations, %.4f ms per iteration\n", name, restart,
+               (long long)d1.in.iterations, d1.in.per_iter_ms);
+    }
+    result_free(&d1), result_free(&d2), result_free(&rf);
+    free(b);
+}
+
+static void test_gm_dcgs2(void)
+{
+    sps_matrix *G = geometric_diag(1000, 3e4), *P = poisson(160), *Q = poisson(40);
+    dcgs2_case("poisson 40x40", Q, 30, 3000, 1);
+    orth_pc = "jacobi";
+    dcgs2_case("poisson 40x40 + jacobi", Q, 30, 3000, 1);
+    orth_pc = NULL;
+    dcgs2_case("geometric diag 1000 (one cycle, column tiles)", G, 1000, 5000, 1);
+    dcgs2_case("poisson 160x160 (25600 rows)", P, 30, 400, 1);
+    sps_matrix_destroy(G);
+    sps_matrix_destroy(P);
+    sps_matrix_destroy(Q);
+    const char *real[] = {"steam2", "jpwh_991", "rdb2048"};
+    for (size_t i = 0; i < sizeof real / sizeof *real; i++) {
+        sps_matrix *A = t_read_real(hctx, real[i]);
+        if (!A) continue;
+        dcgs2_case(real[i], A, 30, 3000, 1);
+        sps_matrix_destroy(A);
+    }
+    /* make run's solve: GMRES(2000) on lns_3937 (the host would take a minute:
+     * against the GPU's CGS2) */
+    sps_matrix *L = t_read_real(hctx, "lns_3937");
+    if (L) {
+        orth_rtol = 1e-8;
+        dcgs2_case("lns_3937", L, 2000, 20000, 0);
+        orth_rtol = 1e-10;
+        sps_matrix_destroy(L);
+    }
+}
+
 T_MAIN_GPU("solvers on the GPU", gctx, hctx, test_vops, test_solves, test_syncs, test_issue17_solves,
-           test_gm_fuse)
+           test_gm_fuse, test_gm_dcgs2)
 
 #else
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* spsolve/tests/tools/gm_bench.c: GMRES's Gram-Schmidt products on the GPU
  *
- * usage: gm_bench [--reps N] [--edges] [--quick] [--step]
+ * usage: gm_bench [--reps N] [--edges] [--quick] [--step] [--orth]
  * For n in {3937, 20000, 1000000} and ncols in {30, 200, 1000, 2000} (--quick:
  * n 3937 and 20000 only), times (CUDA events, 3 warm-up runs, median of N,
  * default 20) h = V'w (op t), w -= V h (op n) and both (pass: one
@@ -27,7 +27,13 @@
  * against fused; prints the two medians and their ratio. Each w must be
  * bitwise the same from the first timed run to the last, and the fused w
  * bitwise the unfused one (the products' sums are the same; only w'w's
- * rounding differs, which moves the check's decision only at a tie). */
+ * rounding differs, which moves the check's decision only at a tie).
+ *
+ * --orth: the same shapes, a CGS2 step (--step's fused one, the second pass
+ * where its check asks for it on this basis) against a DCGS2 step (gm_ops
+ * dprod and dcorr: k_dp, k_dc) without its SpMV; prints both medians and
+ * their ratio. The DCGS2 step's p_{j+1} must be bitwise the same from the
+ * first timed run to the last and within 1e-11 of gmres_host.c's. */
 #include "sps_config.h"
 #include "spsolve.h"
 #include "core/internal.h"
@@ -41,7 +47,7 @@
 #if SPS_HAVE_CUDA
 
 static const char *vname[4] = {"old", "new", "1chunk", "more"};
-static const char *oname[4] = {"t", "n", "pass", "step"};
+static const char *oname[5] = {"t", "n", "pass", "step", "dstep"};
 static int nfail;
 
 static void fail(const char *fmt, const char *what, double a, double b)
@@ -207,6 +213,73 @@ static void step_shape(sps_context *ctx, int64_t n, int64_t nc, int reps)
     free(x), free(h), free(f[0]), free(f[1]), free(l[0]), free(l[1]);
 }
 
+/* op 4's p_{j+1} on the host: gmres_host.c's dprod and dcorr on the same
+ * basis (k_bench_fill's entries, the columns below j scaled) and y = x. */
+static double *dstep_host(int64_t n, int64_t nc, const double *x)
+{
+    const int64_t m = nc, j = nc - 1;
+    double *V = malloc((size_t)(n * (m + 1)) * sizeof *V), *H = calloc((size_t)((m + 1) * m), sizeof *H);
+    double *sm = calloc((size_t)(4 * (m + 1) + m * (m - 1) / 2 + 2 * (m + 1)), sizeof *sm), *out = NULL;
+    if (V && H && sm) {
+        const double sc = 1e-3 / sqrt((double)n);
+        for (int64_t e = 0; e < n * (m + 1); e++)
+            V[e] = sps__gm_bench_val((uint64_t)(e % n), (uint64_t)(e / n)) * (e / n < j ? sc : 1.0);
+        sps_kstate ks;
+        memset(&ks, 0, sizeof ks);
+        ks.maxit = INT64_MAX, ks.tol = -1.0, ks.dtol = 1e300, ks.r0norm = 1.0;
+        sps_gm_state gs;
+        memset(&gs, 0, sizeof gs);
+        gs.m = m, gs.orth = SPS_GM_ORTH_DCGS2;
+        sps_kws w;
+        memset(&w, 0, sizeof w);
+        w.n = (sps_idx)n, w.st = &ks, w.ms = &gs;
+        sps_gm_ws g;
+        memset(&g, 0, sizeof g);
+        g.V = V, g.m = m, g.gm.H = H;
+        g.gm.cs = sm, g.gm.sn = sm + m, g.gm.g = sm + 2 * m, g.gm.h2 = sm + 3 * m + 1;
+        g.gm.U = sm + 4 * (m + 1), g.gm.d = g.gm.U + m * (m - 1) / 2;
+        for (int64_t i = 0; i <= m; i++) g.gm.g[i] = 1.0;
+        sps__gm_ops_host.dprod(&w, &g, j, x);
+        sps__gm_ops_host.dcorr(&w, &g, j, x);
+        out = malloc((size_t)n * sizeof *out);
+        if (out) memcpy(out, V + nc * n, (size_t)n * sizeof *out);
+    }
+    free(V), free(H), free(sm);
+    return out;
+}
+
+/* --orth: a CGS2 step (op 3, fused; the second pass where the check asks for
+ * it on this basis) against a DCGS2 step (op 4), both without the SpMV. The
+ * DCGS2 step's p_{j+1} must be bitwise the same from the first timed run to
+ * the last and within 1e-11 of the host's (dstep_host). */
+static void orth_shape(sps_context *ctx, int64_t n, int64_t nc, int reps)
+{
+    double *x = malloc((size_t)n * sizeof *x), *h = malloc((size_t)nc * sizeof *h);
+    double *f = malloc((size_t)n * sizeof *f), *l = malloc((size_t)n * sizeof *l);
+    double us[2] = {0, 0};
+    int ok = x && h && f && l;
+    for (int64_t i = 0; ok && i < n; i++) x[i] = xin(i);
+    for (int64_t c = 0; ok && c < nc; c++) h[c] = hin(c);
+    ok = ok && run(ctx, 3, 1, 0, n, nc, reps, x, h, f, l, &us[0]);
+    ok = ok && run(ctx, 4, 1, 0, n, nc, reps, x, h, f, l, &us[1]);
+    if (ok) {
+        char what[96];
+        snprintf(what, sizeof what, "dcgs2 step n=%lld ncols=%lld", (long long)n, (long long)nc);
+        if (!same(f, l, (size_t)n)) fail("%s: runs differ bitwise (%g %g)", what, 0, 0);
+        double *r = dstep_host(n, nc, x), e = 0, sc = 0;
+        for (int64_t i = 0; r && i < n; i++) {
+            e = fmax(e, fabs(l[i] - r[i]));
+            sc = fmax(sc, fabs(r[i]));
+        }
+        if (!r || !(e <= 1e-11 * sc)) fail("%s: p_{j+1} differs from the host's: %g of %g", what, e, sc);
+        free(r);
+        printf("orth  n=%-8lld ncols=%-5lld cgs2 step %9.2f us  dcgs2 step %9.2f us  cgs2/dcgs2 %5.2f\n",
+               (long long)n, (long long)nc, us[0], us[1], us[0] / us[1]);
+    }
+    fflush(stdout);
+    free(x), free(h), free(f), free(l);
+}
+
 static void edge_shape(sps_context *ctx, int64_t n, int64_t nc)
 {
     double *x = malloc((size_t)n * sizeof *x), *h = malloc((size_t)nc * sizeof *h);
@@ -247,14 +320,15 @@ static void edge_shape(sps_context *ctx, int64_t n, int64_t nc)
 
 int main(int argc, char **argv)
 {
-    int reps = 20, edges_only = 0, quick = 0, step = 0;
+    int reps = 20, edges_only = 0, quick = 0, step = 0, orth = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--edges") == 0) edges_only = 1;
         else if (strcmp(argv[i], "--quick") == 0) quick = 1;
         else if (strcmp(argv[i], "--step") == 0) step = 1;
+        else if (strcmp(argv[i], "--orth") == 0) orth = 1;
         else {
-            fprintf(stderr, "usage: gm_bench [--reps N] [--edges] [--quick] [--step]\n");
+            fprintf(stderr, "usage: gm_bench [--reps N] [--edges] [--quick] [--step] [--orth]\n");
             return 2;
         }
     }
@@ -266,10 +340,12 @@ int main(int argc, char **argv)
     }
     static const int64_t ns[3] = {3937, 20000, 1000000}, ncs[4] = {30, 200, 1000, 2000};
     static const int64_t en[7] = {1, 31, 32, 33, 1023, 1024, 1025}, ec[5] = {1, 2, 31, 33, 2000};
-    if (step) {
+    if (step || orth) {
         static const int64_t sn[2] = {3937, 20000}, sc[4] = {30, 200, 1000, 2000};
         for (int a = 0; a < 2; a++)
-            for (int b = 0; b < 4; b++) step_shape(ctx, sn[a], sc[b], reps);
+            for (int b = 0; b < 4; b++)
+                if (orth) orth_shape(ctx, sn[a], sc[b], reps);
+                else step_shape(ctx, sn[a], sc[b], reps);
         sps_context_destroy(ctx);
         printf("gm_bench: %d failure%s\n", nfail, nfail == 1 ? "" : "s");
         return nfail ? 1 : 0;

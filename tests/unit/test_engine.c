@@ -109,6 +109,9 @@ static void test_model(void)
     /* GMRES(10), one Gram-Schmidt pass: (m+1) + 9 + (m+9)/m vectors, 1 + 1/m SpMVs */
     model_case("gmres:restart=10", NULL, 20, 1.1, 11.0 + 9.0 + 1.9);
     model_case("gmres:restart=10", "jacobi", 20, 1.1, 11.0 + 12.0 + 1.9);
+    /* DCGS2: n less a step, the closing pass (m+2)/m, y = U y's m(m-1)/2 doubles a cycle (n = 400) */
+    model_case("gmres:restart=10,orth=dcgs2", NULL, 20, 1.1, 11.0 + 9.0 + 1.9 - 1.0 + 1.2 + 4.5 / 400.0);
+    model_case("gmres:restart=10,orth=dcgs2", "jacobi", 20, 1.1, 11.0 + 12.0 + 1.9 - 1.0 + 1.2 + 4.5 / 400.0);
 }
 
 int main(void)

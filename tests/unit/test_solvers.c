@@ -7,7 +7,7 @@
 #include "precond/precond.h"
 #include "solvers/bicgstab/bicgstab_state.h"
 #include "solvers/cg/cg_state.h"
-#include "solvers/gmres/gmres_state.h"
+#include "solvers/gmres/gmres.h"
 #include "solvers/vops.h"
 
 #include <math.h>
@@ -838,6 +838,202 @@ static void test_gmres_special(void)
     }
 }
 
+/* ---- 6b. GMRES with DCGS2 (gmres:orth=dcgs2, gmres_state.h) -------------- */
+
+/* One GMRES solve on the host with method spec `spec` (history off). */
+static void run_spec(sps_matrix *A, const char *pcname, const char *spec, int restart, int64_t maxit,
+                     double rtol, const double *b, double *x, sps_solve_info *in)
+{
+    sps_operator *op = NULL;
+    sps_solver *s = NULL;
+    sps_precond *pc = NULL;
+    memset(in, 0, sizeof *in);
+    sps_status st = sps_operator_create(ctx, A, "csr-scalar", NULL, &op);
+    if (st == SPS_OK && pcname) st = sps_precond_create(ctx, A, pcname, &pc);
+    if (st == SPS_OK) st = sps_solver_create(ctx, &s);
+    if (st == SPS_OK) st = sps_solver_set_method_name(s, spec);
+    if (st == SPS_OK) {
+        sps_solver_set_restart(s, restart);
+        sps_solver_set_maxit(s, maxit);
+        sps_solver_set_rtol(s, rtol);
+        st = sps_solve(s, op, pc, b, x, in);
+    }
+    if (st != SPS_OK) T_FAIL(spec, "%s: %s", sps_strerror(st), sps_last_error(ctx));
+    sps_solver_destroy(s);
+    sps_precond_destroy(pc);
+    sps_operator_destroy(op);
+}
+
+/* DCGS2 against CGS2 on one system: both converge, DCGS2 within a few
+ * iterations of CGS2, its true residual meets the tolerance and its x agrees. */
+static void dcgs2_case(const char *what, sps_matrix *A, const char *pcname, int restart, double rtol,
+                       int64_t slack)
+{
+    int n = sps_matrix_rows(A);
+    double *b = random_vec(n, 77 + (uint64_t)n), *xc = vec(n, 0), *xd = vec(n, 0);
+    sps_solve_info ic, id;
+    run_spec(A, pcname, "gmres:orth=cgs2", restart, 20000, rtol, b, xc, &ic);
+    run_spec(A, pcname, "gmres:orth=dcgs2", restart, 20000, rtol, b, xd, &id);
+    T_OK(id.reason == SPS_CONVERGED_RTOL && ic.reason == SPS_CONVERGED_RTOL,
+         "%s gmres(%d) dcgs2: converged (%s; cgs2 %s)", what, restart, sps_reason_str(id.reason),
+         sps_reason_str(ic.reason));
+    T_OK(llabs(id.iterations - ic.iterations) <= slack, "%s gmres(%d): dcgs2 %lld iterations, cgs2 %lld (within %lld)",
+         what, restart, (long long)id.iterations, (long long)ic.iterations, (long long)slack);
+    T_OK(id.true_rel_rnorm <= 2.0 * rtol, "%s gmres(%d) dcgs2: true relative residual %.2e <= 2 rtol", what, restart,
+         id.true_rel_rnorm);
+    T_OK(fabs(id.true_rel_rnorm - id.rel_rnorm) <= 0.05 * id.rel_rnorm + 1e-13,
+         "%s gmres(%d) dcgs2: true residual %.3e close to the recurrence's %.3e", what, restart, id.true_rel_rnorm,
+         id.rel_rnorm);
+    /* one SpMV per step; a stop ran one step past its last iteration (and,
+     * at a cycle's last step, the restart's residual as CGS2 would) */
+    int64_t want = id.iterations + id.restarts + 2;
+    T_OK(id.spmvs >= want && id.spmvs <= want + 2, "%s gmres(%d) dcgs2: spmvs %lld (%lld to 2 more)", what, restart,
+         (long long)id.spmvs, (long long)want);
+    double e = rel_diff(xd, xc, n);
+    T_OK(e <= 1e3 * rtol, "%s gmres(%d): dcgs2's x within %.1e of cgs2's", what, restart, e);
+    free(b);
+    free(xc);
+    free(xd);
+}
+
+/* A cycle of m Arnoldi steps from b with the host's gm_ops (the steps gmres.c
+ * enqueues, without the solve around them). Returns ||I - V'V||_F over
+ * V_0..V_{m-1} and sets *gap to | |g[m]| - ||b - A x|| | / ||b|| with x the
+ * cycle's least-squares update (y = R^-1 g, x = V y or V U y: H and U checked). */
+static double arnoldi_cycle(sps_matrix *A, const double *b, int64_t m, int orth, double *gap)
+{
+    const sps_gm_ops *go = &sps__gm_ops_host;
+    const int64_t n = sps_matrix_rows(A), ld = m + 1;
+    double *V = vec((int)(n * (m + 1)), 0), *H = vec((int)(ld * m), 0), *cs = vec((int)m, 0), *sn = vec((int)m, 0);
+    double *g = vec((int)ld, 0), *y = vec((int)m, 0), *h2 = vec((int)ld, 0), *w = vec((int)n, 0);
+    double *U = vec((int)(m * (m - 1) / 2 + 1), 0), *d = vec((int)(2 * ld), 0), *red = vec(64, 0);
+    sps_kstate st;
+    memset(&st, 0, sizeof st);
+    st.maxit = INT64_MAX, st.tol = -1.0, st.dtol = 1e300, st.r0norm = 1.0;
+    sps_gm_state gs;
+    memset(&gs, 0, sizeof gs);
+    gs.m = m, gs.orth = orth, gs.stag_win = INT64_MAX;
+    sps_kws ws = {ctx, &sps__vops_host, (sps_idx)n, &st, &gs, NULL, red, 0};
+    sps_gm_ws gw;
+    memset(&gw, 0, sizeof gw);
+    gw.V = V, gw.m = m;
+    gw.gm = (sps_kgm){H, cs, sn, g, y, h2, orth ? U : NULL, orth ? d : NULL};
+    const double bn = norm2(b, (int)n);
+    g[0] = bn;
+    for (int64_t i = 0; i < n; i++) V[i] = b[i] / bn;
+    for (int64_t j = 0; j < m; j++) {
+        sps_matrix_spmv_host(A, 1.0, V + j * n, 0.0, w);
+        if (orth) {
+            go->dprod(&ws, &gw, j, w);
+            go->dcorr(&ws, &gw, j, w);
+            continue;
+        }
+        int scaled = 0;
+        sps_kfin f = sps__kfin(go->finish, &gw, SPS_GM_CHECK, 1, j);
+        go->gemv_t(&ws, &gw, j + 1, w, H + j * ld, 0);
+        go->gemv_n_fin(&ws, &gw, j + 1, H + j * ld, w, 0, &f, j, &scaled);
+        go->gemv_t(&ws, &gw, j + 1, w, h2, 1);
+        f = sps__kfin(go->finish, &gw, SPS_GM_ARNOLDI, 1, j);
+        go->gemv_n_fin(&ws, &gw, j + 1, h2, w, 1, &f, j, &scaled);
+        go->scale(&ws, &gw, j, w);
+    }
+    if (orth) go->dprod(&ws, &gw, m, NULL);
+    double e = 0;
+    for (int64_t p = 0; p < m; p++)
+        for (int64_t q = 0; q < m; q++) {
+            double s = 0;
+            for (int64_t i = 0; i < n; i++) s += V[i + p * n] * V[i + q * n];
+            s -= p == q;
+            e += s * s;
+        }
+    go->solve(&ws, &gw);
+    double *x = vec((int)n, 0), *r = vec((int)n, 0);
+    go->update(&ws, &gw, x, NULL, NULL);
+    sps_matrix_spmv_host(A, -1.0, x, 0.0, r);
+    for (int64_t i = 0; i < n; i++) r[i] += b[i];
+    *gap = fabs(fabs(g[gs.kdim]) - norm2(r, (int)n)) / bn;
+    T_OK(!st.stop && gs.kdim == m && st.iter == m, "arnoldi cycle (%s): %lld columns, %lld iterations, running",
+         orth ? "dcgs2" : "cgs2", (long long)gs.kdim, (long long)st.iter);
+    free(V), free(H), free(cs), free(sn), free(g), free(y), free(h2), free(w), free(U), free(d), free(red);
+    free(x), free(r);
+    return sqrt(e);
+}
+
+/* DCGS2's basis orthogonality on an ill-conditioned case (lns_3937, where
+ * CGS2 takes the second pass on nearly every step; else a convection-dominated
+ * convdiff), against CGS2's. */
+static void dcgs2_orthogonality(void)
+{
+    sps_matrix *A = read_real("lns_3937");
+    const char *name = "lns_3937";
+    if (!A) A = convdiff2d(40, 2000.0), name = "convdiff2d:40,2000";
+    int n = sps_matrix_rows(A);
+    double *b = vec(n, 0), *ones = vec(n, 1);
+    sps_matrix_spmv_host(A, 1.0, ones, 0.0, b);
+    const int64_t m = 240;
+    double gc = 0, gd = 0;
+    const double oc = arnoldi_cycle(A, b, m, SPS_GM_ORTH_CGS2, &gc);
+    const double od = arnoldi_cycle(A, b, m, SPS_GM_ORTH_DCGS2, &gd);
+    T_OK(od <= 1e-12 && od <= 100.0 * oc + 1e-14,
+         "%s, %lld Arnoldi steps: ||I - V'V||_F dcgs2 %.2e <= 1e-12, cgs2 %.2e", name, (long long)m, od, oc);
+    T_OK(gd <= 1e-6 && gd <= 10.0 * gc + 1e-12,
+         "%s: |g[m]| against ||b - A x|| of the cycle's update: dcgs2 %.1e, cgs2 %.1e of ||b||", name, gd, gc);
+    free(b);
+    free(ones);
+    sps_matrix_destroy(A);
+    /* well conditioned: H and U reproduce the true residual to rounding */
+    A = convdiff2d(12, 40.0);
+    b = random_vec(144, 11);
+    const double od2 = arnoldi_cycle(A, b, 60, SPS_GM_ORTH_DCGS2, &gd);
+    T_OK(gd <= 1e-13 && od2 <= 1e-13, "convdiff2d:12,40, 60 steps dcgs2: |g[m]| - ||b - A x|| %.1e of ||b||, "
+         "||I - V'V||_F %.1e", gd, od2);
+    free(b);
+    sps_matrix_destroy(A);
+}
+
+static void test_gmres_dcgs2(void)
+{
+    sps_matrix *L = laplace2d(12, 1.0), *Cd = convdiff2d(12, 40.0), *R = random_dd(300, 6, 7);
+    dcgs2_case("laplace2d:12", L, NULL, 30, 1e-10, 2);
+    dcgs2_case("laplace2d:12", L, NULL, 100000, 1e-10, 2);
+    dcgs2_case("laplace2d:12", L, NULL, 5, 1e-8, 20);
+    dcgs2_case("convdiff2d:12,40", Cd, NULL, 30, 1e-10, 2);
+    dcgs2_case("convdiff2d:12,40 jacobi", Cd, "jacobi", 30, 1e-10, 2);
+    dcgs2_case("convdiff2d:12,40", Cd, NULL, 100000, 1e-10, 2);
+    dcgs2_case("random_dd:300", R, NULL, 30, 1e-10, 2);
+    dcgs2_case("random_dd:300 jacobi", R, "jacobi", 1, 1e-8, 4);
+    sps_matrix_destroy(L);
+    sps_matrix_destroy(Cd);
+    sps_matrix_destroy(R);
+    /* maxit inside a cycle: the partial cycle's update is in x */
+    sps_matrix *A = convdiff2d(10, 10.0);
+    double *b = random_vec(100, 5), *x = vec(100, 0);
+    sps_solve_info in;
+    run_spec(A, NULL, "gmres:orth=dcgs2", 4, 13, 1e-14, b, x, &in);
+    T_OK(in.reason == SPS_DIVERGED_MAXIT && in.iterations == 13 && in.restarts == 3,
+         "gmres(4) dcgs2, maxit 13: MAXIT at 13 iterations, 3 restarts (%s, %lld, %lld)", sps_reason_str(in.reason),
+         (long long)in.iterations, (long long)in.restarts);
+    T_NEAR(in.true_rnorm, in.rnorm, 1e-9, "gmres(4) dcgs2, maxit 13: the partial cycle's update is in x");
+    /* the Krylov space closes (3 distinct eigenvalues): a lucky breakdown */
+    double dg[30];
+    for (int i = 0; i < 30; i++) dg[i] = 1.0 + (double)(i % 3);
+    sps_matrix *D = diag(30, dg);
+    double *b30 = random_vec(30, 9), *x30 = vec(30, 0);
+    run_spec(D, NULL, "gmres:orth=dcgs2", 30, 100, 1e-12, b30, x30, &in);
+    T_OK(in.reason == SPS_CONVERGED_RTOL && in.iterations == 3 && in.true_rel_rnorm <= 1e-11,
+         "gmres dcgs2, 3 distinct eigenvalues: 3 iterations (%s, %lld, true relres %.1e)", sps_reason_str(in.reason),
+         (long long)in.iterations, in.true_rel_rnorm);
+    sps_solver *s = NULL;
+    T_OK(sps_solver_create(ctx, &s) == SPS_OK && sps_solver_set_method_name(s, "gmres:orth=mgs") == SPS_ERR_INVALID_ARG &&
+             sps_solver_set_method_name(s, "gmres:orth=dcgs2,restart=7") == SPS_OK,
+         "gmres:orth= takes cgs2 or dcgs2 only");
+    sps_solver_destroy(s);
+    sps_matrix_destroy(A);
+    sps_matrix_destroy(D);
+    free(b), free(x), free(b30), free(x30);
+    dcgs2_orthogonality();
+}
+
 /* ---- 7. the shared finish logic on states built by hand ----------------- */
 
 static sps_kstate fresh_state(void)
@@ -882,7 +1078,7 @@ static void gm_arnoldi(sps_kstate *st, sps_gm_state *gs, int64_t j, const double
 static void test_finish_logic(void)
 {
     double H[6 * 5] = {0}, cs[5] = {0}, sn[5] = {0}, g[6] = {0}, y[5] = {0}, h2[6] = {0};
-    sps_kgm gm = {H, cs, sn, g, y, h2};
+    sps_kgm gm = {H, cs, sn, g, y, h2, NULL, NULL};
     double hist[8] = {0}, s[SPS_K_NSUM] = {0};
     /* GMRES: a NaN in column 1 leaves it out of the update */
     sps_kstate st = fresh_state();
@@ -1039,4 +1235,4 @@ static void test_reuse(void)
 
 T_MAIN_HOST(ctx, test_vs_dense, test_monitor_and_x0, test_jacobi_fusion, test_precond_module, test_real,
             test_zero_rhs_nan_maxit_dtol, test_indefinite, test_singular, test_gmres_special,
-            test_finish_logic, test_dot_counts, test_reuse)
+            test_gmres_dcgs2, test_finish_logic, test_dot_counts, test_reuse)

@@ -136,7 +136,7 @@ struct wsp {
         gw.V = V.data();
         gw.m = m;
         gw.part = part.data();
-        gw.gm = sps_kgm{H.data(), cs.data(), sn.data(), g.data(), y.data(), h2.data()};
+        gw.gm = sps_kgm{H.data(), cs.data(), sn.data(), g.data(), y.data(), h2.data(), nullptr, nullptr};
     }
     double *col() { return H.data() + j * (m + 1); }
     bool counters_zero()
@@ -188,7 +188,7 @@ static void restore(wsp &s, const saved &v)
 {
     s.H = v.H, s.cs = v.cs, s.sn = v.sn, s.g = v.g, s.h2 = v.h2, s.st = v.st, s.gs = v.gs;
     std::copy(v.v1.begin(), v.v1.end(), s.V.begin() + (s.j + 1) * s.n);
-    s.gw.gm = sps_kgm{s.H.data(), s.cs.data(), s.sn.data(), s.g.data(), s.y.data(), s.h2.data()};
+    s.gw.gm = sps_kgm{s.H.data(), s.cs.data(), s.sn.data(), s.g.data(), s.y.data(), s.h2.data(), nullptr, nullptr};
 }
 
 /* h = V'x: fused (counters) against k_gt + k_gt_sum, in every block order,
