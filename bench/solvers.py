@@ -24,7 +24,8 @@
 # 5% of the best fixed backend's time to solution): one round of every
 # backend screens out those more than 1.25x the fastest run, then auto and
 # the others run --reps N - 1 more rounds (default 5 in all), alternating,
-# and their medians are compared (auto_vs_fixed), with both sides' iteration
+# and their medians are compared (auto_vs_fixed; runs pooled by the backend that
+# actually ran, so a named backend's fallback adds to csr-vector's), with both sides' iteration
 # counts (where they differ, the backends' rounding changed the iterations,
 # not only the time per iteration). --no-cupy leaves CuPy out (the auto-against-
 # fixed runs alone take a fraction of the time). --tag NAME writes
@@ -113,31 +114,36 @@ def auto_vs_fixed(spsolve, path, method, backends, reps, row, j_auto):
     """auto against the fixed backends on one case: one round of every backend
     screens out those more than 1.25x the fastest single run (auto's own
     backend always stays), then auto and the rest run reps - 1 more rounds,
-    alternating; medians of reps are compared. A single run per backend would
+    alternating; medians are compared. Runs are pooled by the backend that
+    actually ran: a named backend that refuses the matrix falls back to
+    csr-vector, whose runs it then adds to. A single run per backend would
     pick the one whose run was luckiest: a few-millisecond solve varies by
     10-30% from process to process."""
     runs = {"auto": [j_auto.get("solve_ms") or float("inf")]}
-    info = {}
+    actual, iters = {}, {}
     for be in backends:
         jb = spsolve_run(spsolve, path, method, be)
         if jb.get("exit") == 0 and jb.get("solve_ms"):
-            runs[be] = [jb["solve_ms"]]
-            info[be] = (jb.get("spmv", be), jb.get("iterations"))
+            actual[be] = jb.get("spmv", be)
+            iters[actual[be]] = jb.get("iterations")
+            runs.setdefault(actual[be], []).append(jb["solve_ms"])
     fixed = [b for b in runs if b != "auto"]
     if not fixed:
         return
-    fastest = min(runs[b][0] for b in fixed)
-    keep = [b for b in fixed if runs[b][0] <= 1.25 * fastest or info[b][0] == row["spmv"]]
+    fastest = min(min(runs[b]) for b in fixed)
+    keep = [be for be in actual if min(runs[actual[be]]) <= 1.25 * fastest or actual[be] == row["spmv"]]
     for _ in range(reps - 1):
         runs["auto"].append(spsolve_run(spsolve, path, method).get("solve_ms") or float("inf"))
         for be in keep:
-            runs[be].append(spsolve_run(spsolve, path, method, be).get("solve_ms") or float("inf"))
+            runs[actual[be]].append(spsolve_run(spsolve, path, method, be).get("solve_ms") or float("inf"))
     med = lambda v: sorted(v)[len(v) // 2]
-    best = min(keep, key=lambda b: med(runs[b]))
+    kept = sorted({actual[be] for be in keep})
+    best = min(kept, key=lambda b: med(runs[b]))
     row["auto_median_ms"], row["best_fixed_ms"] = med(runs["auto"]), med(runs[best])
-    row["best_fixed"], row["best_fixed_iters"] = info[best]
+    row["best_fixed"], row["best_fixed_iters"] = best, iters[best]
     row["auto_over_best"] = row["auto_median_ms"] / row["best_fixed_ms"]
-    row["fixed_medians"] = " ".join("%s=%.2f" % (b, med(runs[b])) for b in keep)
+    row["fixed_medians"] = " ".join("%s=%.2f/%d" % (b, med(runs[b]), len(runs[b])) for b in kept)
+    row["same_backend"] = int(best == row["spmv"])
 
 
 def cases(matdir, only, skip_shared, skip_generated=False):
@@ -237,14 +243,16 @@ def main():
             row.get("cupy_iters", "-"),
             "%.2f" % row["cupy_over_spsolve"] if "cupy_over_spsolve" in row else "-"), flush=True)
         if "auto_over_best" in row:
-            print("%-26s best fixed %s %.2f ms (%s its), auto %s %.2f ms (%s its) (medians of %d); auto / best %.3f"
-                  " [%s]" % (name, row["best_fixed"], row["best_fixed_ms"], row["best_fixed_iters"], row["spmv"],
-                             row["auto_median_ms"], row["spsolve_iters"], reps, row["auto_over_best"],
-                             row["fixed_medians"]), flush=True)
+            print("%-26s best fixed %s %.2f ms (%s its), auto %s %.2f ms (%s its) (medians of %d%s); auto / best %.3f"
+                  " [backend=median/runs: %s]" % (
+                      name, row["best_fixed"], row["best_fixed_ms"], row["best_fixed_iters"], row["spmv"],
+                      row["auto_median_ms"], row["spsolve_iters"], reps,
+                      ", the same backend" if row["same_backend"] else "", row["auto_over_best"],
+                      row["fixed_medians"]), flush=True)
     keys = ["matrix", "method", "nnz", "spmv", "spsolve_ms", "spsolve_iters", "spsolve_relres",
             "spsolve_reason", "analyze_ms", "convert_ms", "upload_ms", "iterate_ms", "cupy_ms",
             "cupy_iters", "cupy_relres", "cupy_info", "cupy_error", "cupy_over_spsolve",
-            "best_fixed", "best_fixed_ms", "best_fixed_iters", "auto_median_ms", "auto_over_best", "fixed_medians"]
+            "best_fixed", "best_fixed_ms", "best_fixed_iters", "auto_median_ms", "auto_over_best", "fixed_medians", "same_backend"]
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "solvers%s.csv" % tag), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
