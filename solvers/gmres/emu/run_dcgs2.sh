@@ -23,11 +23,9 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, sys.argv[4])
 import launches
+from launches import cut
 h = open(sys.argv[1]).read()
 k = open(sys.argv[2]).read()
-def cut(s, a, b):
-    i = s.index(a)
-    return s[i:s.index(b, i)]
 out = cut(h, 'template <int NS>\n__device__ __forceinline__ void block_sum', '/* Block totals into')
 out += cut(k, '/* The previous rotations 0..j-1', '/* Gram-Schmidt\'s two products, ours rather')
 out += cut(k, '/* The products since issue 9', '/* The basis entries gm_bench times on.')
