@@ -28,8 +28,6 @@ namespace {
 #include "dcgs2.inc"
 }
 
-static int nfail, nok;
-
 static void check(bool ok, const char *what, int64_t n, int64_t j, int order)
 {
     if (ok) {
@@ -38,18 +36,6 @@ static void check(bool ok, const char *what, int64_t n, int64_t j, int order)
     }
     nfail++;
     printf("FAIL n=%lld j=%lld order %d: %s\n", (long long)n, (long long)j, order, what);
-}
-
-static bool same(const std::vector<double> &a, const std::vector<double> &b)
-{
-    return a.size() == b.size() && memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
-
-static double relerr(const std::vector<double> &a, const std::vector<double> &b)
-{
-    double m = 0, s = 1e-300;
-    for (size_t i = 0; i < a.size(); i++) m = std::max(m, fabs(a[i] - b[i])), s = std::max(s, fabs(b[i]));
-    return m / s;
 }
 
 /* A DCGS2 workspace of n rows, restart m, at step j: V_0..V_{j-1} small

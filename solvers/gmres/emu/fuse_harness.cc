@@ -25,8 +25,6 @@ namespace {
 #include "fuse.inc"
 }
 
-static int nfail, nok;
-
 static void check(bool ok, const char *what, int64_t n, int64_t nc, int order)
 {
     if (ok) {
@@ -35,18 +33,6 @@ static void check(bool ok, const char *what, int64_t n, int64_t nc, int order)
     }
     nfail++;
     printf("FAIL n=%lld ncols=%lld order %d: %s\n", (long long)n, (long long)nc, order, what);
-}
-
-static bool same(const std::vector<double> &a, const std::vector<double> &b)
-{
-    return a.size() == b.size() && memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
-
-static double relerr(const std::vector<double> &a, const std::vector<double> &b)
-{
-    double m = 0, s = 1e-300;
-    for (size_t i = 0; i < a.size(); i++) m = std::max(m, fabs(a[i] - b[i])), s = std::max(s, fabs(b[i]));
-    return m / s;
 }
 
 /* A GMRES workspace of n rows and restart m = ncols (column j = ncols - 1). */

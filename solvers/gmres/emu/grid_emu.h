@@ -2,13 +2,17 @@
 /* spsolve/solvers/gmres/emu/grid_emu.h: what fuse_harness.cc and
  * dcgs2_harness.cc need beyond onek_emu.h to run gmres_kernels.cu's
  * multi-block kernels on the CPU: the globals onek_emu.h declares, the CUDA
- * words the products use, and emu_launch, which runs a launch's blocks one at
- * a time (each block's threads as fibers) in the order emu_order says. The
- * harness defines GRID_EMU_SEED (the shuffle's seed) before including it. */
+ * words the products use, emu_launch, which runs a launch's blocks one at a
+ * time (each block's threads as fibers) in the order emu_order says, and the
+ * comparisons both make. The harness defines GRID_EMU_SEED (the shuffle's
+ * seed) before including it. */
 #ifndef SPS_GRID_EMU_H
 #define SPS_GRID_EMU_H
 
 #include "onek_emu.h"
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <numeric>
 #include <vector>
 
@@ -66,6 +70,22 @@ template <class F> void emu_launch(dim3 grid, dim3 block, F f)
         emu_run_cluster(1, block.x * block.y, 0, f, 64);
         emu_grid = nullptr;
     }
+}
+
+/* The harness's tally (its check() counts), and its comparisons: bitwise, and
+ * the largest difference relative to b's largest entry. */
+static int nfail, nok;
+
+static bool same(const std::vector<double> &a, const std::vector<double> &b)
+{
+    return a.size() == b.size() && memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+static double relerr(const std::vector<double> &a, const std::vector<double> &b)
+{
+    double m = 0, s = 1e-300;
+    for (size_t i = 0; i < a.size(); i++) m = std::max(m, fabs(a[i] - b[i])), s = std::max(s, fabs(b[i]));
+    return m / s;
 }
 
 #endif /* SPS_GRID_EMU_H */
