@@ -360,25 +360,15 @@ static sps_status analyze_host(sps_context *ctx, const sps_csr *A, sps_features 
     return SPS_OK;
 }
 
-/* Below SPS_ANALYZE_DEVICE_MIN_NNZ entries a GPU context analyzes on the
- * host: one pass of 5-12 ns an entry (lund_a's 2,449 entries 0.02 ms,
- * Si2's 17,801 0.12 ms on the 2-core CI machine) against the device's
- * fixed cost, its launches, the read-back and the first load of the
- * kernels (H100, a fresh process: analyze_device_ms 0.36-0.45 on matrices of
- * 2,449 to 19,593 entries, plus the upload, which the operator's build then
- * does instead; doc/features.md). The same threshold as the conversions'
- * (spmv/backend.c). SPS_ANALYZE=host keeps every analysis on the host,
- * SPS_ANALYZE=device puts every one of a GPU context on the device. */
-#define SPS_ANALYZE_DEVICE_MIN_NNZ 32768
-
-static int want_device(const sps_context *ctx, int64_t nnz)
-{
-    if (!ctx || !ctx->gpu) return 0;
-    const char *e = getenv("SPS_ANALYZE");
-    if (e && strcmp(e, "host") == 0) return 0;
-    return (e && strcmp(e, "device") == 0) || nnz >= SPS_ANALYZE_DEVICE_MIN_NNZ;
-}
-
+/* On a GPU context the device analyzes from SPS_DEVICE_MIN_NNZ entries
+ * (internal.h). Below, the host's pass costs 5-12 ns an entry (lund_a's
+ * 2,449 entries 0.02 ms, Si2's 17,801 0.12 ms on the 2-core CI machine)
+ * against the device's fixed cost, its launches, the read-back and the first
+ * load of the kernels (H100, a fresh process: analyze_device_ms 0.36-0.45 on
+ * matrices of 2,449 to 19,593 entries, plus the upload, which the operator's
+ * build then does instead; doc/features.md). SPS_ANALYZE=host keeps every
+ * analysis on the host, SPS_ANALYZE=device puts every one of a GPU context
+ * on the device. */
 sps_status sps_matrix_analyze(sps_context *ctx, const sps_matrix *M, sps_features *f)
 {
     if (!M || !f) return sps__err(ctx, SPS_ERR_INVALID_ARG, "sps_matrix_analyze: NULL argument");
@@ -389,7 +379,7 @@ sps_status sps_matrix_analyze(sps_context *ctx, const sps_matrix *M, sps_feature
     f->cols = A->ncols;
     f->nnz = A->nnz;
     sps_status st;
-    if (want_device(ctx, A->nnz)) {
+    if (sps__pass_on_device(ctx, A->nnz, "SPS_ANALYZE")) {
 #if SPS_HAVE_CUDA
         st = sps__analyze_device(ctx, M, f);
 #else

@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -97,6 +98,13 @@ sps_status sps_context_set_threads(sps_context *ctx, int nthreads)
 }
 
 int sps_context_threads(const sps_context *ctx) { return sps__threads(ctx); }
+
+int sps__pass_on_device(const sps_context *ctx, int64_t nnz, const char *env)
+{
+    const char *e = getenv(env);
+    if (!ctx || !ctx->gpu || (e && strcmp(e, "host") == 0)) return 0;
+    return (e && strcmp(e, "device") == 0) || nnz >= SPS_DEVICE_MIN_NNZ;
+}
 
 int sps__threads(const sps_context *ctx)
 {

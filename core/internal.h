@@ -67,6 +67,16 @@ struct sps_context {
 #define SPS_MAX_THREADS 256
 int sps__threads(const sps_context *ctx);
 
+/* Whether a GPU context does a pass over a matrix of nnz entries on the
+ * device: from SPS_DEVICE_MIN_NNZ entries; below, the host's pass and a small
+ * upload cost less than the device's launches, read-backs and first kernel
+ * loads (the analysis: core/analyze.c; dia's and drm's conversions:
+ * spmv/backend.c; each with its H100 measurements). The environment
+ * variable env, "host" or "device", overrides the size. 0 on a host
+ * context. */
+#define SPS_DEVICE_MIN_NNZ 32768
+int sps__pass_on_device(const sps_context *ctx, int64_t nnz, const char *env);
+
 /* ---- errors ------------------------------------------------------------ */
 
 /* Record a message for ctx (or for the thread when ctx is NULL; the thread's

@@ -74,17 +74,15 @@ sps_status sps__upload_values(sps_context *ctx, void *dst, const double *src, si
 
 #endif /* SPS_HAVE_CUDA */
 
-/* Below SPS_CONVERT_DEVICE_MIN_NNZ entries the host's conversion and its
- * small upload cost less than the device's launches and its kernels' first
- * loads (H100, dia, convert_ms host / device, medians of 3: poisson2d:63
- * (19,593 entries) 0.26 / 0.58, gr_30_30 (7,744) 0.11 / 0.53, nos6 (3,255)
- * 0.07 / 0.53, rdb2048 (12,032) 0.21 / 0.55, Trefethen_2000 (41,906) 0.34 /
- * 0.40, poisson2d:200 (199,200) 2.65 / 0.88; bench/results/time_to_solution.md). */
-#define SPS_CONVERT_DEVICE_MIN_NNZ 32768
-
+/* From SPS_DEVICE_MIN_NNZ entries (core/internal.h) dia and drm convert on
+ * the device. Below, the host's conversion and its small upload cost less
+ * than the device's launches and its kernels' first loads (H100, dia,
+ * convert_ms host / device, medians of 3: poisson2d:63 (19,593 entries) 0.26
+ * / 0.58, gr_30_30 (7,744) 0.11 / 0.53, nos6 (3,255) 0.07 / 0.53, rdb2048
+ * (12,032) 0.21 / 0.55, Trefethen_2000 (41,906) 0.34 / 0.40, poisson2d:200
+ * (199,200) 2.65 / 0.88; bench/results/time_to_solution.md).
+ * SPS_CONVERT=host|device overrides the size. */
 int sps__convert_on_device(const sps_context *ctx, int64_t nnz)
 {
-    const char *e = getenv("SPS_CONVERT");
-    if (!ctx || !ctx->gpu || (e && strcmp(e, "host") == 0)) return 0;
-    return (e && strcmp(e, "device") == 0) || nnz >= SPS_CONVERT_DEVICE_MIN_NNZ;
+    return sps__pass_on_device(ctx, nnz, "SPS_CONVERT");
 }
