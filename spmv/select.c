@@ -241,8 +241,9 @@ static const char *decide(const sps_features *f, int allow_drm, int gpu, char *w
      * against csr-vector's 0.23). solve_ms, medians of 7 (doc/spmv.md):
      * lund_a (CG) 3.63 on csr-vector / 3.48 on csr-scalar, Si2 (GMRES, mean
      * row 23) 9.23 / 8.63. The serial bound keeps the rows short: 128
-     * entries at most up to 1024 rows, 10 at 12,288. */
-    if (gpu && f->nnz < RULE.large_nnz && f->rows <= SPS_ONEK_AUTO_MAX &&
+     * entries at most up to 1024 rows, 10 at 12,288 (so at most 2^17
+     * entries, far below large_nnz). */
+    if (gpu && f->rows <= SPS_ONEK_AUTO_MAX &&
         sps__onek_serial(f->rows, f->row_max) <= SPS_ONEK_AUTO_SERIAL) {
         snprintf(why, len,
                  "auto: csr-scalar: %d rows (<= %d) of at most %d entries: within the one-kernel "
