@@ -26,8 +26,10 @@
  * kernels one by one as before (the products' sums of partials, the dot and
  * its finish, the scale: 14).
  *
- * gmres:orth=dcgs2 (or SPS_GM_ORTH=dcgs2; gmres_state.h, DCGS2) runs
- * delayed CGS2 instead, every step the same:
+ * Above the one-kernel engine's size bounds (sps__gm_onek_fits: more than
+ * 8192 rows or 1.5 MiB of basis), or with gmres:orth=dcgs2 (SPS_GM_ORTH=
+ * dcgs2; gm_orth), the classic steps run delayed CGS2 instead (gmres_state.h,
+ * DCGS2), every step the same:
  *   z = D^-1 p_j                            3n
  *   1x SpMV  y = A z                        A + 2n
  *   [V_0..V_j]'[p_j, y] (one pass)          (j+1)n + 2n
@@ -66,15 +68,6 @@ enum { W, Z, U };
 /* the arrays: V H cs sn g y h2, the device products' partials, DCGS2's U and d */
 enum { PV, PH, PCS, PSN, PG, PY, PH2, PPART, PDC };
 
-/* The orthogonalization (gmres_state.h): gmres:orth= where given (cfg->opt[1]:
- * 1 + SPS_GM_ORTH_*), else SPS_GM_ORTH=cgs2|dcgs2, else CGS2. */
-static int gm_orth(const sps_kcfg *cfg)
-{
-    if (cfg->opt[1] >= 1.0) return (int)cfg->opt[1] - 1;
-    const char *v = getenv("SPS_GM_ORTH");
-    return v && !strcmp(v, "dcgs2") ? SPS_GM_ORTH_DCGS2 : SPS_GM_ORTH_CGS2;
-}
-
 /* The cycle length: no longer than n or than maxit. */
 static int64_t gm_len(const sps_kcfg *cfg, sps_idx n)
 {
@@ -82,6 +75,22 @@ static int64_t gm_len(const sps_kcfg *cfg, sps_idx n)
     if (m > n) m = n;
     if (m > cfg->maxit && cfg->maxit > 0) m = cfg->maxit;
     return m;
+}
+
+/* The orthogonalization (gmres_state.h): gmres:orth= where given (cfg->opt[1]:
+ * 1 + SPS_GM_ORTH_*), else SPS_GM_ORTH=cgs2|dcgs2, else by size (n, and m =
+ * gm_len): CGS2 where the one-kernel and cluster engines may run (within
+ * sps__gm_onek_fits; they run CGS2 only), DCGS2 above, where it measured
+ * faster (doc/solvers.md: make run's lns_3937 GMRES(2000) iterates in 174
+ * against 314 ms on the H100, the same iterations). n and m only, so that the
+ * host and the GPU choose alike. */
+static int gm_orth(const sps_kcfg *cfg, sps_idx n)
+{
+    if (cfg->opt[1] >= 1.0) return (int)cfg->opt[1] - 1;
+    const char *v = getenv("SPS_GM_ORTH");
+    if (v && !strcmp(v, "dcgs2")) return SPS_GM_ORTH_DCGS2;
+    if (v && !strcmp(v, "cgs2")) return SPS_GM_ORTH_CGS2;
+    return sps__gm_onek_fits(n, gm_len(cfg, n)) ? SPS_GM_ORTH_CGS2 : SPS_GM_ORTH_DCGS2;
 }
 
 static void gm_work(const sps_krylov *k, sps_kwork *wk)
@@ -97,7 +106,7 @@ static void gm_work(const sps_krylov *k, sps_kwork *wk)
     wk->piece[PY] = m;
     wk->piece[PH2] = m + 1;
     wk->piece[PPART] = sps__gm_part_len(k->w.n, (int64_t)m);
-    wk->piece[PDC] = gm_orth(k->cfg) == SPS_GM_ORTH_DCGS2 ? m * (m - 1) / 2 + 2 * (m + 1) : 0;
+    wk->piece[PDC] = gm_orth(k->cfg, k->w.n) == SPS_GM_ORTH_DCGS2 ? m * (m - 1) / 2 + 2 * (m + 1) : 0;
     wk->state_bytes = sizeof(sps_gm_state);
 }
 
@@ -112,7 +121,7 @@ static void gm_init(const sps_krylov *k, void *ms)
 {
     sps_gm_state *gs = ms;
     gs->m = gm_len(k->cfg, k->w.n);
-    gs->orth = gm_orth(k->cfg);
+    gs->orth = gm_orth(k->cfg, k->w.n);
     gs->dstep = -1;
     gs->stag_win = k->cfg->no_stagnation ? INT64_MAX : stag_window(gs->m); /* never ends: off */
 }
@@ -359,8 +368,7 @@ static sps_status gm_onekernel(sps_krylov *k, const sps_dev_rows *rows)
     if (!go->onekernel || !rows || g.gm.U || k->pcmode == SPS_PCM_APPLY || (k->op && k->op->single) ||
         k->w.n > sps__engine_onek_max() || g.m < 1)
         return SPS_ERR_UNSUPPORTED;
-    const size_t col = (size_t)k->w.n * sizeof(double);
-    const int ok1 = k->w.n <= SPS_GM_ONEK_MAX_ROWS && col <= SPS_GM_ONEK_MAX_BASIS / (size_t)(g.m + 1);
+    const int ok1 = sps__gm_onek_fits(k->w.n, g.m);
     int forced = 0;
     const int C = gm_cluster_size(k->w.n, ok1, &forced);
     sps_status st = C > 0 && go->cluster ? gm_cluster_try(k, &g, rows, C, forced) : SPS_ERR_UNSUPPORTED;
@@ -394,7 +402,7 @@ static double gm_traffic(const sps_krylov *k, double *spmvs)
     if (m < 1) m = 1;
     *spmvs = 1.0 + 1.0 / m;
     double v = (m + 1.0) + (k->pcmode == SPS_PCM_NONE ? 9.0 : 12.0) + (m + 9.0) / m;
-    if (gm_orth(k->cfg) != SPS_GM_ORTH_DCGS2) return v * 8.0 * (double)k->w.n;
+    if (gm_orth(k->cfg, k->w.n) != SPS_GM_ORTH_DCGS2) return v * 8.0 * (double)k->w.n;
     /* DCGS2 (gm_iterate_dcgs2): the products read V_0..V_j, then p_j and y
      * as their right-hand sides ((j+1)n + 2n); the corrections read
      * V_0..V_{j-1}, p_j and y and write v_j and p_{j+1} (jn + 4n); no ||w||

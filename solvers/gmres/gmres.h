@@ -134,6 +134,15 @@ typedef struct sps_gm_ops {
 #define SPS_GM_ONEK_MAX_BASIS ((size_t)3 << 19)
 #define SPS_GM_ONEK_MAX_ROWS 8192
 
+/* Does a GMRES(m) basis of n rows fit the one-block engine's bounds above
+ * (the cluster's auto choice runs within them too)? gmres.c gm_onekernel
+ * tests it, and gm_orth's default reads it: CGS2 within, DCGS2 above. */
+static inline int sps__gm_onek_fits(int64_t n, int64_t m)
+{
+    return n >= 0 && m >= 0 && n <= SPS_GM_ONEK_MAX_ROWS &&
+           (size_t)n * sizeof(double) <= SPS_GM_ONEK_MAX_BASIS / (size_t)(m + 1);
+}
+
 /* The cluster kernel's bounds (doc/solvers.md): at most
  * SPS_GM_CLUSTER_MAX_ROWS rows a block (8 a thread of 1024), and a basis of
  * at most C times SPS_GM_CLUSTER_MAX_BASIS bytes (per block: what one SM was
