@@ -896,6 +896,54 @@ static void dcgs2_case(const char *what, sps_matrix *A, const char *pcname, int 
     free(xd);
 }
 
+/* GMRES's default orthogonalization (gmres.c gm_orth): CGS2 within the
+ * one-kernel engine's size bounds (sps__gm_onek_fits: at most 8192 rows and
+ * 1.5 MiB of basis), DCGS2 above; SPS_GM_ORTH overrides it. Checked by the
+ * result: the default's x and history are bitwise those of the explicit
+ * spec it should equal. */
+static int same_solve(const sps_solve_info *a, const double *xa, const sps_solve_info *b, const double *xb, int n)
+{
+    return a->iterations == b->iterations && a->reason == b->reason && a->rnorm == b->rnorm &&
+           memcmp(xa, xb, (size_t)n * sizeof(double)) == 0;
+}
+
+static void orth_default_case(const char *what, sps_matrix *A, int restart, const char *env, const char *want)
+{
+    const int n = sps_matrix_rows(A);
+    double *b = random_vec(n, 5), *xd = vec(n, 0), *xw = vec(n, 0), *xo = vec(n, 0);
+    const char *other = strcmp(want, "dcgs2") == 0 ? "gmres:orth=cgs2" : "gmres:orth=dcgs2";
+    char spec[32];
+    snprintf(spec, sizeof spec, "gmres:orth=%s", want);
+    sps_solve_info id, iw, io;
+    if (env) setenv("SPS_GM_ORTH", env, 1);
+    run_spec(A, NULL, "gmres", restart, 400, 1e-10, b, xd, &id);
+    unsetenv("SPS_GM_ORTH");
+    run_spec(A, NULL, spec, restart, 400, 1e-10, b, xw, &iw);
+    run_spec(A, NULL, other, restart, 400, 1e-10, b, xo, &io);
+    T_OK(same_solve(&id, xd, &iw, xw, n) && !same_solve(&id, xd, &io, xo, n),
+         "%s GMRES(%d)%s%s: the default is %s (%lld iterations, bitwise its x; %s %lld)", what, restart,
+         env ? ", SPS_GM_ORTH=" : "", env ? env : "", want, (long long)id.iterations, other,
+         (long long)io.iterations);
+    free(b), free(xd), free(xw), free(xo);
+}
+
+static void test_gmres_orth_default(void)
+{
+    T_OK(sps__gm_onek_fits(8192, 22) && !sps__gm_onek_fits(8193, 1) && sps__gm_onek_fits(1024, 191) &&
+             !sps__gm_onek_fits(1024, 192) && sps__gm_onek_fits(0, 0),
+         "sps__gm_onek_fits: 8192 rows and (m + 1) n doubles <= 1.5 MiB, no more");
+    sps_matrix *A = laplace2d(32, 1.0); /* 1024 rows: 1.5 MiB is 192 columns */
+    orth_default_case("laplace2d:32", A, 30, NULL, "cgs2");
+    orth_default_case("laplace2d:32", A, 191, NULL, "cgs2");
+    orth_default_case("laplace2d:32", A, 192, NULL, "dcgs2");
+    orth_default_case("laplace2d:32", A, 192, "cgs2", "cgs2");
+    orth_default_case("laplace2d:32", A, 30, "dcgs2", "dcgs2");
+    sps_matrix_destroy(A);
+    A = laplace2d(91, 1.0); /* 8281 rows */
+    orth_default_case("laplace2d:91", A, 5, NULL, "dcgs2");
+    sps_matrix_destroy(A);
+}
+
 /* A cycle of m Arnoldi steps from b with the host's gm_ops (the steps gmres.c
  * enqueues, without the solve around them). Returns ||I - V'V||_F over
  * V_0..V_{m-1} and sets *gap to | |g[m]| - ||b - A x|| | / ||b|| with x the
@@ -1235,4 +1283,4 @@ static void test_reuse(void)
 
 T_MAIN_HOST(ctx, test_vs_dense, test_monitor_and_x0, test_jacobi_fusion, test_precond_module, test_real,
             test_zero_rhs_nan_maxit_dtol, test_indefinite, test_singular, test_gmres_special,
-            test_gmres_dcgs2, test_finish_logic, test_dot_counts, test_reuse)
+            test_gmres_dcgs2, test_gmres_orth_default, test_finish_logic, test_dot_counts, test_reuse)
