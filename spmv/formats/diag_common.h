@@ -181,6 +181,30 @@ sps_status sps__diag_values_dev(sps_context *ctx, const sps_idx *map, sps_idx nn
                                const double *values, void *val, int single);
 /* b[i] = (float)a[i] on the device. */
 sps_status sps__narrow_dev(sps_context *ctx, const double *a, size_t n, float *b);
+
+/* The value side that drm.cu and dia.cu share (diag_common.c): their device
+ * objects hold nval values (float if single) at val and the nnz-word map. */
+
+/* The value side of the upload, into the device object's *val (nval values)
+ * and *map. A device-built format (built != 0) hands over its values (*dval,
+ * double) and map (*dmap), nothing copied: single narrows a float copy and
+ * frees the double one; *dval and *dmap are cleared either way. Else hval
+ * goes up (as float if single) and the map waits for the first update.
+ * *bytes counts what the object now holds. */
+sps_status sps__diag_upload_dev(sps_context *ctx, int built, void **dval, sps_idx **dmap,
+                                const double *hval, size_t nval, sps_idx nnz, int single,
+                                void **val, sps_idx **map, size_t *bytes);
+/* update_dev with new CSR values on the host: the host map (a host-built
+ * format's) goes up into *dmap at the first update, then the values scatter
+ * through it on the device. */
+sps_status sps__diag_update_dev(sps_context *ctx, const sps_idx *hmap, sps_idx nnz,
+                                const double *values, sps_idx **dmap, void *val, int single);
+/* fetch: the device's values, widened to double, and map into new host
+ * arrays *val and *map (left alone on failure); name is the backend's, for
+ * the message. */
+sps_status sps__diag_fetch_dev(sps_context *ctx, const char *name, const void *dval,
+                               const sps_idx *dmap, size_t nval, sps_idx nnz, int single,
+                               double **val, sps_idx **map);
 #endif
 
 /* ---- DRM: the iterative grouping of segments into sub-blocks (Algorithm 1) ----
