@@ -2,7 +2,9 @@
 /* spsolve/spmv/formats/diag_common.c: segment scan, slot layout and host apply shared by drm and dia */
 #include "diag_common.h"
 
+#if SPS_HAVE_CUDA
 #include "core/gpu.h"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,9 +153,24 @@ void sps__diag_apply_host(const sps_diag_view *v, double alpha, const double *x,
     }
 }
 
-void sps__diag_update(const sps_idx *map, sps_idx nnz, const double *values, double *val)
+void sps__diag_update_host(const sps_idx *map, sps_idx nnz, const double *values, double *val,
+                           const double **pending)
 {
-    for (sps_idx p = 0; p < nnz; p++) val[map[p]] = values[p];
+    if (map)
+        for (sps_idx p = 0; p < nnz; p++) val[map[p]] = values[p];
+    *pending = values;
+}
+
+const struct sps_dcsr *sps__diag_device_source(sps_context *ctx, const sps_csr *A)
+{
+#if SPS_HAVE_CUDA
+    if (!sps__convert_on_device(ctx, A->nnz)) return NULL;
+    return sps__csr_device_copy(ctx, A);
+#else
+    (void)ctx;
+    (void)A;
+    return NULL;
+#endif
 }
 
 #if SPS_HAVE_CUDA
@@ -217,8 +234,9 @@ sps_status sps__diag_fetch_dev(sps_context *ctx, const char *name, const void *d
                                const sps_idx *dmap, size_t nval, sps_idx nnz, int single,
                                double **val, sps_idx **map)
 {
-    double *v = sps__malloc((nval ? nval : 1) * sizeof(double));
-    sps_idx *m = sps__malloc(((size_t)nnz + 1) * sizeof(sps_idx));
+    /* the casts let drm_emu/run.sh build this as C++ */
+    double *v = (double *)sps__malloc((nval ? nval : 1) * sizeof(double));
+    sps_idx *m = (sps_idx *)sps__malloc(((size_t)nnz + 1) * sizeof(sps_idx));
     sps_status s = v && m ? SPS_OK : sps__err(ctx, SPS_ERR_NO_MEMORY, "%s: out of memory", name);
     if (s == SPS_OK) s = sps__d2h(ctx, m, dmap, (size_t)nnz * sizeof(sps_idx));
     if (s == SPS_OK) s = fetch_values(ctx, dval, nval, single, v);

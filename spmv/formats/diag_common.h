@@ -56,8 +56,17 @@ typedef struct sps_diag_view {
 void sps__diag_apply_host(const sps_diag_view *v, double alpha, const double *x, double beta,
                           double *y);
 
-/* val[map[p]] = values[p]: new values, same pattern. */
-void sps__diag_update(const sps_idx *map, sps_idx nnz, const double *values, double *val);
+/* update_host of both formats: a host-held val (map set) takes the new
+ * values now, and *pending keeps them for update_dev, which scatters them on
+ * the device (where a device-built format's val lives until fetched). */
+void sps__diag_update_host(const sps_idx *map, sps_idx nnz, const double *values, double *val,
+                           const double **pending);
+
+struct sps_dcsr;
+/* The device CSR that both formats convert from: the matrix's device copy
+ * when the pass is worth the device (sps__convert_on_device), else NULL for
+ * the host conversion (always NULL without CUDA). */
+const struct sps_dcsr *sps__diag_device_source(sps_context *ctx, const sps_csr *A);
 
 /* "9.6M"-style count for messages and details. */
 void sps__diag_count_str(int64_t n, char *buf, size_t len);
@@ -149,7 +158,6 @@ sps_status sps__drm_plan_slots(sps_context *ctx, sps_fmt_drm *f, sps_idx *cnt, i
                                int order_rows, double *var, void *ws, size_t ws_bytes);
 
 #if SPS_HAVE_CUDA
-struct sps_dcsr;
 /* DRM's conversion on the device (drm_convert.cu), seg = 32 only, in two
  * kernels around the host's plan. The scan (as sps__diag_scan, counts only)
  * writes the number of distinct diagonals of each segment to cnt[0..nseg)
