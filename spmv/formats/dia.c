@@ -63,20 +63,6 @@ static void free_fmt(sps_fmt *fmt)
     sps__free(f);
 }
 
-/* The device CSR to convert from (a GPU context unless SPS_CONVERT=host, the
- * matrix's device copy), or NULL for the host conversion. */
-static const struct sps_dcsr *device_source(sps_context *ctx, const sps_csr *A)
-{
-#if SPS_HAVE_CUDA
-    if (!sps__convert_on_device(ctx, A->nnz)) return NULL;
-    return sps__csr_device_copy(ctx, A);
-#else
-    (void)ctx;
-    (void)A;
-    return NULL;
-#endif
-}
-
 /* The distinct offsets, ascending: a one-segment scan on the host, or the
  * device's flags. *off is owned by the caller. */
 static sps_status offsets(sps_context *ctx, const sps_csr *A, const struct sps_dcsr *dsrc,
@@ -129,7 +115,7 @@ static sps_status convert(sps_context *ctx, const sps_csr *A, const char *params
     sps_status s = sps__parse_params(ctx, params, parse_one, &maxfill);
     if (s != SPS_OK) return s;
 
-    const struct sps_dcsr *dsrc = device_source(ctx, A);
+    const struct sps_dcsr *dsrc = sps__diag_device_source(ctx, A);
     sps_idx *off = NULL, ndiag = 0;
     s = offsets(ctx, A, dsrc, &off, &ndiag);
     if (s != SPS_OK) return s;
@@ -192,8 +178,7 @@ static sps_status update_host(sps_context *ctx, sps_fmt *fmt, const double *valu
 {
     (void)ctx;
     sps_fmt_dia *f = (sps_fmt_dia *)fmt;
-    if (f->map) sps__diag_update(f->map, f->nnz, values, f->val);
-    f->pending = values; /* scattered on the device too (update_dev) */
+    sps__diag_update_host(f->map, f->nnz, values, f->val, &f->pending);
     return SPS_OK;
 }
 

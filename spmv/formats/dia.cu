@@ -145,27 +145,13 @@ extern "C" sps_status sps_dia_upload(sps_context *ctx, const sps_fmt *fmt, int s
     d->ncols = f->ncols;
     d->ndiag = f->ndiag;
     d->nval = (size_t)f->ndiag * (size_t)f->nrows;
-    const size_t vsize = single ? sizeof(float) : sizeof(double);
     size_t bytes = 0;
     sps_status s = sps_diag_alloc_copy(ctx, (void **)&d->off, f->off,
                                        (size_t)f->ndiag * sizeof(sps_idx), &bytes);
-    if (s == SPS_OK && f->dval) { /* built on the device: the device object takes it */
-        sps_fmt_dia *w = (sps_fmt_dia *)f;
-        bytes += d->nval * vsize + (size_t)f->nnz * sizeof(sps_idx);
-        d->map = w->dmap;
-        w->dmap = NULL;
-        if (!single) {
-            d->val = w->dval;
-        } else {
-            s = sps__dmalloc(ctx, &d->val, d->nval * sizeof(float));
-            if (s == SPS_OK) s = sps__narrow_dev(ctx, (const double *)w->dval, d->nval, (float *)d->val);
-            sps__dfree(w->dval);
-        }
-        w->dval = NULL;
-    } else {
-        if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, &d->val, NULL, d->nval * vsize, &bytes);
-        if (s == SPS_OK) s = upload_values(ctx, f, d);
-    }
+    sps_fmt_dia *w = (sps_fmt_dia *)f; /* a device-built format hands its arrays over */
+    if (s == SPS_OK)
+        s = sps__diag_upload_dev(ctx, f->dval != NULL, &w->dval, &w->dmap, f->val, d->nval, f->nnz,
+                                 single, &d->val, &d->map, &bytes);
     if (s != SPS_OK) {
         sps_dia_free_dev(d);
         return s;
@@ -231,13 +217,7 @@ extern "C" sps_status sps_dia_update_dev(sps_context *ctx, const sps_fmt *fmt, v
     const sps_fmt_dia *f = (const sps_fmt_dia *)fmt;
     dia_dev *d = (dia_dev *)dev;
     if (!f->pending) return upload_values(ctx, f, d);
-    if (!d->map && f->nnz) {
-        size_t bytes = (size_t)f->nnz * sizeof(sps_idx);
-        sps_status s = sps__dmalloc(ctx, (void **)&d->map, bytes);
-        if (s == SPS_OK) s = sps__h2d_pinned(ctx, 1, (void *const *)&d->map, (const void *const *)&f->map, &bytes, NULL, 0);
-        if (s != SPS_OK) return s;
-    }
-    return sps__diag_values_dev(ctx, d->map, f->nnz, f->pending, d->val, d->single);
+    return sps__diag_update_dev(ctx, f->map, f->nnz, f->pending, &d->map, d->val, d->single);
 }
 
 extern "C" sps_status sps_dia_fetch(sps_context *ctx, sps_fmt *fmt, const void *dev)
@@ -245,22 +225,6 @@ extern "C" sps_status sps_dia_fetch(sps_context *ctx, sps_fmt *fmt, const void *
     sps_fmt_dia *f = (sps_fmt_dia *)fmt;
     const dia_dev *d = (const dia_dev *)dev;
     if (f->val || !d->map) return SPS_OK;
-    double *val = (double *)sps__malloc((d->nval ? d->nval : 1) * sizeof(double));
-    sps_idx *map = (sps_idx *)sps__malloc(((size_t)f->nnz + 1) * sizeof(sps_idx));
-    sps_status s = val && map ? SPS_OK : sps__err(ctx, SPS_ERR_NO_MEMORY, "dia: out of memory");
-    if (s == SPS_OK) s = sps__d2h(ctx, map, d->map, (size_t)f->nnz * sizeof(sps_idx));
-    if (s == SPS_OK && !d->single) s = sps__d2h(ctx, val, d->val, d->nval * sizeof(double));
-    if (s == SPS_OK && d->single) { /* widen in place from the back */
-        s = sps__d2h(ctx, val, d->val, d->nval * sizeof(float));
-        const float *fv = (const float *)val;
-        for (size_t i = d->nval; i-- > 0;) val[i] = (double)fv[i];
-    }
-    if (s != SPS_OK) {
-        sps__free(val);
-        sps__free(map);
-        return s;
-    }
-    f->val = val;
-    f->map = map;
-    return SPS_OK;
+    return sps__diag_fetch_dev(ctx, "dia", d->val, d->map, d->nval, f->nnz, d->single, &f->val,
+                               &f->map);
 }

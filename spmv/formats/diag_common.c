@@ -2,6 +2,10 @@
 /* spsolve/spmv/formats/diag_common.c: segment scan, slot layout and host apply shared by drm and dia */
 #include "diag_common.h"
 
+#if SPS_HAVE_CUDA
+#include "core/gpu.h"
+#endif
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,7 +153,100 @@ void sps__diag_apply_host(const sps_diag_view *v, double alpha, const double *x,
     }
 }
 
-void sps__diag_update(const sps_idx *map, sps_idx nnz, const double *values, double *val)
+void sps__diag_update_host(const sps_idx *map, sps_idx nnz, const double *values, double *val,
+                           const double **pending)
 {
-    for (sps_idx p = 0; p < nnz; p++) val[map[p]] = values[p];
+    if (map)
+        for (sps_idx p = 0; p < nnz; p++) val[map[p]] = values[p];
+    *pending = values;
 }
+
+const struct sps_dcsr *sps__diag_device_source(sps_context *ctx, const sps_csr *A)
+{
+#if SPS_HAVE_CUDA
+    if (!sps__convert_on_device(ctx, A->nnz)) return NULL;
+    return sps__csr_device_copy(ctx, A);
+#else
+    (void)ctx;
+    (void)A;
+    return NULL;
+#endif
+}
+
+#if SPS_HAVE_CUDA
+static sps_status take_dev(sps_context *ctx, void **dval, sps_idx **dmap, size_t nval,
+                           sps_idx nnz, int single, void **val, sps_idx **map, size_t *bytes)
+{
+    *bytes += nval * (single ? sizeof(float) : sizeof(double)) + (size_t)nnz * sizeof(sps_idx);
+    *map = *dmap;
+    *dmap = NULL;
+    if (!single) {
+        *val = *dval;
+        *dval = NULL;
+        return SPS_OK;
+    }
+    sps_status s = sps__dmalloc(ctx, val, nval * sizeof(float));
+    if (s == SPS_OK) s = sps__narrow_dev(ctx, (const double *)*dval, nval, (float *)*val);
+    sps__dfree(*dval);
+    *dval = NULL;
+    return s;
+}
+
+sps_status sps__diag_upload_dev(sps_context *ctx, int built, void **dval, sps_idx **dmap,
+                                const double *hval, size_t nval, sps_idx nnz, int single,
+                                void **val, sps_idx **map, size_t *bytes)
+{
+    if (built) return take_dev(ctx, dval, dmap, nval, nnz, single, val, map, bytes);
+    const size_t vbytes = nval * (single ? sizeof(float) : sizeof(double));
+    *bytes += vbytes;
+    sps_status s = sps__dmalloc(ctx, val, vbytes);
+    if (s == SPS_OK) s = sps__upload_values(ctx, *val, hval, nval, single);
+    return s;
+}
+
+sps_status sps__diag_update_dev(sps_context *ctx, const sps_idx *hmap, sps_idx nnz,
+                                const double *values, sps_idx **dmap, void *val, int single)
+{
+    if (!*dmap && nnz) {
+        size_t bytes = (size_t)nnz * sizeof(sps_idx);
+        sps_status s = sps__dmalloc(ctx, (void **)dmap, bytes);
+        if (s == SPS_OK)
+            s = sps__h2d_pinned(ctx, 1, (void *const *)dmap, (const void *const *)&hmap, &bytes,
+                                NULL, 0);
+        if (s != SPS_OK) return s;
+    }
+    return sps__diag_values_dev(ctx, *dmap, nnz, values, val, single);
+}
+
+/* A float device array is read into the front of the double one and widened
+ * in place from the back, so that no second host buffer is needed. */
+static sps_status fetch_values(sps_context *ctx, const void *dval, size_t nval, int single,
+                               double *val)
+{
+    if (!single) return sps__d2h(ctx, val, dval, nval * sizeof(double));
+    sps_status s = sps__d2h(ctx, val, dval, nval * sizeof(float));
+    const float *fv = (const float *)val;
+    for (size_t i = nval; i-- > 0;) val[i] = (double)fv[i];
+    return s;
+}
+
+sps_status sps__diag_fetch_dev(sps_context *ctx, const char *name, const void *dval,
+                               const sps_idx *dmap, size_t nval, sps_idx nnz, int single,
+                               double **val, sps_idx **map)
+{
+    /* the casts let drm_emu/run.sh build this as C++ */
+    double *v = (double *)sps__malloc((nval ? nval : 1) * sizeof(double));
+    sps_idx *m = (sps_idx *)sps__malloc(((size_t)nnz + 1) * sizeof(sps_idx));
+    sps_status s = v && m ? SPS_OK : sps__err(ctx, SPS_ERR_NO_MEMORY, "%s: out of memory", name);
+    if (s == SPS_OK) s = sps__d2h(ctx, m, dmap, (size_t)nnz * sizeof(sps_idx));
+    if (s == SPS_OK) s = fetch_values(ctx, dval, nval, single, v);
+    if (s != SPS_OK) {
+        sps__free(v);
+        sps__free(m);
+        return s;
+    }
+    *val = v;
+    *map = m;
+    return SPS_OK;
+}
+#endif

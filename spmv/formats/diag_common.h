@@ -56,8 +56,17 @@ typedef struct sps_diag_view {
 void sps__diag_apply_host(const sps_diag_view *v, double alpha, const double *x, double beta,
                           double *y);
 
-/* val[map[p]] = values[p]: new values, same pattern. */
-void sps__diag_update(const sps_idx *map, sps_idx nnz, const double *values, double *val);
+/* update_host of both formats: a host-held val (map set) takes the new
+ * values now, and *pending keeps them for update_dev, which scatters them on
+ * the device (where a device-built format's val lives until fetched). */
+void sps__diag_update_host(const sps_idx *map, sps_idx nnz, const double *values, double *val,
+                           const double **pending);
+
+struct sps_dcsr;
+/* The device CSR that both formats convert from: the matrix's device copy
+ * when the pass is worth the device (sps__convert_on_device), else NULL for
+ * the host conversion (always NULL without CUDA). */
+const struct sps_dcsr *sps__diag_device_source(sps_context *ctx, const sps_csr *A);
 
 /* "9.6M"-style count for messages and details. */
 void sps__diag_count_str(int64_t n, char *buf, size_t len);
@@ -149,7 +158,6 @@ sps_status sps__drm_plan_slots(sps_context *ctx, sps_fmt_drm *f, sps_idx *cnt, i
                                int order_rows, double *var, void *ws, size_t ws_bytes);
 
 #if SPS_HAVE_CUDA
-struct sps_dcsr;
 /* DRM's conversion on the device (drm_convert.cu), seg = 32 only, in two
  * kernels around the host's plan. The scan (as sps__diag_scan, counts only)
  * writes the number of distinct diagonals of each segment to cnt[0..nseg)
@@ -181,6 +189,30 @@ sps_status sps__diag_values_dev(sps_context *ctx, const sps_idx *map, sps_idx nn
                                const double *values, void *val, int single);
 /* b[i] = (float)a[i] on the device. */
 sps_status sps__narrow_dev(sps_context *ctx, const double *a, size_t n, float *b);
+
+/* The value side that drm.cu and dia.cu share (diag_common.c): their device
+ * objects hold nval values (float if single) at val and the nnz-word map. */
+
+/* The value side of the upload, into the device object's *val (nval values)
+ * and *map. A device-built format (built != 0) hands over its values (*dval,
+ * double) and map (*dmap), nothing copied: single narrows a float copy and
+ * frees the double one; *dval and *dmap are cleared either way. Else hval
+ * goes up (as float if single) and the map waits for the first update.
+ * *bytes counts what the object now holds. */
+sps_status sps__diag_upload_dev(sps_context *ctx, int built, void **dval, sps_idx **dmap,
+                                const double *hval, size_t nval, sps_idx nnz, int single,
+                                void **val, sps_idx **map, size_t *bytes);
+/* update_dev with new CSR values on the host: the host map (a host-built
+ * format's) goes up into *dmap at the first update, then the values scatter
+ * through it on the device. */
+sps_status sps__diag_update_dev(sps_context *ctx, const sps_idx *hmap, sps_idx nnz,
+                                const double *values, sps_idx **dmap, void *val, int single);
+/* fetch: the device's values, widened to double, and map into new host
+ * arrays *val and *map (left alone on failure); name is the backend's, for
+ * the message. */
+sps_status sps__diag_fetch_dev(sps_context *ctx, const char *name, const void *dval,
+                               const sps_idx *dmap, size_t nval, sps_idx nnz, int single,
+                               double **val, sps_idx **map);
 #endif
 
 /* ---- DRM: the iterative grouping of segments into sub-blocks (Algorithm 1) ----

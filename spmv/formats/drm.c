@@ -109,20 +109,10 @@ static void free_fmt(sps_fmt *fmt)
     sps__free(f);
 }
 
-/* The device CSR to convert from on the device, or NULL for the host
- * conversion: a GPU context (unless SPS_CONVERT=host), the matrix's device
- * copy, 32-row segments. */
+/* The device conversion takes 32-row segments only. */
 static const struct sps_dcsr *device_source(sps_context *ctx, const sps_csr *A, sps_idx seg)
 {
-#if SPS_HAVE_CUDA
-    if (seg != 32 || !sps__convert_on_device(ctx, A->nnz)) return NULL;
-    return sps__csr_device_copy(ctx, A);
-#else
-    (void)ctx;
-    (void)A;
-    (void)seg;
-    return NULL;
-#endif
+    return seg == 32 ? sps__diag_device_source(ctx, A) : NULL;
 }
 
 /* hdia_as: NULL for Algorithm 1's sub-blocks, else the name HDIA was asked
@@ -348,8 +338,7 @@ static sps_status update_host(sps_context *ctx, sps_fmt *fmt, const double *valu
 {
     (void)ctx;
     sps_fmt_drm *f = (sps_fmt_drm *)fmt;
-    if (f->map) sps__diag_update(f->map, f->nnz, values, f->val);
-    f->pending = values; /* a device-built val is updated on the device (update_dev) */
+    sps__diag_update_host(f->map, f->nnz, values, f->val, &f->pending);
     return SPS_OK;
 }
 

@@ -210,25 +210,6 @@ sps_status upload_values(sps_context *ctx, const sps_fmt_drm *f, drm_dev *d)
     return sps__upload_values(ctx, d->val, f->val, d->nval, d->single);
 }
 
-/* A device-built val (and map) become the device object's: nothing is
- * uploaded. Single precision narrows a copy on the device. */
-sps_status take_device_values(sps_context *ctx, sps_fmt_drm *f, drm_dev *d, size_t *bytes)
-{
-    *bytes += d->nval * (d->single ? sizeof(float) : sizeof(double)) + (size_t)f->nnz * sizeof(sps_idx);
-    d->map = f->dmap;
-    f->dmap = NULL;
-    if (!d->single) {
-        d->val = f->dval;
-        f->dval = NULL;
-        return SPS_OK;
-    }
-    sps_status s = sps__dmalloc(ctx, &d->val, d->nval * sizeof(float));
-    if (s == SPS_OK) s = sps__narrow_dev(ctx, (const double *)f->dval, d->nval, (float *)d->val);
-    sps__dfree(f->dval);
-    f->dval = NULL;
-    return s;
-}
-
 } // namespace
 
 extern "C" void sps_drm_free_dev(void *dev)
@@ -269,7 +250,6 @@ extern "C" sps_status sps_drm_upload(sps_context *ctx, const sps_fmt *fmt, int s
     d->bseg = f->bseg;
     const sps_idx ndiag = f->ndiag;
     d->nval = (size_t)ndiag * (size_t)f->seg;
-    const size_t vsize = single ? sizeof(float) : sizeof(double);
     size_t bytes = 0;
     const size_t is = sizeof(sps_idx);
     sps_status s = SPS_OK;
@@ -291,12 +271,10 @@ extern "C" sps_status sps_drm_upload(sps_context *ctx, const sps_fmt *fmt, int s
         if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->dnum, f->dnum, ((size_t)f->nslot + 1) * is, &bytes);
         if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, (void **)&d->off, f->off, (size_t)ndiag * is, &bytes);
     }
-    if (s == SPS_OK && (f->dval || f->dmap)) { /* built on the device (dval NULL when nnz = 0) */
-        s = take_device_values(ctx, (sps_fmt_drm *)f, d, &bytes); /* the upload owns them now */
-    } else {
-        if (s == SPS_OK) s = sps_diag_alloc_copy(ctx, &d->val, NULL, d->nval * vsize, &bytes);
-        if (s == SPS_OK) s = upload_values(ctx, f, d);
-    }
+    sps_fmt_drm *w = (sps_fmt_drm *)f; /* a device-built format hands its arrays over */
+    if (s == SPS_OK) /* dval NULL when nnz = 0: dmap tells a device-built format too */
+        s = sps__diag_upload_dev(ctx, f->dval || f->dmap, &w->dval, &w->dmap, f->val, d->nval,
+                                 f->nnz, single, &d->val, &d->map, &bytes);
     if (s != SPS_OK) {
         sps_drm_free_dev(d);
         return s;
@@ -320,14 +298,8 @@ extern "C" sps_status sps_drm_update_dev(sps_context *ctx, const sps_fmt *fmt, v
     const sps_fmt_drm *f = (const sps_fmt_drm *)fmt;
     drm_dev *d = (drm_dev *)dev;
     if (!f->pending) return upload_values(ctx, f, d);
-    if (!d->map && f->nnz) { /* built on the host: the map goes up once, at the first update */
-        size_t bytes = (size_t)f->nnz * sizeof(sps_idx);
-        sps_status s = sps__dmalloc(ctx, (void **)&d->map, bytes);
-        if (s == SPS_OK) s = sps__h2d_pinned(ctx, 1, (void *const *)&d->map, (const void *const *)&f->map, &bytes, NULL, 0);
-        if (s != SPS_OK) return s;
-    }
     /* the CSR values go up (nnz, not the padded slots) and scatter through the map */
-    return sps__diag_values_dev(ctx, d->map, f->nnz, f->pending, d->val, d->single);
+    return sps__diag_update_dev(ctx, f->map, f->nnz, f->pending, &d->map, d->val, d->single);
 }
 
 extern "C" sps_status sps_drm_fetch(sps_context *ctx, sps_fmt *fmt, const void *dev)
@@ -359,24 +331,8 @@ extern "C" sps_status sps_drm_fetch(sps_context *ctx, sps_fmt *fmt, const void *
         f->off = off;
     }
     if (f->val || !d->map) return SPS_OK;
-    double *val = (double *)sps__malloc((d->nval ? d->nval : 1) * sizeof(double));
-    sps_idx *map = (sps_idx *)sps__malloc(((size_t)f->nnz + 1) * sizeof(sps_idx));
-    sps_status s = val && map ? SPS_OK : sps__err(ctx, SPS_ERR_NO_MEMORY, "drm: out of memory");
-    if (s == SPS_OK) s = sps__d2h(ctx, map, d->map, (size_t)f->nnz * sizeof(sps_idx));
-    if (s == SPS_OK && !d->single) s = sps__d2h(ctx, val, d->val, d->nval * sizeof(double));
-    if (s == SPS_OK && d->single) { /* widen in place from the back */
-        s = sps__d2h(ctx, val, d->val, d->nval * sizeof(float));
-        const float *fv = (const float *)val;
-        for (size_t i = d->nval; i-- > 0;) val[i] = (double)fv[i];
-    }
-    if (s != SPS_OK) {
-        sps__free(val);
-        sps__free(map);
-        return s;
-    }
-    f->val = val;
-    f->map = map;
-    return SPS_OK;
+    return sps__diag_fetch_dev(ctx, "drm", d->val, d->map, d->nval, f->nnz, d->single, &f->val,
+                               &f->map);
 }
 
 extern "C" sps_status sps_drm_apply_dot(sps_context *ctx, void *dev, const double *x, double *y,

@@ -27,19 +27,26 @@ for name in ('seg_count_kernel', 'scatter_kernel', 'warp_min', 'seg_row'):
     assert name in k, name + ' not found'
 open(sys.argv[2], 'w').write(k)
 PY
-# drm.cu's upload and fetch (host code): the device object takes the
-# device-built arrays, the fetch brings off, val and map back
-python3 - "$root/spmv/formats/drm.cu" "$tmp/drm_upload.inc" <<'PY'
+# drm.cu's upload and fetch (host code) and their value side, which
+# diag_common.c keeps for drm and dia (compiled there only with CUDA): the
+# device object takes the device-built arrays, the fetch brings off, val and
+# map back
+python3 - "$root/spmv/formats/drm.cu" "$root/spmv/formats/diag_common.c" "$tmp/drm_upload.inc" <<'PY'
 import sys
-s = open(sys.argv[1]).read()
-def cut(start, end):
-    a = s.index(start)
-    return s[a:s.index(end, a) + len(end)] + '\n'
-inner = cut('struct drm_dev {', '\n};\n') + cut('sps_status upload_values(', '\n}\n') + \
-        cut('sps_status take_device_values(', '\n}\n')
-outer = ''.join(cut('extern "C" ' + f, '\n}\n') for f in
+def cutter(path):
+    s = open(path).read()
+    def cut(start, end='\n}\n'):
+        a = s.index(start)
+        return s[a:s.index(end, a) + len(end)] + '\n'
+    return cut
+cut = cutter(sys.argv[2])
+common = ''.join(cut(f) for f in ('static sps_status take_dev(', 'sps_status sps__diag_upload_dev(',
+                                  'static sps_status fetch_values(', 'sps_status sps__diag_fetch_dev('))
+cut = cutter(sys.argv[1])
+inner = cut('struct drm_dev {', '\n};\n')
+outer = ''.join(cut('extern "C" ' + f) for f in
                 ('void sps_drm_free_dev(', 'sps_status sps_drm_upload(', 'sps_status sps_drm_fetch('))
-open(sys.argv[2], 'w').write('namespace {\n' + inner + '} // namespace\n' + outer)
+open(sys.argv[3], 'w').write(common + 'namespace {\n' + inner + '} // namespace\n' + outer)
 PY
 S=$tmp/src
 E=$root/spmv/formats/drm_emu
