@@ -25,6 +25,13 @@ static const struct auto_rule {
                                      csr-vector up to dw2048's 2.23, Trefethen_2000 2.7x at 1.10;
                                      but at 2.25 the default strategy's chain on dw2048 went from
                                      14 to 233 ms, so 1.5; doc/spmv.md) */
+    int64_t dia_small_min_serial; /* ... and where a thread of that engine walks at least this many
+                                     CSR entries (sps__onek_serial): below it csr-scalar's walk is
+                                     short, and dia's conversion and larger module cost more than
+                                     it saves (H100, 2026-11-28, solve_ms medians of 9 and 15, dia
+                                     / csr-scalar: poisson2d:63 (20 a thread) 3.19 / 3.02, nos3
+                                     (18) 3.35 / 3.39, rdb2048 (12) 9.99 / 9.41, pde2961 (15)
+                                     10.27 / 9.65; Trefethen_2000 (44) 5.15 / 15.12) */
     double merge_min_cv;          /* irregular: std/mean of the row lengths at least this */
     double merge_min_max_ratio;   /* ... or the longest row at least this many times the mean */
     sps_idx merge_min_max_row;    /* ... and the longest row at least this long (else too small to matter) */
@@ -55,6 +62,7 @@ static const struct auto_rule {
     .dia_max_slots_per_nnz = 1.05,
     .small_rows = 12288,
     .dia_small_max_slots = 1.5,
+    .dia_small_min_serial = 32,
     .merge_min_cv = 1.0,
     .merge_min_max_ratio = 32.0,
     .merge_min_max_row = 64,
@@ -225,12 +233,15 @@ static const char *decide(const sps_features *f, int allow_drm, int gpu, char *w
     int64_t segs = ((int64_t)f->rows + seg - 1) / seg;
     /* DIA's slots: every diagonal the length of the rows */
     double dia_per_nnz = (double)f->diagonals * (double)f->rows / (double)f->nnz;
+    const int64_t serial = sps__onek_serial(f->rows, f->row_max);
     if (gpu && f->rows <= RULE.small_rows && f->nnz < RULE.large_nnz && f->diagonals > 0 &&
-        dia_per_nnz <= RULE.dia_small_max_slots) {
+        dia_per_nnz <= RULE.dia_small_max_slots && serial >= RULE.dia_small_min_serial) {
         snprintf(why, len,
                  "auto: dia: %d rows (<= %d), %d diagonals, DIA stores %.2f slots per nonzero "
-                 "(<= %.2f): the one-kernel engine's SpMV reads no column index",
-                 f->rows, RULE.small_rows, f->diagonals, dia_per_nnz, RULE.dia_small_max_slots);
+                 "(<= %.2f), %lld CSR entries a thread (>= %lld): the one-kernel engine's SpMV "
+                 "reads no column index",
+                 f->rows, RULE.small_rows, f->diagonals, dia_per_nnz, RULE.dia_small_max_slots,
+                 (long long)serial, (long long)RULE.dia_small_min_serial);
         return "dia";
     }
     /* Within the one-kernel engine's bounds (backend.h SPS_ONEK_AUTO_MAX,
@@ -243,8 +254,7 @@ static const char *decide(const sps_features *f, int allow_drm, int gpu, char *w
      * row 23) 9.23 / 8.63. The serial bound keeps the rows short: 128
      * entries at most up to 1024 rows, 10 at 12,288 (so at most 2^17
      * entries, far below large_nnz). */
-    if (gpu && f->rows <= SPS_ONEK_AUTO_MAX &&
-        sps__onek_serial(f->rows, f->row_max) <= SPS_ONEK_AUTO_SERIAL) {
+    if (gpu && f->rows <= SPS_ONEK_AUTO_MAX && serial <= SPS_ONEK_AUTO_SERIAL) {
         snprintf(why, len,
                  "auto: csr-scalar: %d rows (<= %d) of at most %d entries: within the one-kernel "
                  "engine's bounds, which walks the rows in csr-scalar's order; csr-scalar's "
@@ -319,11 +329,14 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
     /* does the conversion pay within the solve? (DIA's is cheaper than DRM's
      * and its bytes the same: DRM's prediction bounds it) */
     int diagonal = strcmp(spec, "drm") == 0 || strcmp(spec, "dia") == 0;
-    if (ctx->gpu && strcmp(spec, "dia") == 0 && f->nnz < RULE.large_nnz) {
-        /* a small pure stencil keeps dia without weighing: its conversion is
-         * a few microseconds, and the one-kernel engine's SpMV reads no
-         * column index (H100, poisson2d:63, CG: 4.5 us per iteration on dia
-         * against 6.5 on csr-vector) */
+    if (ctx->gpu && strcmp(spec, "dia") == 0 && f->nnz < RULE.large_nnz && f->rows <= RULE.small_rows) {
+        /* the small-matrix dia rule's pick keeps dia without weighing: the
+         * one-kernel engine's SpMV reads no column index where its threads
+         * would walk long CSR rows (H100, Trefethen_2000, CG: iterate 2.6 ms
+         * on dia against 12.8 on csr-scalar). Above small_rows a stencil of
+         * fewer than large_nnz entries is launch-bound like any other
+         * (below: not weighed; poisson3d:40, CG, solve_ms: dia 8.34, of which
+         * the conversion 1.04, csr-vector 7.17, the same iterate) */
         appendf(why, sizeof why, "; kept without weighing: %lld entries (< %lld)", (long long)f->nnz,
                 (long long)RULE.large_nnz);
     } else if (ctx->gpu && diagonal && f->nnz < RULE.large_nnz) {

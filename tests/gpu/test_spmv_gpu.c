@@ -245,6 +245,42 @@ static void test_auto_small(sps_context *ctx)
     }
 }
 
+/* auto's diagonal picks on a GPU (select.c decide, auto_select): a small
+ * banded matrix (DIA within 1.5 slots per nonzero) goes to dia only where a
+ * thread of the one-kernel engine would walk at least 32 CSR entries
+ * (sps__onek_serial), else csr-scalar; a stencil above 12,288 rows with fewer
+ * than 2^20 entries is launch-bound: csr-vector, not dia. */
+static void test_auto_diagonal(sps_context *ctx)
+{
+    static const struct {
+        const char *gen, *want;
+    } c[] = {
+        {"banded:4096,8,0.0,1", "dia"},         /* 4 rows a thread of 8: 32 */
+        {"banded:2048,16,0.0,1", "dia"},        /* 2 x 16 = 32 */
+        {"banded:2048,15,0.0,1", "csr-scalar"}, /* 30 */
+        {"banded:1024,31,0.0,1", "csr-scalar"}, /* 31 */
+        {"banded:1024,32,0.0,1", "dia"},        /* 32 */
+        {"poisson2d:63", "csr-scalar"},         /* 4 x 5 = 20 */
+        {"poisson3d:40", "csr-vector"},         /* 64,000 rows, 438,400 entries */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        sps_matrix *A = NULL;
+        if (!T_STATUS(NULL, sps_matrix_generate(NULL, c[i].gen, &A), "%s", c[i].gen)) continue;
+        sps_operator *op = NULL;
+        sps_operator_info in;
+        if (T_STATUS(ctx, sps_operator_create(ctx, A, "auto", NULL, &op), "auto, %s", c[i].gen)) {
+            sps_operator_get_info(op, &in);
+            double err = -1;
+            int rep = -1;
+            sps_status st = sps_operator_check(op, A, &err, &rep);
+            T_OK(strcmp(in.backend, c[i].want) == 0 && st == SPS_OK && err <= 1e-12,
+                 "auto on %s: %s (want %s, err %.1e): %s", c[i].gen, in.backend, c[i].want, err, in.reason);
+        }
+        sps_operator_destroy(op);
+        sps_matrix_destroy(A);
+    }
+}
+
 /* The benchmark rows whose work is scheduled at run time (lightspmv's row
  * counter) or combined across blocks (coo's carries): 20 applies, every one
  * bitwise equal to the first, on matrices with very uneven rows. */
@@ -293,6 +329,7 @@ static void run(sps_context *ctx)
     test_timing(ctx);
     test_selectors(ctx);
     test_auto_small(ctx);
+    test_auto_diagonal(ctx);
 }
 
 int main(void) { return t_run_gpu("spmv on the GPU", run); }
