@@ -200,6 +200,44 @@ typedef struct sps_gm_bench {
 sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q, const double *x, const double *h,
                              double *out_first, double *out_last, double *us);
 
+/* tests/tools/gm_bench --cluster-prof: where the cluster kernel's steps go.
+ * While a profile is on (sps__gm_cluster_prof_begin .. _end; process-wide,
+ * for a profiling tool), a cycle that would run k_gm_cluster<false, B, 1>
+ * with B = 256 or 512 runs k_gm_cluster<false, B, 1, true> instead
+ * (gmres_onek.cuh; solvers/gmres/onek/cluster_b*_prof.cu): the same
+ * operations, and thread 0 of each block stores clock64() at the step's
+ * phase boundaries into row `it` (the iteration count at the step's start,
+ * it < cap) of dev: dev[(it * SPS_GM_CLUSTER_CMAX + rank) * SPS_GCP_SLOTS +
+ * slot]; the globaltimer at the step's start and end (GT0, GT1), j, and 1 in
+ * REORTH where the step took the second pass. A pass's slots follow
+ * SPS_GCP_PASS1 (the check's pass) or SPS_GCP_PASS2, each the time after:
+ * go_products, gc_push, cluster barrier S1 (S3), gc_gather and its
+ * __syncthreads, go_subtract and gc_sum, w's publication and w'w's push, S2
+ * (S4), the finish (w'w's gather, sps__gm_column, __syncthreads). */
+enum {
+    SPS_GCP_START, SPS_GCP_SPMV, SPS_GCP_PASS1, SPS_GCP_PASS2 = SPS_GCP_PASS1 + 8,
+    SPS_GCP_HCOL = SPS_GCP_PASS2 + 8, /* H's column written (block 0) */
+    SPS_GCP_END,                       /* the scale and its __syncthreads (the cycle's last step: none) */
+    SPS_GCP_REORTH, SPS_GCP_J, SPS_GCP_GT0, SPS_GCP_GT1, SPS_GCP_SLOTS
+};
+enum {
+    SPS_GCP_PRODUCTS, SPS_GCP_PUSH, SPS_GCP_S1, SPS_GCP_GATHER, SPS_GCP_SUBTRACT, SPS_GCP_PUBLISH, SPS_GCP_S2,
+    SPS_GCP_FINISH
+};
+typedef struct sps_gm_prof {
+    long long *dev;   /* cap x SPS_GM_CLUSTER_CMAX x SPS_GCP_SLOTS on the device, zeroed by _begin */
+    int cap;          /* steps recorded: iteration counts 0 .. cap - 1 */
+    int launches;     /* cycles run by the profiling kernel */
+    int other;        /* cycles on the cluster kernel not profiled (Jacobi, other shapes) */
+    int C, B;         /* the last profiled launch's blocks and threads a block */
+    double clock_khz; /* the device's nominal clock (cudaDevAttrClockRate) */
+} sps_gm_prof;
+/* Allocates and zeroes p->dev for cap steps and turns the profile on. */
+sps_status sps__gm_cluster_prof_begin(sps_context *ctx, sps_gm_prof *p, int cap);
+/* Waits for ctx's stream, copies dev into host (cap x SPS_GM_CLUSTER_CMAX x
+ * SPS_GCP_SLOTS; NULL: none), frees it, turns the profile off. */
+sps_status sps__gm_cluster_prof_end(sps_context *ctx, sps_gm_prof *p, long long *host);
+
 extern const sps_gm_ops sps__gm_ops_host;
 extern const sps_gm_ops sps__gm_ops_cuda; /* defined only in a CUDA build */
 

@@ -1218,6 +1218,60 @@ static sps_status c_gm_onekernel(sps_kws *w, const sps_gm_ws *g, const sps_dev_r
     return SPS_OK;
 }
 
+/* The profile (gmres.h sps_gm_prof): NULL off. */
+static sps_gm_prof *gc_prof_on;
+static const sps_gm_cluster_prof_fn gc_prof_fns[2] = {sps__gm_cluster_b256_prof, sps__gm_cluster_b512_prof};
+
+/* gc_fns[dinv != NULL][i], or its profiling instantiation while a profile is
+ * on (B = 256, 512 without Jacobi; the others counted in p->other). */
+static int gc_run(int i, cudaStream_t s, int C, int n, int m, int j, int L, const sps_dev_rows *rows,
+                  const sps_gm_ws *g, const double *dinv, sps_kws *w, sps_gm_state *gs, cudaError_t *ce)
+{
+    sps_gm_prof *p = gc_prof_on;
+    if (p && !dinv && (i == 0 || i == 1)) {
+        const int r = gc_prof_fns[i](s, C, n, m, j, L, rows, g, w->st, gs, w->hist, ce, p->dev, p->cap);
+        if (r > 0) p->launches++, p->C = C, p->B = 256 << i;
+        return r;
+    }
+    const int r = gc_fns[dinv != nullptr][i](s, C, n, m, j, L, rows, g, dinv, w->st, gs, w->hist, ce);
+    if (p && r > 0) p->other++;
+    return r;
+}
+
+extern "C" sps_status sps__gm_cluster_prof_begin(sps_context *ctx, sps_gm_prof *p, int cap)
+{
+    if (!p || cap < 1) return sps__err(ctx, SPS_ERR_INVALID_ARG, "gm cluster profile: bad request");
+    memset(p, 0, sizeof *p);
+    const size_t bytes = (size_t)cap * SPS_GM_CLUSTER_CMAX * SPS_GCP_SLOTS * sizeof(long long);
+    int dev = 0, khz = 0;
+    SPS_CUDA(ctx, cudaGetDevice(&dev));
+    SPS_CUDA(ctx, cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev));
+    sps_status st = sps__dmalloc(ctx, (void **)&p->dev, bytes);
+    if (st != SPS_OK) return st;
+    const cudaError_t ce = cudaMemsetAsync(p->dev, 0, bytes, sps_stream(ctx));
+    if (ce != cudaSuccess) {
+        sps__dfree(p->dev);
+        p->dev = nullptr;
+        return sps__cuda_fail(ctx, ce, "cudaMemsetAsync (gm cluster profile)", __FILE__, __LINE__);
+    }
+    p->cap = cap;
+    p->clock_khz = khz;
+    gc_prof_on = p;
+    return SPS_OK;
+}
+
+extern "C" sps_status sps__gm_cluster_prof_end(sps_context *ctx, sps_gm_prof *p, long long *host)
+{
+    gc_prof_on = nullptr;
+    if (!p || !p->dev) return sps__err(ctx, SPS_ERR_INVALID_ARG, "gm cluster profile: not begun");
+    const size_t bytes = (size_t)p->cap * SPS_GM_CLUSTER_CMAX * SPS_GCP_SLOTS * sizeof(long long);
+    cudaError_t ce = cudaStreamSynchronize(sps_stream(ctx));
+    if (ce == cudaSuccess && host) ce = cudaMemcpy(host, p->dev, bytes, cudaMemcpyDeviceToHost);
+    sps__dfree(p->dev);
+    p->dev = nullptr;
+    return ce == cudaSuccess ? SPS_OK : sps__cuda_fail(ctx, ce, "gm cluster profile: read back", __FILE__, __LINE__);
+}
+
 /* The cluster kernel (gmres.h): C blocks (1 .. SPS_GM_CLUSTER_CMAX) of at most
  * SPS_GM_CLUSTER_MAX_ROWS rows each; SPS_ERR_UNSUPPORTED where it cannot run
  * (nothing changed: the caller falls back). */
@@ -1232,7 +1286,7 @@ static sps_status c_gm_cluster(sps_kws *w, const sps_gm_ws *g, const sps_dev_row
     const int n = (int)w->n, m = (int)g->m, j = (int)j0;
     cudaError_t ce = cudaSuccess;
     const int L = (n + C - 1) / C, i = gc_pick(L);
-    const int r = i < 0 ? 0 : gc_fns[dinv != nullptr][i](s, C, n, m, j, L, rows, g, dinv, w->st, gs, w->hist, &ce);
+    const int r = i < 0 ? 0 : gc_run(i, s, C, n, m, j, L, rows, g, dinv, w, gs, &ce);
     if (r == 0) return SPS_ERR_UNSUPPORTED;
     if (r < 0) return sps__cuda_fail(w->ctx, ce, "cudaLaunchKernelEx k_gm_cluster", __FILE__, __LINE__);
     SPS_LAUNCH_CHECK(w->ctx, "k_gm_cluster");

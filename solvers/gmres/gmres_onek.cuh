@@ -450,13 +450,53 @@ struct gc_z {
     }
 };
 
+/* The profile (gmres.h sps_gm_prof): in the PROF instantiations thread 0
+ * of each block stores clock64() at the step's phase boundaries (slots
+ * SPS_GCP_*) into the step's row, the state's iteration count at its start
+ * (unique over a solve's launches); none past cap rows. The stores go to
+ * global memory and wait for nothing. PROF false: no code. */
+struct gc_prof {
+    long long *buf;
+    int cap;
+};
+__device__ __forceinline__ long long gc_gtime()
+{
+#ifdef __CUDA_ARCH__
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return (long long)t;
+#else
+    return clock64(); /* the CPU emulation's count */
+#endif
+}
+template <bool PROF>
+struct gc_marks {
+    long long *row = nullptr;
+    __device__ __forceinline__ void put(int slot, long long v) const
+    {
+        if constexpr (PROF)
+            if (row) row[slot] = v;
+    }
+    __device__ __forceinline__ void at(int slot) const
+    {
+        if constexpr (PROF)
+            if (row) row[slot] = clock64();
+    }
+    __device__ __forceinline__ void end() const
+    {
+        at(SPS_GCP_END);
+        if constexpr (PROF)
+            if (row) row[SPS_GCP_GT1] = gc_gtime();
+    }
+};
+
 /* (B, 1): one block an SM (its shared memory takes the SM anyway); with (B)
  * alone ptxas kept 64 registers and spilled at B = 256 and 512 (44 and 32
  * bytes), the shapes poisson2d:63 takes at C = 16 and 8. */
-template <bool JAC, int B, int R>
+template <bool JAC, int B, int R, bool PROF = false>
 __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int kc, int L, const sps_dev_rows A,
                                                   double *V, sps_kgm gg, const double *dinv, sps_kstate *gst,
-                                                  sps_gm_state *ggs, double *hist)
+                                                  sps_gm_state *ggs, double *hist, gc_prof prof)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
     extern __shared__ double dyn[];
@@ -502,6 +542,14 @@ __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int k
     double hn = 1.0;
     double w[R];
     for (int j = j0; j < m; j++) {
+        gc_marks<PROF> pm;
+        if constexpr (PROF)
+            if (t == 0 && st.iter >= 0 && st.iter < prof.cap) {
+                pm.row = prof.buf + ((size_t)st.iter * GC_CMAX + (size_t)rank) * SPS_GCP_SLOTS;
+                pm.put(SPS_GCP_J, j);
+                pm.put(SPS_GCP_GT0, gc_gtime());
+                pm.at(SPS_GCP_START);
+            }
         /* w <- A z */
         const gc_z<JAC> zx = {zl, wr, dinv, hn, lo, nr, L};
 #pragma unroll
@@ -509,34 +557,50 @@ __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int k
             const int i = t + k * B;
             w[k] = i < nr ? sps_row_dot(A, lo + i, zx) : 0.0;
         }
+        pm.at(SPS_GCP_SPMV);
         /* One Gram-Schmidt pass into h, then the finish step: h <- V'w (the
          * block's partials, then the C blocks' in rank order); w <- w - V h;
          * w published; w'w the same way. The first pass (h = col: the check)
          * has barriers S1, S2, the second (h = h2: the Arnoldi step) S3, S4. */
-        auto pass = [&](double *h, int step) {
+        auto pass = [&](double *h, int step, int pb) {
             go_products<B, R>(nr, j + 1, Vg, ldg, Vs, lds, kc, w, P, red);
+            pm.at(pb + SPS_GCP_PRODUCTS);
             gc_push<B>(C, j + 1, pr, rank, m + 2, P);
+            pm.at(pb + SPS_GCP_PUSH);
             cl.sync(); /* S1, S3 */
+            pm.at(pb + SPS_GCP_S1);
             gc_gather<B>(C, j + 1, in, m + 2, 0, h);
             __syncthreads();
+            pm.at(pb + SPS_GCP_GATHER);
             double ww = gc_sum<B>(go_subtract<B, R>(nr, j + 1, Vg, ldg, Vs, lds, kc, h, w), sh);
+            pm.at(pb + SPS_GCP_SUBTRACT);
 #pragma unroll
             for (int k = 0; k < R; k++)
                 if (t + k * B < nr) wb[t + k * B] = w[k];
             if (t == 0)
                 for (int r = 0; r < C; r++) pr[r][rank * (m + 2) + m + 1] = ww;
+            pm.at(pb + SPS_GCP_PUBLISH);
             cl.sync(); /* S2, S4 */
+            pm.at(pb + SPS_GCP_S2);
             if (t == 0) gc_gather<B>(C, 1, in, m + 2, m + 1, &ww);
             go_finish(step, j, ww, &st, &gs, col, hs, sm, flag);
+            pm.at(pb + SPS_GCP_FINISH);
         };
-        pass(col, SPS_GM_CHECK);
-        if (flag[1]) pass(h2, SPS_GM_ARNOLDI); /* the second pass where it is due */
+        pass(col, SPS_GM_CHECK, SPS_GCP_PASS1);
+        if (flag[1]) { /* the second pass where it is due */
+            pm.put(SPS_GCP_REORTH, 1);
+            pass(h2, SPS_GM_ARNOLDI, SPS_GCP_PASS2);
+        }
         /* column j of H is final: rows 0 .. j+1 out */
         if (rank == 0) {
             double *Hj = gg.H + (size_t)j * (size_t)(m + 1);
             for (int r = t; r <= j + 1; r += B) Hj[r] = col[r];
         }
-        if (flag[0] || j + 1 == m) break;
+        pm.at(SPS_GCP_HCOL);
+        if (flag[0] || j + 1 == m) {
+            pm.end();
+            break;
+        }
         /* v_{j+1} <- w / H[j+1, j] (k_gm_scale's expression);  z <- [D^-1] v_{j+1} */
         hn = gs.hn;
         double *vn = Vg + (size_t)(j + 1) * ldg;
@@ -552,6 +616,7 @@ __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int k
             }
         }
         __syncthreads(); /* zl complete before the next SpMV; col read out */
+        pm.end();
     }
     if (rank == 0) {
         if (t == 0) {
@@ -571,12 +636,13 @@ __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int k
  * the cluster does not fit: nothing changed, the caller falls back); -1: the
  * launch failed (*ce). kc: as many basis columns in shared memory as fit (at
  * most m; SPS_GM_CLUSTER_VSHARED=k caps them, for tests: bitwise the same). */
-template <bool JAC, int B, int R>
+template <bool JAC, int B, int R, bool PROF = false>
 int gc_launch(cudaStream_t s, int C, int n, int m, int j0, int L, const sps_dev_rows &A, const sps_gm_ws *g,
-              const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist, cudaError_t *ce)
+              const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist, cudaError_t *ce,
+              gc_prof prof = {nullptr, 0})
 {
     void (*kern)(int, int, int, int, int, const sps_dev_rows, double *, sps_kgm, const double *, sps_kstate *,
-                 sps_gm_state *, double *) = k_gm_cluster<JAC, B, R>;
+                 sps_gm_state *, double *, gc_prof) = k_gm_cluster<JAC, B, R, PROF>;
     int dev = 0, lim = 0, major = 0;
     cudaFuncAttributes fa;
     if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -619,7 +685,7 @@ int gc_launch(cudaStream_t s, int C, int n, int m, int j0, int L, const sps_dev_
         cudaGetLastError(); /* the cluster cannot be scheduled: not an error */
         return 0;
     }
-    *ce = cudaLaunchKernelEx(&cfg, kern, n, m, j0, (int)c, L, A, g->V, g->gm, dinv, st, gs, hist);
+    *ce = cudaLaunchKernelEx(&cfg, kern, n, m, j0, (int)c, L, A, g->V, g->gm, dinv, st, gs, hist, prof);
     return *ce == cudaSuccess ? 1 : -1;
 }
 
@@ -638,6 +704,15 @@ int gc_launch(cudaStream_t s, int C, int n, int m, int j0, int L, const sps_dev_
                         double *hist, cudaError_t *ce)                                             \
     {                                                                                              \
         return gc_launch<jac, b, r>(s, C, n, m, j0, L, *A, g, dinv, st, gs, hist, ce);             \
+    }
+/* The profiling instantiation's launcher (gmres_onek.h SPS_GM_CLUSTER_PROF_DECL). */
+#define SPS_GM_CLUSTER_PROF_DEFINE(name, b)                                                        \
+    extern "C" int name(cudaStream_t s, int C, int n, int m, int j0, int L, const sps_dev_rows *A,  \
+                        const sps_gm_ws *g, sps_kstate *st, sps_gm_state *gs, double *hist,        \
+                        cudaError_t *ce, long long *buf, int cap)                                  \
+    {                                                                                              \
+        return gc_launch<false, b, 1, true>(s, C, n, m, j0, L, *A, g, nullptr, st, gs, hist, ce,   \
+                                            gc_prof{buf, cap});                                    \
     }
 
 #endif /* SPS_GMRES_ONEK_CUH */

@@ -56,4 +56,16 @@ typedef int (*sps_gm_cluster_fn)(cudaStream_t s, int C, int n, int m, int j0, in
 SPS_GM_ONEK_LIST(SPS_GM_ONEK_DECL)
 SPS_GM_CLUSTER_LIST(SPS_GM_CLUSTER_DECL)
 
+/* The profiling instantiations k_gm_cluster<false, B, 1, true> (gmres.h
+ * sps_gm_prof), in modules of their own: loaded only when a profile runs. */
+typedef int (*sps_gm_cluster_prof_fn)(cudaStream_t s, int C, int n, int m, int j0, int L, const sps_dev_rows *A,
+                                      const sps_gm_ws *g, sps_kstate *st, sps_gm_state *gs, double *hist,
+                                      cudaError_t *ce, long long *buf, int cap);
+#define SPS_GM_CLUSTER_PROF_DECL(name)                                                            \
+    extern "C" int name(cudaStream_t s, int C, int n, int m, int j0, int L, const sps_dev_rows *A, \
+                        const sps_gm_ws *g, sps_kstate *st, sps_gm_state *gs, double *hist,       \
+                        cudaError_t *ce, long long *buf, int cap);
+SPS_GM_CLUSTER_PROF_DECL(sps__gm_cluster_b256_prof)
+SPS_GM_CLUSTER_PROF_DECL(sps__gm_cluster_b512_prof)
+
 #endif /* SPS_GMRES_ONEK_H */

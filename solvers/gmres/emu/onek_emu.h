@@ -51,6 +51,14 @@ struct emu_shape {
 };
 extern emu_shape *emu_grid;
 
+/* clock64() for the cluster kernel's profiling instantiation: a count that
+ * rises at every read (so within a thread, in its order). */
+inline long long clock64()
+{
+    static long long c;
+    return ++c;
+}
+
 inline void emu_yield() { swapcontext(&emu_b->f[emu_b->cur].ctx, &emu_b->sched); }
 
 inline void __syncthreads()

@@ -12,7 +12,10 @@
  * and run by run_onek.sh. The cluster kernel (k_gm_cluster) likewise over
  * C = 1, 2, 8, 16 emulated blocks (SPS_EMU_CLUSTERS lists others), with an
  * arrow matrix (one row of n entries) and a matrix with an empty row too:
- * blocks of 1 to 129 rows, and blocks that own none (n = 33, C = 16). */
+ * blocks of 1 to 129 rows, and blocks that own none (n = 33, C = 16).
+ * Without Jacobi, where the device has a profiling instantiation
+ * (k_gm_cluster<false, B, 1, true>, B <= 512), it runs too: bitwise the
+ * plain kernel's cycle, and its records sound (prof_check). */
 #include "onek_emu.h"
 #include "onek_rows.h"
 #include <cmath>
@@ -150,6 +153,10 @@ static void emu_kernel(const mat &A, int dia, const double *dinv, gm_all &s, int
 
 /* The cluster kernel over C emulated blocks of B fibers (gc_pick's shapes). */
 static int emu_C; /* 0: the one-block kernel */
+/* Not null: the profiling instantiation runs where the device has one
+ * (k_gm_cluster<false, B, 1, true>, B <= 512), its records in here. */
+static std::vector<long long> *emu_prof;
+static int prof_cases; /* cases the profiling instantiation ran */
 
 template <bool JAC, int B, int R>
 static void emu_cluster(const mat &A, int dia, const double *dinv, gm_all &s, int j0, int kc)
@@ -161,8 +168,18 @@ static void emu_cluster(const mat &A, int dia, const double *dinv, gm_all &s, in
     sps_kstate *st = &s.st;
     sps_gm_state *gs = &s.gs;
     const size_t dyn = gc_layout(m, L, B / 32, C).Vs + (size_t)kc * (size_t)L;
-    emu_run_cluster(C, B, dyn, [&] { k_gm_cluster<JAC, B, R>(n, m, j0, kc, L, rows, V, gg, dinv, st, gs, hist); },
-                    64);
+    if constexpr (!JAC && R == 1 && B <= 512)
+        if (emu_prof) {
+            const gc_prof pf = {emu_prof->data(), (int)(emu_prof->size() / (GC_CMAX * SPS_GCP_SLOTS))};
+            emu_run_cluster(
+                C, B, dyn, [&] { k_gm_cluster<JAC, B, R, true>(n, m, j0, kc, L, rows, V, gg, dinv, st, gs, hist, pf); },
+                64);
+            prof_cases++;
+            return;
+        }
+    emu_run_cluster(
+        C, B, dyn, [&] { k_gm_cluster<JAC, B, R>(n, m, j0, kc, L, rows, V, gg, dinv, st, gs, hist, gc_prof{nullptr, 0}); },
+        64);
 }
 
 template <bool JAC>
@@ -195,6 +212,55 @@ static double vdiff(const double *a, const double *b, size_t len)
     return d / (s > 0 ? s : 1);
 }
 
+static bool same_all(const gm_all &a, const gm_all &e)
+{
+    return a.V == e.V && a.H == e.H && a.g == e.g && a.cs == e.cs && a.sn == e.sn && a.hist == e.hist &&
+           memcmp(&a.st, &e.st, sizeof a.st) == 0 && memcmp(&a.gs, &e.gs, sizeof a.gs) == 0;
+}
+
+/* One block's marks of a step: rising in the order taken, j, the globaltimer. */
+static bool prof_row(const long long *r, int64_t j)
+{
+    const int last = r[SPS_GCP_REORTH] ? SPS_GCP_PASS2 + 7 : SPS_GCP_PASS1 + 7;
+    long long prev = r[SPS_GCP_START];
+    bool ok = prev > 0 && r[SPS_GCP_J] == j && r[SPS_GCP_GT1] > r[SPS_GCP_GT0];
+    for (int s = SPS_GCP_SPMV; s <= SPS_GCP_END; s++) {
+        if (s > last && s < SPS_GCP_HCOL) {
+            ok = ok && r[s] == 0;
+            continue;
+        }
+        ok = ok && r[s] > prev;
+        prev = r[s];
+    }
+    return ok;
+}
+
+/* The profiling instantiation from the start e (kc columns, no Jacobi):
+ * bitwise ref's cycle, and a row per step (the iteration count at its
+ * start) in every block, none elsewhere, the second passes the host's. */
+static bool prof_check(const mat &A, int dia, gm_all e, int j0, int kc, const gm_all &ref, int64_t it0, int reorth)
+{
+    const size_t row = (size_t)GC_CMAX * SPS_GCP_SLOTS, cap = (size_t)ref.st.iter + 2;
+    std::vector<long long> rec(cap * row, 0);
+    const int before = prof_cases;
+    emu_prof = &rec;
+    emu_pick<false>(A, dia, nullptr, e, j0, kc);
+    emu_prof = nullptr;
+    if (prof_cases == before) return true; /* a shape without one */
+    bool ok = same_all(e, ref);
+    int re = 0;
+    for (size_t it = 0; it < cap; it++)
+        for (int b = 0; b < GC_CMAX; b++) {
+            const long long *r = rec.data() + it * row + (size_t)b * SPS_GCP_SLOTS;
+            if ((int64_t)it >= it0 && (int64_t)it < ref.st.iter && b < emu_C) {
+                ok = ok && prof_row(r, j0 + ((int64_t)it - it0));
+                re += b == 0 && r[SPS_GCP_REORTH] != 0;
+            } else
+                for (int k = 0; k < SPS_GCP_SLOTS; k++) ok = ok && r[k] == 0;
+        }
+    return ok && re == reorth;
+}
+
 static void run_case(const char *name, const mat &A, int dia, int jac, int m, int64_t maxit, double rtol, int j0)
 {
     const int n = A.n;
@@ -205,13 +271,15 @@ static void run_case(const char *name, const mat &A, int dia, int jac, int m, in
     const double *dinv = jac ? dv.data() : nullptr;
     gm_all h = start(A, m, maxit, rtol);
     host_steps(A, dinv, h, 0, j0);
-    gm_all e1 = h, e2 = h, e3 = h;
+    gm_all e1 = h, e2 = h, e3 = h, e4 = h;
     int64_t it0 = h.st.iter;
+    int reorth = 0;
     /* count the host's second passes step by step */
     for (int j = j0; j < m && !h.st.stop; j++) {
         host_steps(A, dinv, h, j, j + 1);
-        reorth_steps += (int)h.gs.reorth;
+        reorth += (int)h.gs.reorth;
     }
+    reorth_steps += reorth;
     /* the basis columns kept in shared memory: none, 3, all read */
     const int kcs[3] = {0, std::min(m, 3), m};
     gm_all *es[3] = {&e1, &e2, &e3};
@@ -230,12 +298,8 @@ static void run_case(const char *name, const mat &A, int dia, int jac, int m, in
     double dg = vdiff(e1.g.data(), h.g.data(), (size_t)k + 1);
     double dc = std::max(vdiff(e1.cs.data(), h.cs.data(), (size_t)k), vdiff(e1.sn.data(), h.sn.data(), (size_t)k));
     bool bit = true;
-    for (int q = 1; q < 3; q++) {
-        const gm_all &e = *es[q];
-        bit = bit && e1.V == e.V && e1.H == e.H && e1.g == e.g && e1.cs == e.cs && e1.sn == e.sn &&
-              e1.hist == e.hist && memcmp(&e1.st, &e.st, sizeof e1.st) == 0 &&
-              memcmp(&e1.gs, &e.gs, sizeof e1.gs) == 0;
-    }
+    for (int q = 1; q < 3; q++) bit = bit && same_all(e1, *es[q]);
+    if (emu_C > 0 && !jac) bit = bit && prof_check(A, dia, e4, j0, kcs[1], e2, it0, reorth);
     const double tol = 1e-9;
     const bool ok = same_state && dh <= tol && dH <= tol && dV <= tol && dg <= tol && dc <= tol && bit;
     printf("%s %s C=%d n=%d m=%d %s%s j0=%d: %lld steps (host %lld, from %lld), %s (reason %lld, host %lld), kdim %lld; "
@@ -371,6 +435,8 @@ int main(int argc, char **argv)
     }
     printf("host second passes over the cases: %d%s\n", reorth_steps, reorth_steps ? "" : " (FAIL: none exercised)");
     if (!reorth_steps) nfail++;
+    printf("cases run by the profiling instantiation (bitwise the plain kernel's, its records checked): %d\n",
+           prof_cases);
     printf("gm onek emu: %d ok, %d failed\n", nok, nfail);
     return nfail ? 1 : 0;
 }
