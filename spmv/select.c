@@ -16,7 +16,8 @@
 static const struct auto_rule {
     double drm_max_slots_per_nnz; /* drm when DRM stores at most this many slots per nonzero */
     double dia_max_slots_per_nnz; /* ... and dia instead when DIA stores at most this many */
-    sps_idx small_rows;           /* GPU: at most this many rows (and fewer than large_nnz entries) */
+    sps_idx small_rows;           /* GPU: at most this many rows (and fewer than large_nnz entries):
+                                     the one-kernel engine's bound under auto (backend.h) */
     double dia_small_max_slots;   /* ... dia when DIA stores at most this many slots per nonzero:
                                      the one-kernel engine (solvers/engine.c SPS_ONEK_AUTO_MAX rows)
                                      walks a row's CSR entries one dependent load after another,
@@ -60,7 +61,7 @@ static const struct auto_rule {
 } RULE = {
     .drm_max_slots_per_nnz = 1.3,
     .dia_max_slots_per_nnz = 1.05,
-    .small_rows = 12288,
+    .small_rows = SPS_ONEK_AUTO_MAX,
     .dia_small_max_slots = 1.5,
     .dia_small_min_serial = 32,
     .merge_min_cv = 1.0,
