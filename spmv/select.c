@@ -58,6 +58,14 @@ static const struct auto_rule {
     double drm_convert_dev_ns;    /* the same on the device (the default on a GPU context;
                                      nothing uploaded): measured on the H100, poisson3d:160,
                                      12.4-19.1 ms for 28.5M nonzeros */
+    double dia_convert_dev_ms;    /* DIA's device conversion, fixed part (ms) ... */
+    double dia_convert_dev_ns;    /* ... and per nonzero: one pass over the CSR already on the
+                                     device, no host plan. Measured (convert_ms, H200, medians of
+                                     5): poisson3d:160 1.86-1.91 ms for 28.5M nonzeros,
+                                     poisson3d:200 2.47-2.52 for 55.8M; H100: poisson3d:40 0.97-1.04
+                                     for 0.44M. DRM's rate (about 10x this) made poisson3d:100's dia
+                                     pay only after 504 SpMVs on the H200 against the 500 expected,
+                                     so auto ran csr-scalar at 1.42x dia's time to solution */
 } RULE = {
     .drm_max_slots_per_nnz = 1.3,
     .dia_max_slots_per_nnz = 1.05,
@@ -76,6 +84,8 @@ static const struct auto_rule {
     .drm_convert_ns = 14.0,
     .upload_gbps = 20.0,
     .drm_convert_dev_ns = 0.55,
+    .dia_convert_dev_ms = 1.0,
+    .dia_convert_dev_ns = 0.04,
 };
 
 /* Deterministic parameterized variants of backends whose default is not
@@ -181,12 +191,18 @@ static double drm_bytes(const sps_features *f)
     return 8.0 * (double)f->drm_slots + 8.0 * f->cols + 8.0 * f->rows + 4.0 * (3.0 * segs + 2 + diags);
 }
 
-/* Predicted extra build cost (ms) and saving per SpMV (us) of drm. */
-static void drm_predict(sps_context *ctx, const sps_features *f, double *extra_ms, double *saved_us)
+/* Predicted extra build cost (ms) and saving per SpMV (us) of drm, or of dia
+ * (dia = 1): where decide() picks dia, DIA stores at most 1.05 slots per
+ * nonzero, so its bytes are DRM's; its device conversion is one pass without
+ * DRM's host plan and has its own rate. */
+static void diag_predict(sps_context *ctx, const sps_features *f, int dia, double *extra_ms,
+                         double *saved_us)
 {
     double bw = copy_gbps(ctx) * 1e3; /* bytes per us */
     if (sps__convert_on_device(ctx, f->nnz)) {
-        *extra_ms = RULE.drm_convert_dev_ns * 1e-6 * (double)f->nnz - ref_build_ms(ctx, f);
+        double build = dia ? RULE.dia_convert_dev_ms + RULE.dia_convert_dev_ns * 1e-6 * (double)f->nnz
+                           : RULE.drm_convert_dev_ns * 1e-6 * (double)f->nnz;
+        *extra_ms = build - ref_build_ms(ctx, f);
     } else {
         double up = (8.0 + 4.0 / SPS_DRM_SEG_ROWS) * (double)f->drm_slots;
         *extra_ms = RULE.drm_convert_ns * 1e-6 * (double)f->nnz + up / (RULE.upload_gbps * 1e6) -
@@ -327,8 +343,7 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
     const char *spec = decide(f, 1, gpu, why, sizeof why);
     double predicted = 0.0;
     int weighed = 0;
-    /* does the conversion pay within the solve? (DIA's is cheaper than DRM's
-     * and its bytes the same: DRM's prediction bounds it) */
+    /* does the conversion pay within the solve? (dia and drm: diag_predict) */
     int diagonal = strcmp(spec, "drm") == 0 || strcmp(spec, "dia") == 0;
     if (ctx->gpu && strcmp(spec, "dia") == 0 && f->nnz < RULE.large_nnz && f->rows <= RULE.small_rows) {
         /* the small-matrix dia rule's pick keeps dia without weighing: the
@@ -351,7 +366,7 @@ static sps_status auto_select(sps_context *ctx, const sps_matrix *M, const sps_o
     } else if (ctx->gpu && diagonal) {
         weighed = 1;
         double saved;
-        drm_predict(ctx, f, &predicted, &saved);
+        diag_predict(ctx, f, strcmp(spec, "dia") == 0, &predicted, &saved);
         double be = sps_break_even_spmvs(predicted, saved);
         if (be < 0 || be > (double)opts->expected_spmvs) {
             char no[256];

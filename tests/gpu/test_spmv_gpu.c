@@ -287,6 +287,42 @@ static void test_auto_diagonal(sps_context *ctx)
     }
 }
 
+/* auto's weighed dia (select.c diag_predict): a stencil of at least 2^20
+ * entries gets dia when its device conversion pays within the SpMVs the
+ * solve is expected to use. poisson3d:100 (6.9M entries): CG takes 234
+ * iterations, so dia pays; within 20 it cannot (csr-scalar, and the reason
+ * gives the arithmetic). The prediction is checked against the build's
+ * measured cost: within a factor of 3. */
+static void test_auto_weighed(sps_context *ctx)
+{
+    sps_matrix *A = NULL;
+    if (!T_STATUS(NULL, sps_matrix_generate(NULL, "poisson3d:100", &A), "poisson3d:100")) return;
+    static const struct {
+        int64_t expected;
+        const char *want;
+    } c[] = {{234, "dia"}, {20, "csr-scalar"}};
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        sps_operator_opts oo;
+        sps_operator_opts_default(&oo);
+        oo.expected_spmvs = c[i].expected;
+        sps_operator *op = NULL;
+        if (!T_STATUS(ctx, sps_operator_create(ctx, A, "auto", &oo, &op), "auto, poisson3d:100")) continue;
+        sps_operator_info in;
+        sps_operator_get_info(op, &in);
+        T_OK(strcmp(in.backend, c[i].want) == 0, "auto on poisson3d:100, %lld SpMVs expected: %s (want %s): %s",
+             (long long)c[i].expected, in.backend, c[i].want, in.reason);
+        if (strcmp(c[i].want, "dia") == 0)
+            T_OK(in.predicted_ms > 0 && in.extra_ms > 0 && in.predicted_ms <= 3 * in.extra_ms &&
+                     in.extra_ms <= 3 * in.predicted_ms,
+                 "dia's conversion on poisson3d:100: predicted %.2f ms, measured %.2f ms (within 3x)",
+                 in.predicted_ms, in.extra_ms);
+        else
+            T_OK(strstr(in.reason, "pays only after") != NULL, "the reason gives the arithmetic: %s", in.reason);
+        sps_operator_destroy(op);
+    }
+    sps_matrix_destroy(A);
+}
+
 /* The benchmark rows whose work is scheduled at run time (lightspmv's row
  * counter) or combined across blocks (coo's carries): 20 applies, every one
  * bitwise equal to the first, on matrices with very uneven rows. */
@@ -336,6 +372,7 @@ static void run(sps_context *ctx)
     test_selectors(ctx);
     test_auto_small(ctx);
     test_auto_diagonal(ctx);
+    test_auto_weighed(ctx);
 }
 
 int main(void) { return t_run_gpu("spmv on the GPU", run); }
