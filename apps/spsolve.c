@@ -1531,6 +1531,9 @@ static void report_json_result(const run *r, const derived *d, int *first)
     json_num(f, "solve_ms", d->solve_ms, first);
     json_int(f, "host_syncs", (long long)in->host_syncs, first);
     json_num(f, "syncs_per_iter", in->iterations ? (double)in->host_syncs / (double)in->iterations : 0, first);
+    json_int(f, "steady_syncs", (long long)in->steady_syncs, first);
+    json_num(f, "steady_syncs_per_iter",
+             in->iterations ? (double)in->steady_syncs / (double)in->iterations : 0, first);
     json_int(f, "spmvs", (long long)in->spmvs, first);
     json_int(f, "precond_applies", (long long)in->precond_applies, first);
     strategy_json(r, first);
@@ -1642,9 +1645,12 @@ static void report_text(const run *r, const derived *d)
                "iterate %.1f + finish %.1f, from the matrix in host memory\n",
             d->solve_ms, d->setup_ms, in->iterate_ms, in->finish_ms);
     if (r->oi.on_gpu) /* the host path never waits on a device */
-        fprintf(f, "syncs     %lld host synchronizations in %lld iterations (%.3f per iteration)\n",
+        fprintf(f, "syncs     %lld host synchronizations in %lld iterations (%.3f per iteration); "
+                   "%lld with iterations still to run (%.3f per iteration)\n",
                 (long long)in->host_syncs, (long long)in->iterations,
-                in->iterations ? (double)in->host_syncs / (double)in->iterations : 0.0);
+                in->iterations ? (double)in->host_syncs / (double)in->iterations : 0.0,
+                (long long)in->steady_syncs,
+                in->iterations ? (double)in->steady_syncs / (double)in->iterations : 0.0);
     report_precond_cost(r, d);
     report_payoff(r);
 }

@@ -728,6 +728,9 @@ typedef struct sps_solve_info {
     double copy_gbps;        /**< the copy bandwidth the floor divides by (measured once per context) */
     double floor_per_iter_ms; /**< bytes_per_iter / copy_gbps: the time an iteration cannot beat */
     double floor_fraction;   /**< per_iter_ms / floor_per_iter_ms (1: at the floor; 0 when no iteration ran) */
+    int64_t steady_syncs;    /**< of host_syncs, the waits after which iterations were still to run
+                                  (the steady state's): 0 when the loop ran as one launch
+                                  (onekernel; graph without a monitor or a check interval) */
     /* sps_solve_strategy only (0 / empty after a plain sps_solve): */
     int nattempts;           /**< plans tried, in order, in attempts[] */
     int winner;              /**< index of the attempt whose outcome the fields above

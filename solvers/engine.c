@@ -163,8 +163,65 @@ sps_status sps__engine_graph_batch(sps_krylov *k, const sps_method_impl *mi, int
 #endif
 }
 
+sps_status sps__engine_graph_while(sps_krylov *k, const sps_method_impl *mi, int64_t it0,
+                                   int64_t maxit, int *ran)
+{
+    *ran = 0;
+#if SPS_HAVE_CUDA
+    if (k->gwhile_failed || k->graph_failed || !k->ops->device || !mi->replay) return SPS_OK;
+    const int64_t len = SPS_GRAPH_WHILE_LEN;
+    if (!k->gwhile) {
+        sps_gwhile *w = NULL;
+        int64_t s0 = k->spmvs, p0 = k->pc_applies;
+        sps_status e = sps__graph_while_begin(k->w.ctx, &w);
+        if (e != SPS_OK) {
+            k->gwhile_failed = 1; /* no conditional nodes: batches */
+            return SPS_OK;
+        }
+        for (int64_t j = 1; j <= len && e == SPS_OK; j++) e = mi->iterate(k, it0 + j);
+        /* enough rounds for every iteration left, and one more */
+        const int64_t cap = (maxit - it0 + len - 1) / len + 2;
+        void *g = NULL;
+        sps_status ge = sps__graph_while_end(k->w.ctx, w, &k->w.st->stop, cap, &g);
+        k->gwspmv = k->spmvs - s0;
+        k->gwpc = k->pc_applies - p0;
+        k->spmvs = s0;
+        k->pc_applies = p0;
+        if (e == SPS_OK) e = ge;
+        else sps__graph_while_free(g);
+        if (e != SPS_OK) {
+            k->gwhile_failed = 1; /* nothing ran: batches */
+            return SPS_OK;
+        }
+        k->gwhile = g;
+    }
+    sps_status e = sps__graph_while_launch(k->w.ctx, k->gwhile);
+    if (e != SPS_OK) return e;
+    k->ran = "graph";
+    *ran = 1;
+#else
+    (void)k, (void)mi, (void)it0, (void)maxit;
+#endif
+    return SPS_OK;
+}
+
+void sps__engine_graph_while_counts(sps_krylov *k, int64_t it0, int64_t iter)
+{
+    /* the rounds that ran: the body runs once at least, and the round in
+     * which the state stopped is the last (its iterations past the stop are
+     * no-ops, counted as classic counts a batch's) */
+    const int64_t len = SPS_GRAPH_WHILE_LEN, d = iter > it0 ? iter - it0 : 0;
+    const int64_t rounds = d > 0 ? (d + len - 1) / len : 1;
+    k->spmvs += rounds * k->gwspmv;
+    k->pc_applies += rounds * k->gwpc;
+}
+
 void sps__engine_release(sps_krylov *k)
 {
+#if SPS_HAVE_CUDA
+    sps__graph_while_free(k->gwhile);
+#endif
+    k->gwhile = NULL;
     for (int i = 0; i < SPS_KR_NGRAPH; i++) {
 #if SPS_HAVE_CUDA
         sps__graph_free(k->graph[i]);

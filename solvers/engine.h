@@ -3,8 +3,10 @@
  * "Iteration engine") and the traffic model's floor.
  *
  *   classic    the host enqueues each iteration's kernels (solve.c's loop).
- *   graph      a batch of 2^i iterations is captured once per solve as a CUDA
- *              graph and replayed; iterations past the stop are no-ops as in
+ *   graph      the whole loop as one launch of a conditional while node
+ *              (no monitor, no check interval), else a batch of 2^i
+ *              iterations captured once per solve as a CUDA graph and
+ *              replayed; iterations past the stop are no-ops as in
  *              classic, so the result is bitwise classic's. Methods whose
  *              enqueued work does not depend on the iteration number only
  *              (sps_method_impl.replay: CG); a failed capture falls back to classic.
@@ -75,7 +77,33 @@ int sps__engine_fused_ok(const sps_krylov *k);
  * method's vector bytes; 0 when the method has no model. */
 double sps__engine_bytes(const sps_krylov *k, const sps_method_impl *mi);
 
+/* The graph engine's whole loop (CG without a monitor or a check interval):
+ * from after iteration it0 to the state's stop in one launch, a CUDA
+ * conditional while node whose body is SPS_GRAPH_WHILE_LEN iterations
+ * (captured once per solve). *ran = 0 when it cannot (not replayable, no
+ * conditional nodes, the capture failed): the caller goes on with batches.
+ * No host wait happens inside it; its SpMVs are counted by the caller from
+ * the iterations that ran (sps__engine_graph_while_counts). */
+#define SPS_GRAPH_WHILE_LEN 4
+sps_status sps__engine_graph_while(sps_krylov *k, const sps_method_impl *mi, int64_t it0,
+                                   int64_t maxit, int *ran);
+/* After the whole-loop launch and its check: the SpMVs and preconditioner
+ * applies of its rounds (iterations it0 + 1 .. iter, rounded up to whole
+ * bodies: the last round's no-op iterations past the stop ran too). */
+void sps__engine_graph_while_counts(sps_krylov *k, int64_t it0, int64_t iter);
+
 #if SPS_HAVE_CUDA
+/* engine_cuda.cu: the conditional while graph (sps__engine_graph_while):
+ * begin creates the outer graph and starts capturing its body from the
+ * stream; the caller enqueues the body's iterations; end appends the
+ * condition (stop == 0 and fewer than cap rounds) and instantiates (non-OK:
+ * nothing ran, the stream is usable). */
+typedef struct sps_gwhile sps_gwhile;
+sps_status sps__graph_while_begin(sps_context *ctx, sps_gwhile **w);
+sps_status sps__graph_while_end(sps_context *ctx, sps_gwhile *w, const int64_t *stop, int64_t cap,
+                                void **exec);
+sps_status sps__graph_while_launch(sps_context *ctx, void *exec);
+void sps__graph_while_free(void *exec);
 /* engine_cuda.cu: CUDA graphs on the context's stream. begin starts a
  * capture; end stops it and instantiates (non-OK when the capture failed:
  * nothing was run, the stream is usable, *exec is NULL). */

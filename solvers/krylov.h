@@ -60,6 +60,7 @@ typedef struct sps_krylov {
     double *piece[SPS_KR_MAXPIECE];
     sps_kwork work;
     int64_t spmvs, pc_applies;
+    int64_t steady_syncs; /* host checks after which the loop went on (solve.c: loop) */
     int64_t replacements; /* residual replacements (solve.c: true_residual) */
     int64_t inner;        /* cycles: steps enqueued in the current cycle (GMRES) */
     const double *b_in;   /* b before any rescaling */
@@ -72,6 +73,9 @@ typedef struct sps_krylov {
     void *graph[SPS_KR_NGRAPH];    /* graph engine: batches of 2^i iterations (per solve) */
     int64_t gspmv[SPS_KR_NGRAPH], gpc[SPS_KR_NGRAPH]; /* their SpMVs and pc applies */
     int graph_failed;     /* a capture failed: classic from then on */
+    void *gwhile;         /* graph engine: the whole loop as a while node (per solve) */
+    int64_t gwspmv, gwpc; /* its body's SpMVs and pc applies (SPS_GRAPH_WHILE_LEN iterations) */
+    int gwhile_failed;    /* it could not be built: batches from then on */
     sps_kstate init;      /* the state a solve starts from */
     double minit[SPS_KR_MSTATE / sizeof(double)]; /* the method's initial state */
 } sps_krylov;

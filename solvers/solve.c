@@ -331,12 +331,19 @@ static sps_status loop(sps_solver *s, sps_krylov *k, sps_kstate *st, int64_t *sy
     while (!st->stop) {
         int64_t batch = batch_len(mi, k, st, kk), it0 = st->iter;
         double rn0 = st->rnorm;
-        int one = 0;
+        int one = 0, whole = 0;
         if ((e = onekernel(k, mi, &one)) != SPS_OK) return e;
-        if (!one && k->engine == SPS_ENGINE_GRAPH && dev) batch = sps__engine_pow2(batch);
-        if (!one && (e = run_batch(k, mi, it0, batch)) != SPS_OK) return e;
+        /* the graph engine without a monitor or a check interval: the whole
+         * loop in one launch, no host wait until the state says stop */
+        if (!one && k->engine == SPS_ENGINE_GRAPH && dev && !s->mon && !s->mon_stop &&
+            s->check == 0 && (e = sps__engine_graph_while(k, mi, it0, st->maxit, &whole)) != SPS_OK)
+            return e;
+        if (!one && !whole && k->engine == SPS_ENGINE_GRAPH && dev) batch = sps__engine_pow2(batch);
+        if (!one && !whole && (e = run_batch(k, mi, it0, batch)) != SPS_OK) return e;
         if ((e = check(k, st, syncs)) != SPS_OK) return e;
+        if (!st->stop) k->steady_syncs += dev; /* a wait with iterations still to run */
         if (one) onekernel_counts(k, mi, st, it0);
+        if (whole) sps__engine_graph_while_counts(k, it0, st->iter);
         if ((e = monitor(s, k, st)) != SPS_OK) return e;
         if (mi->checked && (e = mi->checked(k, st)) != SPS_OK) return e;
         if (dev && s->check == 0) kk = next_k(kk, st, it0, rn0);
@@ -520,6 +527,7 @@ static sps_status warm_up(sps_solver *s, sps_krylov *k, double *wx, sps_operator
     k->sexp = 0;
     if (e != SPS_OK) return e;
     k->spmvs = 0;
+    k->steady_syncs = 0;
     k->pc_applies = 0;
     k->replacements = 0;
     s->warm_method = s->method;
@@ -553,6 +561,7 @@ static void report(const sps_solver *s, const sps_krylov *k, const sps_kstate *s
 {
     sps__kstate_report(st, -(int)k->sexp, t, info); /* back from the rescaled problem */
     info->host_syncs = syncs;
+    info->steady_syncs = k->steady_syncs;
     info->spmvs = k->spmvs;
     info->precond_applies = k->pc_applies;
     info->replacements = k->replacements;

@@ -318,12 +318,27 @@ static void graph_case(const char *name, const sps_matrix *A, const job *j, int 
         T_OK(same(&c, &g, n), "%s: bitwise equal to classic (x, iterations %lld/%lld, history)", what,
              (long long)g.in.iterations, (long long)c.in.iterations);
         T_OK(same(&g, &g2, n), "%s: two runs bitwise equal", what);
-        if (expect_graph > 0)
+        if (expect_graph > 0) {
             T_OK(strcmp(g.engine, "graph") == 0, "%s: the graph engine ran (%s)", what, g.engine);
+            /* no monitor, no check interval: the whole loop is one launch of
+             * a conditional while node, so the host never waits while
+             * iterations are still to run */
+            T_OK(g.in.steady_syncs == 0 && c.in.steady_syncs > 0,
+                 "%s: host waits with iterations still to run: graph %lld, classic %lld", what,
+                 (long long)g.in.steady_syncs, (long long)c.in.steady_syncs);
+            /* one SpMV an iteration, b - A x0's and the true residual's, and
+             * at most 3 no-op iterations past the stop in the while node's
+             * last round of 4 (engine.h SPS_GRAPH_WHILE_LEN) */
+            T_OK(g.in.spmvs >= g.in.iterations + 2 &&
+                     g.in.spmvs <= g.in.iterations + 6 + 5 * g.in.replacements,
+                 "%s: %lld SpMVs for %lld iterations", what, (long long)g.in.spmvs,
+                 (long long)g.in.iterations);
+        }
         else if (expect_graph == 0)
             T_OK(strcmp(g.engine, "classic") == 0, "%s: not replayable, classic ran (%s)", what, g.engine);
-        printf("# %s: classic %.4f ms/it, graph %.4f ms/it, %lld syncs / %lld iterations\n", what,
-               c.in.per_iter_ms, g.in.per_iter_ms, (long long)g.in.host_syncs, (long long)g.in.iterations);
+        printf("# %s: classic %.4f ms/it, graph %.4f ms/it, %lld syncs (%lld steady) / %lld iterations\n",
+               what, c.in.per_iter_ms, g.in.per_iter_ms, (long long)g.in.host_syncs,
+               (long long)g.in.steady_syncs, (long long)g.in.iterations);
     }
     result_free(&c), result_free(&g), result_free(&g2);
     free(b);
