@@ -23,6 +23,7 @@
 #include "spsolve.h"
 #include "core/internal.h"
 #include "gpu_tool.h"
+#include "tool_stats.h"
 #include "precond/amg/amg.h"
 
 #include <stdio.h>
@@ -73,18 +74,6 @@ static void hook(void *arg, int level, const char *what, const char *step, doubl
     if (r < 0 || c < 0) return;
     tab.seen[r][c] = 1;
     tab.ms[r][c][tab.rep] += ms;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static int fail(sps_context *ctx, const char *what) { return tool_fail("amg_prof", ctx, what); }
@@ -145,8 +134,8 @@ int main(int argc, char **argv)
         printf("  level %d: %d rows, %lld nnz (%.1f a row)\n", l, shape.lv[l].n, (long long)shape.lv[l].nnz,
                shape.lv[l].n ? (double)shape.lv[l].nnz / shape.lv[l].n : 0.0);
     static const char *phase[6] = {"strength", "aggregate", "prolong", "galerkin", "spectral", "coarse"};
-    printf("setup (timer off) %.2f:", median(wall, reps));
-    for (int k = 0; k < 6; k++) printf(" %s %.2f", phase[k], median(ph[k], reps));
+    printf("setup (timer off) %.2f:", tool_median(wall, reps));
+    for (int k = 0; k < 6; k++) printf(" %s %.2f", phase[k], tool_median(ph[k], reps));
     printf("\n\n%-2s %-9s", "lv", "product");
     for (int c = 0; c < tab.ncol; c++)
         if (strcmp(tab.col[c], "end") != 0) printf(" %7s", tab.col[c]);
@@ -161,7 +150,7 @@ int main(int argc, char **argv)
                 printf(" %7s", "-");
                 continue;
             }
-            double m = median(tab.ms[r][c], reps);
+            double m = tool_median(tab.ms[r][c], reps);
             sum += m;
             colsum[c] += m;
             printf(" %7.3f", m);

@@ -9,6 +9,7 @@
  * On a GPU context the first run includes the upload of the CSR (printed
  * apart: upload ms and GB/s), the later runs reuse the device copy. */
 #include "spsolve.h"
+#include "tool_stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +21,6 @@ static double cpu_ms(void)
     struct timespec t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv)
@@ -64,8 +59,8 @@ int main(int argc, char **argv)
             printf("first run %.2f ms (upload %.2f ms, %.1f GB/s, %s)\n", f.analyze_ms, f.upload_ms,
                    f.upload_gbps, f.upload_how);
     }
-    qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
-    qsort(cpu, (size_t)reps, sizeof *cpu, cmp_double);
+    qsort(ms, (size_t)reps, sizeof *ms, tool_cmp_double);
+    qsort(cpu, (size_t)reps, sizeof *cpu, tool_cmp_double);
     printf("%s: %d rows, %lld nnz, analysis on the %s: median %.2f ms (min %.2f) = %.2f ns per nonzero",
            spec, f.rows, (long long)f.nnz, f.on_gpu ? "GPU" : "host", ms[reps / 2], ms[0],
            ms[reps / 2] * 1e6 / (double)(f.nnz ? f.nnz : 1));

@@ -18,6 +18,7 @@
 #include "spsolve.h"
 #include "core/internal.h"
 #include "gpu_tool.h"
+#include "tool_stats.h"
 #include "core/gpu.h"
 #include "spmv/formats/diag_common.h"
 
@@ -32,12 +33,6 @@
 static const char *names[NPH] = {"scan (device)", "plan (host)", "scatter (device)",
                                  "dmalloc val+map", "operator_create drm", "csr-vector SpMV",
                                  "block dmalloc+upload"};
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Minor page faults of the process so far (first touches of fresh pages). */
 static long minor_faults(void)
@@ -141,7 +136,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < reps; r++) printf(" %ld", faults[r]);
     printf("\n");
     for (int k = 0; k < NPH; k++) {
-        qsort(ms + k * reps, (size_t)reps, sizeof *ms, cmp_double);
+        qsort(ms + k * reps, (size_t)reps, sizeof *ms, tool_cmp_double);
         double m = ms[k * reps + reps / 2];
         printf("  %-22s %8.3f ms  %6.1f SpMVs  (min %.3f, max %.3f)\n", names[k], m, m / (t.median_us * 1e-3),
                ms[k * reps], ms[k * reps + reps - 1]);

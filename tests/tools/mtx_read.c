@@ -8,16 +8,11 @@
  * wall time and the rate in MB/s of the file's uncompressed bytes. Run it
  * under `/usr/bin/time -v` for the peak RSS of a read. */
 #include "internal.h"
+#include "tool_stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Resident memory now (the base that /usr/bin/time's peak includes). */
 static double rss_mb(void)
@@ -70,7 +65,7 @@ int main(int argc, char **argv)
         t[r] = sps__now_ms() - t0;
     }
     sps_matrix_get_source(A, &src);
-    qsort(t, (size_t)reps, sizeof *t, cmp_double);
+    qsort(t, (size_t)reps, sizeof *t, tool_cmp_double);
     double ms = t[reps / 2];
     int64_t nnz = sps_matrix_nnz(A);
     double csr_mb = ((double)(sps_matrix_rows(A) + 1) * sizeof(sps_idx) +

@@ -14,6 +14,7 @@
  * and checks that the CSR read back is bit-identical to the one built from
  * the generator's triplets. Both files are deleted unless --keep. */
 #include "internal.h"
+#include "tool_stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,12 +32,6 @@ static uint64_t next(void)
     return rng;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The first field of /proc/loadavg: how busy the machine was (the two
  * cores may be shared with other work, which the timings then include). */
 static double loadavg(void)
@@ -48,12 +43,6 @@ static double loadavg(void)
         fclose(f);
     }
     return l;
-}
-
-static double median3(double *t)
-{
-    qsort(t, 3, sizeof *t, cmp_double);
-    return t[1];
 }
 
 static int cmp_idx(const void *a, const void *b)
@@ -91,7 +80,7 @@ static double time_read(const char *path, const sps_csr *ref, int64_t *bytes)
         }
         sps_matrix_destroy(A);
     }
-    return median3(t);
+    return tool_median(t, 3);
 }
 
 /* The naive parser: strtol, strtol, strtod per line over bytes in memory. */
@@ -117,7 +106,7 @@ static double time_strtod(const char *path, int64_t nnz)
         t[r] = sps__now_ms() - t0;
     }
     free(buf);
-    return sum == 0.5 ? 0 : median3(t); /* use sum so the loop stays */
+    return sum == 0.5 ? 0 : tool_median(t, 3); /* use sum so the loop stays */
 }
 
 int main(int argc, char **argv)
@@ -213,7 +202,7 @@ int main(int argc, char **argv)
         tc[r] = sps__now_ms() - t0;
         if (r < 2) sps__csr_free(&ref);
     }
-    double csr_ms = median3(tc);
+    double csr_ms = tool_median(tc, 3);
     free(ri);
     free(ci);
     free(v);
@@ -235,7 +224,7 @@ int main(int argc, char **argv)
         gzclose(gz);
         tz[r] = sps__now_ms() - t0;
     }
-    double inflate_ms = median3(tz);
+    double inflate_ms = tool_median(tz, 3);
     FILE *zf = fopen(gzpath, "rb");
     fseek(zf, 0, SEEK_END);
     long zsize = ftell(zf);
