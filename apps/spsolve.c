@@ -1494,6 +1494,12 @@ static derived derive(const run *r)
     return d;
 }
 
+/* count / the iterations (0 when none ran): the syncs' per-iteration rates. */
+static double per_iteration(const sps_solve_info *in, int64_t count)
+{
+    return in->iterations ? (double)count / (double)in->iterations : 0.0;
+}
+
 static void report_json_result(const run *r, const derived *d, int *first)
 {
     FILE *f = r->rep;
@@ -1530,10 +1536,9 @@ static void report_json_result(const run *r, const derived *d, int *first)
     json_num(f, "setup_ms", d->setup_ms, first);
     json_num(f, "solve_ms", d->solve_ms, first);
     json_int(f, "host_syncs", (long long)in->host_syncs, first);
-    json_num(f, "syncs_per_iter", in->iterations ? (double)in->host_syncs / (double)in->iterations : 0, first);
+    json_num(f, "syncs_per_iter", per_iteration(in, in->host_syncs), first);
     json_int(f, "steady_syncs", (long long)in->steady_syncs, first);
-    json_num(f, "steady_syncs_per_iter",
-             in->iterations ? (double)in->steady_syncs / (double)in->iterations : 0, first);
+    json_num(f, "steady_syncs_per_iter", per_iteration(in, in->steady_syncs), first);
     json_int(f, "spmvs", (long long)in->spmvs, first);
     json_int(f, "precond_applies", (long long)in->precond_applies, first);
     strategy_json(r, first);
@@ -1647,10 +1652,8 @@ static void report_text(const run *r, const derived *d)
     if (r->oi.on_gpu) /* the host path never waits on a device */
         fprintf(f, "syncs     %lld host synchronizations in %lld iterations (%.3f per iteration); "
                    "%lld with iterations still to run (%.3f per iteration)\n",
-                (long long)in->host_syncs, (long long)in->iterations,
-                in->iterations ? (double)in->host_syncs / (double)in->iterations : 0.0,
-                (long long)in->steady_syncs,
-                in->iterations ? (double)in->steady_syncs / (double)in->iterations : 0.0);
+                (long long)in->host_syncs, (long long)in->iterations, per_iteration(in, in->host_syncs),
+                (long long)in->steady_syncs, per_iteration(in, in->steady_syncs));
     report_precond_cost(r, d);
     report_payoff(r);
 }

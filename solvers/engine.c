@@ -116,20 +116,31 @@ static sps_status classic_batch(sps_krylov *k, const sps_method_impl *mi, int64_
 }
 
 #if SPS_HAVE_CUDA
+/* Enqueue len iterations into a capture: their SpMVs and preconditioner
+ * applies go to *spmvs and *pcs, k's counters stay as they were (a replay
+ * counts them). */
+static sps_status enqueue_captured(sps_krylov *k, const sps_method_impl *mi, int64_t it0,
+                                   int64_t len, int64_t *spmvs, int64_t *pcs)
+{
+    int64_t s0 = k->spmvs, p0 = k->pc_applies;
+    sps_status e = SPS_OK;
+    for (int64_t j = 1; j <= len && e == SPS_OK; j++) e = mi->iterate(k, it0 + j);
+    *spmvs = k->spmvs - s0;
+    *pcs = k->pc_applies - p0;
+    k->spmvs = s0;
+    k->pc_applies = p0;
+    return e;
+}
+
 /* Capture len iterations as graph i; non-OK: the capture failed (nothing ran). */
 static sps_status capture(sps_krylov *k, const sps_method_impl *mi, int64_t it0, int64_t len,
                           int i)
 {
-    int64_t s0 = k->spmvs, p0 = k->pc_applies;
     sps_status e = sps__graph_begin(k->w.ctx);
     if (e != SPS_OK) return e;
-    for (int64_t j = 1; j <= len && e == SPS_OK; j++) e = mi->iterate(k, it0 + j);
+    e = enqueue_captured(k, mi, it0, len, &k->gspmv[i], &k->gpc[i]);
     void *g = NULL;
     sps_status ge = sps__graph_end(k->w.ctx, &g);
-    k->gspmv[i] = k->spmvs - s0;
-    k->gpc[i] = k->pc_applies - p0;
-    k->spmvs = s0;
-    k->pc_applies = p0;
     if (e == SPS_OK) e = ge;
     if (e != SPS_OK) {
         sps__graph_free(g);
@@ -172,21 +183,16 @@ sps_status sps__engine_graph_while(sps_krylov *k, const sps_method_impl *mi, int
     const int64_t len = SPS_GRAPH_WHILE_LEN;
     if (!k->gwhile) {
         sps_gwhile *w = NULL;
-        int64_t s0 = k->spmvs, p0 = k->pc_applies;
         sps_status e = sps__graph_while_begin(k->w.ctx, &w);
         if (e != SPS_OK) {
             k->gwhile_failed = 1; /* no conditional nodes: batches */
             return SPS_OK;
         }
-        for (int64_t j = 1; j <= len && e == SPS_OK; j++) e = mi->iterate(k, it0 + j);
+        e = enqueue_captured(k, mi, it0, len, &k->gwspmv, &k->gwpc);
         /* enough rounds for every iteration left, and one more */
         const int64_t cap = (maxit - it0 + len - 1) / len + 2;
         void *g = NULL;
         sps_status ge = sps__graph_while_end(k->w.ctx, w, &k->w.st->stop, cap, &g);
-        k->gwspmv = k->spmvs - s0;
-        k->gwpc = k->pc_applies - p0;
-        k->spmvs = s0;
-        k->pc_applies = p0;
         if (e == SPS_OK) e = ge;
         else sps__graph_while_free(g);
         if (e != SPS_OK) {

@@ -333,12 +333,14 @@ static sps_status loop(sps_solver *s, sps_krylov *k, sps_kstate *st, int64_t *sy
         double rn0 = st->rnorm;
         int one = 0, whole = 0;
         if ((e = onekernel(k, mi, &one)) != SPS_OK) return e;
-        /* the graph engine without a monitor or a check interval: the whole
-         * loop in one launch, no host wait until the state says stop */
-        if (!one && k->engine == SPS_ENGINE_GRAPH && dev && !s->mon && !s->mon_stop &&
-            s->check == 0 && (e = sps__engine_graph_while(k, mi, it0, st->maxit, &whole)) != SPS_OK)
-            return e;
-        if (!one && !whole && k->engine == SPS_ENGINE_GRAPH && dev) batch = sps__engine_pow2(batch);
+        if (!one && k->engine == SPS_ENGINE_GRAPH && dev) {
+            /* without a monitor or a check interval: the whole loop in one
+             * launch, no host wait until the state says stop */
+            if (!s->mon && !s->mon_stop && s->check == 0 &&
+                (e = sps__engine_graph_while(k, mi, it0, st->maxit, &whole)) != SPS_OK)
+                return e;
+            batch = sps__engine_pow2(batch);
+        }
         if (!one && !whole && (e = run_batch(k, mi, it0, batch)) != SPS_OK) return e;
         if ((e = check(k, st, syncs)) != SPS_OK) return e;
         if (!st->stop) k->steady_syncs += dev; /* a wait with iterations still to run */
