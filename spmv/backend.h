@@ -65,6 +65,7 @@ typedef struct sps_dev_rows {
     int kind;                         /* SPS_ROWS_CSR or SPS_ROWS_DIA */
     sps_idx n;                        /* rows = columns */
     sps_idx ndiag;                    /* DIA: diagonals */
+    sps_idx nnz;                      /* CSR: entries; DIA: ndiag * n slots */
     sps_idx max_row;                  /* the longest row's terms (CSR: entries, counted up to
                                          SPS_DEV_ROWS_COUNTED rows, SPS_IDX_MAX above; DIA: ndiag) */
     const sps_idx *row_ptr, *col_idx; /* CSR: n + 1, nnz (columns ascending in a row) */

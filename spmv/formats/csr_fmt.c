@@ -198,6 +198,7 @@ int sps__csr_fmt_dev_rows(const void *dev, sps_dev_rows *out)
     memset(out, 0, sizeof *out);
     out->kind = SPS_ROWS_CSR;
     out->n = d->nrows;
+    out->nnz = d->nnz;
     out->max_row = d->max_row;
     out->row_ptr = d->row_ptr;
     out->col_idx = d->col_idx;

@@ -192,6 +192,7 @@ extern "C" int sps_dia_dev_rows(const void *dev, sps_dev_rows *out)
     out->kind = SPS_ROWS_DIA;
     out->n = d->nrows;
     out->ndiag = d->ndiag;
+    out->nnz = d->ndiag * d->nrows;
     out->max_row = d->ndiag;
     out->off = d->off;
     out->val = (const double *)d->val;

@@ -24,6 +24,7 @@ static sps_dev_rows rows_of(const mat &A, int dia)
     if (dia) {
         r.kind = SPS_ROWS_DIA;
         r.ndiag = (sps_idx)A.off.size();
+        r.nnz = r.ndiag * A.n;
         r.off = A.off.data();
         r.val = A.dval.data();
     } else {
@@ -31,6 +32,7 @@ static sps_dev_rows rows_of(const mat &A, int dia)
         r.row_ptr = A.rp.data();
         r.col_idx = A.ci.data();
         r.val = A.v.data();
+        r.nnz = (sps_idx)A.v.size();
     }
     return r;
 }
