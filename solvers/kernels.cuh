@@ -105,6 +105,22 @@ size_t onek_smem_bytes(K kernel, size_t bytes)
     return bytes;
 }
 
+/* The dynamic shared memory the device leaves kernel K beyond `bytes` (0
+ * where it leaves none or cannot say). */
+template <typename K>
+size_t onek_room(K kernel, size_t bytes)
+{
+    int dev = 0, lim = 0;
+    cudaFuncAttributes fa;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&lim, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
+        cudaFuncGetAttributes(&fa, kernel) != cudaSuccess || bytes + fa.sharedSizeBytes >= (size_t)lim) {
+        cudaGetLastError();
+        return 0;
+    }
+    return (size_t)lim - fa.sharedSizeBytes - bytes;
+}
+
 template <typename K>
 size_t onek_smem(K kernel, int n, int k)
 {
@@ -141,12 +157,47 @@ __device__ __forceinline__ void onek_sum(double (&v)[NS])
     }
 }
 
-/* Rows i_k = threadIdx.x + k OKT (k < R, those below n) of the operator's
- * device rows times x, into s[k]: each row's terms in onek_row's order (so
- * bitwise its sums), the R rows' loads interleaved. */
-template <int R>
-__device__ __forceinline__ void onek_rows(const sps_dev_rows &A, const double *x, int n, double (&s)[R])
+/* A load from shared memory by a generic pointer that points there, as a
+ * shared-memory load: where the pointer's space is not known at compile
+ * time (a struct's member, a pointer that is shared in one branch and
+ * global in another) nvcc emits a generic load, which costs more. volatile:
+ * not moved across the barrier after the stage's copy. The CPU emulation
+ * loads plainly. */
+template <class T>
+__device__ __forceinline__ T onek_lds(const T *p)
 {
+#ifdef __CUDA_ARCH__
+    T v;
+    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    if constexpr (sizeof(T) == 8) asm volatile("ld.shared.f64 %0, [%1];" : "=d"(v) : "r"(a));
+    else asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(a));
+    return v;
+#else
+    return *p;
+#endif
+}
+
+/* The operator's rows as a register layout's SpMVs read them: A, and the
+ * copies in the launch's shared memory of the entries onek_stage_to staged:
+ * a CSR operator's values of entries [0, nv) and 16-bit columns of entries
+ * [0, nc). A DIA operator's staged values are A.val itself (plain loads:
+ * poisson2d:63 on the H200, CG 4.3 us an iteration, BiCGSTAB 9.3, against
+ * 4.7 and 10.5 through onek_lds and __ldg). */
+struct onek_A {
+    sps_dev_rows A;
+    const double *sv;
+    const unsigned short *sc;
+    sps_idx nv, nc;
+};
+
+/* Rows i_k = threadIdx.x + k OKT (k < R, those below n) of the operator's
+ * device rows times x (in shared memory: every caller's is), into s[k]: each row's terms in onek_row's order (so
+ * bitwise its sums, wherever an entry is read from), the R rows' loads
+ * interleaved. */
+template <int R>
+__device__ __forceinline__ void onek_rows(const onek_A &S, const double *x, int n, double (&s)[R])
+{
+    const sps_dev_rows &A = S.A;
 #pragma unroll
     for (int k = 0; k < R; k++) s[k] = 0.0;
     if (A.kind == SPS_ROWS_CSR) {
@@ -158,10 +209,34 @@ __device__ __forceinline__ void onek_rows(const sps_dev_rows &A, const double *x
             e[k] = i < n ? A.row_ptr[i + 1] : 0;
             m = e[k] - b[k] > m ? e[k] - b[k] : m;
         }
-        for (sps_idx t = 0; t < m; t++)
+        /* three loops, not one with a test a term: the test's loads from
+         * either space cost more than the stage saved (H200, poisson2d:63
+         * CG: 7.9 us an iteration unstaged against 6.4 with the plain loop);
+         * the plain loop's generic loads as they were (through __ldg and
+         * onek_lds: 7.3) */
+        if (S.nv >= A.nnz && S.nc >= A.nnz) { /* all staged */
+            for (sps_idx t = 0; t < m; t++)
 #pragma unroll
-            for (int k = 0; k < R; k++)
-                if (b[k] + t < e[k]) s[k] += A.val[b[k] + t] * x[A.col_idx[b[k] + t]];
+                for (int k = 0; k < R; k++)
+                    if (b[k] + t < e[k])
+                        s[k] += onek_lds(S.sv + b[k] + t) * onek_lds(x + onek_lds(S.sc + b[k] + t));
+        } else if (S.nv || S.nc) { /* a prefix staged */
+            for (sps_idx t = 0; t < m; t++)
+#pragma unroll
+                for (int k = 0; k < R; k++) {
+                    const sps_idx j = b[k] + t;
+                    if (j < e[k]) {
+                        const double a = j < S.nv ? onek_lds(S.sv + j) : __ldg(A.val + j);
+                        const sps_idx c = j < S.nc ? (sps_idx)onek_lds(S.sc + j) : __ldg(A.col_idx + j);
+                        s[k] += a * onek_lds(x + c);
+                    }
+                }
+        } else {
+            for (sps_idx t = 0; t < m; t++)
+#pragma unroll
+                for (int k = 0; k < R; k++)
+                    if (b[k] + t < e[k]) s[k] += A.val[b[k] + t] * x[A.col_idx[b[k] + t]];
+        }
         return;
     }
     /* In 32-bit unsigned arithmetic (some 40% fewer instructions a term
@@ -192,28 +267,74 @@ inline int onek_layout()
     return !f ? -1 : !strcmp(f, "global") ? ONEK_GLOBAL : !strcmp(f, "shared") ? ONEK_SHARED : -1;
 }
 
-/* The operator's values in the launch's shared memory (the register
- * layouts, where room is left after their vectors): DIA's ndiag x n values,
- * which every SpMV of the launch reads again; then the rows' loads come from
- * shared memory instead of L2. The same values in the same order: bitwise
- * the same sums. onek_vals_bytes: the room they take (0: not offered, a CSR
- * operator, or SPS_ONEK_VALS=0). */
-inline size_t onek_vals_bytes(const sps_dev_rows &A)
+/* The same with every entry read from A's own arrays. */
+template <int R>
+__device__ __forceinline__ void onek_rows(const sps_dev_rows &A, const double *x, int n, double (&s)[R])
 {
-    const char *f = getenv("SPS_ONEK_VALS");
-    if ((f && !strcmp(f, "0")) || A.kind != SPS_ROWS_DIA) return 0;
-    return (size_t)A.ndiag * (size_t)A.n * sizeof(double);
+    onek_rows<R>(onek_A{A, NULL, NULL, 0, 0}, x, n, s);
 }
 
-/* Every thread copies its share of A's DIA values to dst (onek_vals_bytes
- * of room); returns A reading them there. The caller's barrier follows. */
-__device__ __forceinline__ sps_dev_rows onek_vals_to(const sps_dev_rows &A, double *dst)
+/* What of the operator's entries a register layout keeps in the launch's
+ * shared memory, in the room left after its vectors: every SpMV of the
+ * launch reads them again, and these loads then come from shared memory
+ * instead of L2.
+ *   DIA: all ndiag x n values (nval = ndiag n), or none.
+ *   CSR: the columns of entries [0, ncol) as 16-bit numbers (n <= 65536),
+ *        then the values of entries [0, nval): columns first, as 2 bytes of
+ *        room save 4 bytes of L2 reads where a value's 8 save 8.
+ * Layout: nval doubles, then ncol unsigned shorts. The same entries in the
+ * same order: bitwise the same sums. SPS_ONEK_VALS=0 stages nothing;
+ * SPS_ONEK_STAGE_MAX=B caps the room at B bytes, and stages a CSR operator
+ * below ONEK_STAGE_MIN too (tests: a partial or whole stage). */
+struct onek_stage {
+    sps_idx nval, ncol;
+};
+
+/* A CSR operator whose entries take fewer bytes than this is not staged:
+ * beside a small stage L1 holds them as well, and the stage's loads cost
+ * more (H200, CG, us an iteration staged / not: 494_bus, 20 KB of entries,
+ * 2.86 / 2.60; sherman1 BiCGSTAB, 45 KB, 6.15 / 6.31; bcsstk09, 221 KB,
+ * 7.12 / 7.85; poisson2d:63, 235 KB, 5.56 / 6.4). */
+constexpr size_t ONEK_STAGE_MIN = 32768;
+
+inline size_t onek_stage_bytes(const onek_stage &g)
 {
-    const size_t len = (size_t)A.ndiag * (size_t)A.n;
-    for (size_t i = threadIdx.x; i < len; i += OKT) dst[i] = A.val[i];
-    sps_dev_rows B = A;
-    B.val = dst;
-    return B;
+    return (size_t)g.nval * sizeof(double) + (size_t)g.ncol * sizeof(unsigned short);
+}
+
+inline onek_stage onek_stage_plan(const sps_dev_rows &A, size_t room)
+{
+    onek_stage g = {0, 0};
+    const char *f = getenv("SPS_ONEK_VALS"), *cap = getenv("SPS_ONEK_STAGE_MAX");
+    if (f && !strcmp(f, "0")) return g;
+    if (cap && strtoull(cap, NULL, 10) < room) room = (size_t)strtoull(cap, NULL, 10);
+    if (A.kind == SPS_ROWS_DIA) {
+        if ((size_t)A.nnz * sizeof(double) <= room) g.nval = A.nnz;
+        return g;
+    }
+    if (A.kind != SPS_ROWS_CSR || A.n > 65536 || A.nnz <= 0) return g;
+    if (!cap && (size_t)A.nnz * (sizeof(double) + sizeof(sps_idx)) < ONEK_STAGE_MIN) return g;
+    const size_t nnz = (size_t)A.nnz, nc = room / sizeof(unsigned short);
+    g.ncol = (sps_idx)(nc < nnz ? nc : nnz);
+    const size_t nv = (room - (size_t)g.ncol * sizeof(unsigned short)) / sizeof(double);
+    g.nval = (sps_idx)(nv < nnz ? nv : nnz);
+    return g;
+}
+
+/* Every thread copies its share of the staged entries to dst (the plan's
+ * onek_stage_bytes of room); returns the rows reading them there. The
+ * caller's barrier follows. */
+__device__ __forceinline__ onek_A onek_stage_to(const sps_dev_rows &A, double *dst, onek_stage g)
+{
+    unsigned short *sc = (unsigned short *)(dst + g.nval);
+    for (sps_idx i = threadIdx.x; i < g.nval; i += OKT) dst[i] = A.val[i];
+    if (A.kind == SPS_ROWS_DIA) { /* the plain loads of the loop below, from here */
+        sps_dev_rows B = A;
+        if (g.nval) B.val = dst;
+        return onek_A{B, NULL, NULL, 0, 0};
+    }
+    for (sps_idx i = threadIdx.x; i < g.ncol; i += OKT) sc[i] = (unsigned short)A.col_idx[i];
+    return onek_A{A, dst, sc, g.nval, g.ncol};
 }
 
 } /* namespace */

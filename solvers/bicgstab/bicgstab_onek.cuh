@@ -132,16 +132,17 @@ __device__ __forceinline__ void bicg_onek_loop(const onek_bicg &a, int *stop)
  * shared memory, updated once an iteration), r0 and
  * D^-1 through the read-only cache (they do not change), p and s [phat and
  * shat] in shared memory (the SpMVs gather phat and shat), the rows' loads
- * interleaved (onek_rows). The same operations in the same order as
- * bicg_onek_loop: bitwise its results. b's vectors: p, s, ph, sh shared;
- * a's: the global copies. */
+ * interleaved (onek_rows) from A (its staged entries in shared memory).
+ * The same operations in the same order as bicg_onek_loop: bitwise its
+ * results. b's vectors: p, s, ph, sh shared; a's: the global copies. */
 template <bool JAC, int R>
-__device__ __forceinline__ void bicg_onek_regs(const onek_bicg &a, const onek_bicg &b, int *stop)
+__device__ __forceinline__ void bicg_onek_regs(const onek_bicg &a, const onek_bicg &b, const onek_A &A,
+                                               int *stop)
 {
     __shared__ int64_t j;
     const int n = a.n;
     double r[R], v[R], t[R];
-    double *x = b.x; /* shared (global when the values take its room): updated once an iteration, fewer registers */
+    double *x = b.x; /* shared (global when staged entries take its room): updated once an iteration, fewer registers */
 #pragma unroll
     for (int k = 0; k < R; k++) {
         const int i = threadIdx.x + k * OKT;
@@ -163,7 +164,7 @@ __device__ __forceinline__ void bicg_onek_regs(const onek_bicg &a, const onek_bi
         }
         __syncthreads(); /* phat complete (and j set) before the SpMV */
         double v1[1] = {0.0};
-        onek_rows<R>(b.A, b.ph, n, v);
+        onek_rows<R>(A, b.ph, n, v);
 #pragma unroll
         for (int k = 0; k < R; k++) {
             const int i = threadIdx.x + k * OKT;
@@ -184,7 +185,7 @@ __device__ __forceinline__ void bicg_onek_regs(const onek_bicg &a, const onek_bi
             }
         }
         __syncthreads(); /* shat complete before the SpMV */
-        onek_rows<R>(b.A, b.sh, n, t);
+        onek_rows<R>(A, b.sh, n, t);
 #pragma unroll
         for (int k = 0; k < R; k++) {
             const int i = threadIdx.x + k * OKT;
@@ -232,12 +233,12 @@ __device__ __forceinline__ void bicg_onek_regs(const onek_bicg &a, const onek_bi
     }
 }
 
-/* REGS (R rows per thread at most): p, s, x [phat, shat] in dynamic shared
- * memory, r, v, t in registers (bicg_onek_regs). vals = 1: x stays global
- * and a DIA operator's values take its room and more in shared memory, after
- * p, s [phat, shat] (onek_vals_bytes). */
+/* REGS (R rows per thread at most): p, s [phat, shat], then x (xs = 1) in
+ * dynamic shared memory, r, v, t in registers (bicg_onek_regs); after them
+ * the operator's entries that stg names (onek_stage). xs = 0: x stays
+ * global, its room staging more. */
 template <bool JAC, int R>
-__global__ void __launch_bounds__(OKT) k_bicg_onek_regs(onek_bicg a, int vals)
+__global__ void __launch_bounds__(OKT) k_bicg_onek_regs(onek_bicg a, onek_stage stg, int xs)
 {
     extern __shared__ double dyn[];
     __shared__ int stop;
@@ -256,15 +257,15 @@ __global__ void __launch_bounds__(OKT) k_bicg_onek_regs(onek_bicg a, int vals)
     b.p = dyn, b.s = dyn + n;
     b.ph = JAC ? dyn + 2 * n : b.p;
     b.sh = JAC ? dyn + 3 * n : b.s;
-    if (vals) b.A = onek_vals_to(a.A, dyn + nv * n);
-    else b.x = dyn + nv * n;
+    if (xs) b.x = dyn + nv * n;
+    const onek_A A = onek_stage_to(a.A, dyn + (nv + (xs ? 1 : 0)) * n, stg);
     for (int i = threadIdx.x; i < a.n; i += OKT) {
         b.p[i] = a.p[i], b.s[i] = a.s[i];
-        if (!vals) b.x[i] = a.x[i];
+        if (xs) b.x[i] = a.x[i];
     }
     __syncthreads();
     if (stop) return;
-    bicg_onek_regs<JAC, R>(a, b, &stop);
+    bicg_onek_regs<JAC, R>(a, b, A, &stop);
     __syncthreads(); /* the shared vectors and state are final */
     for (int i = threadIdx.x; i < a.n; i += OKT) {
         a.p[i] = b.p[i], a.s[i] = b.s[i];
@@ -322,13 +323,19 @@ __global__ void __launch_bounds__(OKT) k_bicg_onekernel(onek_bicg a)
 template <bool JAC, int R>
 bool bicg_onek_regs_try(cudaStream_t s, const onek_bicg &a)
 {
-    const size_t vec = (size_t)(JAC ? 4 : 2) * (size_t)a.n * sizeof(double);
-    const size_t vb = onek_vals_bytes(a.A);
-    size_t sm = vb ? onek_smem_bytes(k_bicg_onek_regs<JAC, R>, vec + vb) : 0;
-    const int vals = sm != 0;
-    if (!vals) sm = onek_smem_bytes(k_bicg_onek_regs<JAC, R>, vec + (size_t)a.n * sizeof(double));
+    /* x in shared memory if the whole stage fits after it, else in global
+     * memory with the most staged (as entries are read every SpMV and x once
+     * an iteration). */
+    const size_t vec = (size_t)(JAC ? 4 : 2) * (size_t)a.n * sizeof(double), xb = (size_t)a.n * sizeof(double);
+    const size_t room = onek_room(k_bicg_onek_regs<JAC, R>, vec);
+    onek_stage g = onek_stage_plan(a.A, room > xb ? room - xb : 0);
+    const onek_stage all = onek_stage_plan(a.A, room);
+    int xs = 1;
+    if (onek_stage_bytes(all) > onek_stage_bytes(g)) g = all, xs = 0;
+    size_t sm = onek_smem_bytes(k_bicg_onek_regs<JAC, R>, vec + (xs ? xb : 0) + onek_stage_bytes(g));
+    if (!sm) g = onek_stage{0, 0}, xs = 1, sm = onek_smem_bytes(k_bicg_onek_regs<JAC, R>, vec + xb);
     if (!sm) return false;
-    k_bicg_onek_regs<JAC, R><<<1, OKT, sm, s>>>(a, vals);
+    k_bicg_onek_regs<JAC, R><<<1, OKT, sm, s>>>(a, g, xs);
     return true;
 }
 

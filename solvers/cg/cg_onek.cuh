@@ -71,10 +71,11 @@ __device__ __forceinline__ void cg_onek_loop(int n, const sps_dev_rows &A, doubl
 /* The same iterations with at most R rows per thread (n <= R * OKT): each
  * thread's x, r, q [z] in registers (only its own rows read them; D^-1
  * through the read-only cache),
- * p in shared memory (the SpMV gathers it). The same operations in the same
- * order as cg_onek_loop: bitwise its results. */
+ * p in shared memory (the SpMV gathers it), A's staged entries after it
+ * (onek_stage). The same operations in the same order as cg_onek_loop:
+ * bitwise its results. */
 template <bool JAC, int R>
-__device__ __forceinline__ void cg_onek_regs(int n, const sps_dev_rows &A, double *gx, double *gr,
+__device__ __forceinline__ void cg_onek_regs(int n, const onek_A &A, double *gx, double *gr,
                                              double *p, double *gq, const double *dinv, double *gz,
                                              sps_kstate *st, sps_cg_state *cs, double *hist,
                                              int step, int *stop)
@@ -137,8 +138,8 @@ __device__ __forceinline__ void cg_onek_regs(int n, const sps_dev_rows &A, doubl
  * SHARED: r, p, q [and z] in dynamic shared memory (loaded from and written
  * back to their global copies; x stays global), when they fit. REGS (R rows
  * per thread at most): p in dynamic shared memory, the rest in registers;
- * a DIA operator's values in shared memory after p where they fit
- * (onek_vals_bytes; vals = 1). */
+ * the operator's entries that stg names in shared memory after p
+ * (onek_stage). */
 static_assert((int)OK_GLOBAL == (int)ONEK_GLOBAL && (int)OK_SHARED == (int)ONEK_SHARED, "cg_onek.h's layouts are kernels.cuh's");
 
 template <bool JAC, int MODE>
@@ -146,7 +147,7 @@ __global__ void __launch_bounds__(OKT) k_cg_onekernel(int n, const sps_dev_rows 
                                                       double *gr, double *gp, double *gq,
                                                       const double *dinv, double *gz,
                                                       sps_kstate *st, sps_cg_state *cs,
-                                                      double *hist, int step, int vals)
+                                                      double *hist, int step, onek_stage stg)
 {
     extern __shared__ double dyn[];
     __shared__ int stop;
@@ -162,11 +163,11 @@ __global__ void __launch_bounds__(OKT) k_cg_onekernel(int n, const sps_dev_rows 
         r = dyn, p = dyn + n, q = dyn + 2 * (size_t)n, z = JAC ? dyn + 3 * (size_t)n : r;
         for (int i = threadIdx.x; i < n; i += OKT) r[i] = gr[i], p[i] = gp[i];
     }
-    sps_dev_rows B = A;
+    onek_A B = {A, NULL, NULL, 0, 0};
     if constexpr (MODE >= OK_REGS1) {
         p = dyn;
         for (int i = threadIdx.x; i < n; i += OKT) p[i] = gp[i];
-        if (vals) B = onek_vals_to(A, dyn + n); /* after p (onek_vals_bytes) */
+        B = onek_stage_to(A, dyn + n, stg); /* after p */
     }
     __syncthreads();
     if (stop) return;
@@ -200,13 +201,14 @@ bool cg_onek_try(cudaStream_t s, int n, const sps_dev_rows &A, double *x, double
 {
     const int k = MODE == OK_SHARED ? (JAC ? 4 : 3) : 1;
     const size_t vec = (size_t)k * (size_t)n * sizeof(double);
-    const size_t vb = MODE >= OK_REGS1 ? onek_vals_bytes(A) : 0;
+    onek_stage g = {0, 0};
+    if (MODE >= OK_REGS1) g = onek_stage_plan(A, onek_room(k_cg_onekernel<JAC, MODE>, vec));
     size_t sm = 0;
-    int vals = 0;
-    if (vb && (sm = onek_smem_bytes(k_cg_onekernel<JAC, MODE>, vec + vb)) != 0) vals = 1;
-    else if (MODE != OK_GLOBAL) sm = onek_smem_bytes(k_cg_onekernel<JAC, MODE>, vec);
+    if (onek_stage_bytes(g) && !(sm = onek_smem_bytes(k_cg_onekernel<JAC, MODE>, vec + onek_stage_bytes(g))))
+        g = onek_stage{0, 0};
+    if (MODE != OK_GLOBAL && !sm) sm = onek_smem_bytes(k_cg_onekernel<JAC, MODE>, vec);
     if (MODE != OK_GLOBAL && !sm) return false;
-    k_cg_onekernel<JAC, MODE><<<1, OKT, sm, s>>>(n, A, x, r, p, q, dinv, z, st, cs, hist, step, vals);
+    k_cg_onekernel<JAC, MODE><<<1, OKT, sm, s>>>(n, A, x, r, p, q, dinv, z, st, cs, hist, step, g);
     return true;
 }
 

@@ -116,13 +116,28 @@ static void onek_case(const char *name, const sps_matrix *A, const char *method,
             T_OK(same(&g, &gl, n), "%s: layout %s bitwise the default's", what, lay[l]);
             result_free(&gl);
         }
-        /* dia: the values read from shared memory (the default where they
-         * fit) or from global memory, bitwise the same */
+        /* the register layouts' staged entries (kernels.cuh onek_stage): dia's
+         * values, a CSR's columns and values read from shared memory (the
+         * default where they fit), from global memory, or in part from each
+         * (half the columns; all columns and a third of the values; all of
+         * both where they fit, even below ONEK_STAGE_MIN): bitwise the same */
         setenv("SPS_ONEK_VALS", "0", 1);
         result gv = solve_on(gctx, A, &gj, b);
         unsetenv("SPS_ONEK_VALS");
         T_OK(same(&g, &gv, n), "%s: values from global memory (SPS_ONEK_VALS=0) bitwise the default's", what);
         result_free(&gv);
+        const long long nnz = (long long)sps_matrix_nnz(A);
+        const long long caps[3] = {nnz, 2 * nnz + 8 * (nnz / 3), 10 * nnz};
+        for (int c = 0; c < 3 && strcmp(csr[k], "dia") != 0; c++) {
+            char cap[32];
+            snprintf(cap, sizeof cap, "%lld", caps[c]);
+            setenv("SPS_ONEK_STAGE_MAX", cap, 1);
+            result gp = solve_on(gctx, A, &gj, b);
+            unsetenv("SPS_ONEK_STAGE_MAX");
+            T_OK(same(&g, &gp, n), "%s: entries staged in part (SPS_ONEK_STAGE_MAX=%s) bitwise the default's",
+                 what, cap);
+            result_free(&gp);
+        }
         result_free(&g);
     }
     result_free(&ref);

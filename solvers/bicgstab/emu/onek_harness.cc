@@ -3,8 +3,9 @@
  * one-kernel path run on the CPU (solvers/gmres/emu/onek_emu.h: one block of
  * 1024 fibers), this tree's kernels (namespace cur) against a base
  * revision's (namespace base), both cut out by run_onek.sh. Every layout of
- * both (registers with 1, 2 or 4 rows a thread where n fits, DIA values in
- * shared memory or not; shared memory; global memory) from the same start,
+ * both (registers with 1, 2 or 4 rows a thread where n fits, with the
+ * operator's entries staged in shared memory or not, in part or whole, x in
+ * shared or global memory; shared memory; global memory) from the same start,
  * then x, r, p, v, s [phat, shat], the history and the state (sps_kstate,
  * sps_bicg_state) compared bitwise against base's register layout (t is
  * left out: scratch, and an iteration that stops at its half step may
@@ -26,7 +27,6 @@ dim3 threadIdx, blockIdx, blockDim, gridDim;
 double *emu_dyn;
 emu_shape *emu_grid; /* onek_emu.h: the fused GMRES emulation's grid shapes; unused here (nullptr) */
 
-template <class T> static inline T __ldg(const T *p) { return *p; }
 
 namespace base {
 #include "onek_base.inc"
@@ -90,11 +90,33 @@ static bi_all start(int n, int64_t maxit, double rtol)
     return a;
 }
 
-/* One revision's launch in one layout: lay 0 registers (R rows a thread, the
- * DIA values in shared memory when vals), 1 shared memory, 2 global memory. */
+/* A register layout's stage (onek_stage) and x's place, the same for both
+ * revisions: stage 0 none (x in shared memory); 1 all DIA values, x global;
+ * for CSR, 1 half the columns, 2 all columns and a third of the values,
+ * 3 everything, each with x in shared memory (odd) or global memory (even
+ * stages past 1). */
+struct bi_stage {
+    sps_idx nval, ncol;
+    int xs;
+};
+static bi_stage stage_of(const mat &A, int dia, int stage)
+{
+    const size_t nnz = dia ? A.off.size() * (size_t)A.n : A.v.size();
+    bi_stage g = {0, 0, 1};
+    if (stage == 0) return g;
+    if (dia) return bi_stage{(sps_idx)nnz, 0, 0};
+    if (stage == 1) g.ncol = (sps_idx)(nnz / 2);
+    else if (stage == 2) g.ncol = (sps_idx)nnz, g.nval = (sps_idx)(nnz / 3), g.xs = 0;
+    else g.ncol = g.nval = (sps_idx)nnz, g.xs = stage == 3;
+    return g;
+}
+static int stages_of(int dia) { return dia ? 2 : 5; }
+
+/* One revision's launch in one layout: lay 0 registers (R rows a thread,
+ * with stage_of's stage), 1 shared memory, 2 global memory. */
 #define BI_LAUNCH(NS)                                                                           \
     template <bool JAC, int R>                                                                  \
-    static void NS##_run(const mat &A, int dia, const double *dinv, bi_all &e, int lay, int vals) \
+    static void NS##_run(const mat &A, int dia, const double *dinv, bi_all &e, int lay, int stage) \
     {                                                                                           \
         const int n = e.n;                                                                      \
         NS::onek_bicg a = {n, rows_of(A, dia), e.x.data(), e.r.data(), e.r0.data(), e.p.data(), \
@@ -102,8 +124,11 @@ static bi_all start(int n, int64_t maxit, double rtol)
                            JAC ? e.sh.data() : e.s.data(), dinv, &e.st, &e.bs, e.hist.data()};  \
         const size_t nv = JAC ? 4 : 2, nd = (size_t)n;                                          \
         if (lay == 0) {                                                                         \
-            const size_t dyn = vals ? nv * nd + A.off.size() * nd : (nv + 1) * nd;              \
-            emu_run_block(NS::OKT, dyn, [&] { NS::k_bicg_onek_regs<JAC, R>(a, vals); });        \
+            const bi_stage g = stage_of(A, dia, stage);                                         \
+            const size_t dyn = (nv + 1) * nd + g.nval + (g.ncol + 3) / 4;                       \
+            emu_run_block(NS::OKT, dyn, [&] {                                                   \
+                NS::k_bicg_onek_regs<JAC, R>(a, NS::onek_stage{g.nval, g.ncol}, g.xs);          \
+            });                                                                                 \
         } else if (lay == 1) {                                                                  \
             emu_run_block(NS::OKT, (JAC ? 8 : 6) * nd, [&] { NS::k_bicg_onekernel<JAC, true>(a); }); \
         } else {                                                                                \
@@ -114,16 +139,16 @@ BI_LAUNCH(base)
 BI_LAUNCH(cur)
 
 template <bool JAC, int R>
-static void run_rev(int rev, const mat &A, int dia, const double *dinv, bi_all &e, int lay, int vals)
+static void run_rev(int rev, const mat &A, int dia, const double *dinv, bi_all &e, int lay, int stage)
 {
-    if (rev == 0) base_run<JAC, R>(A, dia, dinv, e, lay, vals);
-    else cur_run<JAC, R>(A, dia, dinv, e, lay, vals);
+    if (rev == 0) base_run<JAC, R>(A, dia, dinv, e, lay, stage);
+    else cur_run<JAC, R>(A, dia, dinv, e, lay, stage);
 }
 
 static void run_any(int rev, int jac, int R, const mat &A, int dia, const double *dinv, bi_all &e, int lay,
-                    int vals)
+                    int stage)
 {
-#define BI_R(J, RR) if (jac == J && R == RR) return run_rev<J, RR>(rev, A, dia, dinv, e, lay, vals)
+#define BI_R(J, RR) if (jac == J && R == RR) return run_rev<J, RR>(rev, A, dia, dinv, e, lay, stage)
     BI_R(0, 1);
     BI_R(0, 2);
     BI_R(0, 4);
@@ -155,14 +180,14 @@ static void run_case(const char *name, const mat &A, int dia, int jac, int64_t m
     int runs = 0;
     for (int rev = 0; rev < 2; rev++)
         for (int R = rmin; R <= 4; R *= 2)
-            for (int vals = 0; vals <= dia; vals++) {
-                if (rev == 0 && R == rmin && vals == 0) continue;
+            for (int stage = 0; stage < stages_of(dia); stage++) {
+                if (rev == 0 && R == rmin && stage == 0) continue;
                 bi_all e = s0;
-                run_any(rev, jac, R, A, dia, dinv, e, 0, vals);
+                run_any(rev, jac, R, A, dia, dinv, e, 0, stage);
                 runs++;
                 if (!same(ref, e, jac))
                     bad += std::string(rev ? " cur" : " base") + " regs R=" + std::to_string(R) +
-                           (vals ? " vals" : "");
+                           (stage ? " stage " + std::to_string(stage) : "");
             }
     for (int rev = 0; rev < 2; rev++)
         for (int lay = 1; lay <= 2; lay++) {

@@ -28,6 +28,18 @@ def cut(hpath, kpath, out):
     kern = k[k.index('/* ---- the one-kernel engine'):k.index('template <bool JAC, int R>\nbool bicg_onek_regs_try')]
     assert kern.count('extern __shared__ double dyn[];') == 2
     kern = kern.replace('extern __shared__ double dyn[];', 'double *dyn = emu_dyn;')
+    if 'struct onek_stage' not in helpers:
+        # a base from before the staged entries: its kernel takes vals (a DIA
+        # operator's values in shared memory, x global), which is the stage
+        # of all DIA values with xs = 0; any other stage reads global memory
+        # there, bitwise the same sums
+        kern += '''
+struct onek_stage { sps_idx nval, ncol; };
+template <bool JAC, int R> void k_bicg_onek_regs(onek_bicg a, onek_stage g, int xs)
+{
+    k_bicg_onek_regs<JAC, R>(a, a.A.kind == SPS_ROWS_DIA && g.nval && !xs ? 1 : 0);
+}
+'''
     open(out, 'w').write(helpers + '\n' + kern)
 cut(tmp + '/base_kernels.cuh', tmp + '/base_bicg.cu', tmp + '/onek_base.inc')
 cut(sys.argv[2], sys.argv[3], tmp + '/onek_cur.inc')
