@@ -333,19 +333,34 @@ static size_t gm_cluster_basis(void)
     return (size_t)gm_env("SPS_GM_CLUSTER_MAX_BASIS", 0, 1L << 30, (long)SPS_GM_CLUSTER_MAX_BASIS);
 }
 
+/* The cycles a one-kernel or cluster launch runs, restarting between them
+ * on the device (gmres_onek.cuh go_restart, gc_restart; the ~18 launches and
+ * the host check of a restart between launches took about 80 us a cycle):
+ * SPS_GM_ONEK_CYCLES (1 .. 2^30; 1 is one cycle a launch, the restarts by
+ * gm_restart between launches). Unset: the cluster kernel until the state
+ * stops, the one block one cycle a launch (its restarts on the device moved
+ * rdb2048 GMRES(10) from 739 iterations, the host's, to 806: past
+ * test_gmres_onek_gpu's 5%, while one cycle a launch stays within it;
+ * doc/solvers.md). */
+static int gm_cycles(int cluster)
+{
+    return (int)gm_env("SPS_GM_ONEK_CYCLES", 1, 1L << 30, cluster ? 1L << 30 : 1);
+}
+
 /* The cluster kernel on C blocks within its bounds; auto (not forced) tries
  * SPS_GM_CLUSTER_FALLBACK blocks where C cannot be scheduled. On success
  * k->onek_cluster names the size that ran; SPS_ERR_UNSUPPORTED: neither ran. */
 static sps_status gm_cluster_try(sps_krylov *k, const sps_gm_ws *g, const sps_dev_rows *rows, int C, int forced)
 {
     const sps_gm_ops *go = k->mops;
+    const int cycles = gm_cycles(1);
     const size_t col = (size_t)k->w.n * sizeof(double);
     sps_status st = SPS_ERR_UNSUPPORTED;
     for (int t = 0; t < 2 && st == SPS_ERR_UNSUPPORTED && C > 0; t++, C = forced ? 0 : SPS_GM_CLUSTER_FALLBACK) {
         if (((int64_t)k->w.n + C - 1) / C > SPS_GM_CLUSTER_MAX_ROWS ||
             col > gm_cluster_basis() / (size_t)(g->m + 1) * (size_t)C)
             continue;
-        st = go->cluster(&k->w, g, rows, k->inner, sps__kr_diag(k), C);
+        st = go->cluster(&k->w, g, rows, k->inner, sps__kr_diag(k), C, cycles, k->x, k->b);
         if (st == SPS_OK) k->onek_cluster = C;
     }
     return st;
@@ -375,9 +390,13 @@ static sps_status gm_onekernel(sps_krylov *k, const sps_dev_rows *rows)
     if (st == SPS_ERR_UNSUPPORTED) {
         /* the one block (the cluster off, refused, or outside its bounds) */
         if (!ok1) return SPS_ERR_UNSUPPORTED;
-        st = go->onekernel(&k->w, &g, rows, k->inner, sps__kr_diag(k));
+        st = go->onekernel(&k->w, &g, rows, k->inner, sps__kr_diag(k), gm_cycles(0), k->x, k->b);
     }
     if (st != SPS_OK) return st;
+    /* The launch ended at a cycle's end (the restart is due), inside a cycle
+     * (stopped: its update is due), or (the cluster kernel) at a restart it
+     * ran that stopped: kdim 0, so gm_restart adds nothing to x, recomputes
+     * the residual of that x, and its gated finish and scale do nothing. */
     /* solve.c's onekernel_counts counts this launch's SpMVs and Jacobi
      * scalings from its iterations and the traffic model's 1 + 1/m SpMVs per
      * iteration: a full cycle m + 1, the restart's r = b - A x and the

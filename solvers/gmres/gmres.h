@@ -112,17 +112,22 @@ typedef struct sps_gm_ops {
      * block, walking the operator's device rows, until the cycle is full or
      * the state says stop; z = D^-1 v_j when dinv != NULL. Leaves H, cs, sn,
      * g, the basis and the state as the classic steps would (the cycle's end
-     * is the caller's). SPS_ERR_UNSUPPORTED (no message): cannot run here. */
+     * is the caller's). SPS_ERR_UNSUPPORTED (no message): cannot run here.
+     * Up to `cycles` cycles a launch: where a cycle ends full and the state
+     * goes on (cycles > 1), the kernel ends it and restarts as gm_restart
+     * would (x += [D^-1] V y, r = b - A x, the SPS_GM_RESTART finish, v_0),
+     * then runs the next; it leaves a stop made there with kdim 0. */
     sps_status (*onekernel)(sps_kws *w, const sps_gm_ws *g, const sps_dev_rows *rows, int64_t j0,
-                            const double *dinv);
+                            const double *dinv, int cycles, double *x, const double *b);
     /* The same over a thread-block cluster of C blocks (gmres_kernels.cu
      * k_gm_cluster; NULL on the host): each block owns a slice of the rows
      * and keeps its rows of the basis in its shared memory where they fit.
      * SPS_ERR_UNSUPPORTED (no message, nothing changed): cannot run here
      * (no sm_90, the cluster or its shared memory does not fit, C outside
-     * 1 .. 16, more than SPS_GM_CLUSTER_MAX_ROWS rows a block). */
+     * 1 .. 16, more than SPS_GM_CLUSTER_MAX_ROWS rows a block). Cycles as
+     * the one kernel's. */
     sps_status (*cluster)(sps_kws *w, const sps_gm_ws *g, const sps_dev_rows *rows, int64_t j0,
-                          const double *dinv, int C);
+                          const double *dinv, int C, int cycles, double *x, const double *b);
 } sps_gm_ops;
 
 /* The one-kernel path streams the basis through one SM: above this many

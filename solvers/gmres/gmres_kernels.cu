@@ -1203,8 +1203,9 @@ static sps_status c_gm_update(sps_kws *w, const sps_gm_ws *g, double *x, const d
  * steps j0 .. m-1 of the cycle; the shared memory for z and the small arrays
  * must fit (else SPS_ERR_UNSUPPORTED: the caller runs classic). */
 static sps_status c_gm_onekernel(sps_kws *w, const sps_gm_ws *g, const sps_dev_rows *rows, int64_t j0,
-                                 const double *dinv)
+                                 const double *dinv, int cycles, double *x, const double *b)
 {
+    if (cycles < 1 || !x || !b) cycles = 1;
     if (!rows || rows->n != w->n || w->n < 1 || w->n > 8 * OKT || g->m < 1 || g->m > INT32_MAX / 8 ||
         j0 < 0 || j0 >= g->m)
         return SPS_ERR_UNSUPPORTED;
@@ -1212,7 +1213,7 @@ static sps_status c_gm_onekernel(sps_kws *w, const sps_gm_ws *g, const sps_dev_r
     cudaStream_t s = sps_stream(w->ctx);
     const int n = (int)w->n, m = (int)g->m, j = (int)j0;
     const int i = go_pick(n);
-    if (i < 0 || !go_fns[dinv != nullptr][i](s, n, m, j, rows, g, dinv, w->st, gs, w->hist))
+    if (i < 0 || !go_fns[dinv != nullptr][i](s, n, m, j, rows, g, dinv, w->st, gs, w->hist, cycles, x, b))
         return SPS_ERR_UNSUPPORTED;
     SPS_LAUNCH_CHECK(w->ctx, "k_gm_onekernel");
     return SPS_OK;
@@ -1225,7 +1226,8 @@ static const sps_gm_cluster_prof_fn gc_prof_fns[2] = {sps__gm_cluster_b256_prof,
 /* gc_fns[dinv != NULL][i], or its profiling instantiation while a profile is
  * on (B = 256, 512 without Jacobi; the others counted in p->other). */
 static int gc_run(int i, cudaStream_t s, int C, int n, int m, int j, int L, const sps_dev_rows *rows,
-                  const sps_gm_ws *g, const double *dinv, sps_kws *w, sps_gm_state *gs, cudaError_t *ce)
+                  const sps_gm_ws *g, const double *dinv, sps_kws *w, sps_gm_state *gs, cudaError_t *ce, int cycles,
+                  double *x, const double *b)
 {
     sps_gm_prof *p = gc_prof_on;
     if (p && !dinv && (i == 0 || i == 1)) {
@@ -1233,7 +1235,7 @@ static int gc_run(int i, cudaStream_t s, int C, int n, int m, int j, int L, cons
         if (r > 0) p->launches++, p->C = C, p->B = 256 << i;
         return r;
     }
-    const int r = gc_fns[dinv != nullptr][i](s, C, n, m, j, L, rows, g, dinv, w->st, gs, w->hist, ce);
+    const int r = gc_fns[dinv != nullptr][i](s, C, n, m, j, L, rows, g, dinv, w->st, gs, w->hist, ce, cycles, x, b);
     if (p && r > 0) p->other++;
     return r;
 }
@@ -1276,8 +1278,9 @@ extern "C" sps_status sps__gm_cluster_prof_end(sps_context *ctx, sps_gm_prof *p,
  * SPS_GM_CLUSTER_MAX_ROWS rows each; SPS_ERR_UNSUPPORTED where it cannot run
  * (nothing changed: the caller falls back). */
 static sps_status c_gm_cluster(sps_kws *w, const sps_gm_ws *g, const sps_dev_rows *rows, int64_t j0,
-                               const double *dinv, int C)
+                               const double *dinv, int C, int cycles, double *x, const double *b)
 {
+    if (cycles < 1 || !x || !b) cycles = 1;
     if (!rows || rows->n != w->n || w->n < 1 || C < 1 || C > SPS_GM_CLUSTER_CMAX ||
         (w->n + C - 1) / C > SPS_GM_CLUSTER_MAX_ROWS || g->m < 1 || g->m > INT32_MAX / 8 || j0 < 0 || j0 >= g->m)
         return SPS_ERR_UNSUPPORTED;
@@ -1286,7 +1289,7 @@ static sps_status c_gm_cluster(sps_kws *w, const sps_gm_ws *g, const sps_dev_row
     const int n = (int)w->n, m = (int)g->m, j = (int)j0;
     cudaError_t ce = cudaSuccess;
     const int L = (n + C - 1) / C, i = gc_pick(L);
-    const int r = i < 0 ? 0 : gc_run(i, s, C, n, m, j, L, rows, g, dinv, w, gs, &ce);
+    const int r = i < 0 ? 0 : gc_run(i, s, C, n, m, j, L, rows, g, dinv, w, gs, &ce, cycles, x, b);
     if (r == 0) return SPS_ERR_UNSUPPORTED;
     if (r < 0) return sps__cuda_fail(w->ctx, ce, "cudaLaunchKernelEx k_gm_cluster", __FILE__, __LINE__);
     SPS_LAUNCH_CHECK(w->ctx, "k_gm_cluster");

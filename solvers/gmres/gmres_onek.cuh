@@ -186,10 +186,120 @@ __device__ __forceinline__ void go_finish(int step, int j, double ww, sps_kstate
     __syncthreads();
 }
 
+/* The cycles a launch may run (max: 1 ends at the first cycle's end, as
+ * the caller's gm_restart then runs it) and, for the restarts between them,
+ * x (each block its rows; NULL where max is 1) and b (the one kernel and
+ * the cluster kernel). */
+struct gc_cycles {
+    int max;
+    double *x;
+    const double *b;
+};
+
+/* y = R^-1 g over the cycle's kd columns (sps__gm_solve's column-oriented
+ * order, so bitwise its y; yw: g's copy, worked on), by a block of B threads.
+ * R's triangle is copied to red (nred doubles) first where it fits: one
+ * wait for its loads instead of one a column. H (column-major, ld m + 1) is
+ * read past L1 (__ldcg): the cluster kernel's block 0 wrote it. */
+template <int B>
+__device__ __forceinline__ void go_solve(int kd, int m, const double *H, const double *g, double *yw, double *y,
+                                         double *red, int nred)
+{
+    const int t = (int)threadIdx.x;
+    const size_t ld = (size_t)m + 1;
+    const bool pk = (long long)kd * (kd + 1) / 2 <= (long long)nred;
+    if (pk)
+        for (int i = 0; i < kd; i++)
+            for (int r = t; r <= i; r += B) red[(size_t)i * (i + 1) / 2 + r] = __ldcg(H + r + (size_t)i * ld);
+    for (int i = t; i < kd; i += B) yw[i] = g[i];
+    __syncthreads();
+    for (int i = kd - 1; i >= 0; i--) {
+        const double *Ri = pk ? red + (size_t)i * (i + 1) / 2 : nullptr, *Hi = H + (size_t)i * ld;
+        const double yi = yw[i] / (pk ? Ri[i] : __ldcg(Hi + i));
+        if (t == 0) y[i] = yi;
+        for (int r = t; r < i; r += B) yw[r] -= (pk ? Ri[r] : __ldcg(Hi + r)) * yi;
+        __syncthreads(); /* yw[i - 1] final */
+    }
+}
+
+/* w = A z on the thread's rows (the one kernel's SpMV, z in shared memory). */
+template <int R>
+__device__ __forceinline__ void go_spmv(const sps_dev_rows &A, const double *z, int n, double (&w)[R])
+{
+    if constexpr (R <= 4) {
+        onek_rows<R>(A, z, n, w);
+    } else {
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            const int i = (int)threadIdx.x + k * OKT;
+            w[k] = i < n ? onek_row(A, z, i) : 0.0;
+        }
+    }
+}
+
+/* The cycle's end and the restart in the one kernel, as gmres.c gm_restart
+ * runs them between launches: y = R^-1 g (go_solve, from the block's own
+ * columns of H), x += [D^-1] V y on the thread's rows (each row's terms in
+ * column order) into z, r = b - A x, r'r (onek_sum's tree), the
+ * SPS_GM_RESTART finish on thread 0, and unless it stopped v_0 = r / g[0]
+ * (k_gm_scale's expression) into the basis and z = [D^-1] v_0. yw, y: two
+ * arrays of m (h2 and col, free at a cycle's end). A stop here leaves kdim 0
+ * (gc_restart says why that suits the caller). */
+template <bool JAC, int R>
+__device__ __forceinline__ void go_restart(int n, int m, int kc, const sps_dev_rows &A, double *V, double *Vs,
+                                           const double *H, gc_cycles cy, const double *dinv, double *z,
+                                           double *yw, double *y, double *red, int *flag, sps_kstate &st,
+                                           sps_gm_state &gs, const sps_kgm &sm)
+{
+    const int t = (int)threadIdx.x;
+    __syncthreads(); /* H's last column written */
+    go_solve<OKT>((int)gs.kdim, m, H, sm.g, yw, y, red, GO_RCOL * 32);
+    const int kd = (int)gs.kdim;
+#pragma unroll
+    for (int k = 0; k < R; k++) {
+        const int i = t + k * OKT;
+        if (i < n) {
+            double s = 0.0;
+            for (int q = 0; q < kd; q++) s += go_col<true>(V, (size_t)n, Vs, (size_t)n, kc, q)[i] * y[q];
+            const double xi = cy.x[i] + (JAC ? dinv[i] * s : s);
+            cy.x[i] = xi;
+            z[i] = xi;
+        }
+    }
+    __syncthreads(); /* x complete in z */
+    double w[R], v[1] = {0.0};
+    go_spmv<R>(A, z, n, w);
+#pragma unroll
+    for (int k = 0; k < R; k++) {
+        const int i = t + k * OKT;
+        w[k] = i < n ? cy.b[i] - w[k] : 0.0;
+        v[0] += w[k] * w[k];
+    }
+    onek_sum<1>(v); /* its barrier: every SpMV read z */
+    if (t == 0) {
+        sps__gm_finish(SPS_GM_RESTART, &st, &gs, v, sm);
+        flag[0] = (int)st.stop;
+    }
+    __syncthreads();
+    if (flag[0]) return;
+    const double g0 = sm.g[0];
+#pragma unroll
+    for (int k = 0; k < R; k++) {
+        const int i = t + k * OKT;
+        if (i < n) {
+            const double vi = w[k] / g0;
+            V[i] = vi;
+            if (kc > 0) Vs[i] = vi;
+            z[i] = JAC ? dinv[i] * vi : vi;
+        }
+    }
+    __syncthreads(); /* z complete before the next SpMV */
+}
+
 template <bool JAC, int R>
 __global__ void __launch_bounds__(OKT) k_gm_onekernel(int n, int m, int j0, int kc, const sps_dev_rows A,
                                                       double *V, sps_kgm gg, const double *dinv,
-                                                      sps_kstate *gst, sps_gm_state *ggs, double *hist)
+                                                      sps_kstate *gst, sps_gm_state *ggs, double *hist, gc_cycles cy)
 {
     extern __shared__ double dyn[];
     __shared__ double red[GO_RCOL * 32];
@@ -216,17 +326,9 @@ __global__ void __launch_bounds__(OKT) k_gm_onekernel(int n, int m, int j0, int 
     sps_kgm sm = gg;
     sm.cs = cs, sm.sn = sn, sm.g = g, sm.h2 = h2;
     double w[R];
-    for (int j = j0; j < m; j++) {
+    for (int j = j0, cycle = 1; j < m; j++) {
         /* w <- A z */
-        if constexpr (R <= 4) {
-            onek_rows<R>(A, z, n, w);
-        } else {
-#pragma unroll
-            for (int k = 0; k < R; k++) {
-                const int i = t + k * OKT;
-                w[k] = i < n ? onek_row(A, z, i) : 0.0;
-            }
-        }
+        go_spmv<R>(A, z, n, w);
         /* h <- V'w;  w <- w - V h;  the check (thread 0) */
         const size_t ld = (size_t)n;
         go_products<OKT, R, true>(n, j + 1, V, ld, Vs, ld, kc, w, col, red);
@@ -243,7 +345,16 @@ __global__ void __launch_bounds__(OKT) k_gm_onekernel(int n, int m, int j0, int 
         /* column j of H is final: rows 0 .. j+1 out */
         double *Hj = gg.H + (size_t)j * (size_t)(m + 1);
         for (int r = t; r <= j + 1; r += OKT) Hj[r] = col[r];
-        if (flag[0] || j + 1 == m) break;
+        if (flag[0] || j + 1 == m) {
+            /* a full cycle and the state goes on: the restart here, up to
+             * cy.max cycles a launch (as the cluster kernel) */
+            if (flag[0] || cycle >= cy.max) break;
+            go_restart<JAC, R>(n, m, kc, A, V, Vs, gg.H, cy, dinv, z, h2, col, red, flag, st, gs, sm);
+            if (flag[0]) break;
+            cycle++;
+            j = -1; /* the next cycle's step 0 */
+            continue;
+        }
         /* v_{j+1} <- w / H[j+1, j] (k_gm_scale's expression);  z <- [D^-1] v_{j+1} */
         const double hn = gs.hn;
         double *vn = V + (size_t)(j + 1) * (size_t)n;
@@ -306,14 +417,14 @@ size_t go_smem(K kernel, size_t base, size_t col, int maxc, int *kc)
 
 template <bool JAC, int R>
 bool go_launch(cudaStream_t s, int n, int m, int j0, const sps_dev_rows &A, const sps_gm_ws *g,
-               const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist)
+               const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist, gc_cycles cy)
 {
     const size_t base = ((size_t)n + 5 * (size_t)m + 3) * sizeof(double);
     int kc = 0;
     /* columns 0 .. m-1 are the ones read (v_m is never an operand) */
     const size_t sm = go_smem(k_gm_onekernel<JAC, R>, base, (size_t)n * sizeof(double), m, &kc);
     if (!sm) return false;
-    k_gm_onekernel<JAC, R><<<1, OKT, sm, s>>>(n, m, j0, kc, A, g->V, g->gm, dinv, st, gs, hist);
+    k_gm_onekernel<JAC, R><<<1, OKT, sm, s>>>(n, m, j0, kc, A, g->V, g->gm, dinv, st, gs, hist, cy);
     return true;
 }
 
@@ -490,13 +601,105 @@ struct gc_marks {
     }
 };
 
+/* What gc_restart works on: the kernel's cluster, its slice of the rows,
+ * the basis (global and shared), H (global, column-major, ld m + 1), x, b,
+ * D^-1, the published buffers and the block's shared scratch. */
+struct gc_rs {
+    int rank, C, m, L, lo, nr, kc;
+    double *Vg;
+    size_t ldg;
+    double *Vs;
+    size_t lds;
+    const double *H;
+    double *x;
+    const double *b;
+    const double *dinv;
+    const double *const *wr;
+    double *const *pr;
+    double *in, *red, *sh, *yw, *y, *g, *wb, *zl;
+    int *flag;
+    sps_kgm sm;
+};
+
+/* The cycle's end and the restart, as gmres.c gm_restart runs them between
+ * launches, over the cluster: y = R^-1 g (every block the same, go_solve);
+ * x += [D^-1] V y on the block's rows (each row's terms in column order),
+ * published in wb; r = b - A x (other blocks' x through distributed shared
+ * memory), r'r summed as w'w is (each block's sum pushed to every inbox,
+ * added in rank order), the SPS_GM_RESTART finish on thread 0 of every block
+ * (the same data: the same decisions); unless it stopped, v_0 = r / g[0]
+ * (k_gm_scale's expression) into the basis, published as a step's v_j0 is.
+ * Four cluster barriers: R1 after the last column of H, R2 after x, R3
+ * after r'r's partials, R4 after v_0. A stop here leaves kdim 0, so the
+ * caller's gm_restart then adds nothing to x and its finish does nothing.
+ * Inlined (H200, poisson2d:63 GMRES(30), C = 16, us an iteration: 15.37,
+ * against 16.37 not inlined, where the kernel took 138 registers and a
+ * 496-byte stack frame). */
+template <bool JAC, int B, int R>
+__device__ __forceinline__ void gc_restart(const gc_rs c, const sps_dev_rows A, sps_kstate *stp, sps_gm_state *gsp)
+{
+    cg::cluster_group cl = cg::this_cluster();
+    sps_kstate &st = *stp;
+    sps_gm_state &gs = *gsp;
+    const int t = (int)threadIdx.x;
+    double w[R];
+    cl.sync(); /* R1: block 0's column of H written, every block past its last read of wb and the inbox */
+    const int kd = (int)gs.kdim; /* y = R^-1 g (every block the same) */
+    go_solve<B>(kd, c.m, c.H, c.g, c.yw, c.y, c.red, GO_RCOL * (B / 32));
+#pragma unroll
+    for (int k = 0; k < R; k++) {
+        const int i = t + k * B;
+        if (i < c.nr) {
+            double s = 0.0;
+            for (int q = 0; q < kd; q++) s += go_col<false>(c.Vg, c.ldg, c.Vs, c.lds, c.kc, q)[i] * c.y[q];
+            const double xi = c.x[c.lo + i] + (JAC ? c.dinv[c.lo + i] * s : s);
+            c.x[c.lo + i] = xi;
+            c.wb[i] = xi;
+            c.zl[i] = xi;
+        }
+    }
+    cl.sync(); /* R2: x published */
+    const gc_z<false> xs = {c.zl, c.wr, c.dinv, 1.0, c.lo, c.nr, c.L};
+    double rr = 0.0;
+#pragma unroll
+    for (int k = 0; k < R; k++) {
+        const int i = t + k * B;
+        w[k] = i < c.nr ? c.b[c.lo + i] - sps_row_dot(A, c.lo + i, xs) : 0.0;
+        rr += w[k] * w[k];
+    }
+    rr = gc_sum<B>(rr, c.sh);
+    if (t == 0)
+        for (int r = 0; r < c.C; r++) c.pr[r][c.rank * (c.m + 2) + c.m + 1] = rr;
+    cl.sync(); /* R3: r'r's partials in every inbox; x read */
+    if (t == 0) {
+        gc_gather<B>(c.C, 1, c.in, c.m + 2, c.m + 1, &rr);
+        sps__gm_finish(SPS_GM_RESTART, &st, &gs, &rr, c.sm);
+        c.flag[0] = (int)st.stop;
+    }
+    __syncthreads();
+    if (c.flag[0]) return;
+    const double g0 = c.g[0];
+#pragma unroll
+    for (int k = 0; k < R; k++) {
+        const int i = t + k * B;
+        if (i < c.nr) {
+            const double v = w[k] / g0;
+            c.Vg[i] = v;
+            if (c.kc > 0) c.Vs[i] = v;
+            c.wb[i] = v;
+            c.zl[i] = JAC ? c.dinv[c.lo + i] * v : v;
+        }
+    }
+    cl.sync(); /* R4: v_0 published */
+}
+
 /* (B, 1): one block an SM (its shared memory takes the SM anyway); with (B)
  * alone ptxas kept 64 registers and spilled at B = 256 and 512 (44 and 32
  * bytes), the shapes poisson2d:63 takes at C = 16 and 8. */
 template <bool JAC, int B, int R, bool PROF = false>
 __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int kc, int L, const sps_dev_rows A,
                                                   double *V, sps_kgm gg, const double *dinv, sps_kstate *gst,
-                                                  sps_gm_state *ggs, double *hist, gc_prof prof)
+                                                  sps_gm_state *ggs, double *hist, gc_prof prof, gc_cycles cy)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
     extern __shared__ double dyn[];
@@ -541,7 +744,7 @@ __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int k
     double *hs = rank == 0 ? hist : nullptr;
     double hn = 1.0;
     double w[R];
-    for (int j = j0; j < m; j++) {
+    for (int j = j0, cycle = 1; j < m; j++) {
         gc_marks<PROF> pm;
         if constexpr (PROF)
             if (t == 0 && st.iter >= 0 && st.iter < prof.cap) {
@@ -599,7 +802,21 @@ __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int k
         pm.at(SPS_GCP_HCOL);
         if (flag[0] || j + 1 == m) {
             pm.end();
-            break;
+            /* The cycle is full and the state goes on: its end and the
+             * restart here (gc_restart), up to cy.max cycles a launch; else
+             * the caller's. Within the steps' loop: a loop of cycles around
+             * it cost the steps registers and time (H200, poisson2d:63
+             * GMRES(30), C = 16, one cycle a launch: 18.1 us an iteration
+             * against 17.1). */
+            if (flag[0] || cycle >= cy.max) break;
+            gc_restart<JAC, B, R>(gc_rs{rank, C, m, L, lo, nr, kc, Vg, ldg, Vs, lds, gg.H, cy.x, cy.b, dinv, wr, pr,
+                                        in, red, sh, h2, col, g, wb, zl, flag, sm},
+                                  A, &st, &gs);
+            if (flag[0]) break;
+            hn = 1.0; /* wb holds v_0 itself */
+            cycle++;
+            j = -1; /* the next cycle's step 0 */
+            continue;
         }
         /* v_{j+1} <- w / H[j+1, j] (k_gm_scale's expression);  z <- [D^-1] v_{j+1} */
         hn = gs.hn;
@@ -638,11 +855,11 @@ __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int k
  * most m; SPS_GM_CLUSTER_VSHARED=k caps them, for tests: bitwise the same). */
 template <bool JAC, int B, int R, bool PROF = false>
 int gc_launch(cudaStream_t s, int C, int n, int m, int j0, int L, const sps_dev_rows &A, const sps_gm_ws *g,
-              const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist, cudaError_t *ce,
+              const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist, cudaError_t *ce, gc_cycles cy,
               gc_prof prof = {nullptr, 0})
 {
     void (*kern)(int, int, int, int, int, const sps_dev_rows, double *, sps_kgm, const double *, sps_kstate *,
-                 sps_gm_state *, double *, gc_prof) = k_gm_cluster<JAC, B, R, PROF>;
+                 sps_gm_state *, double *, gc_prof, gc_cycles) = k_gm_cluster<JAC, B, R, PROF>;
     int dev = 0, lim = 0, major = 0;
     cudaFuncAttributes fa;
     if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -685,7 +902,7 @@ int gc_launch(cudaStream_t s, int C, int n, int m, int j0, int L, const sps_dev_
         cudaGetLastError(); /* the cluster cannot be scheduled: not an error */
         return 0;
     }
-    *ce = cudaLaunchKernelEx(&cfg, kern, n, m, j0, (int)c, L, A, g->V, g->gm, dinv, st, gs, hist, prof);
+    *ce = cudaLaunchKernelEx(&cfg, kern, n, m, j0, (int)c, L, A, g->V, g->gm, dinv, st, gs, hist, prof, cy);
     return *ce == cudaSuccess ? 1 : -1;
 }
 
@@ -694,16 +911,18 @@ int gc_launch(cudaStream_t s, int C, int n, int m, int j0, int L, const sps_dev_
 /* One instantiation's launcher (gmres_onek.h's prototypes). */
 #define SPS_GM_ONEK_DEFINE(name, jac, r)                                                          \
     extern "C" int name(cudaStream_t s, int n, int m, int j0, const sps_dev_rows *A, const sps_gm_ws *g, \
-                        const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist)       \
+                        const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist, int cycles, \
+                        double *xv, const double *bv)                                             \
     {                                                                                             \
-        return go_launch<jac, r>(s, n, m, j0, *A, g, dinv, st, gs, hist);                         \
+        return go_launch<jac, r>(s, n, m, j0, *A, g, dinv, st, gs, hist, gc_cycles{cycles, xv, bv}); \
     }
 #define SPS_GM_CLUSTER_DEFINE(name, jac, b, r)                                                     \
     extern "C" int name(cudaStream_t s, int C, int n, int m, int j0, int L, const sps_dev_rows *A,  \
                         const sps_gm_ws *g, const double *dinv, sps_kstate *st, sps_gm_state *gs,  \
-                        double *hist, cudaError_t *ce)                                             \
+                        double *hist, cudaError_t *ce, int cycles, double *xv, const double *bv)     \
     {                                                                                              \
-        return gc_launch<jac, b, r>(s, C, n, m, j0, L, *A, g, dinv, st, gs, hist, ce);             \
+        return gc_launch<jac, b, r>(s, C, n, m, j0, L, *A, g, dinv, st, gs, hist, ce,              \
+                                    gc_cycles{cycles, xv, bv});                                    \
     }
 /* The profiling instantiation's launcher (gmres_onek.h SPS_GM_CLUSTER_PROF_DECL). */
 #define SPS_GM_CLUSTER_PROF_DEFINE(name, b)                                                        \
@@ -712,7 +931,7 @@ int gc_launch(cudaStream_t s, int C, int n, int m, int j0, int L, const sps_dev_
                         cudaError_t *ce, long long *buf, int cap)                                  \
     {                                                                                              \
         return gc_launch<false, b, 1, true>(s, C, n, m, j0, L, *A, g, nullptr, st, gs, hist, ce,   \
-                                            gc_prof{buf, cap});                                    \
+                                            gc_cycles{1, nullptr, nullptr}, gc_prof{buf, cap});    \
     }
 
 #endif /* SPS_GMRES_ONEK_CUH */

@@ -15,10 +15,11 @@
 #include <cuda_runtime.h>
 
 typedef int (*sps_gm_onek_fn)(cudaStream_t s, int n, int m, int j0, const sps_dev_rows *A, const sps_gm_ws *g,
-                              const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist);
+                              const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist, int cycles,
+                              double *xv, const double *bv);
 typedef int (*sps_gm_cluster_fn)(cudaStream_t s, int C, int n, int m, int j0, int L, const sps_dev_rows *A,
                                  const sps_gm_ws *g, const double *dinv, sps_kstate *st, sps_gm_state *gs,
-                                 double *hist, cudaError_t *ce);
+                                 double *hist, cudaError_t *ce, int cycles, double *xv, const double *bv);
 
 /* X(name, JAC, R): k_gm_onekernel<JAC, R>, R rows a thread */
 #define SPS_GM_ONEK_LIST(X) \
@@ -48,11 +49,12 @@ typedef int (*sps_gm_cluster_fn)(cudaStream_t s, int C, int n, int m, int j0, in
 
 #define SPS_GM_ONEK_DECL(name, jac, r)                                                            \
     extern "C" int name(cudaStream_t s, int n, int m, int j0, const sps_dev_rows *A, const sps_gm_ws *g, \
-                        const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist);
+                        const double *dinv, sps_kstate *st, sps_gm_state *gs, double *hist, int cycles, \
+                        double *xv, const double *bv);
 #define SPS_GM_CLUSTER_DECL(name, jac, b, r)                                                      \
     extern "C" int name(cudaStream_t s, int C, int n, int m, int j0, int L, const sps_dev_rows *A, \
                         const sps_gm_ws *g, const double *dinv, sps_kstate *st, sps_gm_state *gs, \
-                        double *hist, cudaError_t *ce);
+                        double *hist, cudaError_t *ce, int cycles, double *xv, const double *bv);
 SPS_GM_ONEK_LIST(SPS_GM_ONEK_DECL)
 SPS_GM_CLUSTER_LIST(SPS_GM_CLUSTER_DECL)
 

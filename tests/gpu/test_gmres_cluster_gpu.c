@@ -20,7 +20,16 @@
  *    the cluster's bound (SPS_GM_CLUSTER_MAX_BASIS=1000), C = 17 (not a
  *    cluster size: the one block); ilu0: classic.
  * 4. Time per iteration on poisson2d:63 GMRES(30) for C = 0 (one block),
- *    1, 2, 4, 8, 16 ('#' lines).
+ *    1, 2, 4, 8, 16, and C = 16 with one cycle a launch ('#' lines).
+ * 5. The restarts on the device (every cycle in one launch, the default)
+ *    against one cycle a launch (SPS_GM_ONEK_CYCLES=1: gm_restart between
+ *    launches), on solves that restart (poisson2d:63 GMRES(30) at C = 8
+ *    and 16, ntridiag n=1025 GMRES(10) at C = 2, none and Jacobi, and a
+ *    stop made at a restart: ntridiag n=1024 with row and column 17 empty
+ *    and b's entry there nonzero, whose residual stagnates): the same
+ *    reason, iterations within 1, x within 1e-8 where converged, else the
+ *    true residuals within 1e-6 of each other (A is singular there: x's
+ *    null-space part is rounding's).
  * Without a device, without CUDA, or where the cluster kernel cannot run
  * (before sm_90: C = 1 refused) it prints SKIP lines. */
 #include "check.h"
@@ -289,9 +298,10 @@ static void test_time(void)
     sps_matrix *P = NULL;
     if (!T_STATUS(hctx, sps_matrix_generate(hctx, "poisson2d:63", &P), "poisson2d:63")) return;
     double *b = rhs(sps_matrix_rows(P));
-    const int Cs[] = {0, 1, 2, 4, 8, 16};
-    for (int q = 0; q < 6; q++) {
+    const int Cs[] = {0, 1, 2, 4, 8, 16, 16};
+    for (int q = 0; q < 7; q++) {
         double t[3];
+        if (q == 6) setenv("SPS_GM_ONEK_CYCLES", "1", 1);
         result r;
         memset(&r, 0, sizeof r);
         int ok = 1;
@@ -305,14 +315,60 @@ static void test_time(void)
         if (ok) {
             double lo = t[0] < t[1] ? t[0] : t[1], hi = t[0] < t[1] ? t[1] : t[0];
             double med = t[2] < lo ? lo : t[2] > hi ? hi : t[2];
-            printf("# poisson2d:63 gmres(30) SPS_GM_CLUSTER=%d: %s cluster %d, %.2f us per iteration (median of 3), "
+            printf("# poisson2d:63 gmres(30) SPS_GM_CLUSTER=%d%s: %s cluster %d, %.2f us per iteration (median of 3), "
                    "%lld iterations\n",
-                   Cs[q], r.engine, r.in.engine_cluster, med, (long long)r.in.iterations);
+                   Cs[q], q == 6 ? " SPS_GM_ONEK_CYCLES=1" : "", r.engine, r.in.engine_cluster, med,
+                   (long long)r.in.iterations);
         }
+        unsetenv("SPS_GM_ONEK_CYCLES");
         result_free(&r);
     }
     free(b);
     sps_matrix_destroy(P);
+}
+
+/* ---- 5. restarts on the device ------------------------------------------------ */
+
+static void cycles_case(const char *name, const sps_matrix *A, const char *method, const char *pc, int C)
+{
+    const int n = sps_matrix_rows(A);
+    double *b = rhs(n);
+    char what[160];
+    snprintf(what, sizeof what, "gmres cluster C=%d %s %s%s%s", C, name, method, pc ? "+" : "", pc ? pc : "");
+    job j = {"csr-vector", method, pc, "onekernel"};
+    setenv("SPS_GM_ONEK_CYCLES", "1", 1);
+    result o = solve_c(A, &j, b, C);
+    unsetenv("SPS_GM_ONEK_CYCLES");
+    result e = solve_c(A, &j, b, C);
+    if (T_STATUS(gctx, o.st, "%s, one cycle a launch", what) && T_STATUS(gctx, e.st, "%s", what)) {
+        const double d = e.in.reason > 0 ? t_rel_diff(e.x, o.x, n)
+                                         : fabs(e.in.true_rel_rnorm - o.in.true_rel_rnorm) / o.in.true_rel_rnorm;
+        T_OK(e.in.engine_cluster == C && o.in.engine_cluster == C && e.in.reason == o.in.reason &&
+                 llabs((long long)(e.in.iterations - o.in.iterations)) <= 1 && e.in.iterations > 10 && d <= 1e-8,
+             "%s: restarts on the device: %s, %lld iterations, x (true residual where not converged) within %.1e of "
+             "one cycle a launch's (%s, %lld)",
+             what,
+             sps_reason_str(e.in.reason), (long long)e.in.iterations, d, sps_reason_str(o.in.reason),
+             (long long)o.in.iterations);
+    }
+    result_free(&o), result_free(&e);
+    free(b);
+}
+
+static void test_cycles(void)
+{
+    if (!cluster_runs()) return;
+    sps_matrix *P = NULL, *T = ntri(1025, 0, -1), *E = ntri(1024, 0, 17);
+    if (T_STATUS(hctx, sps_matrix_generate(hctx, "poisson2d:63", &P), "poisson2d:63")) {
+        cycles_case("poisson2d:63", P, "gmres:restart=30", NULL, 8);
+        cycles_case("poisson2d:63", P, "gmres:restart=30", "jacobi", 16);
+    }
+    if (T) {
+        cycles_case("ntridiag n=1025", T, "gmres:restart=10", NULL, 2);
+        cycles_case("ntridiag n=1025", T, "gmres:restart=10", "jacobi", 2);
+    }
+    if (E) cycles_case("ntridiag n=1024, row 17 empty, b_17 != 0 (stagnates)", E, "gmres:restart=10", NULL, 2);
+    sps_matrix_destroy(P), sps_matrix_destroy(T), sps_matrix_destroy(E);
 }
 
 /* The cluster is chosen here, not by the caller's environment. */
@@ -320,11 +376,11 @@ static void test_clean_env(void)
 {
     unsetenv("SPS_ENGINE"), unsetenv("SPS_ONEKERNEL_MAX"), unsetenv("SPS_GM_CLUSTER");
     unsetenv("SPS_GM_CLUSTER_AUTO"), unsetenv("SPS_GM_CLUSTER_VSHARED"), unsetenv("SPS_GM_CLUSTER_MAX_BASIS");
-    unsetenv("SPS_GM_CLUSTER_TPB"), unsetenv("SPS_GM_ONEK_VSHARED");
+    unsetenv("SPS_GM_CLUSTER_TPB"), unsetenv("SPS_GM_ONEK_VSHARED"), unsetenv("SPS_GM_ONEK_CYCLES");
 }
 
 T_MAIN_GPU("GMRES on the one kernel's cluster", gctx, hctx, test_clean_env, test_host, test_vshared,
-           test_fallback, test_auto, test_time)
+           test_fallback, test_auto, test_time, test_cycles)
 
 #else
 

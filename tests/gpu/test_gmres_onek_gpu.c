@@ -19,6 +19,14 @@
  *    bound (GMRES(300) and GMRES(60) on poisson2d:63: 9.6 and 1.9 MB), more
  *    than 8192 rows (n = 9000), ilu0, n above SPS_ONEKERNEL_MAX.
  * 3. Time per iteration, onekernel and classic, on poisson2d:63 (a '#' line).
+ * 4. The restarts on the device (every cycle in one launch:
+ *    SPS_GM_ONEK_CYCLES=1073741824; the one block's default is one cycle a
+ *    launch, gmres.c gm_cycles) against one cycle a launch
+ *    (SPS_GM_ONEK_CYCLES=1: gm_restart between launches): ntridiag n=1025 and poisson2d:32 GMRES(10), none and
+ *    Jacobi, and ntridiag n=1000 with row and column 500 empty and b's entry
+ *    there nonzero (its residual stagnates: the stop is made at a restart):
+ *    the same reason, iterations within 1, x within 1e-8 where converged,
+ *    else the true residuals within 1e-6 of each other; host syncs 2.
  * Without a device (or without CUDA) it prints one SKIP line. */
 #include "check.h"
 #include "internal.h"
@@ -286,17 +294,72 @@ static void test_time(void)
     sps_matrix_destroy(P);
 }
 
+/* ---- 4. restarts on the device ------------------------------------------------ */
+
+static void cycles_case(const char *name, const sps_matrix *A, const char *method, const char *pc, double *b)
+{
+    const int n = sps_matrix_rows(A);
+    char what[160];
+    snprintf(what, sizeof what, "gmres onekernel %s %s%s%s", name, method, pc ? "+" : "", pc ? pc : "");
+    job j = {"csr-vector", method, pc, "onekernel"};
+    setenv("SPS_GM_ONEK_CYCLES", "1", 1);
+    result o = solve_on(gctx, A, &j, b);
+    setenv("SPS_GM_ONEK_CYCLES", "1073741824", 1);
+    result e = solve_on(gctx, A, &j, b);
+    unsetenv("SPS_GM_ONEK_CYCLES");
+    if (T_STATUS(gctx, o.st, "%s, one cycle a launch", what) && T_STATUS(gctx, e.st, "%s", what)) {
+        const double d = e.in.reason > 0 ? t_rel_diff(e.x, o.x, n)
+                                         : fabs(e.in.true_rel_rnorm - o.in.true_rel_rnorm) / o.in.true_rel_rnorm;
+        T_OK(strcmp(e.engine, "onekernel") == 0 && e.in.engine_cluster == 0 && e.in.reason == o.in.reason &&
+                 llabs((long long)(e.in.iterations - o.in.iterations)) <= 1 && e.in.restarts > 0 && d <= 1e-8 &&
+                 e.in.host_syncs == 2,
+             "%s: restarts on the device: %s, %lld iterations, %lld restarts, %lld host syncs, x (true residual "
+             "where not converged) within %.1e of one cycle a launch's (%s, %lld, %lld syncs)",
+             what, sps_reason_str(e.in.reason), (long long)e.in.iterations, (long long)e.in.restarts,
+             (long long)e.in.host_syncs, d, sps_reason_str(o.in.reason), (long long)o.in.iterations,
+             (long long)o.in.host_syncs);
+    }
+    result_free(&o), result_free(&e);
+}
+
+static void test_cycles(void)
+{
+    sps_matrix *T = ntridiag(1025, 2.1), *P = NULL;
+    double *b = rhs(1025);
+    if (T) {
+        cycles_case("ntridiag n=1025", T, "gmres:restart=10", NULL, b);
+        cycles_case("ntridiag n=1025", T, "gmres:restart=10", "jacobi", b);
+    }
+    if (T_STATUS(hctx, sps_matrix_generate(hctx, "poisson2d:32", &P), "poisson2d:32")) {
+        cycles_case("poisson2d:32", P, "gmres:restart=10", NULL, b);
+        cycles_case("poisson2d:32", P, "gmres:restart=30", "jacobi", b);
+    }
+    t_triplets t = {0};
+    for (int i = 0; i < 1000; i++) {
+        if (i == 500) continue;
+        t_trip_add(&t, i, i, 2.1);
+        if (i > 0 && i - 1 != 500) t_trip_add(&t, i, i - 1, -1.3);
+        if (i < 999 && i + 1 != 500) t_trip_add(&t, i, i + 1, -0.7);
+    }
+    sps_matrix *E = t_trip_matrix(hctx, 1000, 1000, &t);
+    b[500] = 1.0;
+    if (E) cycles_case("ntridiag n=1000, row 500 empty, b_500 = 1 (stagnates)", E, "gmres:restart=10", NULL, b);
+    sps_matrix_destroy(T), sps_matrix_destroy(P), sps_matrix_destroy(E);
+    free(b);
+}
+
 /* The engines are chosen here, not by the caller's environment. */
 /* The one block is this file's subject: the cluster kernel that auto takes
  * from SPS_GM_CLUSTER_MIN_ROWS rows (test_gmres_cluster_gpu.c) is off here. */
 static void test_clean_env(void)
 {
     unsetenv("SPS_ENGINE"), unsetenv("SPS_ONEKERNEL_MAX"), unsetenv("SPS_GM_ONEK_VSHARED");
+    unsetenv("SPS_GM_ONEK_CYCLES");
     unsetenv("SPS_GM_CLUSTER"), setenv("SPS_GM_CLUSTER_AUTO", "0", 1);
 }
 
 T_MAIN_GPU("GMRES on the one-kernel engine", gctx, hctx, test_clean_env, test_tridiag, test_generated,
-           test_real, test_vshared, test_fallback, test_time)
+           test_real, test_vshared, test_fallback, test_time, test_cycles)
 
 #else
 

@@ -14,6 +14,8 @@
 using std::min;
 /* the read-only cache's load: a plain one */
 template <class T> inline T __ldg(const T *p) { return *p; }
+/* the L2-only load: a plain one */
+template <class T> inline T __ldcg(const T *p) { return *p; }
 struct dim3 {
     unsigned x = 1, y = 1, z = 1;
     dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}

@@ -137,6 +137,9 @@ static void host_steps(const mat &A, const double *dinv, gm_all &s, int j0, int 
 }
 
 static int reorth_steps; /* second passes the host took (over all cases) */
+/* The cycles a launch runs (cycles_case: more than one, restarting on the
+ * device), x and b for its restarts. */
+static gc_cycles emu_cy = {1, nullptr, nullptr};
 
 template <bool JAC, int R>
 static void emu_kernel(const mat &A, int dia, const double *dinv, gm_all &s, int j0, int kc)
@@ -148,7 +151,7 @@ static void emu_kernel(const mat &A, int dia, const double *dinv, gm_all &s, int
     sps_kstate *st = &s.st;
     sps_gm_state *gs = &s.gs;
     emu_run_block(OKT, (size_t)n + 5 * (size_t)m + 3 + (size_t)kc * n,
-                  [&] { k_gm_onekernel<JAC, R>(n, m, j0, kc, rows, V, gg, dinv, st, gs, hist); });
+                  [&] { k_gm_onekernel<JAC, R>(n, m, j0, kc, rows, V, gg, dinv, st, gs, hist, emu_cy); });
 }
 
 /* The cluster kernel over C emulated blocks of B fibers (gc_pick's shapes). */
@@ -172,13 +175,15 @@ static void emu_cluster(const mat &A, int dia, const double *dinv, gm_all &s, in
         if (emu_prof) {
             const gc_prof pf = {emu_prof->data(), (int)(emu_prof->size() / (GC_CMAX * SPS_GCP_SLOTS))};
             emu_run_cluster(
-                C, B, dyn, [&] { k_gm_cluster<JAC, B, R, true>(n, m, j0, kc, L, rows, V, gg, dinv, st, gs, hist, pf); },
+                C, B, dyn,
+                [&] { k_gm_cluster<JAC, B, R, true>(n, m, j0, kc, L, rows, V, gg, dinv, st, gs, hist, pf, emu_cy); },
                 64);
             prof_cases++;
             return;
         }
     emu_run_cluster(
-        C, B, dyn, [&] { k_gm_cluster<JAC, B, R>(n, m, j0, kc, L, rows, V, gg, dinv, st, gs, hist, gc_prof{nullptr, 0}); },
+        C, B, dyn,
+        [&] { k_gm_cluster<JAC, B, R>(n, m, j0, kc, L, rows, V, gg, dinv, st, gs, hist, gc_prof{nullptr, 0}, emu_cy); },
         64);
 }
 
@@ -311,6 +316,74 @@ static void run_case(const char *name, const mat &A, int dia, int jac, int m, in
     ok ? nok++ : nfail++;
 }
 
+/* x += [D^-1] V y with y = R^-1 g over the state's kdim columns (gm_end_cycle). */
+static void end_cycle(gm_all &s, std::vector<double> &x, const double *dinv)
+{
+    sps__gm_solve(&s.gs, s.kgm());
+    for (int i = 0; i < s.n; i++) {
+        double t = 0.0;
+        for (int64_t c = 0; c < s.gs.kdim; c++) t += s.V[(size_t)c * s.n + i] * s.y[c];
+        x[i] += dinv ? dinv[i] * t : t;
+    }
+}
+
+/* Whole solves: the host's cycles (host_steps, then gm_restart: end_cycle,
+ * r = b - A x, the SPS_GM_RESTART finish, v_0 = r / g[0]) against the one
+ * kernel or the cluster kernel restarting on the device (emu_cy: up to 1000 cycles a launch), then
+ * the caller's gm_restart (end_cycle: nothing where the device stopped at a
+ * restart, kdim 0). The state (iterations, restarts, stop, reason), the
+ * history and x within 1e-9; a second run bitwise the first. maxit or rtol
+ * so that the solve spans several cycles; stag > 0: a stagnation window of
+ * that many cycles (0: off). */
+static void cycles_case(const char *name, const mat &A, int dia, int jac, int m, int64_t maxit, double rtol,
+                        int64_t stag = 0)
+{
+    const int n = A.n;
+    std::vector<double> dv(n, 1.0), b(n);
+    for (int i = 0; i < n; i++) {
+        b[i] = sps__gm_bench_val((uint64_t)i, 7);
+        for (int p = A.rp[i]; p < A.rp[i + 1]; p++)
+            if (A.ci[p] == i) dv[i] = 1.0 / A.v[p];
+    }
+    const double *dinv = jac ? dv.data() : nullptr;
+    gm_all h = start(A, m, maxit, rtol);
+    if (stag > 0) h.gs.stag_win = stag;
+    gm_all e = h, e2 = h;
+    std::vector<double> xh(n, 0.0), xe(n, 0.0), xe2(n, 0.0), r(n);
+    for (;;) {
+        host_steps(A, dinv, h, 0, m);
+        end_cycle(h, xh, dinv);
+        if (h.st.stop) break;
+        host_spmv(A, xh.data(), r.data());
+        double rr = 0.0;
+        for (int i = 0; i < n; i++) r[i] = b[i] - r[i], rr += r[i] * r[i];
+        sps__gm_finish(SPS_GM_RESTART, &h.st, &h.gs, &rr, h.kgm());
+        if (h.st.stop) break;
+        for (int i = 0; i < n; i++) h.V[i] = r[i] / h.g[0];
+    }
+    gm_all *es[2] = {&e, &e2};
+    std::vector<double> *xs[2] = {&xe, &xe2};
+    for (int q = 0; q < 2; q++) {
+        emu_cy = gc_cycles{1000, xs[q]->data(), b.data()};
+        if (jac) emu_pick<true>(A, dia, dinv, *es[q], 0, std::min(m, 3));
+        else emu_pick<false>(A, dia, dinv, *es[q], 0, std::min(m, 3));
+        emu_cy = gc_cycles{1, nullptr, nullptr};
+        end_cycle(*es[q], *xs[q], dinv);
+    }
+    const int64_t it = h.st.iter;
+    const bool same_state = e.st.iter == it && e.st.restarts == h.st.restarts && e.st.stop == h.st.stop &&
+                            e.st.reason == h.st.reason;
+    const double dh = vdiff(e.hist.data() + 1, h.hist.data() + 1, (size_t)it), dx = vdiff(xe.data(), xh.data(), n);
+    const bool bit = xe == xe2 && same_all(e, e2);
+    const bool ok = same_state && dh <= 1e-9 && dx <= 1e-9 && bit && h.st.restarts > 0;
+    printf("%s %s (cycles) C=%d n=%d m=%d %s%s: %lld iterations (host %lld), %lld restarts (host %lld), reason %lld "
+           "(host %lld); diff hist %.1e x %.1e; bitwise %d\n",
+           ok ? "ok  " : "FAIL", name, emu_C, n, m, dia ? "dia" : "csr", jac ? "+jacobi" : "", (long long)e.st.iter,
+           (long long)it, (long long)e.st.restarts, (long long)h.st.restarts, (long long)e.st.reason,
+           (long long)h.st.reason, dh, dx, (int)bit);
+    ok ? nok++ : nfail++;
+}
+
 /* ntridiag(-1.3, 2.1, -0.7) with row and column 0 full (0.4 / n): one long
  * row that reads every block's z, and a column every block's rows read. CSR. */
 static mat arrow(int n)
@@ -388,6 +461,23 @@ static void small_cases(void)
     run_case("near the identity", near, 0, 0, 20, 2000, 1e-14, 0);
 }
 
+/* Several cycles a launch (both kernels): converged at a step; maxit 37
+ * (rtol 1e-16 is never met) at step 7 of the fourth cycle; stagnation,
+ * decided at a restart (the empty row's component of b stays in the
+ * residual). */
+static void all_cycles(int quick)
+{
+    cycles_case("ntridiag", tri(33, -1.3, 2.1, -0.7), 0, 0, 5, 2000, 1e-10);
+    cycles_case("ntridiag", tri(33, -1.3, 2.1, -0.7), 1, 1, 4, 2000, 1e-10);
+    cycles_case("ntridiag (maxit 37)", tri(31, -1.3, 2.1, -0.7), 0, 1, 10, 37, 1e-16);
+    cycles_case("arrow", arrow(33), 0, 0, 6, 2000, 1e-10);
+    cycles_case("empty row 5 (stagnates)", empty_row(32, 5), 0, 1, 4, 2000, 1e-12, 2);
+    if (!quick) {
+        cycles_case("5-point band k=63", band5(3969, 63), 1, 0, 10, 2000, 1e-8);
+        cycles_case("5-point band k=63", band5(3969, 63), 0, 1, 8, 2000, 1e-8);
+    }
+}
+
 /* The cluster kernel's cases, with C blocks. */
 static void cluster_cases(int C, int quick)
 {
@@ -395,6 +485,7 @@ static void cluster_cases(int C, int quick)
     small_cases();
     run_case("arrow (one row of n entries)", arrow(33), 0, 1, 10, 2000, 1e-10, 0);
     run_case("empty row 5", empty_row(32, 5), 0, 0, 10, 2000, 1e-10, 0);
+    all_cycles(quick);
     if (!quick) {
         const mat t1025 = tri(1025, -1.3, 2.1, -0.7);
         run_case("ntridiag", t1025, 1, 1, 8, 2000, 1e-10, 0);
@@ -414,6 +505,7 @@ int main(int argc, char **argv)
     if (oneblock) {
         small_cases();
         run_case("ntridiag", t1025, 0, 0, 8, 2000, 1e-10, 0);
+        all_cycles(quick);
     }
     if (oneblock && !quick) {
         const mat t3000 = tri(3000, -1.3, 2.1, -0.7), t5000 = tri(5000, -1.3, 2.1, -0.7),
