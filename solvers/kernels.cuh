@@ -87,17 +87,30 @@ __global__ void __launch_bounds__(TPB) k_reduce_finish(const sps_kstate *st, int
     f(v);
 }
 
+/* The device's opt-in dynamic shared memory limit and kernel K's
+ * attributes; false (the error cleared) where it cannot say. */
+template <typename K>
+bool onek_limits(K kernel, int *lim, cudaFuncAttributes *fa)
+{
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(lim, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
+        cudaFuncGetAttributes(fa, kernel) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return true;
+}
+
 /* The one-kernel engine's dynamic shared memory for k vectors of n doubles,
  * if the device allows it for the kernel K beside K's static shared memory
  * (the attribute is set for K); else 0: K's global-memory variant runs. */
 template <typename K>
 size_t onek_smem_bytes(K kernel, size_t bytes)
 {
-    int dev = 0, lim = 0;
+    int lim = 0;
     cudaFuncAttributes fa;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&lim, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
-        cudaFuncGetAttributes(&fa, kernel) != cudaSuccess || bytes + fa.sharedSizeBytes > (size_t)lim ||
+    if (!onek_limits(kernel, &lim, &fa) || bytes + fa.sharedSizeBytes > (size_t)lim ||
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess) {
         cudaGetLastError(); /* not an error: the global-memory variant runs */
         return 0;
@@ -110,14 +123,9 @@ size_t onek_smem_bytes(K kernel, size_t bytes)
 template <typename K>
 size_t onek_room(K kernel, size_t bytes)
 {
-    int dev = 0, lim = 0;
+    int lim = 0;
     cudaFuncAttributes fa;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&lim, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
-        cudaFuncGetAttributes(&fa, kernel) != cudaSuccess || bytes + fa.sharedSizeBytes >= (size_t)lim) {
-        cudaGetLastError();
-        return 0;
-    }
+    if (!onek_limits(kernel, &lim, &fa) || bytes + fa.sharedSizeBytes >= (size_t)lim) return 0;
     return (size_t)lim - fa.sharedSizeBytes - bytes;
 }
 
