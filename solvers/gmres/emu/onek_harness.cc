@@ -464,7 +464,8 @@ static void small_cases(void)
 /* Several cycles a launch (both kernels): converged at a step; maxit 37
  * (rtol 1e-16 is never met) at step 7 of the fourth cycle; stagnation,
  * decided at a restart (the empty row's component of b stays in the
- * residual). */
+ * residual); GMRES(70), whose triangle R (2485 entries) does not fit the
+ * solve's scratch (go_solve reads H itself). */
 static void all_cycles(int quick)
 {
     cycles_case("ntridiag", tri(33, -1.3, 2.1, -0.7), 0, 0, 5, 2000, 1e-10);
@@ -472,6 +473,7 @@ static void all_cycles(int quick)
     cycles_case("ntridiag (maxit 37)", tri(31, -1.3, 2.1, -0.7), 0, 1, 10, 37, 1e-16);
     cycles_case("arrow", arrow(33), 0, 0, 6, 2000, 1e-10);
     cycles_case("empty row 5 (stagnates)", empty_row(32, 5), 0, 1, 4, 2000, 1e-12, 2);
+    cycles_case("ntridiag (maxit 150, R read from H)", tri(150, -1.3, 2.1, -0.7), 0, 0, 70, 150, 1e-16);
     if (!quick) {
         cycles_case("5-point band k=63", band5(3969, 63), 1, 0, 10, 2000, 1e-8);
         cycles_case("5-point band k=63", band5(3969, 63), 0, 1, 8, 2000, 1e-8);
