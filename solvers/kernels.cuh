@@ -199,9 +199,10 @@ struct onek_A {
 };
 
 /* Rows i_k = threadIdx.x + k OKT (k < R, those below n) of the operator's
- * device rows times x (in shared memory: every caller's is), into s[k]: each row's terms in onek_row's order (so
+ * device rows times x, into s[k]: each row's terms in onek_row's order (so
  * bitwise its sums, wherever an entry is read from), the R rows' loads
- * interleaved. */
+ * interleaved. x is in shared memory (every caller's is; the staged loops
+ * load it as such). */
 template <int R>
 __device__ __forceinline__ void onek_rows(const onek_A &S, const double *x, int n, double (&s)[R])
 {
