@@ -42,7 +42,11 @@
  * cluster as auto picks it: solved once plainly, then twice with the profile
  * on (gmres.h sps_gm_prof: k_gm_cluster<false, B, 1, true>, B = 256 or 512,
  * clock64 at each phase boundary, thread 0 of every block), the last run's
- * records kept. Checks that both profiled solves give bitwise the plain one's
+ * records kept, all three one cycle a launch (SPS_GM_ONEK_CYCLES=1: the
+ * profiling instantiation restarts through gm_restart between launches);
+ * then once as by default (the restarts on the device: its us per
+ * iteration, against the steps' median, is what a restart costs there).
+ * Checks that both profiled solves give bitwise the plain one's
  * iterations, reason and x, and that every block's marks rise within each
  * step. Prints the clock (block 0's clock64 over %globaltimer, and the
  * nominal one), then per phase: block 0's median and max cycles over the
@@ -519,7 +523,7 @@ static int gcp_report(const char *spec, int m, sps_idx n, const sps_solve_info *
            "other cluster launches %d\n",
            spec, m, (long long)n, i1->engine ? i1->engine : "?", i1->engine_cluster, p->launches, p->C, p->B,
            p->other);
-    printf("us/iteration (iterate_ms / iterations): plain %.2f, profiled %.2f\n",
+    printf("us/iteration (iterate_ms / iterations), one cycle a launch: plain %.2f, profiled %.2f\n",
            i0->iterations ? 1e3 * i0->iterate_ms / (double)i0->iterations : 0.0,
            i1->iterations ? 1e3 * i1->iterate_ms / (double)i1->iterations : 0.0);
     if (p->launches < 1 || p->C < 1) {
@@ -592,7 +596,8 @@ static int gcp_run(sps_context *ctx, sps_matrix *A, const char *spec, int m)
     if (!rc && (sps_solver_create(ctx, &s) != SPS_OK || sps_solver_set_method(s, SPS_GMRES) != SPS_OK ||
                 sps_solver_set_restart(s, m) != SPS_OK || sps_solver_set_engine(s, "onekernel") != SPS_OK))
         rc = tool_fail("gm_bench", ctx, "solver");
-    sps_solve_info i0, i1;
+    sps_solve_info i0, i1, id;
+    setenv("SPS_GM_ONEK_CYCLES", "1", 1);
     if (!rc) rc = gcp_solve(ctx, s, op, b, x0, n, &i0, NULL, 0, NULL);
     const int cap = rc ? 0 : (int)i0.iterations + 2;
     long long *rec = cap ? calloc((size_t)cap * SPS_GM_CLUSTER_CMAX * SPS_GCP_SLOTS, sizeof *rec) : NULL;
@@ -603,7 +608,11 @@ static int gcp_run(sps_context *ctx, sps_matrix *A, const char *spec, int m)
         rc = gcp_solve(ctx, s, op, b, x, n, &i1, &prof, cap, rec);
         if (!rc) gcp_same(r ? "profiled run 2" : "profiled run 1", &i0, x0, &i1, x, n);
     }
+    unsetenv("SPS_GM_ONEK_CYCLES");
     if (!rc) rc = gcp_report(spec, m, n, &i0, &i1, &prof, rec);
+    if (!rc && !(rc = gcp_solve(ctx, s, op, b, x, n, &id, NULL, 0, NULL)))
+        printf("the default (restarts on the device): %.2f us/iteration, %lld iterations, %lld host syncs\n",
+               id.per_iter_ms * 1e3, (long long)id.iterations, (long long)id.host_syncs);
     sps_solver_destroy(s);
     sps_operator_destroy(op);
     free(b), free(x0), free(x), free(rec);
