@@ -197,14 +197,15 @@ struct gc_cycles {
 };
 
 /* y = R^-1 g over the cycle's kd columns (sps__gm_solve's column-oriented
- * order, so bitwise its y; yw: g's copy, worked on), by a block of B threads.
- * R's triangle is copied to red (nred doubles) first where it fits: one
- * wait for its loads instead of one a column. H (column-major, ld m + 1) is
- * read past L1 (__ldcg): the cluster kernel's block 0 wrote it. */
+ * order, so bitwise its y; yw: g's copy, worked on), by a block of B threads,
+ * H and g from gm. R's triangle is copied to red (nred doubles) first where
+ * it fits: one wait for its loads instead of one a column. H (column-major,
+ * ld m + 1) is read past L1 (__ldcg): the cluster kernel's block 0 wrote it. */
 template <int B>
-__device__ __forceinline__ void go_solve(int kd, int m, const double *H, const double *g, double *yw, double *y,
-                                         double *red, int nred)
+__device__ __forceinline__ void go_solve(int kd, int m, const sps_kgm &gm, double *yw, double *y, double *red,
+                                         int nred)
 {
+    const double *H = gm.H, *g = gm.g;
     const int t = (int)threadIdx.x;
     const size_t ld = (size_t)m + 1;
     const bool pk = (long long)kd * (kd + 1) / 2 <= (long long)nred;
@@ -247,13 +248,13 @@ __device__ __forceinline__ void go_spmv(const sps_dev_rows &A, const double *z, 
  * (gc_restart says why that suits the caller). */
 template <bool JAC, int R>
 __device__ __forceinline__ void go_restart(int n, int m, int kc, const sps_dev_rows &A, double *V, double *Vs,
-                                           const double *H, gc_cycles cy, const double *dinv, double *z,
-                                           double *yw, double *y, double *red, int *flag, sps_kstate &st,
-                                           sps_gm_state &gs, const sps_kgm &sm)
+                                           gc_cycles cy, const double *dinv, double *z, double *yw, double *y,
+                                           double *red, int *flag, sps_kstate &st, sps_gm_state &gs,
+                                           const sps_kgm &sm)
 {
     const int t = (int)threadIdx.x;
     __syncthreads(); /* H's last column written */
-    go_solve<OKT>((int)gs.kdim, m, H, sm.g, yw, y, red, GO_RCOL * 32);
+    go_solve<OKT>((int)gs.kdim, m, sm, yw, y, red, GO_RCOL * 32);
     const int kd = (int)gs.kdim;
 #pragma unroll
     for (int k = 0; k < R; k++) {
@@ -349,7 +350,7 @@ __global__ void __launch_bounds__(OKT) k_gm_onekernel(int n, int m, int j0, int 
             /* a full cycle and the state goes on: the restart here, up to
              * cy.max cycles a launch (as the cluster kernel) */
             if (flag[0] || cycle >= cy.max) break;
-            go_restart<JAC, R>(n, m, kc, A, V, Vs, gg.H, cy, dinv, z, h2, col, red, flag, st, gs, sm);
+            go_restart<JAC, R>(n, m, kc, A, V, Vs, cy, dinv, z, h2, col, red, flag, st, gs, sm);
             if (flag[0]) break;
             cycle++;
             j = -1; /* the next cycle's step 0 */
@@ -601,22 +602,22 @@ struct gc_marks {
     }
 };
 
-/* What gc_restart works on: the kernel's cluster, its slice of the rows,
- * the basis (global and shared), H (global, column-major, ld m + 1), x, b,
- * D^-1, the published buffers and the block's shared scratch. */
+/* What gc_restart works on: the block's slice of the rows, the basis
+ * (global and shared), x, b, D^-1, the published buffers, the block's shared
+ * scratch and the small arrays (sm: H in global memory, column-major, ld
+ * m + 1; g, cs, sn in the block's shared memory). */
 struct gc_rs {
     int rank, C, m, L, lo, nr, kc;
     double *Vg;
     size_t ldg;
     double *Vs;
     size_t lds;
-    const double *H;
     double *x;
     const double *b;
     const double *dinv;
     const double *const *wr;
     double *const *pr;
-    double *in, *red, *sh, *yw, *y, *g, *wb, *zl;
+    double *in, *red, *sh, *yw, *y, *wb, *zl;
     int *flag;
     sps_kgm sm;
 };
@@ -645,7 +646,7 @@ __device__ __forceinline__ void gc_restart(const gc_rs c, const sps_dev_rows A, 
     double w[R];
     cl.sync(); /* R1: block 0's column of H written, every block past its last read of wb and the inbox */
     const int kd = (int)gs.kdim; /* y = R^-1 g (every block the same) */
-    go_solve<B>(kd, c.m, c.H, c.g, c.yw, c.y, c.red, GO_RCOL * (B / 32));
+    go_solve<B>(kd, c.m, c.sm, c.yw, c.y, c.red, GO_RCOL * (B / 32));
 #pragma unroll
     for (int k = 0; k < R; k++) {
         const int i = t + k * B;
@@ -678,7 +679,7 @@ __device__ __forceinline__ void gc_restart(const gc_rs c, const sps_dev_rows A, 
     }
     __syncthreads();
     if (c.flag[0]) return;
-    const double g0 = c.g[0];
+    const double g0 = c.sm.g[0];
 #pragma unroll
     for (int k = 0; k < R; k++) {
         const int i = t + k * B;
@@ -809,8 +810,8 @@ __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int k
              * GMRES(30), C = 16, one cycle a launch: 18.1 us an iteration
              * against 17.1). */
             if (flag[0] || cycle >= cy.max) break;
-            gc_restart<JAC, B, R>(gc_rs{rank, C, m, L, lo, nr, kc, Vg, ldg, Vs, lds, gg.H, cy.x, cy.b, dinv, wr, pr,
-                                        in, red, sh, h2, col, g, wb, zl, flag, sm},
+            gc_restart<JAC, B, R>(gc_rs{rank, C, m, L, lo, nr, kc, Vg, ldg, Vs, lds, cy.x, cy.b, dinv, wr, pr, in,
+                                        red, sh, h2, col, wb, zl, flag, sm},
                                   A, &st, &gs);
             if (flag[0]) break;
             hn = 1.0; /* wb holds v_0 itself */

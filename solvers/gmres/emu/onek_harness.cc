@@ -100,6 +100,15 @@ static void host_spmv(const mat &A, const double *x, double *y)
     }
 }
 
+/* The host ops' workspace over s (red: the reduction's one sum). */
+static void host_ws(gm_all &s, double *red, sps_kws &w, sps_gm_ws &g)
+{
+    memset(&w, 0, sizeof w);
+    w.n = s.n, w.st = &s.st, w.ms = &s.gs, w.hist = s.hist.data(), w.red = red, w.nsum = 1;
+    memset(&g, 0, sizeof g);
+    g.V = s.V.data(), g.gm = s.kgm(), g.m = s.m;
+}
+
 /* gm_iterate's steps j0 .. jend-1 on the host ops; stops with the state. */
 static void host_steps(const mat &A, const double *dinv, gm_all &s, int j0, int jend)
 {
@@ -107,11 +116,8 @@ static void host_steps(const mat &A, const double *dinv, gm_all &s, int j0, int 
     const int n = s.n, m = s.m;
     double red[8] = {0};
     sps_kws w;
-    memset(&w, 0, sizeof w);
-    w.n = n, w.st = &s.st, w.ms = &s.gs, w.hist = s.hist.data(), w.red = red, w.nsum = 1;
     sps_gm_ws g;
-    memset(&g, 0, sizeof g);
-    g.V = s.V.data(), g.gm = s.kgm(), g.m = m;
+    host_ws(s, red, w, g);
     for (int j = j0; j < jend && !s.st.stop; j++) {
         const double *vj = s.V.data() + (size_t)j * n, *z = vj;
         if (dinv) {
@@ -316,15 +322,17 @@ static void run_case(const char *name, const mat &A, int dia, int jac, int m, in
     ok ? nok++ : nfail++;
 }
 
-/* x += [D^-1] V y with y = R^-1 g over the state's kdim columns (gm_end_cycle). */
+/* gm_end_cycle on the host ops: y = R^-1 g over the state's kdim columns,
+ * x += [D^-1] V y. */
 static void end_cycle(gm_all &s, std::vector<double> &x, const double *dinv)
 {
-    sps__gm_solve(&s.gs, s.kgm());
-    for (int i = 0; i < s.n; i++) {
-        double t = 0.0;
-        for (int64_t c = 0; c < s.gs.kdim; c++) t += s.V[(size_t)c * s.n + i] * s.y[c];
-        x[i] += dinv ? dinv[i] * t : t;
-    }
+    const sps_gm_ops *go = &sps__gm_ops_host;
+    double red[8] = {0};
+    sps_kws w;
+    sps_gm_ws g;
+    host_ws(s, red, w, g);
+    go->solve(&w, &g);
+    go->update(&w, &g, x.data(), dinv, nullptr);
 }
 
 /* Whole solves: the host's cycles (host_steps, then gm_restart: end_cycle,
