@@ -288,16 +288,33 @@ __device__ __forceinline__ void onek_rows(const sps_dev_rows &A, const double *x
  * launch reads them again, and these loads then come from shared memory
  * instead of L2.
  *   DIA: all ndiag x n values (nval = ndiag n), or none.
- *   CSR: the columns of entries [0, ncol) as 16-bit numbers (n <= 65536),
- *        then the values of entries [0, nval): columns first, as 2 bytes of
- *        room save 4 bytes of L2 reads where a value's 8 save 8.
+ *   CSR with a DIA view (sps_dev_rows.view_ndiag, view > 0): the rows as
+ *        DIA over the view's diagonals, all of them (nval = view n), where
+ *        they fit and take at most ONEK_VIEW_SLOTS slots per entry; the
+ *        launch's prologue scatters the entries into zeroed slots
+ *        (onek_stage_to). The SpMV then reads no column index and every
+ *        load is a warp's consecutive words. Each row's entries come in
+ *        the same order (columns ascending are diagonals ascending); the
+ *        slots the CSR lacks add 0 * x[c], which changes no sum while x is
+ *        finite (a sum from +0.0 by fused multiply-adds is never -0.0), so
+ *        the sums are bitwise the CSR's then; an Inf in x makes NaN there.
+ *   CSR otherwise: the columns of entries [0, ncol) as 16-bit numbers (n <=
+ *        65536), then the values of entries [0, nval): columns first, as 2
+ *        bytes of room save 4 bytes of L2 reads where a value's 8 save 8.
  * Layout: nval doubles, then ncol unsigned shorts. The same entries in the
  * same order: bitwise the same sums. SPS_ONEK_VALS=0 stages nothing;
- * SPS_ONEK_STAGE_MAX=B caps the room at B bytes, and stages a CSR operator
- * below ONEK_STAGE_MIN too (tests: a partial or whole stage). */
+ * SPS_ONEK_VIEW=0 stages no view; SPS_ONEK_STAGE_MAX=B caps the room at B
+ * bytes, and stages a CSR operator below ONEK_STAGE_MIN too (tests: a
+ * partial or whole stage). */
 struct onek_stage {
     sps_idx nval, ncol;
+    int view;                    /* CSR as DIA: its diagonals (0: no view) */
+    sps_idx off[SPS_VIEW_DIAGS]; /* ... ascending */
 };
+
+/* A view takes at most this many slots per CSR entry (auto's small dia rule,
+ * spmv/select.c dia_small_max_slots). */
+constexpr double ONEK_VIEW_SLOTS = 1.5;
 
 /* A CSR operator whose entries take fewer bytes than this is not staged:
  * beside a small stage L1 holds them as well, and the stage's loads cost
@@ -313,7 +330,7 @@ inline size_t onek_stage_bytes(const onek_stage &g)
 
 inline onek_stage onek_stage_plan(const sps_dev_rows &A, size_t room)
 {
-    onek_stage g = {0, 0};
+    onek_stage g = {};
     const char *f = getenv("SPS_ONEK_VALS"), *cap = getenv("SPS_ONEK_STAGE_MAX");
     if (f && !strcmp(f, "0")) return g;
     if (cap && strtoull(cap, NULL, 10) < room) room = (size_t)strtoull(cap, NULL, 10);
@@ -321,7 +338,17 @@ inline onek_stage onek_stage_plan(const sps_dev_rows &A, size_t room)
         if ((size_t)A.nnz * sizeof(double) <= room) g.nval = A.nnz;
         return g;
     }
-    if (A.kind != SPS_ROWS_CSR || A.n > 65536 || A.nnz <= 0) return g;
+    if (A.kind != SPS_ROWS_CSR || A.nnz <= 0) return g;
+    const char *vw = getenv("SPS_ONEK_VIEW");
+    const size_t slots = (size_t)A.view_ndiag * (size_t)A.n;
+    if (A.view_ndiag > 0 && A.view_ndiag <= SPS_VIEW_DIAGS && A.view_off && !(vw && !strcmp(vw, "0")) &&
+        slots * sizeof(double) <= room && (double)slots <= ONEK_VIEW_SLOTS * (double)A.nnz) {
+        g.nval = (sps_idx)slots;
+        g.view = (int)A.view_ndiag;
+        for (int d = 0; d < g.view; d++) g.off[d] = A.view_off[d];
+        return g;
+    }
+    if (A.n > 65536) return g;
     if (!cap && (size_t)A.nnz * (sizeof(double) + sizeof(sps_idx)) < ONEK_STAGE_MIN) return g;
     const size_t nnz = (size_t)A.nnz, nc = room / sizeof(unsigned short);
     g.ncol = (sps_idx)(nc < nnz ? nc : nnz);
@@ -330,11 +357,44 @@ inline onek_stage onek_stage_plan(const sps_dev_rows &A, size_t room)
     return g;
 }
 
+/* A CSR's DIA view (g.view > 0) in dst: the slots zeroed, then each row's
+ * entries in their diagonals' slots (a row's columns ascend, so its
+ * diagonal index only grows), by the row's thread; the diagonals in shared
+ * memory. Returns the rows as DIA, read there. */
+__device__ __forceinline__ onek_A onek_view_to(const sps_dev_rows &A, double *dst, const onek_stage &g)
+{
+    __shared__ sps_idx voff[SPS_VIEW_DIAGS];
+    const int t = (int)threadIdx.x, n = (int)A.n;
+#pragma unroll
+    for (int q = 0; q < SPS_VIEW_DIAGS; q++) /* constant indices: the parameter's words read in place */
+        if (t == q) voff[q] = g.off[q];
+    for (sps_idx i = t; i < g.nval; i += OKT) dst[i] = 0.0;
+    __syncthreads();
+    for (int i = t; i < n; i += OKT) {
+        int d = 0;
+        const sps_idx e = A.row_ptr[i + 1];
+        for (sps_idx j = A.row_ptr[i]; j < e; j++) {
+            const sps_idx o = A.col_idx[j] - i;
+            while (d + 1 < g.view && voff[d] < o) d++; /* found: the view lists every diagonal */
+            dst[(size_t)d * (size_t)n + (size_t)i] = A.val[j];
+        }
+    }
+    sps_dev_rows B = A;
+    B.kind = SPS_ROWS_DIA;
+    B.ndiag = g.view;
+    B.nnz = g.nval;
+    B.max_row = g.view;
+    B.off = voff;
+    B.val = dst;
+    return onek_A{B, NULL, NULL, 0, 0};
+}
+
 /* Every thread copies its share of the staged entries to dst (the plan's
  * onek_stage_bytes of room); returns the rows reading them there. The
  * caller's barrier follows. */
-__device__ __forceinline__ onek_A onek_stage_to(const sps_dev_rows &A, double *dst, onek_stage g)
+__device__ __forceinline__ onek_A onek_stage_to(const sps_dev_rows &A, double *dst, const onek_stage &g)
 {
+    if (g.view) return onek_view_to(A, dst, g);
     unsigned short *sc = (unsigned short *)(dst + g.nval);
     for (sps_idx i = threadIdx.x; i < g.nval; i += OKT) dst[i] = A.val[i];
     if (A.kind == SPS_ROWS_DIA) { /* the plain loads of the loop below, from here */

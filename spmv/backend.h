@@ -61,6 +61,8 @@ enum { SPS_ROWS_CSR = 1, SPS_ROWS_DIA = 2 };
  * takes at most 16384 by default, and the pass costs 1 ms per 4M rows of
  * every large build. */
 #define SPS_DEV_ROWS_COUNTED 65536
+/* The most diagonals a CSR's DIA view (sps_dev_rows.view_ndiag) lists. */
+#define SPS_VIEW_DIAGS 32
 typedef struct sps_dev_rows {
     int kind;                         /* SPS_ROWS_CSR or SPS_ROWS_DIA */
     sps_idx n;                        /* rows = columns */
@@ -71,6 +73,12 @@ typedef struct sps_dev_rows {
     const sps_idx *row_ptr, *col_idx; /* CSR: n + 1, nnz (columns ascending in a row) */
     const sps_idx *off;               /* DIA: ndiag offsets, ascending */
     const double *val;                /* CSR: nnz; DIA: val[d * n + row] */
+    sps_idx view_ndiag;               /* CSR: its distinct diagonals (column - row) where there
+                                         are at most SPS_VIEW_DIAGS and n <= SPS_ONEK_AUTO_MAX,
+                                         else 0: the one-kernel engine may stage the rows as
+                                         DIA (solvers/kernels.cuh onek_stage) */
+    const sps_idx *view_off;          /* CSR: those diagonals ascending, in HOST memory (the
+                                         launchers read them; no kernel does) */
 } sps_dev_rows;
 
 /* The bounds within which auto's engine (solvers/engine.c) runs a solve as

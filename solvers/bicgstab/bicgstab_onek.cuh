@@ -333,7 +333,7 @@ bool bicg_onek_regs_try(cudaStream_t s, const onek_bicg &a)
     int xs = 1;
     if (onek_stage_bytes(all) > onek_stage_bytes(g)) g = all, xs = 0;
     size_t sm = onek_smem_bytes(k_bicg_onek_regs<JAC, R>, vec + (xs ? xb : 0) + onek_stage_bytes(g));
-    if (!sm) g = onek_stage{0, 0}, xs = 1, sm = onek_smem_bytes(k_bicg_onek_regs<JAC, R>, vec + xb);
+    if (!sm) g = onek_stage{}, xs = 1, sm = onek_smem_bytes(k_bicg_onek_regs<JAC, R>, vec + xb);
     if (!sm) return false;
     k_bicg_onek_regs<JAC, R><<<1, OKT, sm, s>>>(a, g, xs);
     return true;

@@ -201,11 +201,11 @@ bool cg_onek_try(cudaStream_t s, int n, const sps_dev_rows &A, double *x, double
 {
     const int k = MODE == OK_SHARED ? (JAC ? 4 : 3) : 1;
     const size_t vec = (size_t)k * (size_t)n * sizeof(double);
-    onek_stage g = {0, 0};
+    onek_stage g = {};
     if (MODE >= OK_REGS1) g = onek_stage_plan(A, onek_room(k_cg_onekernel<JAC, MODE>, vec));
     size_t sm = 0;
     if (onek_stage_bytes(g) && !(sm = onek_smem_bytes(k_cg_onekernel<JAC, MODE>, vec + onek_stage_bytes(g))))
-        g = onek_stage{0, 0};
+        g = onek_stage{};
     if (MODE != OK_GLOBAL && !sm) sm = onek_smem_bytes(k_cg_onekernel<JAC, MODE>, vec);
     if (MODE != OK_GLOBAL && !sm) return false;
     k_cg_onekernel<JAC, MODE><<<1, OKT, sm, s>>>(n, A, x, r, p, q, dinv, z, st, cs, hist, step, g);

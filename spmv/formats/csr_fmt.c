@@ -103,6 +103,34 @@ void sps__csr_dev_free(sps_csr_dev *d)
     memset(d, 0, sizeof *d);
 }
 
+/* The DIA view's diagonals (backend.h sps_dev_rows.view_ndiag) of a square A
+ * of at most SPS_ONEK_AUTO_MAX rows: one pass over the pattern, which stops
+ * at the first diagonal past SPS_VIEW_DIAGS (then no view). Without room for
+ * its marks there is no view either: the engine reads the CSR as before. */
+static void csr_view(const sps_csr *A, sps_csr_dev *d)
+{
+    d->view_ndiag = 0;
+    if (!A->row_ptr || !A->col_idx || A->nrows != A->ncols || A->nrows > SPS_ONEK_AUTO_MAX || A->nnz <= 0)
+        return;
+    const sps_idx n = A->nrows;
+    unsigned char *seen = sps__calloc(2 * (size_t)n, 1);
+    if (!seen) return;
+    int nd = 0;
+    for (sps_idx i = 0; i < n && nd <= SPS_VIEW_DIAGS; i++)
+        for (sps_idx j = A->row_ptr[i]; j < A->row_ptr[i + 1]; j++) {
+            unsigned char *m = seen + (A->col_idx[j] - i + n - 1);
+            if (!*m && ++nd > SPS_VIEW_DIAGS) break;
+            *m = 1;
+        }
+    if (nd <= SPS_VIEW_DIAGS) {
+        int q = 0;
+        for (sps_idx o = 0; o < 2 * n - 1; o++)
+            if (seen[o]) d->view_off[q++] = o - (n - 1);
+        d->view_ndiag = nd;
+    }
+    sps__free(seen);
+}
+
 sps_status sps__csr_dev_upload(sps_context *ctx, const sps_csr *A, int single, sps_csr_dev *d)
 {
     memset(d, 0, sizeof *d);
@@ -113,6 +141,7 @@ sps_status sps__csr_dev_upload(sps_context *ctx, const sps_csr *A, int single, s
     d->max_row = count ? 0 : SPS_IDX_MAX;
     for (sps_idx i = 0; count && i < A->nrows; i++)
         if (A->row_ptr[i + 1] - A->row_ptr[i] > d->max_row) d->max_row = A->row_ptr[i + 1] - A->row_ptr[i];
+    if (!single) csr_view(A, d);
     d->single = single;
     size_t rp = ((size_t)A->nrows + 1) * sizeof(sps_idx);
     size_t ci = (size_t)A->nnz * sizeof(sps_idx);
@@ -203,6 +232,8 @@ int sps__csr_fmt_dev_rows(const void *dev, sps_dev_rows *out)
     out->row_ptr = d->row_ptr;
     out->col_idx = d->col_idx;
     out->val = (const double *)d->val;
+    out->view_ndiag = d->view_ndiag;
+    out->view_off = d->view_ndiag ? d->view_off : NULL;
     return 1;
 }
 

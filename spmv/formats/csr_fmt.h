@@ -112,6 +112,8 @@ typedef struct sps_csr_dev {
     sps_idx *row_ptr, *col_idx;
     void *val;
     size_t bytes;       /* device bytes held */
+    sps_idx view_ndiag; /* sps_dev_rows.view_ndiag, and its diagonals (host memory) */
+    sps_idx view_off[SPS_VIEW_DIAGS];
 } sps_csr_dev;
 
 /* Allocate and fill d from A (d is zeroed first; freed on failure). */

@@ -9,6 +9,8 @@
  *    one row of n entries), poisson2d:63 and real SPD matrices; two runs
  *    bitwise equal; info->engine says "onekernel"; the three layouts
  *    (SPS_ONEK_LAYOUT: registers, shared, global memory) bitwise equal; the
+ *    staged entries (a CSR's DIA view, its columns and values, in part or
+ *    whole, none) bitwise equal; the
  *    dia backend's rows too; a backend without device rows (drm), a
  *    system above SPS_ONEKERNEL_MAX and ic0 (either order) fall back to
  *    classic, bitwise equal to it (GMRES's one kernel: test_gmres_onek_gpu.c).
@@ -32,6 +34,7 @@
 #include "internal.h"
 #include "core/gpu.h"
 #include "spmv/backend.h"
+#include "solvers/engine.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -126,6 +129,12 @@ static void onek_case(const char *name, const sps_matrix *A, const char *method,
         unsetenv("SPS_ONEK_VALS");
         T_OK(same(&g, &gv, n), "%s: values from global memory (SPS_ONEK_VALS=0) bitwise the default's", what);
         result_free(&gv);
+        /* a CSR's DIA view (the default where the rows have few diagonals:
+         * the tridiagonal and Poisson cases) against the CSR staged as such */
+        setenv("SPS_ONEK_VIEW", "0", 1);
+        result gw = solve_on(gctx, A, &gj, b);
+        T_OK(same(&g, &gw, n), "%s: no DIA view (SPS_ONEK_VIEW=0) bitwise the default's", what);
+        result_free(&gw);
         const long long nnz = (long long)sps_matrix_nnz(A);
         const long long caps[3] = {nnz, 2 * nnz + 8 * (nnz / 3), 10 * nnz};
         for (int c = 0; c < 3 && strcmp(csr[k], "dia") != 0; c++) {
@@ -138,6 +147,7 @@ static void onek_case(const char *name, const sps_matrix *A, const char *method,
                  what, cap);
             result_free(&gp);
         }
+        unsetenv("SPS_ONEK_VIEW");
         result_free(&g);
     }
     result_free(&ref);
@@ -162,6 +172,48 @@ static void fallback_case(const char *what, const sps_matrix *A, const job *j, c
     free(b);
 }
 
+
+/* The device rows' DIA view (backend.h view_ndiag): a CSR operator's
+ * distinct diagonals, ascending, where there are at most SPS_VIEW_DIAGS; none
+ * above that, nor for dia's own rows. */
+static void view_case(const char *name, const sps_matrix *A, const char *spmv, int nd, const sps_idx *off)
+{
+    sps_operator *op = NULL;
+    sps_dev_rows r;
+    if (!T_STATUS(gctx, sps_operator_create(gctx, A, spmv, NULL, &op), "view %s %s", name, spmv)) return;
+    if (T_OK(sps__engine_rows(op, &r), "view %s %s: device rows", name, spmv)) {
+        int same_off = r.view_ndiag == nd && (nd == 0 ? r.view_off == NULL : r.view_off != NULL);
+        for (int d = 0; same_off && d < nd; d++) same_off = r.view_off[d] == off[d];
+        T_OK(same_off, "view %s %s: %d diagonals listed (expected %d)", name, spmv, (int)r.view_ndiag, nd);
+    }
+    sps_operator_destroy(op);
+}
+
+static void test_view(void)
+{
+    sps_matrix *P = NULL;
+    if (T_STATUS(hctx, sps_matrix_generate(hctx, "poisson2d:63", &P), "poisson2d:63")) {
+        const sps_idx off[5] = {-63, -1, 0, 1, 63};
+        view_case("poisson2d:63", P, "csr-scalar", 5, off);
+        view_case("poisson2d:63", P, "csr-vector", 5, off);
+        view_case("poisson2d:63", P, "dia", 0, NULL);
+        sps_matrix_destroy(P);
+    }
+    const int sizes[] = {31, 32, 33, 1023, 1024, 1025};
+    for (int i = 0; i < 6; i++) {
+        char name[64];
+        const sps_idx off3[3] = {-1, 0, 1};
+        sps_matrix *T = tridiag(sizes[i], 2.1, 0), *W = tridiag(sizes[i], 4.0, 1);
+        snprintf(name, sizeof name, "tridiag n=%d", sizes[i]);
+        view_case(name, T, "csr-scalar", 3, off3);
+        /* the arrow: every diagonal of the matrix (2n - 1), one more than
+         * SPS_VIEW_DIAGS from n = 17 */
+        snprintf(name, sizeof name, "arrow n=%d", sizes[i]);
+        view_case(name, W, "csr-scalar", 0, NULL);
+        sps_matrix_destroy(T);
+        sps_matrix_destroy(W);
+    }
+}
 
 static void test_onekernel(void)
 {
@@ -556,7 +608,7 @@ static void test_floor(void)
 /* The engines are chosen here, not by the caller's environment. */
 static void test_clean_env(void) { unsetenv("SPS_ENGINE"); }
 
-T_MAIN_GPU("the iteration engines on the GPU", gctx, hctx, test_clean_env, test_onekernel, test_auto, test_graph,
+T_MAIN_GPU("the iteration engines on the GPU", gctx, hctx, test_clean_env, test_view, test_onekernel, test_auto, test_graph,
            test_fused, test_floor)
 
 #else
