@@ -296,8 +296,11 @@ __device__ __forceinline__ void onek_rows(const sps_dev_rows &A, const double *x
  *        load is a warp's consecutive words. Each row's entries come in
  *        the same order (columns ascending are diagonals ascending); the
  *        slots the CSR lacks add 0 * x[c], which changes no sum while x is
- *        finite (a sum from +0.0 by fused multiply-adds is never -0.0), so
- *        the sums are bitwise the CSR's then; an Inf in x makes NaN there.
+ *        finite: s + 0 is s but for s = -0.0, which a sum from +0.0 by
+ *        fused multiply-adds becomes only where its terms underflow to
+ *        negative zeros, and which then comes out +0.0 (the same value).
+ *        So the sums are the CSR's, bitwise but for that sign; an Inf in x
+ *        makes NaN there.
  *   CSR otherwise: the columns of entries [0, ncol) as 16-bit numbers (n <=
  *        65536), then the values of entries [0, nval): columns first, as 2
  *        bytes of room save 4 bytes of L2 reads where a value's 8 save 8.
