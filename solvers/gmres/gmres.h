@@ -216,9 +216,12 @@ sps_status sps__gm_bench_run(sps_context *ctx, const sps_gm_bench *q, const doub
  * slot]; the globaltimer at the step's start and end (GT0, GT1), j, and 1 in
  * REORTH where the step took the second pass. A pass's slots follow
  * SPS_GCP_PASS1 (the check's pass) or SPS_GCP_PASS2, each the time after:
- * go_products, gc_push, cluster barrier S1 (S3), gc_gather and its
+ * go_products, gc_push, cluster barrier S1, gc_gather and its
  * __syncthreads, go_subtract and gc_sum, w's publication and w'w's push, S2
- * (S4), the finish (w'w's gather, sps__gm_column, __syncthreads). */
+ * (S4), the finish (w'w's gather, sps__gm_column, __syncthreads). The second
+ * pass's products and push run inside the first pass's publication (its
+ * partials ride with w'w), and it has no S1: its first three slots all hold
+ * the time after the check's finish. */
 enum {
     SPS_GCP_START, SPS_GCP_SPMV, SPS_GCP_PASS1, SPS_GCP_PASS2 = SPS_GCP_PASS1 + 8,
     SPS_GCP_HCOL = SPS_GCP_PASS2 + 8, /* H's column written (block 0) */

@@ -115,9 +115,13 @@ __device__ __forceinline__ void go_products(int nr, int ncols, const double *V, 
             go_warp_cols<NW>(acc, red, c0 - r0);
         }
         __syncthreads(); /* the warp sums written */
+        /* column c's NW warp sums by a butterfly over the lanes that hold
+         * them: the levels above NW / 2 add zeros (lanes NW..31), left out.
+         * The same sums but for a sum of -0.0 (its products underflowed to
+         * negative zeros), which they made +0.0: the same value */
         for (int c = r0 + wid; c < r1; c += NW) {
             double v = lane < NW ? red[(c - r0) * NW + lane] : 0.0;
-            for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(GO_FULL, v, off);
+            for (int off = NW >= 32 ? 16 : NW / 2; off > 0; off >>= 1) v += __shfl_xor_sync(GO_FULL, v, off);
             if (lane == 0) h[c] = v;
         }
         __syncthreads(); /* h complete; red free for the next round */
@@ -455,21 +459,24 @@ bool go_launch(cudaStream_t s, int n, int m, int j0, const sps_dev_rows &A, cons
  * not wait), so that after the barrier each block sums C local rows instead
  * of waiting on C remote loads (H100, poisson2d:63 GMRES(30), clock64 on
  * block 0: the pulled w'w alone took about 2,300 cycles a pass).
- * Two cluster barriers a step (four with the second Gram-Schmidt pass): S1
+ * Two cluster barriers a step (three with the second Gram-Schmidt pass): S1
  * after h's partials (every SpMV of the step has read wb), S2 after w'w's
- * partials and w's publication. A buffer is rewritten only after a barrier
- * that every block passes after its last read of it: the inbox's h rows
- * after S2 (or S4), its w'w slots after S1 (or S3), wb after S1 of the next
- * step. The orders depend on n, m, C, B and R only: run to run bitwise the
+ * partials, the second pass's partials of h (in the second inbox) and w's
+ * publication, S4 after the second pass's w'w (second inbox) and w. A
+ * buffer is rewritten only after a barrier that every block passes after its
+ * last read of it: the first inbox's h rows after S2 or S4 (the next step's
+ * push), its w'w slot after S1 of the next step, the second inbox's after
+ * S1 of the next step, wb after S1 (and before S4, which no read of it
+ * crosses). The orders depend on n, m, C, B and R only: run to run bitwise the
  * same. */
 #define GC_CMAX SPS_GM_CLUSTER_CMAX
 
 /* The dynamic shared memory, in doubles: the state, the flags, the C
  * pointers to each block's wb and inbox, go_products' red (GO_RCOL x B/32),
- * the block sum's warp sums, P (the block's own partials of h), the inbox
- * (C rows of m + 2: row r holds block r's partials of h, and of w'w at
- * m + 1), column j of H, h2, cs, sn, g, z's and wb's L rows, then kc basis
- * columns of L rows. */
+ * the block sum's warp sums, P (the block's own partials of h), two inboxes
+ * (each C rows of m + 2: row r holds block r's partials of h, and of w'w at
+ * m + 1; the first pass's, then the second's at gc_in2), column j of H, h2,
+ * cs, sn, g, z's and wb's L rows, then kc basis columns of L rows. */
 struct gc_lay {
     size_t st, gs, flag, wr, pr, red, sh, P, in, col, h2, cs, sn, g, zl, wb, Vs;
 };
@@ -485,7 +492,7 @@ __host__ __device__ inline gc_lay gc_layout(int m, int L, int nw, int C)
     a.red = o, o += (size_t)GO_RCOL * (size_t)nw;
     a.sh = o, o += (size_t)nw;
     a.P = o, o += (size_t)m + 1;
-    a.in = o, o += (size_t)C * ((size_t)m + 2);
+    a.in = o, o += 2 * (size_t)C * ((size_t)m + 2); /* the first pass's inbox, then the second's */
     a.col = o, o += (size_t)m + 1;
     a.h2 = o, o += (size_t)m + 1;
     a.cs = o, o += (size_t)m;
@@ -496,6 +503,9 @@ __host__ __device__ inline gc_lay gc_layout(int m, int L, int nw, int C)
     a.Vs = o;
     return a;
 }
+
+/* The second inbox, after the first (gc_layout). */
+__host__ __device__ inline size_t gc_in2(int m, int C) { return (size_t)C * ((size_t)m + 2); }
 
 /* The block's sum of v in a fixed order (warp trees, then the B/32 warp sums
  * by warp 0's tree), the total in thread 0. sh: B/32 doubles; the block must
@@ -509,9 +519,10 @@ __device__ __forceinline__ double gc_sum(double v, double *sh)
     if (lane == 0) sh[wid] = v;
     __syncthreads();
     double t = 0.0;
-    if (wid == 0) {
+    if (wid == 0) { /* the levels above NW / 2 add zeros (lanes NW..31): left out; a sum of
+                       squares is never -0.0, so x + 0 was x */
         t = lane < NW ? sh[lane] : 0.0;
-        for (int off = 16; off > 0; off >>= 1) t += __shfl_down_sync(GO_FULL, t, off);
+        for (int off = NW >= 32 ? 16 : NW / 2; off > 0; off >>= 1) t += __shfl_down_sync(GO_FULL, t, off);
     }
     return t;
 }
@@ -520,12 +531,13 @@ __device__ __forceinline__ double gc_sum(double v, double *sh)
  * this block's partials P[0 .. ncols-1]: remote stores, which the next
  * cluster barrier makes visible. */
 template <int B>
-__device__ __forceinline__ void gc_push(int C, int ncols, double *const *pr, int rank, int ld, const double *P)
+__device__ __forceinline__ void gc_push(int C, int ncols, double *const *pr, int rank, int ld, const double *P,
+                                        size_t base = 0)
 {
     const int tot = C * ncols;
     for (int e = (int)threadIdx.x; e < tot; e += B) {
         const int r = e / ncols, c = e - r * ncols;
-        pr[r][rank * ld + c] = P[c];
+        pr[r][base + rank * ld + c] = P[c];
     }
 }
 
@@ -601,6 +613,25 @@ struct gc_marks {
             if (row) row[SPS_GCP_GT1] = gc_gtime();
     }
 };
+
+/* v = w / hn (k_gm_scale's expression) on the thread's rows of the block's
+ * nr into vn (the basis column in global memory), vsn (its shared copy, or
+ * NULL) and z = [D^-1] v into zl. */
+template <bool JAC, int R>
+__device__ __forceinline__ void gc_scale(int B, int nr, int lo, double hn, const double (&w)[R], double *vn,
+                                         double *vsn, double *zl, const double *dinv)
+{
+#pragma unroll
+    for (int k = 0; k < R; k++) {
+        const int i = (int)threadIdx.x + k * B;
+        if (i < nr) {
+            const double v = w[k] / hn;
+            vn[i] = v;
+            if (vsn) vsn[i] = v;
+            zl[i] = JAC ? dinv[lo + i] * v : v;
+        }
+    }
+}
 
 /* What gc_restart works on: the block's slice of the rows, the basis
  * (global and shared), x, b, D^-1, the published buffers, the block's shared
@@ -762,38 +793,62 @@ __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int k
             w[k] = i < nr ? sps_row_dot(A, lo + i, zx) : 0.0;
         }
         pm.at(SPS_GCP_SPMV);
-        /* One Gram-Schmidt pass into h, then the finish step: h <- V'w (the
-         * block's partials, then the C blocks' in rank order); w <- w - V h;
-         * w published; w'w the same way. The first pass (h = col: the check)
-         * has barriers S1, S2, the second (h = h2: the Arnoldi step) S3, S4. */
-        auto pass = [&](double *h, int step, int pb) {
-            go_products<B, R>(nr, j + 1, Vg, ldg, Vs, lds, kc, w, P, red);
-            pm.at(pb + SPS_GCP_PRODUCTS);
-            gc_push<B>(C, j + 1, pr, rank, m + 2, P);
-            pm.at(pb + SPS_GCP_PUSH);
-            cl.sync(); /* S1, S3 */
-            pm.at(pb + SPS_GCP_S1);
-            gc_gather<B>(C, j + 1, in, m + 2, 0, h);
-            __syncthreads();
-            pm.at(pb + SPS_GCP_GATHER);
-            double ww = gc_sum<B>(go_subtract<B, R>(nr, j + 1, Vg, ldg, Vs, lds, kc, h, w), sh);
-            pm.at(pb + SPS_GCP_SUBTRACT);
+        /* The first Gram-Schmidt pass: h <- V'w (the block's partials, then
+         * the C blocks' in rank order), w <- w - V h, w published, w'w the
+         * same way, then the check's finish (SPS_GM_CHECK). The second
+         * pass's partials (V'w of that w: what the pass would compute) ride
+         * with w'w into the second inbox before S2, so the second pass,
+         * where the check asks for it, gathers them at once: S1, S2, and S4
+         * with the second pass (three cluster barriers where there were
+         * four; a step without it computes them for nothing, 17 of 525 on
+         * poisson2d:63 GMRES(30)). The same sums in the same order: bitwise
+         * the separate pass's h2. */
+        const size_t in2 = gc_in2(m, C);
+        const int p1 = SPS_GCP_PASS1, p2 = SPS_GCP_PASS2; /* the profile's slots */
+        auto publish = [&](double ww, size_t box) {
 #pragma unroll
             for (int k = 0; k < R; k++)
                 if (t + k * B < nr) wb[t + k * B] = w[k];
             if (t == 0)
-                for (int r = 0; r < C; r++) pr[r][rank * (m + 2) + m + 1] = ww;
-            pm.at(pb + SPS_GCP_PUBLISH);
-            cl.sync(); /* S2, S4 */
-            pm.at(pb + SPS_GCP_S2);
-            if (t == 0) gc_gather<B>(C, 1, in, m + 2, m + 1, &ww);
-            go_finish(step, j, ww, &st, &gs, col, hs, sm, flag);
-            pm.at(pb + SPS_GCP_FINISH);
+                for (int r = 0; r < C; r++) pr[r][box + rank * (m + 2) + m + 1] = ww;
         };
-        pass(col, SPS_GM_CHECK, SPS_GCP_PASS1);
-        if (flag[1]) { /* the second pass where it is due */
+        go_products<B, R>(nr, j + 1, Vg, ldg, Vs, lds, kc, w, P, red);
+        pm.at(p1 + SPS_GCP_PRODUCTS);
+        gc_push<B>(C, j + 1, pr, rank, m + 2, P);
+        pm.at(p1 + SPS_GCP_PUSH);
+        cl.sync(); /* S1 */
+        pm.at(p1 + SPS_GCP_S1);
+        gc_gather<B>(C, j + 1, in, m + 2, 0, col);
+        __syncthreads();
+        pm.at(p1 + SPS_GCP_GATHER);
+        double ww = gc_sum<B>(go_subtract<B, R>(nr, j + 1, Vg, ldg, Vs, lds, kc, col, w), sh);
+        pm.at(p1 + SPS_GCP_SUBTRACT);
+        go_products<B, R>(nr, j + 1, Vg, ldg, Vs, lds, kc, w, P, red); /* the second pass's */
+        gc_push<B>(C, j + 1, pr, rank, m + 2, P, in2);
+        publish(ww, 0);
+        pm.at(p1 + SPS_GCP_PUBLISH);
+        cl.sync(); /* S2 */
+        pm.at(p1 + SPS_GCP_S2);
+        if (t == 0) gc_gather<B>(C, 1, in, m + 2, m + 1, &ww);
+        go_finish(SPS_GM_CHECK, j, ww, &st, &gs, col, hs, sm, flag);
+        pm.at(p1 + SPS_GCP_FINISH);
+        if (flag[1]) { /* the second pass where it is due: its partials are in */
             pm.put(SPS_GCP_REORTH, 1);
-            pass(h2, SPS_GM_ARNOLDI, SPS_GCP_PASS2);
+            pm.at(p2 + SPS_GCP_PRODUCTS); /* computed in the first pass's publish */
+            pm.at(p2 + SPS_GCP_PUSH);
+            pm.at(p2 + SPS_GCP_S1);
+            gc_gather<B>(C, j + 1, in + in2, m + 2, 0, h2);
+            __syncthreads();
+            pm.at(p2 + SPS_GCP_GATHER);
+            ww = gc_sum<B>(go_subtract<B, R>(nr, j + 1, Vg, ldg, Vs, lds, kc, h2, w), sh);
+            pm.at(p2 + SPS_GCP_SUBTRACT);
+            publish(ww, in2);
+            pm.at(p2 + SPS_GCP_PUBLISH);
+            cl.sync(); /* S4 */
+            pm.at(p2 + SPS_GCP_S2);
+            if (t == 0) gc_gather<B>(C, 1, in + in2, m + 2, m + 1, &ww);
+            go_finish(SPS_GM_ARNOLDI, j, ww, &st, &gs, col, hs, sm, flag);
+            pm.at(p2 + SPS_GCP_FINISH);
         }
         /* column j of H is final: rows 0 .. j+1 out */
         if (rank == 0) {
@@ -821,18 +876,8 @@ __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int k
         }
         /* v_{j+1} <- w / H[j+1, j] (k_gm_scale's expression);  z <- [D^-1] v_{j+1} */
         hn = gs.hn;
-        double *vn = Vg + (size_t)(j + 1) * ldg;
-        double *vsn = j + 1 < kc ? Vs + (size_t)(j + 1) * lds : nullptr;
-#pragma unroll
-        for (int k = 0; k < R; k++) {
-            const int i = t + k * B;
-            if (i < nr) {
-                const double v = w[k] / hn;
-                vn[i] = v;
-                if (vsn) vsn[i] = v;
-                zl[i] = JAC ? dinv[lo + i] * v : v;
-            }
-        }
+        gc_scale<JAC, R>(B, nr, lo, hn, w, Vg + (size_t)(j + 1) * ldg, j + 1 < kc ? Vs + (size_t)(j + 1) * lds : nullptr,
+                         zl, dinv);
         __syncthreads(); /* zl complete before the next SpMV; col read out */
         pm.end();
     }
