@@ -331,6 +331,19 @@ inline size_t onek_stage_bytes(const onek_stage &g)
     return (size_t)g.nval * sizeof(double) + (size_t)g.ncol * sizeof(unsigned short);
 }
 
+/* The diagonals of A's DIA view where a kernel may use it (CSR rows that
+ * list at most SPS_VIEW_DIAGS diagonals, at most ONEK_VIEW_SLOTS slots an
+ * entry, SPS_ONEK_VIEW not 0), else 0; the room is the caller's test. */
+inline int onek_view_ndiag(const sps_dev_rows &A)
+{
+    const char *vw = getenv("SPS_ONEK_VIEW");
+    const double slots = (double)A.view_ndiag * (double)A.n;
+    if (A.kind != SPS_ROWS_CSR || A.nnz <= 0 || A.view_ndiag <= 0 || A.view_ndiag > SPS_VIEW_DIAGS ||
+        !A.view_off || (vw && !strcmp(vw, "0")) || slots > ONEK_VIEW_SLOTS * (double)A.nnz)
+        return 0;
+    return (int)A.view_ndiag;
+}
+
 inline onek_stage onek_stage_plan(const sps_dev_rows &A, size_t room)
 {
     onek_stage g = {};
@@ -342,10 +355,8 @@ inline onek_stage onek_stage_plan(const sps_dev_rows &A, size_t room)
         return g;
     }
     if (A.kind != SPS_ROWS_CSR || A.nnz <= 0) return g;
-    const char *vw = getenv("SPS_ONEK_VIEW");
     const size_t slots = (size_t)A.view_ndiag * (size_t)A.n;
-    if (A.view_ndiag > 0 && A.view_ndiag <= SPS_VIEW_DIAGS && A.view_off && !(vw && !strcmp(vw, "0")) &&
-        slots * sizeof(double) <= room && (double)slots <= ONEK_VIEW_SLOTS * (double)A.nnz) {
+    if (onek_view_ndiag(A) && slots * sizeof(double) <= room) {
         g.nval = (sps_idx)slots;
         g.view = (int)A.view_ndiag;
         for (int d = 0; d < g.view; d++) g.off[d] = A.view_off[d];

@@ -478,9 +478,9 @@ bool go_launch(cudaStream_t s, int n, int m, int j0, const sps_dev_rows &A, cons
  * m + 1; the first pass's, then the second's at gc_in2), column j of H, h2,
  * cs, sn, g, z's and wb's L rows, then kc basis columns of L rows. */
 struct gc_lay {
-    size_t st, gs, flag, wr, pr, red, sh, P, in, col, h2, cs, sn, g, zl, wb, Vs;
+    size_t st, gs, flag, wr, pr, red, sh, P, in, col, h2, cs, sn, g, zl, wb, vv, Vs;
 };
-__host__ __device__ inline gc_lay gc_layout(int m, int L, int nw, int C)
+__host__ __device__ inline gc_lay gc_layout(int m, int L, int nw, int C, int nd = 0)
 {
     gc_lay a;
     size_t o = 0;
@@ -500,8 +500,34 @@ __host__ __device__ inline gc_lay gc_layout(int m, int L, int nw, int C)
     a.g = o, o += (size_t)m + 1;
     a.zl = o, o += (size_t)L;
     a.wb = o, o += (size_t)L;
+    a.vv = o, o += (size_t)nd * (size_t)L; /* the DIA view of the block's rows (gc_view) */
     a.Vs = o;
     return a;
+}
+
+/* A CSR operator's DIA view (kernels.cuh onek_view_ndiag) for the cluster
+ * kernel's SpMV: nd diagonals (0: none, the CSR read as it is), ascending.
+ * Each block keeps its L rows' slots, diagonal d of row lo + i at
+ * vv[d L + i], zeroed where the CSR has no entry; a row's terms then come
+ * in the CSR's order (columns ascending are diagonals ascending), a zero
+ * slot adding 0 * z(c): the same sums while z is finite, bitwise but for
+ * the sign of a sum that underflowed to -0.0 (made +0.0). */
+struct gc_view {
+    int nd;
+    sps_idx off[SPS_VIEW_DIAGS];
+};
+
+/* Row lo + i of the view times the z that x() reads. */
+template <class X>
+__device__ __forceinline__ double gc_view_row(const double *vv, const sps_idx *off, int nd, int L, int n, int lo,
+                                              int i, const X &x)
+{
+    double s = 0.0;
+    for (int d = 0; d < nd; d++) {
+        const long long c = (long long)lo + i + off[d];
+        if (c >= 0 && c < n) s += vv[(size_t)d * (size_t)L + (size_t)i] * x(c);
+    }
+    return s;
 }
 
 /* The second inbox, after the first (gc_layout). */
@@ -731,13 +757,15 @@ __device__ __forceinline__ void gc_restart(const gc_rs c, const sps_dev_rows A, 
 template <bool JAC, int B, int R, bool PROF = false>
 __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int kc, int L, const sps_dev_rows A,
                                                   double *V, sps_kgm gg, const double *dinv, sps_kstate *gst,
-                                                  sps_gm_state *ggs, double *hist, gc_prof prof, gc_cycles cy)
+                                                  sps_gm_state *ggs, double *hist, gc_prof prof, gc_cycles cy,
+                                                  gc_view vw)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
     extern __shared__ double dyn[];
+    __shared__ sps_idx voff[SPS_VIEW_DIAGS];
     cg::cluster_group cl = cg::this_cluster();
     const int t = (int)threadIdx.x, rank = (int)cl.block_rank(), C = (int)cl.num_blocks();
-    const gc_lay a = gc_layout(m, L, B / 32, C);
+    const gc_lay a = gc_layout(m, L, B / 32, C, vw.nd);
     sps_kstate &st = *(sps_kstate *)(dyn + a.st);
     sps_gm_state &gs = *(sps_gm_state *)(dyn + a.gs);
     int *flag = (int *)(dyn + a.flag);
@@ -769,6 +797,22 @@ __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int k
     }
     for (int c = 0; c < kc && c <= j0; c++)
         for (int i = t; i < nr; i += B) Vs[(size_t)c * lds + i] = Vg[(size_t)c * ldg + i];
+    double *vv = dyn + a.vv;
+    if (vw.nd) { /* the view: each thread its rows' slots, zeroed, then the row's entries */
+#pragma unroll
+        for (int q = 0; q < SPS_VIEW_DIAGS; q++) /* constant indices: the parameter's words read in place */
+            if (t == q) voff[q] = vw.off[q];
+        for (int i = t; i < nr; i += B) {
+            for (int d = 0; d < vw.nd; d++) vv[(size_t)d * lds + i] = 0.0;
+            int d = 0;
+            const sps_idx e = A.row_ptr[lo + i + 1];
+            for (sps_idx p = A.row_ptr[lo + i]; p < e; p++) {
+                const sps_idx o = A.col_idx[p] - (lo + i);
+                while (d + 1 < vw.nd && vw.off[d] < o) d++; /* found: the view lists every diagonal */
+                vv[(size_t)d * lds + i] = A.val[p];
+            }
+        }
+    }
     cl.sync(); /* every block started, its rows of v_j0 published */
     if (flag[0]) return; /* every block (the same state): nothing changed */
     sps_kgm sm = gg;
@@ -790,7 +834,7 @@ __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int k
 #pragma unroll
         for (int k = 0; k < R; k++) {
             const int i = t + k * B;
-            w[k] = i < nr ? sps_row_dot(A, lo + i, zx) : 0.0;
+            w[k] = i >= nr ? 0.0 : vw.nd ? gc_view_row(vv, voff, vw.nd, L, n, lo, i, zx) : sps_row_dot(A, lo + i, zx);
         }
         pm.at(SPS_GCP_SPMV);
         /* The first Gram-Schmidt pass: h <- V'w (the block's partials, then
@@ -905,7 +949,7 @@ int gc_launch(cudaStream_t s, int C, int n, int m, int j0, int L, const sps_dev_
               gc_prof prof = {nullptr, 0})
 {
     void (*kern)(int, int, int, int, int, const sps_dev_rows, double *, sps_kgm, const double *, sps_kstate *,
-                 sps_gm_state *, double *, gc_prof, gc_cycles) = k_gm_cluster<JAC, B, R, PROF>;
+                 sps_gm_state *, double *, gc_prof, gc_cycles, gc_view) = k_gm_cluster<JAC, B, R, PROF>;
     int dev = 0, lim = 0, major = 0;
     cudaFuncAttributes fa;
     if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -915,7 +959,11 @@ int gc_launch(cudaStream_t s, int C, int n, int m, int j0, int L, const sps_dev_
         cudaGetLastError(); /* not an error: the caller falls back */
         return 0;
     }
-    const size_t base = gc_layout(m, L, B / 32, C).Vs * sizeof(double), colb = (size_t)L * sizeof(double);
+    gc_view vw = {};
+    vw.nd = onek_view_ndiag(A);
+    if (vw.nd && gc_layout(m, L, B / 32, C, vw.nd).Vs * sizeof(double) + fa.sharedSizeBytes > (size_t)lim) vw.nd = 0;
+    for (int d = 0; d < vw.nd; d++) vw.off[d] = A.view_off[d];
+    const size_t base = gc_layout(m, L, B / 32, C, vw.nd).Vs * sizeof(double), colb = (size_t)L * sizeof(double);
     if (base + fa.sharedSizeBytes > (size_t)lim) return 0;
     size_t c = ((size_t)lim - fa.sharedSizeBytes - base) / colb;
     const char *v = getenv("SPS_GM_CLUSTER_VSHARED");
@@ -948,7 +996,7 @@ int gc_launch(cudaStream_t s, int C, int n, int m, int j0, int L, const sps_dev_
         cudaGetLastError(); /* the cluster cannot be scheduled: not an error */
         return 0;
     }
-    *ce = cudaLaunchKernelEx(&cfg, kern, n, m, j0, (int)c, L, A, g->V, g->gm, dinv, st, gs, hist, prof, cy);
+    *ce = cudaLaunchKernelEx(&cfg, kern, n, m, j0, (int)c, L, A, g->V, g->gm, dinv, st, gs, hist, prof, cy, vw);
     return *ce == cudaSuccess ? 1 : -1;
 }
 

@@ -15,7 +15,8 @@
  *    row and column 17 empty (b's entry 0 there: consistent), and pde2961,
  *    jpwh_991 (none) and add20 (Jacobi) of the shared set.
  * 2. The basis columns in shared memory capped at 0 and 3
- *    (SPS_GM_CLUSTER_VSHARED): bitwise the default's.
+ *    (SPS_GM_CLUSTER_VSHARED), and the CSR read as it is instead of its DIA
+ *    view (SPS_ONEK_VIEW=0, C = 8 and 16): bitwise the default's.
  * 3. Fallbacks, bitwise the one block's: SPS_GM_CLUSTER=0, a basis above
  *    the cluster's bound (SPS_GM_CLUSTER_MAX_BASIS=1000), C = 17 (not a
  *    cluster size: the one block); ilu0: classic.
@@ -217,6 +218,18 @@ static void test_vshared(void)
                  pcs[p] ? "+" : "", pcs[p] ? pcs[p] : "", caps[c]);
             result_free(&e);
         }
+        /* the CSR's DIA view (the default here: 5 diagonals) against the CSR read as it is */
+        const int Cs[2] = {8, 16};
+        for (int c = 0; c < 2; c++) {
+            result dv = solve_c(P, &j, b, Cs[c]);
+            setenv("SPS_ONEK_VIEW", "0", 1);
+            result e = solve_c(P, &j, b, Cs[c]);
+            unsetenv("SPS_ONEK_VIEW");
+            T_OK(same(&dv, &e, n) && e.in.engine_cluster == Cs[c] && dv.in.engine_cluster == Cs[c],
+                 "gmres cluster C=%d poisson2d:63 gmres(30)%s%s: SPS_ONEK_VIEW=0 bitwise the default's", Cs[c],
+                 pcs[p] ? "+" : "", pcs[p] ? pcs[p] : "");
+            result_free(&dv), result_free(&e);
+        }
         result_free(&d);
     }
     free(b);
@@ -377,6 +390,7 @@ static void test_clean_env(void)
     unsetenv("SPS_ENGINE"), unsetenv("SPS_ONEKERNEL_MAX"), unsetenv("SPS_GM_CLUSTER");
     unsetenv("SPS_GM_CLUSTER_AUTO"), unsetenv("SPS_GM_CLUSTER_VSHARED"), unsetenv("SPS_GM_CLUSTER_MAX_BASIS");
     unsetenv("SPS_GM_CLUSTER_TPB"), unsetenv("SPS_GM_ONEK_VSHARED"), unsetenv("SPS_GM_ONEK_CYCLES");
+    unsetenv("SPS_ONEK_VIEW");
 }
 
 T_MAIN_GPU("GMRES on the one kernel's cluster", gctx, hctx, test_clean_env, test_host, test_vshared,

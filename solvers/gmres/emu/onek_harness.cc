@@ -18,6 +18,7 @@
  * plain kernel's cycle, and its records sound (prof_check). */
 #include "onek_emu.h"
 #include "onek_rows.h"
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -162,10 +163,31 @@ static void emu_kernel(const mat &A, int dia, const double *dinv, gm_all &s, int
 
 /* The cluster kernel over C emulated blocks of B fibers (gc_pick's shapes). */
 static int emu_C; /* 0: the one-block kernel */
+static int views_run; /* cluster runs through a DIA view */
+static int emu_clusters_ran;
 /* Not null: the profiling instantiation runs where the device has one
  * (k_gm_cluster<false, B, 1, true>, B <= 512), its records in here. */
 static std::vector<long long> *emu_prof;
 static int prof_cases; /* cases the profiling instantiation ran */
+
+/* 1: the cluster kernel reads a CSR through its DIA view (gc_view) where
+ * the matrix has at most SPS_VIEW_DIAGS diagonals. */
+static int emu_view;
+
+/* A CSR's view: its distinct diagonals ascending (none past SPS_VIEW_DIAGS). */
+static gc_view view_of(const mat &A)
+{
+    std::vector<int> o;
+    for (int i = 0; i < A.n; i++)
+        for (int p = A.rp[i]; p < A.rp[i + 1]; p++) o.push_back(A.ci[p] - i);
+    std::sort(o.begin(), o.end());
+    o.erase(std::unique(o.begin(), o.end()), o.end());
+    gc_view v = {};
+    if (o.empty() || o.size() > SPS_VIEW_DIAGS) return v;
+    v.nd = (int)o.size();
+    for (int d = 0; d < v.nd; d++) v.off[d] = o[d];
+    return v;
+}
 
 template <bool JAC, int B, int R>
 static void emu_cluster(const mat &A, int dia, const double *dinv, gm_all &s, int j0, int kc)
@@ -176,20 +198,24 @@ static void emu_cluster(const mat &A, int dia, const double *dinv, gm_all &s, in
     double *V = s.V.data(), *hist = s.hist.data();
     sps_kstate *st = &s.st;
     sps_gm_state *gs = &s.gs;
-    const size_t dyn = gc_layout(m, L, B / 32, C).Vs + (size_t)kc * (size_t)L;
+    const gc_view vw = emu_view && !dia ? view_of(A) : gc_view{};
+    if (vw.nd) views_run++;
+    const size_t dyn = gc_layout(m, L, B / 32, C, vw.nd).Vs + (size_t)kc * (size_t)L;
     if constexpr (!JAC && R == 1 && B <= 512)
         if (emu_prof) {
             const gc_prof pf = {emu_prof->data(), (int)(emu_prof->size() / (GC_CMAX * SPS_GCP_SLOTS))};
             emu_run_cluster(
                 C, B, dyn,
-                [&] { k_gm_cluster<JAC, B, R, true>(n, m, j0, kc, L, rows, V, gg, dinv, st, gs, hist, pf, emu_cy); },
+                [&] { k_gm_cluster<JAC, B, R, true>(n, m, j0, kc, L, rows, V, gg, dinv, st, gs, hist, pf, emu_cy, vw); },
                 64);
             prof_cases++;
             return;
         }
     emu_run_cluster(
         C, B, dyn,
-        [&] { k_gm_cluster<JAC, B, R>(n, m, j0, kc, L, rows, V, gg, dinv, st, gs, hist, gc_prof{nullptr, 0}, emu_cy); },
+        [&] {
+            k_gm_cluster<JAC, B, R>(n, m, j0, kc, L, rows, V, gg, dinv, st, gs, hist, gc_prof{nullptr, 0}, emu_cy, vw);
+        },
         64);
 }
 
@@ -294,9 +320,12 @@ static void run_case(const char *name, const mat &A, int dia, int jac, int m, in
     /* the basis columns kept in shared memory: none, 3, all read */
     const int kcs[3] = {0, std::min(m, 3), m};
     gm_all *es[3] = {&e1, &e2, &e3};
-    for (int q = 0; q < 3; q++)
+    for (int q = 0; q < 3; q++) {
+        emu_view = q == 2; /* the last through the DIA view where it applies: bitwise the others */
         if (jac) emu_pick<true>(A, dia, dinv, *es[q], j0, kcs[q]);
         else emu_pick<false>(A, dia, dinv, *es[q], j0, kcs[q]);
+        emu_view = 0;
+    }
     const int64_t k = h.gs.kdim, it = h.st.iter;
     bool same_state = e1.st.iter == it && e1.st.stop == h.st.stop && e1.st.reason == h.st.reason &&
                       e1.gs.kdim == k;
@@ -533,12 +562,14 @@ int main(int argc, char **argv)
         long c = strtol(cls.c_str() + p, &end, 10);
         if (end == cls.c_str() + p) break;
         p = (size_t)(end - cls.c_str());
-        if (c >= 1 && c <= 16) cluster_cases((int)c, quick);
+        if (c >= 1 && c <= 16) cluster_cases((int)c, quick), emu_clusters_ran = 1;
     }
     printf("host second passes over the cases: %d%s\n", reorth_steps, reorth_steps ? "" : " (FAIL: none exercised)");
     if (!reorth_steps) nfail++;
     printf("cases run by the profiling instantiation (bitwise the plain kernel's, its records checked): %d\n",
            prof_cases);
+    printf("cluster runs through a CSR's DIA view (bitwise the others): %d\n", views_run);
+    if (emu_clusters_ran && !views_run) nfail++;
     printf("gm onek emu: %d ok, %d failed\n", nok, nfail);
     return nfail ? 1 : 0;
 }
