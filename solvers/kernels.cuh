@@ -371,28 +371,42 @@ inline onek_stage onek_stage_plan(const sps_dev_rows &A, size_t room)
     return g;
 }
 
-/* A CSR's DIA view (g.view > 0) in dst: the slots zeroed, then each row's
- * entries in their diagonals' slots (a row's columns ascend, so its
- * diagonal index only grows), by the row's thread; the diagonals in shared
- * memory. Returns the rows as DIA, read there. */
+/* The DIA view's diagonals (ascending, in a kernel parameter: constant
+ * indices read its words in place) into shared memory, by threads 0 .. 31;
+ * a barrier before any other thread reads them. */
+__device__ __forceinline__ void onek_view_offs(const sps_idx (&off)[SPS_VIEW_DIAGS], sps_idx *voff)
+{
+#pragma unroll
+    for (int q = 0; q < SPS_VIEW_DIAGS; q++)
+        if ((int)threadIdx.x == q) voff[q] = off[q];
+}
+
+/* Row g of the CSR A as DIA over the nd diagonals off: slot[d stride] for
+ * diagonal d, zeroed, then the row's entries in their diagonals' slots (a
+ * row's columns ascend, so its diagonal index only grows). The calling
+ * thread owns the row's slots. */
+__device__ __forceinline__ void onek_view_row(const sps_dev_rows &A, int g, const sps_idx (&off)[SPS_VIEW_DIAGS],
+                                              int nd, double *slot, size_t stride)
+{
+    for (int d = 0; d < nd; d++) slot[(size_t)d * stride] = 0.0;
+    int d = 0;
+    const sps_idx e = A.row_ptr[g + 1];
+    for (sps_idx j = A.row_ptr[g]; j < e; j++) {
+        const sps_idx o = A.col_idx[j] - g;
+        while (d + 1 < nd && off[d] < o) d++; /* found: the view lists every diagonal */
+        slot[(size_t)d * stride] = A.val[j];
+    }
+}
+
+/* A CSR's DIA view (g.view > 0) in dst: each thread its rows
+ * (onek_view_row, stride n); the diagonals in shared memory. Returns the
+ * rows as DIA, read there. The caller's barrier follows. */
 __device__ __forceinline__ onek_A onek_view_to(const sps_dev_rows &A, double *dst, const onek_stage &g)
 {
     __shared__ sps_idx voff[SPS_VIEW_DIAGS];
-    const int t = (int)threadIdx.x, n = (int)A.n;
-#pragma unroll
-    for (int q = 0; q < SPS_VIEW_DIAGS; q++) /* constant indices: the parameter's words read in place */
-        if (t == q) voff[q] = g.off[q];
-    for (sps_idx i = t; i < g.nval; i += OKT) dst[i] = 0.0;
-    __syncthreads();
-    for (int i = t; i < n; i += OKT) {
-        int d = 0;
-        const sps_idx e = A.row_ptr[i + 1];
-        for (sps_idx j = A.row_ptr[i]; j < e; j++) {
-            const sps_idx o = A.col_idx[j] - i;
-            while (d + 1 < g.view && voff[d] < o) d++; /* found: the view lists every diagonal */
-            dst[(size_t)d * (size_t)n + (size_t)i] = A.val[j];
-        }
-    }
+    onek_view_offs(g.off, voff);
+    const int n = (int)A.n;
+    for (int i = (int)threadIdx.x; i < n; i += OKT) onek_view_row(A, i, g.off, g.view, dst + i, (size_t)n);
     sps_dev_rows B = A;
     B.kind = SPS_ROWS_DIA;
     B.ndiag = g.view;

@@ -242,6 +242,26 @@ __device__ __forceinline__ void go_spmv(const sps_dev_rows &A, const double *z, 
     }
 }
 
+/* v = w / d (k_gm_scale's expression) on the thread's rows of nr (rows
+ * t + k B) into vn (the basis column in global memory) and vsn (its shared
+ * copy, or NULL), and z = [D^-1] v (D^-1 from row lo on) into z: the one
+ * kernel's v_{j+1} and v_0 (lo = 0), the cluster kernel's v_{j+1}. */
+template <bool JAC, int B, int R>
+__device__ __forceinline__ void go_scale(int nr, int lo, double d, const double (&w)[R], double *vn, double *vsn,
+                                         double *z, const double *dinv)
+{
+#pragma unroll
+    for (int k = 0; k < R; k++) {
+        const int i = (int)threadIdx.x + k * B;
+        if (i < nr) {
+            const double v = w[k] / d;
+            vn[i] = v;
+            if (vsn) vsn[i] = v;
+            z[i] = JAC ? dinv[lo + i] * v : v;
+        }
+    }
+}
+
 /* The cycle's end and the restart in the one kernel, as gmres.c gm_restart
  * runs them between launches: y = R^-1 g (go_solve, from the block's own
  * columns of H), x += [D^-1] V y on the thread's rows (each row's terms in
@@ -287,17 +307,7 @@ __device__ __forceinline__ void go_restart(int n, int m, int kc, const sps_dev_r
     }
     __syncthreads();
     if (flag[0]) return;
-    const double g0 = sm.g[0];
-#pragma unroll
-    for (int k = 0; k < R; k++) {
-        const int i = t + k * OKT;
-        if (i < n) {
-            const double vi = w[k] / g0;
-            V[i] = vi;
-            if (kc > 0) Vs[i] = vi;
-            z[i] = JAC ? dinv[i] * vi : vi;
-        }
-    }
+    go_scale<JAC, OKT, R>(n, 0, sm.g[0], w, V, kc > 0 ? Vs : nullptr, z, dinv);
     __syncthreads(); /* z complete before the next SpMV */
 }
 
@@ -361,19 +371,8 @@ __global__ void __launch_bounds__(OKT) k_gm_onekernel(int n, int m, int j0, int 
             continue;
         }
         /* v_{j+1} <- w / H[j+1, j] (k_gm_scale's expression);  z <- [D^-1] v_{j+1} */
-        const double hn = gs.hn;
-        double *vn = V + (size_t)(j + 1) * (size_t)n;
-        double *vsn = j + 1 < kc ? Vs + (size_t)(j + 1) * (size_t)n : nullptr;
-#pragma unroll
-        for (int k = 0; k < R; k++) {
-            const int i = t + k * OKT;
-            if (i < n) {
-                const double v = w[k] / hn;
-                vn[i] = v;
-                if (vsn) vsn[i] = v;
-                z[i] = JAC ? dinv[i] * v : v;
-            }
-        }
+        go_scale<JAC, OKT, R>(n, 0, gs.hn, w, V + (size_t)(j + 1) * (size_t)n,
+                              j + 1 < kc ? Vs + (size_t)(j + 1) * (size_t)n : nullptr, z, dinv);
         __syncthreads(); /* z complete before the next SpMV; col read out before the next products */
     }
     /* the state and the small arrays back (thread 0's writes were published
@@ -640,25 +639,6 @@ struct gc_marks {
     }
 };
 
-/* v = w / hn (k_gm_scale's expression) on the thread's rows of the block's
- * nr into vn (the basis column in global memory), vsn (its shared copy, or
- * NULL) and z = [D^-1] v into zl. */
-template <bool JAC, int R>
-__device__ __forceinline__ void gc_scale(int B, int nr, int lo, double hn, const double (&w)[R], double *vn,
-                                         double *vsn, double *zl, const double *dinv)
-{
-#pragma unroll
-    for (int k = 0; k < R; k++) {
-        const int i = (int)threadIdx.x + k * B;
-        if (i < nr) {
-            const double v = w[k] / hn;
-            vn[i] = v;
-            if (vsn) vsn[i] = v;
-            zl[i] = JAC ? dinv[lo + i] * v : v;
-        }
-    }
-}
-
 /* What gc_restart works on: the block's slice of the rows, the basis
  * (global and shared), x, b, D^-1, the published buffers, the block's shared
  * scratch and the small arrays (sm: H in global memory, column-major, ld
@@ -798,20 +778,9 @@ __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int k
     for (int c = 0; c < kc && c <= j0; c++)
         for (int i = t; i < nr; i += B) Vs[(size_t)c * lds + i] = Vg[(size_t)c * ldg + i];
     double *vv = dyn + a.vv;
-    if (vw.nd) { /* the view: each thread its rows' slots, zeroed, then the row's entries */
-#pragma unroll
-        for (int q = 0; q < SPS_VIEW_DIAGS; q++) /* constant indices: the parameter's words read in place */
-            if (t == q) voff[q] = vw.off[q];
-        for (int i = t; i < nr; i += B) {
-            for (int d = 0; d < vw.nd; d++) vv[(size_t)d * lds + i] = 0.0;
-            int d = 0;
-            const sps_idx e = A.row_ptr[lo + i + 1];
-            for (sps_idx p = A.row_ptr[lo + i]; p < e; p++) {
-                const sps_idx o = A.col_idx[p] - (lo + i);
-                while (d + 1 < vw.nd && vw.off[d] < o) d++; /* found: the view lists every diagonal */
-                vv[(size_t)d * lds + i] = A.val[p];
-            }
-        }
+    if (vw.nd) { /* the view: each thread its rows (onek_view_row, stride L) */
+        onek_view_offs(vw.off, voff);
+        for (int i = t; i < nr; i += B) onek_view_row(A, lo + i, vw.off, vw.nd, vv + i, lds);
     }
     cl.sync(); /* every block started, its rows of v_j0 published */
     if (flag[0]) return; /* every block (the same state): nothing changed */
@@ -920,8 +889,8 @@ __global__ void __launch_bounds__(B, 1) k_gm_cluster(int n, int m, int j0, int k
         }
         /* v_{j+1} <- w / H[j+1, j] (k_gm_scale's expression);  z <- [D^-1] v_{j+1} */
         hn = gs.hn;
-        gc_scale<JAC, R>(B, nr, lo, hn, w, Vg + (size_t)(j + 1) * ldg, j + 1 < kc ? Vs + (size_t)(j + 1) * lds : nullptr,
-                         zl, dinv);
+        go_scale<JAC, B, R>(nr, lo, hn, w, Vg + (size_t)(j + 1) * ldg, j + 1 < kc ? Vs + (size_t)(j + 1) * lds : nullptr,
+                            zl, dinv);
         __syncthreads(); /* zl complete before the next SpMV; col read out */
         pm.end();
     }
