@@ -3,11 +3,11 @@
  *
  * Setup uploads the hierarchy (amg_setup.c's, or amg_dsetup.cu's, whose
  * device levels are on the device already): each level's A (level 0: the
- * solve's operator), P and R as csr-vector products (csr_vector.cu's kernel
- * with its group-size rule, bitwise a csr-vector operator's product) on the
- * level's device CSR: a device level's arrays in place, with no copy and no
- * host pass (the group size needs only the sizes), a host level's uploaded
- * once; the smoother's scaling (a device level's in place), and the dense
+ * solve's operator), P and R as csr-vector products (csr_vector.cu's kernel;
+ * the group half of csr-vector's rule, amg_tpr) on the level's device CSR: a
+ * device level's arrays in place, with no copy and no host pass (the group
+ * size needs only the sizes), a host level's uploaded once; the smoother's
+ * scaling (a device level's in place), and the dense
  * inverse of the coarsest matrix. Apply: the host's
  * V-cycle (amg.c) step for step, the products through the operators, the
  * vector updates as kernels whose expressions are the host's, the coarse
@@ -26,7 +26,8 @@ namespace {
 const int BLOCK = 256;
 
 /* A level's product: the device CSR d (its arrays a device copy's, the
- * hierarchy's or the upload's) and csr-vector's group size. */
+ * hierarchy's or the upload's) and its group size (amg_tpr; 1: csr-scalar's
+ * kernel). */
 struct dev_op {
     sps_csr_dev d = sps_csr_dev();
     int tpr = 0;
@@ -121,10 +122,11 @@ struct cycle {
     cudaStream_t s;
 };
 
-/* y = alpha op x + beta y, csr-vector's product */
+/* y = alpha op x + beta y, csr-vector's product (csr-scalar's for a group of 1) */
 sps_status op_apply(const cycle &c, const dev_op &op, double alpha, const double *x, double beta,
                     double *y)
 {
+    if (op.tpr == 1) return sps__csr_scalar_run(c.ctx, &op.d, alpha, x, beta, y);
     return sps__csr_vector_run(c.ctx, &op.d, nullptr, op.tpr, alpha, x, beta, y);
 }
 
@@ -266,12 +268,27 @@ void dev_destroy(sps_precond *pc)
     pc->impl = nullptr;
 }
 
+/* The group size of a level's product: half of csr-vector's rule (the group
+ * that covers a row of mean length in one pass), so that a group covers it
+ * in two; below 2, one thread a row. The level matrices' columns gather
+ * from x through L2 (an ncu profile of poisson3d:200's level 1, 33 entries a
+ * row: L2 63% busy, DRAM 29%, 14.7 of a sector's 32 bytes used): a warp on
+ * two or more neighbouring rows gathers mostly the same sectors, so fewer
+ * of them. H200, V-cycle by the summary's median (csr-vector's rule /
+ * half): poisson3d:200 2.83 / 2.15 ms, poisson3d:160 1.48 / 1.15,
+ * poisson3d-jump:128,1e4 0.89 / 0.74; a quarter: within 3% of half. */
+int amg_tpr(long long nnz, sps_idx nrows)
+{
+    int t = sps__csr_vector_tpr(nnz, nrows) / 2;
+    return t < 1 ? 1 : t;
+}
+
 /* The product of a level's CSR A: on A's device copy when it has one
  * (setup=gpu's device levels, and the first host level: the hierarchy's
  * primary copy, with only the sizes on the host; used in place, and
  * refreshed in place by sps__amg_gpu_values), else on an upload of A's host
- * arrays that op owns. No pass over the rows: csr-vector's group size comes
- * from the sizes, and the longest row is left unknown (no caller reads it). */
+ * arrays that op owns. No pass over the rows: the group size comes from the
+ * sizes, and the longest row is left unknown (no caller reads it). */
 sps_status make_op(sps_context *ctx, const sps_csr *A, dev_op &op)
 {
     const sps_dcsr *c = sps__csr_device_copy(ctx, A);
@@ -294,7 +311,7 @@ sps_status make_op(sps_context *ctx, const sps_csr *A, dev_op &op)
     d.col_idx = c->col_idx;
     d.val = c->val;
     d.bytes = c->bytes;
-    op.tpr = sps__csr_vector_tpr(c->nnz, c->nrows);
+    op.tpr = amg_tpr(c->nnz, c->nrows);
     d.param = op.tpr;
     return SPS_OK;
 }
