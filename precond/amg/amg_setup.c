@@ -311,13 +311,6 @@ static sps_status smoothing_matrix(sps_context *ctx, const sps_csr *A, const dou
 
 /* ---- spectral estimate ---------------------------------------------------- */
 
-static double dotp(sps_idx n, const double *x, const double *y)
-{
-    double s = 0.0;
-    for (sps_idx i = 0; i < n; i++) s += x[i] * y[i];
-    return s;
-}
-
 typedef struct spmv_pass {
     const sps_csr *A;
     const double *x;
@@ -336,37 +329,93 @@ static void spmv_rows(void *arg, sps_idx lo, sps_idx hi)
     }
 }
 
+/* The Lanczos steps' vector passes on the context's threads, in fixed
+ * chunks of LZ_CHUNK rows: a chunk's sum in row order into part[chunk],
+ * then the partial sums in chunk order, so the dot products are the same
+ * for any number of threads. A thread takes the chunks that start in its
+ * rows. */
+#define LZ_CHUNK 2048
+
+enum { LZ_START, LZ_PQ, LZ_UPDATE, LZ_DIR };
+
+typedef struct lz_pass {
+    int op;
+    sps_idx n;
+    double a; /* LZ_UPDATE: alpha; LZ_DIR: beta */
+    double *r, *z, *p, *q, *part;
+    const double *dinv;
+} lz_pass;
+
+static double lz_chunk(const lz_pass *w, sps_idx i0, sps_idx i1)
+{
+    double s = 0.0;
+    double *r = w->r, *z = w->z, *p = w->p;
+    switch (w->op) {
+    case LZ_START: /* r = the start vector, z = p = D^-1 r; r'z */
+        for (sps_idx i = i0; i < i1; i++) {
+            r[i] = sps__cheby_start(i);
+            z[i] = p[i] = w->dinv[i] * r[i];
+            s += r[i] * z[i];
+        }
+        break;
+    case LZ_PQ:
+        for (sps_idx i = i0; i < i1; i++) s += p[i] * w->q[i];
+        break;
+    case LZ_UPDATE: /* r -= alpha q, z = D^-1 r; r'z */
+        for (sps_idx i = i0; i < i1; i++) {
+            r[i] -= w->a * w->q[i];
+            z[i] = w->dinv[i] * r[i];
+            s += r[i] * z[i];
+        }
+        break;
+    default: /* LZ_DIR: p = z + beta p */
+        for (sps_idx i = i0; i < i1; i++) p[i] = z[i] + w->a * p[i];
+    }
+    return s;
+}
+
+static void lz_rows(void *arg, sps_idx lo, sps_idx hi)
+{
+    lz_pass *w = arg;
+    int64_t c0 = ((int64_t)lo + LZ_CHUNK - 1) / LZ_CHUNK, c1 = ((int64_t)hi + LZ_CHUNK - 1) / LZ_CHUNK;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t i1 = (c + 1) * LZ_CHUNK;
+        w->part[c] = lz_chunk(w, (sps_idx)(c * LZ_CHUNK), (sps_idx)(i1 < w->n ? i1 : w->n));
+    }
+}
+
+static double lz_run(sps_context *ctx, lz_pass *w, int op, double a)
+{
+    w->op = op;
+    w->a = a;
+    sps__amg_par_rows(ctx, w->n, lz_rows, w);
+    double s = 0.0;
+    for (int64_t c = 0, nc = ((int64_t)w->n + LZ_CHUNK - 1) / LZ_CHUNK; c < nc; c++) s += w->part[c];
+    return s;
+}
+
 /* Jacobi-PCG steps on A x = s (cheby's Lanczos): alpha, beta; returns the step
- * count, 0 if A is not positive definite on the start vector. w: 4n. The
- * products run on the context's threads, the dot products in order. */
-static int lanczos(sps_context *ctx, const sps_csr *A, const double *dinv, double *w, double *alpha,
-                   double *beta)
+ * count, 0 if A is not positive definite on the start vector. w: 4n, part:
+ * one slot per LZ_CHUNK rows. Everything on the context's threads. */
+static int lanczos(sps_context *ctx, const sps_csr *A, const double *dinv, double *w, double *part,
+                   double *alpha, double *beta)
 {
     sps_idx n = A->nrows;
-    double *r = w, *z = w + n, *p = w + 2 * (size_t)n, *q = w + 3 * (size_t)n;
+    lz_pass lp = {0, n, 0.0, w, w + n, w + 2 * (size_t)n, w + 3 * (size_t)n, part, dinv};
     int m = 0, steps = SPS_AMG_LANCZOS < n ? SPS_AMG_LANCZOS : (int)n;
-    for (sps_idx i = 0; i < n; i++) {
-        r[i] = sps__cheby_start(i);
-        z[i] = p[i] = dinv[i] * r[i];
-    }
-    double rz = dotp(n, r, z), rz0 = rz;
+    double rz = lz_run(ctx, &lp, LZ_START, 0.0), rz0 = rz;
     if (!(rz0 > 0)) return 0;
     while (m < steps) {
-        spmv_pass sp = {A, p, q};
+        spmv_pass sp = {A, lp.p, lp.q};
         sps__amg_par_rows(ctx, n, spmv_rows, &sp);
-        double pq = dotp(n, p, q);
+        double pq = lz_run(ctx, &lp, LZ_PQ, 0.0);
         if (!(pq > 0)) break;
         alpha[m] = rz / pq;
-        double rzn = 0.0; /* dotp(n, r, z), fused: the same terms in the same order */
-        for (sps_idx i = 0; i < n; i++) {
-            r[i] -= alpha[m] * q[i];
-            z[i] = dinv[i] * r[i];
-            rzn += r[i] * z[i];
-        }
+        double rzn = lz_run(ctx, &lp, LZ_UPDATE, alpha[m]);
         beta[m++] = rzn / rz;
         if (!(rzn > 1e-30 * rz0)) break;
         rz = rzn;
-        for (sps_idx i = 0; i < n; i++) p[i] = z[i] + beta[m - 1] * p[i];
+        lz_run(ctx, &lp, LZ_DIR, beta[m - 1]);
     }
     return m;
 }
@@ -413,10 +462,17 @@ static sps_status spectral(sps_context *ctx, const sps_csr *A, const double *din
                            int degree, sps_amg_level *L)
 {
     double alpha[SPS_AMG_LANCZOS], beta[SPS_AMG_LANCZOS];
+    size_t nc = ((size_t)A->nrows + LZ_CHUNK - 1) / LZ_CHUNK;
     double *w = sps__malloc(sps__mul_size((size_t)A->nrows + 1, 4 * sizeof *w));
-    if (!w) return oom(ctx);
-    int m = lanczos(ctx, A, dinv, w, alpha, beta);
+    double *part = sps__malloc(sps__mul_size(nc + 1, sizeof *part));
+    if (!w || !part) {
+        sps__free(w);
+        sps__free(part);
+        return oom(ctx);
+    }
+    int m = lanczos(ctx, A, dinv, w, part, alpha, beta);
     sps__free(w);
+    sps__free(part);
     return sps__amg_spectral_finish(ctx, A->nrows, gersh, degree, alpha, beta, m, L);
 }
 
