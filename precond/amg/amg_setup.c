@@ -297,16 +297,78 @@ static sps_status tentative(sps_context *ctx, const tent_in *t, sps_csr *P, doub
     return st;
 }
 
-/* S = I - omega D^-1 A on A's pattern (dinv 0 on an empty diagonal). */
+/* ---- row passes on the context's threads ------------------------------------ */
+
+/* fn on fixed chunks of ROW_CHUNK rows of [0, n), on the context's threads
+ * (a thread takes the chunks that start in its rows), part[c] = chunk c's
+ * value (part may be NULL): a result combined from part in chunk order is
+ * the same for any number of threads. */
+#define ROW_CHUNK 2048
+
+typedef double (*chunk_fn)(void *arg, sps_idx i0, sps_idx i1);
+
+typedef struct chunk_job {
+    chunk_fn fn;
+    void *arg;
+    sps_idx n;
+    double *part;
+} chunk_job;
+
+static void chunk_rows(void *arg, sps_idx lo, sps_idx hi)
+{
+    chunk_job *j = arg;
+    int64_t c0 = ((int64_t)lo + ROW_CHUNK - 1) / ROW_CHUNK, c1 = ((int64_t)hi + ROW_CHUNK - 1) / ROW_CHUNK;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t i1 = (c + 1) * ROW_CHUNK;
+        double v = j->fn(j->arg, (sps_idx)(c * ROW_CHUNK), (sps_idx)(i1 < j->n ? i1 : j->n));
+        if (j->part) j->part[c] = v;
+    }
+}
+
+static void run_chunks(sps_context *ctx, sps_idx n, chunk_fn fn, void *arg, double *part)
+{
+    chunk_job j = {fn, arg, n, part};
+    sps__amg_par_rows(ctx, n, chunk_rows, &j);
+}
+
+static size_t row_chunks(sps_idx n) { return ((size_t)n + ROW_CHUNK - 1) / ROW_CHUNK; }
+
+typedef struct smooth_pass {
+    const sps_csr *A;
+    const double *dinv;
+    double omega;
+    double *val;
+} smooth_pass;
+
+static double smooth_chunk(void *arg, sps_idx i0, sps_idx i1)
+{
+    const smooth_pass *m = arg;
+    const sps_csr *A = m->A;
+    for (sps_idx i = i0; i < i1; i++)
+        for (sps_idx p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++)
+            m->val[p] = (A->col_idx[p] == i ? 1.0 : 0.0) - m->omega * m->dinv[i] * A->val[p];
+    return 0.0;
+}
+
+/* S = I - omega D^-1 A on A's pattern (dinv 0 on an empty diagonal): S's
+ * row pointers and columns are A's (borrowed), its values its own; free it
+ * with smoothing_free. */
 static sps_status smoothing_matrix(sps_context *ctx, const sps_csr *A, const double *dinv,
                                    double omega, sps_csr *S)
 {
-    sps_status st = sps__csr_copy(ctx, A, S);
-    if (st != SPS_OK) return st;
-    for (sps_idx i = 0; i < A->nrows; i++)
-        for (sps_idx p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++)
-            S->val[p] = (A->col_idx[p] == i ? 1.0 : 0.0) - omega * dinv[i] * A->val[p];
+    *S = *A;
+    S->dev = NULL;
+    S->val = sps__malloc(sps__mul_size((size_t)A->nnz + 1, sizeof *S->val));
+    if (!S->val) return oom(ctx);
+    smooth_pass m = {A, dinv, omega, S->val};
+    run_chunks(ctx, A->nrows, smooth_chunk, &m, NULL);
     return SPS_OK;
+}
+
+static void smoothing_free(sps_csr *S)
+{
+    sps__free(S->val);
+    S->val = NULL;
 }
 
 /* ---- spectral estimate ---------------------------------------------------- */
@@ -329,13 +391,9 @@ static void spmv_rows(void *arg, sps_idx lo, sps_idx hi)
     }
 }
 
-/* The Lanczos steps' vector passes on the context's threads, in fixed
- * chunks of LZ_CHUNK rows: a chunk's sum in row order into part[chunk],
- * then the partial sums in chunk order, so the dot products are the same
- * for any number of threads. A thread takes the chunks that start in its
- * rows. */
-#define LZ_CHUNK 2048
-
+/* The Lanczos steps' vector passes, on the context's threads in row chunks
+ * (run_chunks): a chunk's sum in row order, then the chunks' sums in chunk
+ * order, so the dot products are the same for any number of threads. */
 enum { LZ_START, LZ_PQ, LZ_UPDATE, LZ_DIR };
 
 typedef struct lz_pass {
@@ -346,8 +404,9 @@ typedef struct lz_pass {
     const double *dinv;
 } lz_pass;
 
-static double lz_chunk(const lz_pass *w, sps_idx i0, sps_idx i1)
+static double lz_chunk(void *arg, sps_idx i0, sps_idx i1)
 {
+    const lz_pass *w = arg;
     double s = 0.0;
     double *r = w->r, *z = w->z, *p = w->p;
     switch (w->op) {
@@ -374,29 +433,19 @@ static double lz_chunk(const lz_pass *w, sps_idx i0, sps_idx i1)
     return s;
 }
 
-static void lz_rows(void *arg, sps_idx lo, sps_idx hi)
-{
-    lz_pass *w = arg;
-    int64_t c0 = ((int64_t)lo + LZ_CHUNK - 1) / LZ_CHUNK, c1 = ((int64_t)hi + LZ_CHUNK - 1) / LZ_CHUNK;
-    for (int64_t c = c0; c < c1; c++) {
-        int64_t i1 = (c + 1) * LZ_CHUNK;
-        w->part[c] = lz_chunk(w, (sps_idx)(c * LZ_CHUNK), (sps_idx)(i1 < w->n ? i1 : w->n));
-    }
-}
-
 static double lz_run(sps_context *ctx, lz_pass *w, int op, double a)
 {
     w->op = op;
     w->a = a;
-    sps__amg_par_rows(ctx, w->n, lz_rows, w);
+    run_chunks(ctx, w->n, lz_chunk, w, w->part);
     double s = 0.0;
-    for (int64_t c = 0, nc = ((int64_t)w->n + LZ_CHUNK - 1) / LZ_CHUNK; c < nc; c++) s += w->part[c];
+    for (size_t c = 0, nc = row_chunks(w->n); c < nc; c++) s += w->part[c];
     return s;
 }
 
 /* Jacobi-PCG steps on A x = s (cheby's Lanczos): alpha, beta; returns the step
  * count, 0 if A is not positive definite on the start vector. w: 4n, part:
- * one slot per LZ_CHUNK rows. Everything on the context's threads. */
+ * row_chunks(n). Everything on the context's threads. */
 static int lanczos(sps_context *ctx, const sps_csr *A, const double *dinv, double *w, double *part,
                    double *alpha, double *beta)
 {
@@ -420,20 +469,42 @@ static int lanczos(sps_context *ctx, const sps_csr *A, const double *dinv, doubl
     return m;
 }
 
-/* D^-1 (diag 0 -> 0) and max_i sum_j |a_ij / a_ii|. */
-static double inverse_diag(const sps_csr *A, double *dinv)
+typedef struct diag_pass {
+    const sps_csr *A;
+    double *dinv;
+} diag_pass;
+
+/* D^-1 on rows [i0, i1) and their max_i sum_j |a_ij / a_ii| */
+static double diag_chunk(void *arg, sps_idx i0, sps_idx i1)
 {
+    const diag_pass *m = arg;
+    const sps_csr *A = m->A;
     double g = 0.0;
-    for (sps_idx i = 0; i < A->nrows; i++) {
+    for (sps_idx i = i0; i < i1; i++) {
         double d = 0.0, s = 0.0;
         for (sps_idx p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++) {
             if (A->col_idx[p] == i) d = A->val[p];
             s += fabs(A->val[p]);
         }
-        dinv[i] = d != 0.0 ? 1.0 / d : 0.0;
-        g = fmax(g, s * fabs(dinv[i]));
+        m->dinv[i] = d != 0.0 ? 1.0 / d : 0.0;
+        g = fmax(g, s * fabs(m->dinv[i]));
     }
     return g;
+}
+
+/* D^-1 (diag 0 -> 0) into dinv and *g = max_i sum_j |a_ij / a_ii| (a
+ * maximum: any order), on the context's threads. */
+static sps_status inverse_diag(sps_context *ctx, const sps_csr *A, double *dinv, double *g)
+{
+    double *part = sps__malloc(sps__mul_size(row_chunks(A->nrows) + 1, sizeof *part));
+    if (!part) return oom(ctx);
+    diag_pass m = {A, dinv};
+    run_chunks(ctx, A->nrows, diag_chunk, &m, part);
+    double mx = 0.0;
+    for (size_t c = 0, nc = row_chunks(A->nrows); c < nc; c++) mx = fmax(mx, part[c]);
+    sps__free(part);
+    if (g) *g = mx;
+    return SPS_OK;
 }
 
 sps_status sps__amg_spectral_finish(sps_context *ctx, sps_idx n, double gersh, int degree,
@@ -462,7 +533,7 @@ static sps_status spectral(sps_context *ctx, const sps_csr *A, const double *din
                            int degree, sps_amg_level *L)
 {
     double alpha[SPS_AMG_LANCZOS], beta[SPS_AMG_LANCZOS];
-    size_t nc = ((size_t)A->nrows + LZ_CHUNK - 1) / LZ_CHUNK;
+    size_t nc = row_chunks(A->nrows);
     double *w = sps__malloc(sps__mul_size((size_t)A->nrows + 1, 4 * sizeof *w));
     double *part = sps__malloc(sps__mul_size(nc + 1, sizeof *part));
     if (!w || !part) {
@@ -477,13 +548,22 @@ static sps_status spectral(sps_context *ctx, const sps_csr *A, const double *din
 }
 
 /* 1 / (sum_j |a_ij|) (0 for an empty row). */
-static void l1_inverse(const sps_csr *A, double *dinv)
+static double l1_chunk(void *arg, sps_idx i0, sps_idx i1)
 {
-    for (sps_idx i = 0; i < A->nrows; i++) {
+    const diag_pass *m = arg;
+    const sps_csr *A = m->A;
+    for (sps_idx i = i0; i < i1; i++) {
         double s = 0.0;
         for (sps_idx p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++) s += fabs(A->val[p]);
-        dinv[i] = s > 0 ? 1.0 / s : 0.0;
+        m->dinv[i] = s > 0 ? 1.0 / s : 0.0;
     }
+    return 0.0;
+}
+
+static void l1_inverse(sps_context *ctx, const sps_csr *A, double *dinv)
+{
+    diag_pass m = {A, dinv};
+    run_chunks(ctx, A->nrows, l1_chunk, &m, NULL);
 }
 
 /* ---- coarse inverse -------------------------------------------------------- */
@@ -604,11 +684,11 @@ static sps_status level_smoother(build *b, const sps_csr *A, int l)
         sps__free(dinv);
         return oom(b->ctx);
     }
-    double t0 = sps__now_ms();
-    double g = inverse_diag(A, dinv);
-    sps_status st = spectral(b->ctx, A, dinv, g, b->prm->sweeps, L);
+    double t0 = sps__now_ms(), g = 0.0;
+    sps_status st = inverse_diag(b->ctx, A, dinv, &g);
+    if (st == SPS_OK) st = spectral(b->ctx, A, dinv, g, b->prm->sweeps, L);
     if (b->prm->smoother == SPS_AMG_CHEBY) memcpy(L->dinv, dinv, (size_t)n * sizeof *dinv);
-    else l1_inverse(A, L->dinv);
+    else l1_inverse(b->ctx, A, L->dinv);
     b->h->ms[4] += sps__now_ms() - t0;
     sps__free(dinv);
     return st;
@@ -622,13 +702,13 @@ static sps_status level_prolong(build *b, const sps_csr *A, int l, double *Bc)
     sps_csr S;
     double *dinv = sps__malloc(sps__mul_size((size_t)A->nrows + 1, sizeof *dinv));
     if (!dinv) return oom(b->ctx);
-    inverse_diag(A, dinv);
-    sps_status st = tentative(b->ctx, &t, &L->T, Bc);
+    sps_status st = inverse_diag(b->ctx, A, dinv, NULL);
+    if (st == SPS_OK) st = tentative(b->ctx, &t, &L->T, Bc);
     if (st == SPS_OK) {
         st = smoothing_matrix(b->ctx, A, dinv, 4.0 / (3.0 * L->rho), &S);
         if (st == SPS_OK) st = sps__amg_spgemm(b->ctx, &S, &L->T, &L->P);
         if (st == SPS_OK) st = sps__amg_transpose(b->ctx, &L->P, &L->R);
-        sps__csr_free(&S);
+        smoothing_free(&S);
     }
     sps__free(dinv);
     return st;
@@ -926,13 +1006,11 @@ static sps_status level_numeric(build *b, const sps_csr *A, int l)
     sps_csr S;
     double *dinv = sps__malloc(sps__mul_size((size_t)A->nrows + 1, sizeof *dinv));
     if (!dinv) st = oom(b->ctx);
-    if (st == SPS_OK) {
-        inverse_diag(A, dinv);
-        st = smoothing_matrix(b->ctx, A, dinv, 4.0 / (3.0 * L->rho), &S);
-    }
+    if (st == SPS_OK) st = inverse_diag(b->ctx, A, dinv, NULL);
+    if (st == SPS_OK) st = smoothing_matrix(b->ctx, A, dinv, 4.0 / (3.0 * L->rho), &S);
     if (st == SPS_OK) {
         st = sps__amg_spgemm_into(b->ctx, &S, &L->T, &L->P);
-        sps__csr_free(&S);
+        smoothing_free(&S);
         if (st == SPS_OK) st = transpose_into(b->ctx, &L->P, &L->R);
     }
     sps__free(dinv);
