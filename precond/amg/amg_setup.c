@@ -333,16 +333,18 @@ static void run_chunks(sps_context *ctx, sps_idx n, chunk_fn fn, void *arg, doub
 
 static size_t row_chunks(sps_idx n) { return ((size_t)n + ROW_CHUNK - 1) / ROW_CHUNK; }
 
-typedef struct smooth_pass {
+/* The row passes' arguments: A, a scaling (written by the scalings, read
+ * by the smoothing matrix), omega and the smoothing matrix's values. */
+typedef struct row_pass {
     const sps_csr *A;
-    const double *dinv;
+    double *dinv;
     double omega;
     double *val;
-} smooth_pass;
+} row_pass;
 
 static double smooth_chunk(void *arg, sps_idx i0, sps_idx i1)
 {
-    const smooth_pass *m = arg;
+    const row_pass *m = arg;
     const sps_csr *A = m->A;
     for (sps_idx i = i0; i < i1; i++)
         for (sps_idx p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++)
@@ -360,7 +362,7 @@ static sps_status smoothing_matrix(sps_context *ctx, const sps_csr *A, const dou
     S->dev = NULL;
     S->val = sps__malloc(sps__mul_size((size_t)A->nnz + 1, sizeof *S->val));
     if (!S->val) return oom(ctx);
-    smooth_pass m = {A, dinv, omega, S->val};
+    row_pass m = {A, (double *)dinv, omega, S->val}; /* dinv only read */
     run_chunks(ctx, A->nrows, smooth_chunk, &m, NULL);
     return SPS_OK;
 }
@@ -469,22 +471,16 @@ static int lanczos(sps_context *ctx, const sps_csr *A, const double *dinv, doubl
     return m;
 }
 
-typedef struct diag_pass {
-    const sps_csr *A;
-    double *dinv;
-} diag_pass;
-
 /* D^-1 on rows [i0, i1) and their max_i sum_j |a_ij / a_ii| */
 static double diag_chunk(void *arg, sps_idx i0, sps_idx i1)
 {
-    const diag_pass *m = arg;
-    const sps_csr *A = m->A;
+    const row_pass *m = arg;
     double g = 0.0;
     for (sps_idx i = i0; i < i1; i++) {
         double d = 0.0, s = 0.0;
-        for (sps_idx p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++) {
-            if (A->col_idx[p] == i) d = A->val[p];
-            s += fabs(A->val[p]);
+        for (sps_idx p = m->A->row_ptr[i]; p < m->A->row_ptr[i + 1]; p++) {
+            if (m->A->col_idx[p] == i) d = m->A->val[p];
+            s += fabs(m->A->val[p]);
         }
         m->dinv[i] = d != 0.0 ? 1.0 / d : 0.0;
         g = fmax(g, s * fabs(m->dinv[i]));
@@ -498,7 +494,7 @@ static sps_status inverse_diag(sps_context *ctx, const sps_csr *A, double *dinv,
 {
     double *part = sps__malloc(sps__mul_size(row_chunks(A->nrows) + 1, sizeof *part));
     if (!part) return oom(ctx);
-    diag_pass m = {A, dinv};
+    row_pass m = {A, dinv, 0.0, NULL};
     run_chunks(ctx, A->nrows, diag_chunk, &m, part);
     double mx = 0.0;
     for (size_t c = 0, nc = row_chunks(A->nrows); c < nc; c++) mx = fmax(mx, part[c]);
@@ -550,7 +546,7 @@ static sps_status spectral(sps_context *ctx, const sps_csr *A, const double *din
 /* 1 / (sum_j |a_ij|) (0 for an empty row). */
 static double l1_chunk(void *arg, sps_idx i0, sps_idx i1)
 {
-    const diag_pass *m = arg;
+    const row_pass *m = arg;
     const sps_csr *A = m->A;
     for (sps_idx i = i0; i < i1; i++) {
         double s = 0.0;
@@ -562,7 +558,7 @@ static double l1_chunk(void *arg, sps_idx i0, sps_idx i1)
 
 static void l1_inverse(sps_context *ctx, const sps_csr *A, double *dinv)
 {
-    diag_pass m = {A, dinv};
+    row_pass m = {A, dinv, 0.0, NULL};
     run_chunks(ctx, A->nrows, l1_chunk, &m, NULL);
 }
 
