@@ -270,11 +270,12 @@ void dev_destroy(sps_precond *pc)
 
 /* The group size of a level's product: half of csr-vector's rule (the group
  * that covers a row of mean length in one pass), so that a group covers it
- * in two; below 2, one thread a row. The level matrices' columns gather
- * from x through L2 (an ncu profile of poisson3d:200's level 1, 33 entries a
- * row: L2 63% busy, DRAM 29%, 14.7 of a sector's 32 bytes used): a warp on
- * two or more neighbouring rows gathers mostly the same sectors, so fewer
- * of them. H200, V-cycle by the summary's median (csr-vector's rule /
+ * in two; below 2, one thread a row. With csr-vector's rule the level
+ * products waited on their gathers of x, not on bandwidth (ncu, poisson3d:200's
+ * level 1, 33 entries a row, 32 lanes a row: DRAM 29% busy, L2 49%, 0.59
+ * eligible warps a scheduler). A warp on two or more rows has more
+ * independent gathers in flight, and neighbouring rows' columns nearly
+ * coincide (the likely reasons; not measured apart). H200, V-cycle by the summary's median (csr-vector's rule /
  * half): poisson3d:200 2.83 / 2.15 ms, poisson3d:160 1.48 / 1.15,
  * poisson3d-jump:128,1e4 0.89 / 0.74; a quarter: within 3% of half. */
 int amg_tpr(long long nnz, sps_idx nrows)
