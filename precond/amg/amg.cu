@@ -275,9 +275,10 @@ void dev_destroy(sps_precond *pc)
  * level 1, 33 entries a row, 32 lanes a row: DRAM 29% busy, L2 49%, 0.59
  * eligible warps a scheduler). A warp on two or more rows has more
  * independent gathers in flight, and neighbouring rows' columns nearly
- * coincide (the likely reasons; not measured apart). H200, V-cycle by the summary's median (csr-vector's rule /
- * half): poisson3d:200 2.83 / 2.15 ms, poisson3d:160 1.48 / 1.15,
- * poisson3d-jump:128,1e4 0.89 / 0.74; a quarter: within 3% of half. */
+ * coincide (the likely reasons; not measured apart). H200, V-cycle by the
+ * summary's median (csr-vector's rule / half): poisson3d:200 2.83 / 2.15
+ * ms, poisson3d:160 1.48 / 1.15, poisson3d-jump:128,1e4 0.89 / 0.74; a
+ * quarter: within 3% of half. */
 int amg_tpr(long long nnz, sps_idx nrows)
 {
     int t = sps__csr_vector_tpr(nnz, nrows) / 2;
