@@ -488,18 +488,19 @@ static double diag_chunk(void *arg, sps_idx i0, sps_idx i1)
     return g;
 }
 
-/* D^-1 (diag 0 -> 0) into dinv and *g = max_i sum_j |a_ij / a_ii| (a
- * maximum: any order), on the context's threads. */
+/* D^-1 (diag 0 -> 0) into dinv and, if g, *g = max_i sum_j |a_ij / a_ii|
+ * (a maximum: any order), on the context's threads. */
 static sps_status inverse_diag(sps_context *ctx, const sps_csr *A, double *dinv, double *g)
 {
-    double *part = sps__malloc(sps__mul_size(row_chunks(A->nrows) + 1, sizeof *part));
-    if (!part) return oom(ctx);
+    double *part = NULL;
+    if (g && !(part = sps__malloc(sps__mul_size(row_chunks(A->nrows) + 1, sizeof *part)))) return oom(ctx);
     row_pass m = {A, dinv, 0.0, NULL};
     run_chunks(ctx, A->nrows, diag_chunk, &m, part);
-    double mx = 0.0;
-    for (size_t c = 0, nc = row_chunks(A->nrows); c < nc; c++) mx = fmax(mx, part[c]);
+    if (g) {
+        *g = 0.0;
+        for (size_t c = 0, nc = row_chunks(A->nrows); c < nc; c++) *g = fmax(*g, part[c]);
+    }
     sps__free(part);
-    if (g) *g = mx;
     return SPS_OK;
 }
 
