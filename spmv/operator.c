@@ -4,6 +4,7 @@
  * (spmv/create.c) directly or through a selector (spmv/select.c). */
 #include "operator.h"
 #include "spmm.h"
+#include "formats/csr_fmt.h"
 
 #include "core/gpu.h"
 
@@ -163,4 +164,26 @@ void sps_operator_destroy(sps_operator *op)
 #endif
     if (op->fmt && op->be->free_fmt) op->be->free_fmt(op->fmt);
     sps__free(op);
+}
+
+int sps__operator_dev_csr(const sps_operator *op, const sps_idx **rp, const sps_idx **ci, const double **v)
+{
+#if SPS_HAVE_CUDA
+    if (op && op->dev && op->info.on_gpu && !op->single &&
+        (op->be == &sps_backend_csr_vector || op->be == &sps_backend_csr_scalar)) {
+        const sps_csr_dev *d = op->dev; /* the plain-CSR backends' device object */
+        if (!d->single) {
+            *rp = d->row_ptr;
+            *ci = d->col_idx;
+            *v = d->val;
+            return 1;
+        }
+    }
+#else
+    (void)op;
+#endif
+    *rp = NULL;
+    *ci = NULL;
+    *v = NULL;
+    return 0;
 }

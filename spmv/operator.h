@@ -31,6 +31,12 @@ sps_status sps__operator_build(sps_context *ctx, const sps_csr *A, const sps_bac
 sps_status sps__operator_build_spec(sps_context *ctx, const sps_csr *A, const char *spec,
                                     const sps_operator_opts *opts, sps_operator **op);
 
+/* op's matrix on the device as a double CSR (row pointers, columns,
+ * values), when its backend keeps one (csr-vector, csr-scalar): 1 and the
+ * arrays, which stay op's; else 0 (another format, single precision, a
+ * host context). */
+int sps__operator_dev_csr(const sps_operator *op, const sps_idx **rp, const sps_idx **ci, const double **v);
+
 /* The payoff arithmetic (spmv/payoff.c), one rule for auto's predictions and
  * the measured figures: from in->ref_us, in->spmv_us and in->extra_ms, sets
  * saved_us, convert_spmvs and break_even. */

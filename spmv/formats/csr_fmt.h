@@ -116,6 +116,11 @@ typedef struct sps_csr_dev {
     sps_idx view_off[SPS_VIEW_DIAGS];
 } sps_csr_dev;
 
+/* The backends whose device object is an sps_csr_dev (csr_vector.c,
+ * csr_scalar.c): sps__operator_dev_csr recognises them. */
+extern const sps_backend sps_backend_csr_vector;
+extern const sps_backend sps_backend_csr_scalar;
+
 /* Allocate and fill d from A (d is zeroed first; freed on failure). */
 sps_status sps__csr_dev_upload(sps_context *ctx, const sps_csr *A, int single, sps_csr_dev *d);
 void sps__csr_dev_free(sps_csr_dev *d);
