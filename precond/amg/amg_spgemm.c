@@ -15,6 +15,12 @@
 #include <string.h>
 
 #define MIN_ROWS_PER_THREAD 4096
+/* A product of fewer rows than the threads' minimum is split by its terms
+ * instead, this many a block at least: a coarse level's few long rows
+ * (poisson3d-jump:128,1e4's level 3, 551 rows of 182 entries: its A P and
+ * R (A P) took 6.5 ms on one thread of this 2-core machine, most of the
+ * device re-setup's time spent on the host levels). */
+#define MIN_TERMS_PER_THREAD 65536
 
 typedef struct job {
     const sps_csr *X, *Y;
@@ -180,13 +186,40 @@ typedef struct plan {
     int nj;
 } plan;
 
-/* Blocks of X's rows, each with Y->ncols + 1 work slots set to -1. */
-static sps_status plan_jobs(sps_context *ctx, const sps_csr *X, const sps_csr *Y, sps_csr *C, plan *pl)
+/* The blocks' first rows cut[0..nj] (cut[nj] = n): equal rows, or, when X
+ * has too few rows for every thread, about equal terms (row_bound's); the
+ * product does not depend on them (each row is its own). */
+static int split_rows(sps_context *ctx, const sps_csr *X, const sps_csr *Y, sps_idx *cut)
 {
     sps_idx n = X->nrows;
-    int nj = sps__threads(ctx);
+    int nt = sps__threads(ctx), nj = nt;
     if ((int64_t)nj * MIN_ROWS_PER_THREAD > n) nj = (int)(n / MIN_ROWS_PER_THREAD);
     if (nj < 1) nj = 1;
+    if (nj == nt || n < 2) {
+        for (int t = 0; t <= nj; t++) cut[t] = (sps_idx)((int64_t)n * t / nj);
+        return nj;
+    }
+    int64_t total = 0, run = 0;
+    for (sps_idx i = 0; i < n; i++) total += row_bound(X, Y, i);
+    int64_t m = total / MIN_TERMS_PER_THREAD;
+    nj = m < nt ? (int)m : nt;
+    if (nj > n) nj = (int)n;
+    if (nj < 1) nj = 1;
+    int t = 1;
+    cut[0] = 0;
+    for (sps_idx i = 0; i < n && t < nj; i++) {
+        run += row_bound(X, Y, i);
+        while (t < nj && run >= total * t / nj) cut[t++] = i + 1;
+    }
+    for (; t <= nj; t++) cut[t] = n;
+    return nj;
+}
+
+/* Blocks of X's rows (split_rows), each with Y->ncols + 1 work slots set to -1. */
+static sps_status plan_jobs(sps_context *ctx, const sps_csr *X, const sps_csr *Y, sps_csr *C, plan *pl)
+{
+    sps_idx cut[SPS_MAX_THREADS + 1];
+    int nj = split_rows(ctx, X, Y, cut);
     pl->nj = nj;
     pl->jobs = sps__calloc((size_t)nj, sizeof *pl->jobs);
     if (!pl->jobs) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
@@ -195,8 +228,8 @@ static sps_status plan_jobs(sps_context *ctx, const sps_csr *X, const sps_csr *Y
         b->X = X;
         b->Y = Y;
         b->C = C;
-        b->lo = b->next = (sps_idx)((int64_t)n * t / nj);
-        b->hi = (sps_idx)((int64_t)n * (t + 1) / nj);
+        b->lo = b->next = cut[t];
+        b->hi = cut[t + 1];
         size_t slots = (size_t)Y->ncols + 1;
         b->work = sps__malloc(sps__mul_size(slots, sizeof *b->work));
         if (!b->work) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
