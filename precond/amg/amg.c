@@ -295,9 +295,12 @@ const sps_pc_type sps_pc_amg = {
 /* ---- the public calls ----------------------------------------------------- */
 
 #if SPS_HAVE_CUDA
-/* amg.cu: a new hierarchy uploaded; new values of the same one uploaded. */
+/* amg.cu: a new hierarchy uploaded; new values of the same one uploaded
+ * (after the host's re-setup); the re-setup on the device (a hierarchy
+ * with device levels). */
 sps_status sps__amg_gpu_rebuild(sps_precond *pc, sps_amg *h);
 sps_status sps__amg_gpu_values(sps_precond *pc, const double *a0);
+sps_status sps__amg_gpu_numeric(sps_precond *pc, const sps_matrix *A);
 #endif
 
 static sps_status apply_broken(sps_precond *pc, const double *r, double *z)
@@ -371,6 +374,7 @@ static sps_status numeric(sps_precond *pc, const sps_matrix *A)
     sps_amg *h = hierarchy_as_is(pc);
     sps_status st = SPS_OK;
 #if SPS_HAVE_CUDA
+    if (h && sps_context_on_gpu(pc->ctx) && h->gpu_levels > 0) return sps__amg_gpu_numeric(pc, A);
     if (h && sps_context_on_gpu(pc->ctx)) st = sps__amg_host_copy(pc->ctx, h); /* what it reads */
 #endif
     if (st == SPS_OK) st = sps__amg_numeric(pc->ctx, &A->A, h);

@@ -15,6 +15,7 @@
  * Everything on the context's stream: no synchronization, no atomics. */
 #include "../../core/cuda_check.cuh"
 #include "../../spmv/formats/csr_fmt.h" /* sps_csr_dev, sps__csr_vector_run */
+#include "../../spmv/operator.h" /* sps__operator_dev_csr */
 #include "amg.h"
 
 #include <new>
@@ -410,27 +411,89 @@ extern "C" sps_status sps__amg_gpu_rebuild(sps_precond *pc, sps_amg *h)
     return upload_all(pc, g);
 }
 
-extern "C" sps_status sps__amg_gpu_values(sps_precond *pc, const double *a0)
+namespace {
+
+/* The V-cycle's copies of levels l0 on (A from l0 + 1: level l0's is the
+ * device's own or op0) from the host hierarchy's new values; the coarse
+ * inverse unless it is the device's. */
+sps_status values_from(sps_context *ctx, dev_amg *g, int l0)
 {
-    sps_context *ctx = pc->ctx;
-    dev_amg *g = (dev_amg *)pc->impl;
     const sps_amg *h = g->h;
-    double t0 = sps__now_ms();
-    SPS_CUDA(ctx, cudaStreamSynchronize(sps_stream(ctx))); /* no apply may still be reading */
-    sps_status st = g->own_op0 ? sps_operator_update_values(g->op0, a0) : SPS_OK;
-    for (int l = 0; l < h->nlevels && st == SPS_OK; l++) {
+    sps_status st = SPS_OK;
+    for (int l = l0; l < h->nlevels && st == SPS_OK; l++) {
         const sps_amg_level &H = h->lv[l];
         dev_level &L = g->lv[l];
-        if (l > 0) st = op_values(ctx, L.A, H.A.val);
+        if (l > l0) st = op_values(ctx, L.A, H.A.val);
         if (st != SPS_OK || l + 1 == h->nlevels) continue;
         st = op_values(ctx, L.P, H.P.val);
         if (st == SPS_OK) st = op_values(ctx, L.R, H.R.val);
         if (st == SPS_OK) st = sps__h2d(ctx, L.dinv, H.dinv, (size_t)H.n * sizeof(double));
     }
-    if (st == SPS_OK) st = sps__h2d(ctx, g->cinv, h->cinv, (size_t)h->nc * h->nc * sizeof(double));
+    if (st == SPS_OK && !h->dcinv) st = sps__h2d(ctx, g->cinv, h->cinv, (size_t)h->nc * h->nc * sizeof(double));
+    return st;
+}
+
+/* Level 0's new values on the device as a CSR: A's device copy when it has
+ * one, else the fine operator's arrays when they are a double CSR of our
+ * own (updated just before), else an upload of A (cached on it). */
+sps_status level0_values(sps_context *ctx, dev_amg *g, const sps_matrix *A, sps_dcsr *tmp, const sps_dcsr **d0)
+{
+    *d0 = sps__csr_device_copy(ctx, &A->A);
+    if (*d0) return SPS_OK;
+    const sps_idx *rp = nullptr, *ci = nullptr;
+    const double *v = nullptr;
+    if (g->own_op0 && sps__operator_dev_csr(g->op0, &rp, &ci, &v)) {
+        memset(tmp, 0, sizeof *tmp);
+        tmp->ctx = ctx;
+        tmp->nrows = A->A.nrows;
+        tmp->ncols = A->A.ncols;
+        tmp->nnz = A->A.nnz;
+        tmp->row_ptr = (sps_idx *)rp;
+        tmp->col_idx = (sps_idx *)ci;
+        tmp->val = (double *)v;
+        *d0 = tmp;
+        return SPS_OK;
+    }
+    return sps__matrix_device(ctx, A, d0, nullptr);
+}
+
+} // namespace
+
+extern "C" sps_status sps__amg_gpu_values(sps_precond *pc, const double *a0)
+{
+    sps_context *ctx = pc->ctx;
+    dev_amg *g = (dev_amg *)pc->impl;
+    double t0 = sps__now_ms();
+    SPS_CUDA(ctx, cudaStreamSynchronize(sps_stream(ctx))); /* no apply may still be reading */
+    sps_status st = g->own_op0 ? sps_operator_update_values(g->op0, a0) : SPS_OK;
+    if (st == SPS_OK) st = values_from(ctx, g, 0);
     if (st == SPS_OK) st = sps__gpu_sync(ctx);
     char extra[96];
     snprintf(extra, sizeof extra, ", upload %.1f (numeric re-setup)\n", sps__now_ms() - t0);
     if (st == SPS_OK) sps__amg_describe(g->h, extra);
+    return st;
+}
+
+extern "C" sps_status sps__amg_gpu_numeric(sps_precond *pc, const sps_matrix *A)
+{
+    sps_context *ctx = pc->ctx;
+    dev_amg *g = (dev_amg *)pc->impl;
+    sps_amg *h = g->h;
+    if (A->A.nrows != h->lv[0].n || A->A.nnz != h->lv[0].nnz) return sps__amg_pattern_error(ctx, &A->A, h);
+    double t0 = sps__now_ms();
+    SPS_CUDA(ctx, cudaStreamSynchronize(sps_stream(ctx))); /* no apply may still be reading */
+    sps_status st = g->own_op0 ? sps_operator_update_values(g->op0, A->A.val) : SPS_OK;
+    sps_dcsr tmp;
+    const sps_dcsr *d0 = nullptr;
+    if (st == SPS_OK) st = level0_values(ctx, g, A, &tmp, &d0);
+    double up = sps__now_ms() - t0;
+    if (st == SPS_OK) st = sps__amg_numeric_gpu(ctx, &A->A, d0, h);
+    double t1 = sps__now_ms();
+    if (st == SPS_OK && !h->dcinv) st = values_from(ctx, g, h->gpu_levels); /* the host's levels */
+    if (st == SPS_OK) st = sps__gpu_sync(ctx);
+    char extra[128];
+    snprintf(extra, sizeof extra, ", upload %.1f (numeric re-setup on the device)\n",
+             up + h->ms_download + sps__now_ms() - t1);
+    if (st == SPS_OK) sps__amg_describe(h, extra);
     return st;
 }

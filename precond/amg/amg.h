@@ -60,6 +60,11 @@ typedef struct sps_amg_level {
      * (amg.cu) computes on these copies in place. Freed by sps__amg_free. */
     sps_idx *dagg;
     double *ddinv;
+    /* setup=gpu's device levels: A P's pattern (rows ap_nnz entries), on the
+     * device only, for the numeric re-setup on the device (its values are
+     * a temporary of each re-setup); NULL on a host level. */
+    sps_idx *dap_rp, *dap_ci;
+    int64_t ap_nnz;
     double *x, *b, *r, *d; /* host work vectors (host context only) */
 } sps_amg_level;
 
@@ -109,6 +114,12 @@ sps_status sps__amg_spectral_finish(sps_context *ctx, sps_idx n, double gersh, i
  * setup's order (bitwise the same result for the same values, up to the
  * sign of zeros). */
 sps_status sps__amg_numeric(sps_context *ctx, const sps_csr *A, sps_amg *h);
+/* Its levels from l0 on (level l0's matrix: A when l0 = 0, else
+ * h->lv[l0].A with its new values) and the coarse inverse, on the host; no
+ * pattern check (the caller's), no summary. */
+sps_status sps__amg_numeric_from(sps_context *ctx, const sps_csr *A, sps_amg *h, int l0);
+/* The error for a re-setup's A that is not in h's pattern (SPS_ERR_INVALID_ARG). */
+sps_status sps__amg_pattern_error(sps_context *ctx, const sps_csr *A, const sps_amg *h);
 /* *out = a fingerprint of A's pattern (sizes, row pointers, columns), on
  * the context's threads; the same for any number of threads. */
 sps_status sps__amg_pattern(sps_context *ctx, const sps_csr *A, uint64_t *out);
@@ -167,6 +178,18 @@ sps_status sps__amg_host_copy(sps_context *ctx, sps_amg *h);
  * the setup's stream; one synchronization at each product's end). NULL
  * (the default): off, nothing recorded. Process-wide: for a profiling tool. */
 void sps__amg_prof_set(sps_amg_prof_fn fn, void *arg);
+/* The numeric re-setup on the device (amg_dsetup.cu) of a hierarchy with
+ * device levels: level 0's new values in d0 (on the device, in A's
+ * pattern), A's host arrays for the pattern's check (its fingerprint, on a
+ * thread of its own while the device works; a mismatch is
+ * SPS_ERR_INVALID_ARG after the device levels were overwritten). Each
+ * device level: the setup's spectral phase, then P, R, A P and A_c into
+ * the patterns the setup kept, in the setup's arrays (the V-cycle's, in
+ * place), the same sums: for the setup's values, bitwise the setup's
+ * hierarchy. The levels the host built (after the device's) are the host
+ * code's (sps__amg_numeric_from); the caller uploads them. The host's
+ * copies of the device levels' values are dropped (host_partial). */
+sps_status sps__amg_numeric_gpu(sps_context *ctx, const sps_csr *A, const struct sps_dcsr *d0, sps_amg *h);
 /* amg.cu: a device preconditioner's hierarchy as it is (no host copy) and
  * its fine operator. */
 sps_amg *sps__amg_gpu_hierarchy(sps_precond *pc, sps_operator **op0);

@@ -1250,6 +1250,167 @@ __global__ void k_long_numeric(const sps_idx *__restrict__ lrow, const sps_idx *
     table_place(hk, vals, LHS, t, LTB, flag, num, crp[i], cci, cv);
 }
 
+/* ---- products into a kept pattern (the numeric re-setup) ------------------------ */
+
+/* The numeric re-setup's products: C = X Y into C's pattern (a product the
+ * full setup made of the same patterns), with the full setup's sums (each
+ * entry's terms in X's row order, then Y's) and none of its counting or
+ * hashing: a term finds its entry by a binary search of C's sorted row. A
+ * row's values start at -0.0, the sum's identity (-0.0 + t is t, bitwise,
+ * for every t, +0.0 included), so the first term's sum is the term itself
+ * and C equals the full setup's product bitwise, zeros' signs included. A
+ * term whose column is not in C's row (a pattern that changed) sets *bad
+ * and is dropped. The same three shapes as the full product: one thread a
+ * row, a group of G lanes a row (Y's row in slices of G, one column a
+ * lane), a block a long row (long_layout's steps, the values added in
+ * rounds in X's order). */
+
+/* j's position in cci[c0, c1) (sorted), or -1. */
+__device__ sps_idx into_find(const sps_idx *__restrict__ cci, sps_idx c0, sps_idx c1, sps_idx j)
+{
+    sps_idx lo = c0, hi = c1;
+    while (lo < hi) {
+        const sps_idx m = lo + ((hi - lo) >> 1);
+        if (cci[m] < j) lo = m + 1;
+        else hi = m;
+    }
+    return lo < c1 && cci[lo] == j ? lo : -1;
+}
+
+/* term t into C's row [c0, c1): its entry's value plus t, or *bad */
+__device__ void into_add(const sps_idx *__restrict__ cci, volatile double *cv, sps_idx c0, sps_idx c1,
+                         sps_idx j, double t, unsigned *bad)
+{
+    const sps_idx s = into_find(cci, c0, c1, j);
+    if (s < 0) atomicOr(bad, 1u);
+    else cv[s] = __dadd_rn(cv[s], t);
+}
+
+/* one thread a row */
+__global__ void k_into_row(sps_idx n, const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
+                           const double *__restrict__ xv, const sps_idx *__restrict__ yrp,
+                           const sps_idx *__restrict__ yci, const double *__restrict__ yv,
+                           const sps_idx *__restrict__ crp, const sps_idx *__restrict__ cci, double *cv,
+                           unsigned *bad)
+{
+    GRID_LOOP(i, n) {
+        const sps_idx c0 = crp[i], c1 = crp[i + 1];
+        for (sps_idx s = c0; s < c1; s++) cv[s] = -0.0;
+        for (sps_idx p = xrp[i]; p < xrp[i + 1]; p++) {
+            const sps_idx k = xci[p];
+            const double x = xv[p];
+            for (sps_idx q = yrp[k]; q < yrp[k + 1]; q++) into_add(cci, cv, c0, c1, yci[q], __dmul_rn(x, yv[q]), bad);
+        }
+    }
+}
+
+/* a group of G lanes a row (the long rows, lf, are k_long_into's) */
+__global__ void k_grp_into(sps_idx n, int G, const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
+                           const double *__restrict__ xv, const sps_idx *__restrict__ yrp,
+                           const sps_idx *__restrict__ yci, const double *__restrict__ yv,
+                           const sps_idx *__restrict__ crp, const sps_idx *__restrict__ cci, double *cv,
+                           const unsigned char *__restrict__ lf, unsigned *bad)
+{
+    __shared__ sps_idx sq0[GTB], sq1[GTB]; /* the group's next G entries of X: their rows of Y */
+    __shared__ double sx[GTB];             /* and their values */
+    const int gpb = GTB / G, g = threadIdx.x / G, lane = threadIdx.x % G;
+    const unsigned mask = grp_mask(G);
+    volatile double *w = cv;
+    for (long long i = (long long)blockIdx.x * gpb + g; i < n; i += (long long)gridDim.x * gpb) {
+        if (lf && lf[i]) continue; /* the whole group skips it */
+        const sps_idx c0 = crp[i], c1 = crp[i + 1];
+        for (sps_idx s = c0 + lane; s < c1; s += G) w[s] = -0.0;
+        __syncwarp(mask);
+        const sps_idx pe = xrp[i + 1];
+        for (sps_idx pb = xrp[i]; pb < pe; pb += G) { /* G entries of X staged at once */
+            const int ne = pe - pb < G ? (int)(pe - pb) : G;
+            if (lane < ne) {
+                const sps_idx k = xci[pb + lane];
+                sq0[threadIdx.x] = yrp[k];
+                sq1[threadIdx.x] = yrp[k + 1];
+                sx[threadIdx.x] = xv[pb + lane];
+            }
+            __syncwarp(mask);
+            for (int e = g * G; e < g * G + ne; e++) { /* in X's order */
+                const sps_idx q1 = sq1[e];
+                const double x = sx[e];
+                for (sps_idx q0 = sq0[e]; q0 < q1; q0 += G) {
+                    if (q0 + lane < q1) into_add(cci, w, c0, c1, yci[q0 + lane], __dmul_rn(x, yv[q0 + lane]), bad);
+                    __syncwarp(mask);
+                }
+            }
+            __syncwarp(mask); /* the stage read before the next is written */
+        }
+    }
+}
+
+/* a block a long row: the rows lrow[0, *nlong), block b taking b, b +
+ * gridDim.x, ... (the count stays on the device: no read before the launch) */
+__global__ void k_long_into(const sps_idx *__restrict__ lrow, const unsigned long long *nlong,
+                            const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
+                            const double *__restrict__ xv, const sps_idx *__restrict__ yrp,
+                            const sps_idx *__restrict__ yci, const double *__restrict__ yv,
+                            const sps_idx *__restrict__ crp, const sps_idx *__restrict__ cci, double *cv,
+                            unsigned *bad)
+{
+    __shared__ lstep L;
+    const int t = threadIdx.x;
+    const long long nl = (long long)*nlong;
+    volatile double *w = cv;
+    for (long long b = blockIdx.x; b < nl; b += gridDim.x) {
+        const sps_idx i = lrow[b], pend = xrp[i + 1], c0 = crp[i], c1 = crp[i + 1];
+        for (sps_idx s = c0 + t; s < c1; s += LTB) w[s] = -0.0;
+        sps_idx p0 = xrp[i], qo = 0;
+        lwin win;
+        __syncthreads();
+        while (p0 < pend) {
+            long_layout(L, win, p0, qo, pend, xci, xv, yrp);
+            __syncthreads();
+            p0 = L.np;
+            qo = L.nqo;
+            const int nr = L.nr;
+            int r = -1;
+            sps_idx s = -1;
+            double v = 0.0;
+            if (t < L.tot) {
+                r = long_part(L, t);
+                const sps_idx q = L.q[r] + (t - L.b[r]);
+                v = __dmul_rn(L.x[r], yv[q]);
+                s = into_find(cci, c0, c1, yci[q]);
+                if (s < 0) atomicOr(bad, 1u);
+            }
+            for (int rr = 0; rr < nr; rr++) { /* X's order: part rr's terms, one a column */
+                __syncthreads();
+                if (r == rr && s >= 0) w[s] = __dadd_rn(w[s], v);
+            }
+            __syncthreads();
+        }
+    }
+}
+
+/* R's values = P' in R's pattern (P's transpose), a thread an entry (a
+ * thread a row of R waited on its searches: 3.4 ms a re-setup of
+ * poisson3d:160 on an H200): entry q is (c, r), c its row (the last row
+ * starting at or before q), and equals entry (r, c) of P, found in P's row
+ * r; copied, bitwise. */
+__global__ void k_transpose_into(sps_idx nr, sps_idx nnz, const sps_idx *__restrict__ rrp,
+                                 const sps_idx *__restrict__ rci, const sps_idx *__restrict__ prp,
+                                 const sps_idx *__restrict__ pci, const double *__restrict__ pv,
+                                 double *__restrict__ rv, unsigned *bad)
+{
+    GRID_LOOP(q, nnz) {
+        sps_idx lo = 0, hi = nr; /* rrp[lo] <= q < rrp[hi] */
+        while (hi - lo > 1) {
+            const sps_idx m = lo + ((hi - lo) >> 1);
+            if (rrp[m] <= q) lo = m;
+            else hi = m;
+        }
+        const sps_idx r = rci[q], s = into_find(pci, prp[r], prp[r + 1], lo);
+        if (s < 0) atomicOr(bad, 1u);
+        rv[q] = s < 0 ? 0.0 : pv[s];
+    }
+}
+
 /* Lanes a row: Y's mean row length (a step of the group takes one row of
  * Y), at least 4; 0 for one thread a row where Y has about one entry a row
  * (P_tent) or C's rows are short (a global slice costs little). */
@@ -1292,7 +1453,8 @@ int grp_blocks(long long n, int G)
 
 /* C = X Y (rows sorted), the host's sums: groups of lanes a row, the rows
  * that overflow their table (and short products) one thread a row. keep:
- * C is the hierarchy's (dalloc), else a temporary (talloc). */
+ * 1, C is the hierarchy's (dalloc); 2, its pattern is (dalloc) and its
+ * values a temporary (talloc); 0, all temporaries. */
 sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, int keep, const char *what)
 {
     steps sp(D, what);
@@ -1355,7 +1517,8 @@ sps_status spgemm(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, int keep, co
         st = sps__err(D.ctx, SPS_ERR_UNSUPPORTED,
                       "amg: a product has more entries than the 32-bit index limit %d", SPS_IDX_MAX);
     if (st == SPS_OK)
-        st = keep ? dcsr_alloc(D.ctx, C, n, Y.nc, (sps_idx)nnz, 1) : dcsr_talloc(D, C, n, Y.nc, (sps_idx)nnz, 1);
+        st = keep ? dcsr_alloc(D.ctx, C, n, Y.nc, (sps_idx)nnz, keep == 1) : dcsr_talloc(D, C, n, Y.nc, (sps_idx)nnz, 1);
+    if (st == SPS_OK && keep == 2) st = talloc(D, &C.v, nnz);
     if (st == SPS_OK && n == 0) st = sps__dmemset(D.ctx, C.rp, 0, sizeof *C.rp);
     if (st == SPS_OK && n > 0 && G > 0) {
         k_grp_numeric<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, off, crp, C.ci, C.v, lf);
@@ -1460,6 +1623,74 @@ sps_status transpose(dsetup &D, const dcsr &X, dcsr &T, const char *what)
     return st;
 }
 
+/* ---- the numeric re-setup's products ---------------------------------------------- */
+
+const int LONG_BLOCKS = 1024; /* k_long_into's blocks at most (the long rows' count stays on the device) */
+
+/* C's values = X Y in C's pattern (the full setup's product of the same
+ * patterns), the full setup's sums (k_into_row, k_grp_into, k_long_into:
+ * its three shapes, the lanes chosen from the mean row lengths; the
+ * result does not depend on them); a term outside C's pattern sets *bad.
+ * No read of the device. */
+sps_status spgemm_into(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, unsigned *bad, const char *what)
+{
+    steps sp(D, what);
+    sps_idx n = X.nr;
+    if (n == 0) return SPS_OK;
+    double mx = (double)X.nnz / X.nr, my = Y.nr ? (double)Y.nnz / Y.nr : 0.0;
+    int G = group_lanes(Y, mx * my);
+    long long lmin = G > 0 ? long_min() : 0, *ub = nullptr;
+    unsigned char *lf = nullptr;
+    sps_idx *lrow = nullptr;
+    unsigned long long *nlong = nullptr;
+    sps_status st = SPS_OK;
+    if (lmin > 0) { /* the long rows: flagged and listed, their count on the device */
+        sp.mark("bound");
+        st = talloc(D, &ub, n);
+        if (st == SPS_OK) st = talloc(D, &lf, n);
+        if (st == SPS_OK) st = talloc(D, &lrow, n);
+        if (st == SPS_OK) st = talloc(D, &nlong, 1);
+        if (st == SPS_OK) st = sps__dmemset(D.ctx, nlong, 0, sizeof *nlong);
+        if (st == SPS_OK) {
+            k_sg_bound<<<blocks_for(n), TB, 0, D.s>>>(n, X.rp, X.ci, Y.rp, ub, lmin, lf, lrow, nlong);
+            LAUNCHED(D.ctx, st, "k_sg_bound");
+        }
+    }
+    sp.mark("numeric");
+    if (st == SPS_OK && G == 0) {
+        k_into_row<<<blocks_for(n), TB, 0, D.s>>>(n, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, C.rp, C.ci, C.v, bad);
+        LAUNCHED(D.ctx, st, "k_into_row");
+    }
+    if (st == SPS_OK && G > 0) {
+        const int grg = grp_blocks(n, G);
+        k_grp_into<<<grg, GTB, 0, D.s>>>(n, G, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, C.rp, C.ci, C.v, lf, bad);
+        LAUNCHED(D.ctx, st, "k_grp_into");
+    }
+    if (st == SPS_OK && lf) {
+        const int lb = n < LONG_BLOCKS ? (int)n : LONG_BLOCKS;
+        k_long_into<<<lb, LTB, 0, D.s>>>(lrow, nlong, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, C.rp, C.ci, C.v, bad);
+        LAUNCHED(D.ctx, st, "k_long_into");
+    }
+    tfree(D, ub);
+    tfree(D, lf);
+    tfree(D, lrow);
+    tfree(D, nlong);
+    return st;
+}
+
+/* R's values = P' in R's pattern (transpose's of P's). */
+sps_status transpose_into(dsetup &D, const dcsr &P, dcsr &R, unsigned *bad, const char *what)
+{
+    steps sp(D, what);
+    sp.mark("values");
+    sps_status st = SPS_OK;
+    if (R.nnz > 0) {
+        k_transpose_into<<<blocks_for(R.nnz), TB, 0, D.s>>>(R.nr, R.nnz, R.rp, R.ci, P.rp, P.ci, P.v, R.v, bad);
+        LAUNCHED(D.ctx, st, "k_transpose_into");
+    }
+    return st;
+}
+
 /* ---- the coarse inverse ---------------------------------------------------------- */
 
 /* amg_setup.c's dense_load: M = A row-major (M zeroed before), a row
@@ -1481,8 +1712,8 @@ __global__ void k_dense_load(sps_idx n, const sps_idx *__restrict__ rp, const sp
  * i >= c: the host's scan; m_cc when it is NaN, which nothing exceeds), its
  * row swapped into row c and divided by the pivot (1 / p in column c),
  * column c into fcol; *bad = 1 on a zero pivot (later steps do nothing). */
-__global__ void k_gj_pivot(sps_idx n, sps_idx c, double *__restrict__ M, sps_idx *__restrict__ perm,
-                           double *__restrict__ fcol, int *__restrict__ bad)
+__device__ void gj_pivot(sps_idx n, sps_idx c, volatile double *M, sps_idx *__restrict__ perm,
+                         double *__restrict__ fcol, int *__restrict__ bad)
 {
     __shared__ sps_idx si[TB];
     __shared__ double sv[TB];
@@ -1520,7 +1751,7 @@ __global__ void k_gj_pivot(sps_idx n, sps_idx c, double *__restrict__ M, sps_idx
         return; /* the whole block: every thread read the same pivot */
     }
     if (threadIdx.x == 0) perm[c] = piv;
-    double *rc = M + c * (long long)n, *rp = M + piv * (long long)n;
+    volatile double *rc = M + c * (long long)n, *rp = M + piv * (long long)n;
     if (piv != c)
         for (sps_idx j = threadIdx.x; j < n; j += TB) {
             double t = rc[j];
@@ -1537,12 +1768,27 @@ __global__ void k_gj_pivot(sps_idx n, sps_idx c, double *__restrict__ M, sps_idx
     for (sps_idx i = threadIdx.x; i < n; i += TB) fcol[i] = M[i * (long long)n + c];
 }
 
-/* gj_step's elimination: every row i != c with f = m_ic != 0 loses f times
- * row c (row_update: y - f x, column c from 0). */
-__global__ void k_gj_update(sps_idx n, sps_idx c, double *__restrict__ M, const double *__restrict__ fcol,
-                            const int *__restrict__ bad)
+__global__ void k_gj_pivot(sps_idx n, sps_idx c, double *__restrict__ M, sps_idx *__restrict__ perm,
+                           double *__restrict__ fcol, int *__restrict__ bad)
 {
-    if (*bad) return;
+    gj_pivot(n, c, M, perm, fcol, bad);
+}
+
+/* gj_step's elimination of column c (every row i != c with f = m_ic != 0
+ * loses f times row c: row_update's y - f x, column c from 0), then, in the
+ * block that finishes last (a counter: *done, reset by that block),
+ * gj_pivot of column c + 1:
+ * one launch a column instead of two (poisson3d:160's 398 coarse rows: 796
+ * launches, 3.9 ms on an H200, most of it launch gaps). The same
+ * operations in the same order as the two kernels; the pivot reads the
+ * other blocks' writes through volatile loads after their fence. */
+const int GJ_BLOCKS = 1024; /* k_gj_step's blocks at most (each a "last block" candidate) */
+
+__global__ void k_gj_step(sps_idx n, sps_idx c, double *__restrict__ M, sps_idx *__restrict__ perm,
+                          double *__restrict__ fcol, int *__restrict__ bad, int *__restrict__ done)
+{
+    __shared__ int last;
+    if (*bad) return; /* every block: a zero pivot stops the elimination */
     const double *rc = M + c * (long long)n;
     GRID_LOOP(e, (long long)n * n) {
         sps_idx i = (sps_idx)(e / n), j = (sps_idx)(e % n);
@@ -1550,6 +1796,13 @@ __global__ void k_gj_update(sps_idx n, sps_idx c, double *__restrict__ M, const 
         if (i == c || f == 0.0) continue;
         M[e] = __dsub_rn(j == c ? 0.0 : M[e], __dmul_rn(f, rc[j]));
     }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(done, 1) == (int)gridDim.x - 1;
+    __syncthreads();
+    if (!last || c + 1 >= n) return;
+    if (threadIdx.x == 0) *done = 0; /* the next launch's count */
+    gj_pivot(n, c + 1, M, perm, fcol, bad);
 }
 
 /* The row interchanges undone as column interchanges, in reverse order. */
@@ -1645,15 +1898,18 @@ struct dlevel {
     int dinv_temp = 0; /* dinv a temporary (talloc): l1-Jacobi keeps l1 instead */
 };
 
-/* What the hierarchy did not take: S, A P, Sm, g, w and Bc are temporaries
- * (and dinv when dinv_temp), the rest dalloc's. */
+/* What the hierarchy did not take: S, A P's values, Sm, g, w and Bc are
+ * temporaries (and dinv when dinv_temp), the rest dalloc's. */
 void level_free(dsetup &D, dlevel &L)
 {
     dcsr_tfree(D, L.S);
     dcsr_free(L.T);
     dcsr_free(L.P);
     dcsr_free(L.R);
-    dcsr_tfree(D, L.AP);
+    sps__dfree(L.AP.rp);
+    sps__dfree(L.AP.ci);
+    tfree(D, L.AP.v);
+    L.AP = dcsr();
     dcsr_free(L.Ac);
     tfree(D, L.Sm.v); /* Sm borrows A's pattern */
     L.Sm = dcsr();
@@ -1775,11 +2031,12 @@ sps_status level_prolong(gbuild &b, const dcsr &A, int l, dlevel &G, const doubl
     return st;
 }
 
-/* A P and R (A P) (the Galerkin product) */
+/* A P (its pattern kept for the numeric re-setup) and R (A P) (the
+ * Galerkin product) */
 sps_status level_galerkin(gbuild &b, const dcsr &A, dlevel &G)
 {
     double t0 = sps__now_ms();
-    sps_status st = spgemm(b.D, A, G.P, G.AP, 0, "A P");
+    sps_status st = spgemm(b.D, A, G.P, G.AP, 2, "A P");
     if (st == SPS_OK) st = spgemm(b.D, G.R, G.AP, G.Ac, 1, "R (A P)");
     tick(b, st, t0, 3);
     return st;
@@ -1787,9 +2044,9 @@ sps_status level_galerkin(gbuild &b, const dcsr &A, dlevel &G)
 
 /* Level l's aggregates, scaling, T, P and R stay on the device as the
  * hierarchy's primary copy (sps__amg_host_copy brings them to the host
- * when something reads them); the host gets their sizes only. A P is not kept:
- * only the numeric re-setup needs its pattern, and it computes it when it
- * is absent (amg_setup.c). */
+ * when something reads them); the host gets their sizes only. Of A P only
+ * the pattern stays, on the device alone (dap_rp, dap_ci): the numeric
+ * re-setup's (sps__amg_numeric_gpu); never copied to the host. */
 sps_status level_keep(gbuild &b, int l, dlevel &G)
 {
     sps_amg_level *L = &b.h->lv[l];
@@ -1798,6 +2055,11 @@ sps_status level_keep(gbuild &b, int l, dlevel &G)
     if (st == SPS_OK) st = attach(b.D.ctx, G.P, &L->P);
     if (st == SPS_OK) st = attach(b.D.ctx, G.R, &L->R);
     if (st == SPS_OK) {
+        L->dap_rp = G.AP.rp;
+        L->dap_ci = G.AP.ci;
+        L->ap_nnz = G.AP.nnz;
+        tfree(b.D, G.AP.v);
+        G.AP = dcsr();
         L->dagg = G.agg;
         G.agg = nullptr;
         if (b.prm->smoother == SPS_AMG_CHEBY) {
@@ -1899,23 +2161,28 @@ sps_status device_coarse(gbuild &b, const dcsr &A)
                         n, SPS_AMG_MAX_DENSE);
     double *fcol = nullptr;
     sps_idx *perm = nullptr;
-    int *bad = nullptr, hbad = 0;
+    int *bad = nullptr, *done = nullptr, hbad = 0;
     long long nn = (long long)n * n;
-    sps_status st = dalloc(ctx, &h->dcinv, nn);
+    /* a numeric re-setup writes the V-cycle's array in place */
+    sps_status st = h->dcinv ? SPS_OK : dalloc(ctx, &h->dcinv, nn);
     if (st == SPS_OK) st = talloc(b.D, &fcol, n);
     if (st == SPS_OK) st = talloc(b.D, &perm, n);
-    if (st == SPS_OK) st = talloc(b.D, &bad, 1);
-    if (st == SPS_OK) st = sps__dmemset(ctx, bad, 0, sizeof *bad);
+    if (st == SPS_OK) st = talloc(b.D, &bad, 2);
+    if (st == SPS_OK) st = sps__dmemset(ctx, bad, 0, 2 * sizeof *bad);
+    done = bad + 1;
     if (st == SPS_OK && nn > 0) st = sps__dmemset(ctx, h->dcinv, 0, (size_t)nn * sizeof *h->dcinv);
     if (st == SPS_OK && n > 0) {
         k_dense_load<<<blocks_for(n), TB, 0, b.D.s>>>(n, A.rp, A.ci, A.v, h->dcinv);
         LAUNCHED(ctx, st, "k_dense_load");
     }
-    for (sps_idx c = 0; c < n && st == SPS_OK; c++) {
-        k_gj_pivot<<<1, TB, 0, b.D.s>>>(n, c, h->dcinv, perm, fcol, bad);
+    if (st == SPS_OK && n > 0) {
+        k_gj_pivot<<<1, TB, 0, b.D.s>>>(n, 0, h->dcinv, perm, fcol, bad);
         LAUNCHED(ctx, st, "k_gj_pivot");
-        k_gj_update<<<blocks_for(nn), TB, 0, b.D.s>>>(n, c, h->dcinv, fcol, bad);
-        LAUNCHED(ctx, st, "k_gj_update");
+    }
+    const int gb = blocks_for(nn) < GJ_BLOCKS ? blocks_for(nn) : GJ_BLOCKS;
+    for (sps_idx c = 0; c < n && st == SPS_OK; c++) { /* column c's elimination, column c + 1's pivot */
+        k_gj_step<<<gb, TB, 0, b.D.s>>>(n, c, h->dcinv, perm, fcol, bad, done);
+        LAUNCHED(ctx, st, "k_gj_step");
     }
     if (st == SPS_OK && n > 0) {
         k_gj_unswap<<<blocks_for(n), TB, 0, b.D.s>>>(n, h->dcinv, perm, bad);
@@ -2007,13 +2274,15 @@ void *preload_run(void *arg)
         (const void *)k_sg_hash, (const void *)k_sg_gather, (const void *)k_smoother_matrix,
         (const void *)k_entries, (const void *)k_col_start, (const void *)k_gather_t,
         (const void *)k_fill_int, (const void *)k_dense_load, (const void *)k_gj_pivot,
-        (const void *)k_gj_update, (const void *)k_gj_unswap, (const void *)k_diag,
+        (const void *)k_gj_step, (const void *)k_gj_unswap, (const void *)k_diag,
         (const void *)k_lz_init, (const void *)k_spmv, (const void *)k_lz_update,
         (const void *)k_lz_dir, (const void *)k_agg_keys, (const void *)k_agg_start,
         (const void *)k_tent, (const void *)k_root_flag, (const void *)k_first,
         (const void *)k_join, (const void *)k_orphans, (const void *)k_mis_init,
         (const void *)k_max_nb, (const void *)k_mis_update, (const void *)k_reduce_part,
-        (const void *)k_reduce_final, (const void *)k_absdiag, (const void *)k_strength};
+        (const void *)k_reduce_final, (const void *)k_absdiag, (const void *)k_strength,
+        (const void *)k_into_row, (const void *)k_grp_into, (const void *)k_long_into,
+        (const void *)k_transpose_into};
     preload *p = (preload *)arg;
     if (cudaSetDevice(p->dev) == cudaSuccess) {
         cudaFuncAttributes a;
@@ -2075,6 +2344,123 @@ void pool_end(dsetup &D)
     cudaGetLastError();
 }
 
+/* ---- the numeric re-setup on the device ------------------------------------------ */
+
+/* A device CSR of the hierarchy (attach's copy) as a dcsr: its arrays in place. */
+dcsr view(const sps_csr &M)
+{
+    dcsr d;
+    d.nr = M.nrows;
+    d.nc = M.ncols;
+    d.nnz = M.nnz;
+    if (M.dev) {
+        d.rp = M.dev->row_ptr;
+        d.ci = M.dev->col_idx;
+        d.v = M.dev->val;
+    }
+    return d;
+}
+
+/* Level l's smoother, P, R and A_{l+1} for new values of A, in the arrays
+ * the setup made (the V-cycle's, in place): level_spectral as the setup
+ * runs it, then the setup's products into their kept patterns (T, the
+ * aggregates and the patterns stay). */
+sps_status level_renumeric(gbuild &b, const dcsr &A, int l, unsigned *bad)
+{
+    sps_amg *h = b.h;
+    sps_amg_level *L = &h->lv[l];
+    sps_context *ctx = b.D.ctx;
+    b.D.level = l;
+    dlevel G;
+    sps_status st = level_spectral(b, A, l, G);
+    double t0 = sps__now_ms();
+    if (st == SPS_OK) /* the kept scaling (level_keep's choice) */
+        st = sps__d2d(ctx, L->ddinv, b.prm->smoother == SPS_AMG_CHEBY ? G.dinv : G.l1, (size_t)A.nr * sizeof(double));
+    dcsr T = view(L->T), P = view(L->P), R = view(L->R), Ac = view(h->lv[l + 1].A), AP;
+    if (st == SPS_OK) {
+        G.Sm = A;
+        G.Sm.v = nullptr;
+        st = talloc(b.D, &G.Sm.v, A.nnz);
+    }
+    if (st == SPS_OK) {
+        k_smoother_matrix<<<blocks_for(A.nr), TB, 0, b.D.s>>>(A.nr, A.rp, A.ci, A.v, G.dinv,
+                                                              4.0 / (3.0 * L->rho), G.Sm.v);
+        LAUNCHED(ctx, st, "k_smoother_matrix");
+    }
+    if (st == SPS_OK) st = spgemm_into(b.D, G.Sm, T, P, bad, "P = Sm T");
+    if (st == SPS_OK) st = transpose_into(b.D, P, R, bad, "R = P'");
+    t0 = tick(b, st, t0, 2);
+    AP.nr = A.nr;
+    AP.nc = P.nc;
+    AP.nnz = (sps_idx)L->ap_nnz;
+    AP.rp = L->dap_rp;
+    AP.ci = L->dap_ci;
+    if (st == SPS_OK && !AP.rp)
+        st = sps__err(ctx, SPS_ERR_INTERNAL, "amg: level %d keeps no pattern of A P", l);
+    if (st == SPS_OK) st = talloc(b.D, &AP.v, AP.nnz);
+    if (st == SPS_OK) st = spgemm_into(b.D, A, P, AP, bad, "A P");
+    if (st == SPS_OK) st = spgemm_into(b.D, R, AP, Ac, bad, "R (A P)");
+    tfree(b.D, AP.v);
+    tick(b, st, t0, 3);
+    level_free(b.D, G);
+    return st;
+}
+
+/* The host's copies of what the device re-setup changed (the scalings,
+ * P's, R's and the device-made A's values, a device-made coarse inverse)
+ * dropped: sps__amg_host_copy downloads them again when something reads
+ * them. The first host level's A (refreshed by the caller) stays. */
+void drop_host_values(sps_amg *h)
+{
+    for (int l = 0; l < h->gpu_levels; l++) {
+        sps_amg_level *L = &h->lv[l];
+        sps_csr *M[3] = {&L->P, &L->R, l + 1 < h->gpu_levels || h->dcinv ? &h->lv[l + 1].A : nullptr};
+        sps__free(L->dinv);
+        L->dinv = nullptr;
+        for (sps_csr *m : M)
+            if (m) {
+                sps__free(m->val);
+                m->val = nullptr;
+            }
+    }
+    if (h->dcinv) {
+        sps__free(h->cinv);
+        h->cinv = nullptr;
+    }
+    h->host_partial = 1;
+}
+
+/* The device levels (level 0's matrix A0), then the coarse inverse when it
+ * is the device's; *bad: a term outside a kept pattern (read here). */
+sps_status renumeric_levels(gbuild &b, const dcsr &A0, int *bad)
+{
+    sps_amg *h = b.h;
+    unsigned *dbad = nullptr, hbad = 0;
+    sps_status st = talloc(b.D, &dbad, 1);
+    if (st == SPS_OK) st = sps__dmemset(b.D.ctx, dbad, 0, sizeof *dbad);
+    for (int l = 0; l < h->gpu_levels && st == SPS_OK; l++)
+        st = level_renumeric(b, l ? view(h->lv[l].A) : A0, l, dbad);
+    if (st == SPS_OK && h->dcinv) st = device_coarse(b, view(h->lv[h->nlevels - 1].A));
+    if (st == SPS_OK) st = sps__d2h(b.D.ctx, &hbad, dbad, sizeof hbad);
+    tfree(b.D, dbad);
+    *bad = hbad != 0;
+    return st;
+}
+
+/* The levels the host built (after the device's): the first one's new A
+ * from its device copy (the device re-setup's A_c, in place), then the
+ * host's re-setup from there. */
+sps_status renumeric_host(sps_context *ctx, sps_amg *h)
+{
+    if (h->dcinv) return SPS_OK;
+    sps_csr *A = &h->lv[h->gpu_levels].A;
+    double t0 = sps__now_ms();
+    sps_status st = A->nnz && A->dev ? sps__d2h_pinned(ctx, A->val, A->dev->val, (size_t)A->nnz * sizeof *A->val)
+                                     : SPS_OK;
+    h->ms_download += sps__now_ms() - t0;
+    return st == SPS_OK ? sps__amg_numeric_from(ctx, NULL, h, h->gpu_levels) : st;
+}
+
 } // namespace
 
 extern "C" void sps__amg_prof_set(sps_amg_prof_fn fn, void *arg)
@@ -2131,5 +2517,50 @@ extern "C" sps_status sps__amg_host_copy(sps_context *ctx, sps_amg *h)
     }
     if (st == SPS_OK && !h->cinv && h->dcinv) st = download(ctx, &h->cinv, h->dcinv, (long long)h->nc * h->nc);
     if (st == SPS_OK) h->host_partial = 0;
+    return st;
+}
+
+extern "C" sps_status sps__amg_numeric_gpu(sps_context *ctx, const sps_csr *A, const sps_dcsr *d0, sps_amg *h)
+{
+    if (A->nrows != h->lv[0].n || A->nnz != h->lv[0].nnz)
+        return sps__amg_pattern_error(ctx, A, h);
+    if (h->gpu_levels == 0 || !d0)
+        return sps__err(ctx, SPS_ERR_INTERNAL, "amg: device re-setup of a hierarchy without device levels");
+    fingerprint f; /* level 0's pattern checked on a thread of its own, as the setup takes it */
+    f.ctx = ctx;
+    f.A = A;
+    f.slot = (uint64_t *)sps__malloc(sps__mul_size((size_t)sps__amg_pattern_slots(A), sizeof *f.slot));
+    if (!f.slot) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
+    f.started = pthread_create(&f.tid, nullptr, fingerprint_run, &f) == 0;
+    if (!f.started) fingerprint_run(&f);
+    memset(h->ms, 0, sizeof h->ms);
+    h->ms_download = 0.0;
+    gbuild b;
+    b.D.ctx = ctx;
+    b.D.s = (cudaStream_t)sps__gpu_stream(ctx);
+    b.prm = &h->prm;
+    b.h = h;
+    dcsr A0;
+    A0.nr = d0->nrows;
+    A0.nc = d0->ncols;
+    A0.nnz = d0->nnz;
+    A0.rp = d0->row_ptr;
+    A0.ci = d0->col_idx;
+    A0.v = d0->val;
+    int bad = 0;
+    pool_begin(b.D);
+    sps_status st = talloc(b.D, &b.D.red, RED_BLOCKS + 1);
+    if (st == SPS_OK) st = renumeric_levels(b, A0, &bad);
+    tfree(b.D, b.D.red);
+    sps_status sy = sps__gpu_sync(ctx);
+    if (st == SPS_OK) st = sy;
+    pool_end(b.D);
+    if (f.started) pthread_join(f.tid, nullptr);
+    sps__free(f.slot);
+    if (st == SPS_OK && f.z != h->pattern) st = sps__amg_pattern_error(ctx, A, h);
+    if (st == SPS_OK && bad)
+        st = sps__err(ctx, SPS_ERR_INTERNAL, "amg: numeric re-setup: a product left its kept pattern");
+    if (st == SPS_OK) st = renumeric_host(ctx, h);
+    drop_host_values(h);
     return st;
 }

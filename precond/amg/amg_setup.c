@@ -824,10 +824,13 @@ void sps__amg_describe(sps_amg *h, const char *extra)
 {
     char lv[1536];
     describe_levels(h, lv, sizeof lv);
-    char dev[96] = "";
+    char dev[160] = "";
+    double ap = 0.0; /* bytes of the A P patterns the device levels keep (the re-setup's) */
+    for (int l = 0; l < h->gpu_levels; l++)
+        if (h->lv[l].dap_rp) ap += ((double)h->lv[l].n + 1 + (double)h->lv[l].ap_nnz) * sizeof(sps_idx);
     if (h->gpu_levels > 0)
-        snprintf(dev, sizeof dev, " (levels 0-%d on the device), transfers %.1f", h->gpu_levels - 1,
-                 h->ms_download);
+        snprintf(dev, sizeof dev, " (levels 0-%d on the device), transfers %.1f; A P patterns kept %.1f MiB",
+                 h->gpu_levels - 1, h->ms_download, ap / 1048576.0);
     snprintf(h->desc, sizeof h->desc,
              "%s  setup ms%s: strength %.1f, aggregate %.1f, prolong %.1f, galerkin %.1f, "
              "spectral %.1f, coarse %.1f%s",
@@ -861,6 +864,8 @@ void sps__amg_free(sps_amg *h)
 #if SPS_HAVE_CUDA
         sps__dfree(L->dagg);
         sps__dfree(L->ddinv);
+        sps__dfree(L->dap_rp);
+        sps__dfree(L->dap_ci);
 #endif
         if (l > 0) sps__csr_free(&L->A);
         sps__csr_free(&L->P);
@@ -1022,6 +1027,30 @@ static sps_status level_numeric(build *b, const sps_csr *A, int l)
     return st;
 }
 
+sps_status sps__amg_pattern_error(sps_context *ctx, const sps_csr *A, const sps_amg *h)
+{
+    return sps__err(ctx, SPS_ERR_INVALID_ARG,
+                    "amg: numeric re-setup needs the pattern of the setup's matrix (%d rows, "
+                    "%lld entries); got %d rows, %lld entries%s",
+                    h->lv[0].n, (long long)h->lv[0].nnz, A->nrows, (long long)A->nnz,
+                    A->nnz == h->lv[0].nnz && A->nrows == h->lv[0].n ? " in another pattern" : "");
+}
+
+sps_status sps__amg_numeric_from(sps_context *ctx, const sps_csr *A, sps_amg *h, int l0)
+{
+    build b = {ctx, &h->prm, h, NULL, NULL, h->nnull};
+    sps_status st = SPS_OK;
+    for (int l = l0; l + 1 < h->nlevels && st == SPS_OK; l++)
+        st = level_numeric(&b, l ? &h->lv[l].A : A, l);
+    if (st == SPS_OK) {
+        double t0 = sps__now_ms();
+        const sps_csr *C = h->nlevels > 1 ? &h->lv[h->nlevels - 1].A : A;
+        st = sps__amg_dense_inverse(ctx, C, h->cinv);
+        h->ms[5] += sps__now_ms() - t0;
+    }
+    return st;
+}
+
 sps_status sps__amg_numeric(sps_context *ctx, const sps_csr *A, sps_amg *h)
 {
     uint64_t pattern = 0;
@@ -1030,27 +1059,15 @@ sps_status sps__amg_numeric(sps_context *ctx, const sps_csr *A, sps_amg *h)
         if (sp != SPS_OK) return sp;
     }
     if (A->nrows != h->lv[0].n || A->nnz != h->lv[0].nnz || pattern != h->pattern)
-        return sps__err(ctx, SPS_ERR_INVALID_ARG,
-                        "amg: numeric re-setup needs the pattern of the setup's matrix (%d rows, "
-                        "%lld entries); got %d rows, %lld entries%s",
-                        h->lv[0].n, (long long)h->lv[0].nnz, A->nrows, (long long)A->nnz,
-                        A->nnz == h->lv[0].nnz ? " in another pattern" : "");
+        return sps__amg_pattern_error(ctx, A, h);
     if (h->host_partial)
         return sps__err(ctx, SPS_ERR_INTERNAL, "amg: numeric re-setup of a hierarchy not yet on the host");
-    /* The device copies of P, R and A_c (setup=gpu) are the device V-cycle's
-     * arrays (amg.cu): its re-setup (sps__amg_gpu_values) refreshes them
-     * from the values computed here, in place; T does not change. */
-    build b = {ctx, &h->prm, h, NULL, NULL, h->nnull};
+    /* A GPU context re-sets a hierarchy with device levels up on the device
+     * (sps__amg_numeric_gpu); this host code serves host contexts, the
+     * host-built hierarchies of GPU contexts (sps__amg_gpu_values uploads
+     * the results) and the tests. */
     memset(h->ms, 0, sizeof h->ms);
-    sps_status st = SPS_OK;
-    for (int l = 0; l + 1 < h->nlevels && st == SPS_OK; l++)
-        st = level_numeric(&b, l ? &h->lv[l].A : A, l);
-    if (st == SPS_OK) {
-        double t0 = sps__now_ms();
-        const sps_csr *C = h->nlevels > 1 ? &h->lv[h->nlevels - 1].A : A;
-        st = sps__amg_dense_inverse(ctx, C, h->cinv);
-        h->ms[5] += sps__now_ms() - t0;
-    }
+    sps_status st = sps__amg_numeric_from(ctx, A, h, 0);
     if (st == SPS_OK) sps__amg_describe(h, " (numeric re-setup)\n");
     return st;
 }

@@ -549,12 +549,89 @@ static void test_setup_gpu_edges(void)
     pc_check_empty(hctx, gctx, types, 1, "GPU setup ");
 }
 
-/* The numeric re-setup (host code) of a device-built hierarchy equals the
- * host-built one's after the same update, bitwise: it keeps the aggregates,
- * P_tent and the patterns, which are the host's. */
+/* A2 = 2.5 A + I/2 (A's pattern), or A's pattern with row 0's last entry
+ * moved to row 1 (another pattern, as many entries). */
+static sps_matrix *variant(const sps_matrix *A, int other)
+{
+    const sps_csr *C = &A->A;
+    sps_matrix *M = NULL;
+    double *v = malloc((size_t)C->nnz * sizeof *v + 1);
+    sps_idx *rp = malloc(((size_t)C->nrows + 1) * sizeof *rp);
+    if (v && rp) {
+        memcpy(rp, C->row_ptr, ((size_t)C->nrows + 1) * sizeof *rp);
+        for (sps_idx i = 0; i < C->nrows; i++)
+            for (sps_idx p = C->row_ptr[i]; p < C->row_ptr[i + 1]; p++)
+                v[p] = other ? C->val[p] : 2.5 * C->val[p] + (C->col_idx[p] == i ? 0.5 : 0.0);
+        if (other) rp[1]--;
+        if (sps_matrix_create_csr(hctx, C->nrows, C->ncols, rp, C->col_idx, v, &M) != SPS_OK) M = NULL;
+    }
+    free(v);
+    free(rp);
+    return M;
+}
+
+/* The numeric re-setup on the device (sps__amg_numeric_gpu) of a
+ * device-built hierarchy: with the setup's own values, bitwise the setup's
+ * hierarchy; with 2.5 A + I/2, the host's re-setup to rounding
+ * (compare_setup: aggregates and P_tent bitwise, rho within 1e-12, values
+ * within 1e-10, the device's products bitwise the host's of its own
+ * inputs, the coarse inverse bitwise), the V-cycle's copies fresh, the
+ * apply the host's; two re-setups bitwise equal; another pattern refused. */
+static void compare_gpu_numeric(const char *spec, const char *type, const char *extra)
+{
+    char gtype[200], name[260];
+    snprintf(gtype, sizeof gtype, "%s%ssetup=gpu%s", type, strchr(type, ':') ? "," : ":", extra);
+    snprintf(name, sizeof name, "%s %s, device re-setup", spec, gtype);
+    sps_matrix *A = NULL, *A2 = NULL, *A3 = NULL;
+    sps_precond *hp = NULL, *gp = NULL, *gp2 = NULL;
+    if (!T_STATUS(hctx, sps_matrix_generate(hctx, spec, &A), "%s", spec)) return;
+    A2 = variant(A, 0);
+    A3 = variant(A, 1);
+    if (T_OK(A2 && A3, "%s: the new values and another pattern", name) &&
+        T_STATUS(hctx, sps_precond_create(hctx, A, type, &hp), "%s: host setup", name) &&
+        T_STATUS(gctx, sps_precond_create(gctx, A, gtype, &gp), "%s: device setup", name) &&
+        T_STATUS(gctx, sps_precond_create(gctx, A, gtype, &gp2), "%s: second device setup", name)) {
+        double full = sps_precond_setup_ms(gp);
+        const sps_amg *g0 = sps__amg_gpu_hierarchy(gp, NULL);
+        T_OK(g0 && g0->gpu_levels > 0, "%s: %d device levels", name, g0 ? g0->gpu_levels : -1);
+        if (T_STATUS(gctx, sps_precond_update_values(gp, A), "%s: the setup's values", name))
+            T_OK(same_hierarchy(sps__amg_hierarchy(gp), sps__amg_hierarchy(gp2)),
+                 "%s: with the setup's values, bitwise the setup's hierarchy", name);
+        if (T_STATUS(hctx, sps_precond_update_values(hp, A2), "%s: host re-setup", name) &&
+            T_STATUS(gctx, sps_precond_update_values(gp, A2), "%s (%.1f ms, the full setup %.1f)", name,
+                     sps_precond_setup_ms(gp), full)) {
+            const sps_amg *g = sps__amg_hierarchy(gp);
+            compare_setup(name, sps__amg_hierarchy(hp), g, &A2->A, 1);
+            T_OK(g && device_copies_fresh(g), "%s: the V-cycle's copies hold the new values", name);
+            compare_apply(name, A2, hp, gp);
+            if (T_STATUS(gctx, sps_precond_update_values(gp2, A2), "%s: second re-setup", name))
+                T_OK(same_hierarchy(sps__amg_hierarchy(gp), sps__amg_hierarchy(gp2)),
+                     "%s: two re-setups bitwise equal", name);
+        }
+        sps_status st = sps_precond_update_values(gp2, A3);
+        T_OK(st == SPS_ERR_INVALID_ARG, "%s: another pattern refused (%s)", name, sps_last_error(gctx));
+    }
+    sps_precond_destroy(hp);
+    sps_precond_destroy(gp);
+    sps_precond_destroy(gp2);
+    sps_matrix_destroy(A);
+    sps_matrix_destroy(A2);
+    sps_matrix_destroy(A3);
+}
+
 static void test_setup_gpu_numeric(void)
 {
-    compare_numeric("setup=gpu, then numeric re-setup", "amg:coarse=30,setup=gpu,gpu_min=0");
+    compare_gpu_numeric("poisson3d-jump:24,1e3", "amg:coarse=30", ",gpu_min=0");      /* the coarse inverse the device's */
+    compare_gpu_numeric("poisson3d-jump:24,1e3", "amg:coarse=30", ",gpu_min=2000");   /* host levels after the device's */
+    compare_gpu_numeric("poisson3d:40", "amg:smoother=l1jacobi,sweeps=2", "");         /* the default gpu_min */
+    compare_gpu_numeric("aniso3d:20,0.001", "amg:theta=0.2", ",gpu_min=0");
+    /* every row of more than 64 terms a block's (k_long_into), then one thread a row (k_into_row) */
+    setenv("SPS_AMG_LONG", "64", 1);
+    compare_gpu_numeric("poisson3d-jump:24,1e4", "amg", ",gpu_min=0");
+    unsetenv("SPS_AMG_LONG");
+    setenv("SPS_AMG_LANES", "0", 1);
+    compare_gpu_numeric("poisson3d-jump:24,1e4", "amg", ",gpu_min=0");
+    unsetenv("SPS_AMG_LANES");
 }
 
 /* CG + amg:setup=gpu converges in the host setup's iteration count; two

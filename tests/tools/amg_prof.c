@@ -2,7 +2,7 @@
 /* spsolve/tests/tools/amg_prof.c: where the device AMG setup (amg:setup=gpu)
  * spends its time, per level, product and step
  *
- * usage: amg_prof [SPEC|FILE] [--reps N] [--gpu-min N]
+ * usage: amg_prof [SPEC|FILE] [--reps N] [--gpu-min N] [--resetup]
  * On a GPU context: uploads A once (the solve's device copy, which level 0
  * reads), runs sps__amg_build_gpu once to warm up, then N times (default 5)
  * with the setup's step timer on (sps__amg_prof_set: CUDA events between the
@@ -19,7 +19,11 @@
  * groups' and long rows' numeric pass), gather (C's row pointer, the slices'
  * rows sorted); a transpose's: alloc, keys, sort, fill. A step's time is
  * event to event: its kernels and the host's work (reads, launches) until
- * the next step begins. Exits 77 without a GPU. */
+ * the next step begins. --resetup: the same for the numeric re-setup on the
+ * device (sps__amg_numeric_gpu, A's own values, level 0 from A's device
+ * copy: no upload) of one setup's hierarchy; its products' one step is
+ * numeric (bound: the long rows' flags), the transpose's values. Exits 77
+ * without a GPU. */
 #include "spsolve.h"
 #include "core/internal.h"
 #include "gpu_tool.h"
@@ -101,13 +105,25 @@ static sps_status build(sps_context *ctx, const sps_amg_prm *prm, sps_matrix *A,
     return st;
 }
 
+/* One run: a setup (h NULL), or a numeric re-setup of h. */
+static sps_status once(sps_context *ctx, const sps_amg_prm *prm, sps_matrix *A, sps_amg *h, double *ms, double ph[6])
+{
+    if (!h) return build(ctx, prm, A, ms, ph, NULL);
+    double t0 = sps__now_ms();
+    sps_status st = sps__amg_numeric_gpu(ctx, &A->A, A->A.dev, h);
+    *ms = sps__now_ms() - t0;
+    for (int k = 0; k < 6; k++) ph[k] = h->ms[k];
+    return st;
+}
+
 int main(int argc, char **argv)
 {
     const char *spec = "poisson3d:160";
-    int reps = 5, gpu_min = SPS_AMG_GPU_MIN;
+    int reps = 5, gpu_min = SPS_AMG_GPU_MIN, resetup = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--gpu-min") == 0 && i + 1 < argc) gpu_min = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--resetup") == 0) resetup = 1;
         else spec = argv[i];
     }
     if (reps < 1 || reps > MAXREP) reps = 5;
@@ -119,14 +135,20 @@ int main(int argc, char **argv)
     static sps_amg shape;
     double wall[MAXREP], ph[6][MAXREP], one[6], w;
     if (build(ctx, &prm, A, &w, one, &shape) != SPS_OK) return fail(ctx, "setup (warm-up)");
+    sps_amg *h = NULL; /* --resetup: the hierarchy re-set up */
+    if (resetup && (!(h = calloc(1, sizeof *h)) || sps__amg_build_gpu(ctx, &prm, &A->A, h) != SPS_OK ||
+                    once(ctx, &prm, A, h, &w, one) != SPS_OK))
+        return fail(ctx, "setup and re-setup (warm-up)");
     for (int r = 0; r < reps; r++) { /* the timer off */
-        if (build(ctx, &prm, A, &wall[r], one, NULL) != SPS_OK) return fail(ctx, "setup");
+        if (once(ctx, &prm, A, h, &wall[r], one) != SPS_OK) return fail(ctx, "setup");
         for (int k = 0; k < 6; k++) ph[k][r] = one[k];
     }
     sps__amg_prof_set(hook, NULL);
     for (tab.rep = 0; tab.rep < reps; tab.rep++)
-        if (build(ctx, &prm, A, &w, one, NULL) != SPS_OK) return fail(ctx, "setup (timed steps)");
+        if (once(ctx, &prm, A, h, &w, one) != SPS_OK) return fail(ctx, "setup (timed steps)");
     sps__amg_prof_set(NULL, NULL);
+    if (h) sps__amg_free(h);
+    free(h);
 
     printf("amg_prof %s: %d levels, %d on the device (gpu_min %d); median of %d runs, ms\n", spec, shape.nlevels,
            shape.gpu_levels, gpu_min, reps);
@@ -134,7 +156,7 @@ int main(int argc, char **argv)
         printf("  level %d: %d rows, %lld nnz (%.1f a row)\n", l, shape.lv[l].n, (long long)shape.lv[l].nnz,
                shape.lv[l].n ? (double)shape.lv[l].nnz / shape.lv[l].n : 0.0);
     static const char *phase[6] = {"strength", "aggregate", "prolong", "galerkin", "spectral", "coarse"};
-    printf("setup (timer off) %.2f:", tool_median(wall, reps));
+    printf("%s (timer off) %.2f:", resetup ? "numeric re-setup" : "setup", tool_median(wall, reps));
     for (int k = 0; k < 6; k++) printf(" %s %.2f", phase[k], tool_median(ph[k], reps));
     printf("\n\n%-2s %-9s", "lv", "product");
     for (int c = 0; c < tab.ncol; c++)

@@ -34,6 +34,7 @@ extern emu_dim gridDim, blockDim;
 extern std::barrier<> *emu_bar;
 inline void __syncthreads() { emu_bar->arrive_and_wait(); }
 inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 /* __syncwarp(mask): a barrier of the lanes in mask of this thread's warp (one
  * per warp and mask, made on first use in the block: emu_launch clears
  * them); only in kernels run as threads (emu_sync_kernel). */
@@ -92,6 +93,7 @@ inline double __dmul_rn(double a, double b) { volatile double r = a * b; return 
 inline double __ddiv_rn(double a, double b) { volatile double r = a / b; return r; }
 inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 inline int atomicAdd(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+inline unsigned atomicOr(unsigned *p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
 inline int atomicCAS(int *p, int cmp, int v) { __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); return cmp; }
 sps_status sps__cuda_fail(sps_context *ctx, cudaError_t e, const char *what, const char *file, int line);
 #define SPS_CUDA(ctx, call) do { if ((call) != 0) return sps__err((ctx), SPS_ERR_CUDA, "%s", #call); } while (0)

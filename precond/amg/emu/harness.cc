@@ -12,6 +12,7 @@
 extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *prm, const sps_csr *A, sps_amg *h);
 extern "C" sps_status sps__amg_host_copy(sps_context *ctx, sps_amg *h);
 extern "C" void sps__amg_prof_set(sps_amg_prof_fn fn, void *arg);
+extern "C" sps_status sps__amg_numeric_gpu(sps_context *ctx, const sps_csr *A, const sps_dcsr *d0, sps_amg *h);
 static int dev_only(const sps_csr *A) { return A->dev && !A->row_ptr && !A->col_idx && !A->val; }
 /* what the device setup left on the host before sps__amg_host_copy: the
  * sizes only (no agg, dinv, T, P, R or coarse A arrays), but the host's
@@ -38,6 +39,115 @@ static double vdiff(const sps_csr *a, const sps_csr *b)
     double d = 0, m = 0;
     for (int p = 0; p < a->nnz; p++) { d = fmax(d, fabs(a->val[p] - b->val[p])); m = fmax(m, fabs(a->val[p])); }
     return m ? d / m : d;
+}
+/* g's level l: its products redone on the host from its own inputs (rho,
+ * P_tent, P, R; Al its matrix) equal its P, R and A_{l+1} bitwise */
+static int products_ok(sps_context *ctx, sps_amg *g, const sps_csr *Al, int l)
+{
+    sps_amg_level *b = &g->lv[l];
+    sps_csr S, P, R, AP, Ac;
+    sps__csr_copy(ctx, Al, &S);
+    double omega = 4.0 / (3.0 * b->rho);
+    for (int i = 0; i < Al->nrows; i++) {
+        double dd = 0;
+        for (int p = Al->row_ptr[i]; p < Al->row_ptr[i + 1]; p++) if (Al->col_idx[p] == i) dd = Al->val[p];
+        double di = dd != 0.0 ? 1.0 / dd : 0.0;
+        for (int p = Al->row_ptr[i]; p < Al->row_ptr[i + 1]; p++) S.val[p] = (Al->col_idx[p] == i ? 1.0 : 0.0) - omega * di * Al->val[p];
+    }
+    sps__amg_spgemm(ctx, &S, &b->T, &P); sps__amg_transpose(ctx, &b->P, &R);
+    sps__amg_spgemm(ctx, Al, &b->P, &AP); sps__amg_spgemm(ctx, &b->R, &AP, &Ac);
+    int prod = same(&P, &b->P, 1) && same(&R, &b->R, 1) && same(&Ac, &g->lv[l + 1].A, 1);
+    sps__csr_free(&S); sps__csr_free(&P); sps__csr_free(&R); sps__csr_free(&AP); sps__csr_free(&Ac);
+    return prod;
+}
+/* two hierarchies' values bitwise equal (both on the host) */
+static int same_values(const sps_amg *a, const sps_amg *b)
+{
+    int ok = a->nlevels == b->nlevels && a->nc == b->nc && !memcmp(a->cinv, b->cinv, (size_t)a->nc * a->nc * 8);
+    for (int l = 0; ok && l + 1 < a->nlevels; l++) {
+        const sps_amg_level *x = &a->lv[l], *y = &b->lv[l];
+        ok = same(&x->P, &y->P, 1) && same(&x->R, &y->R, 1) && same(&a->lv[l + 1].A, &b->lv[l + 1].A, 1) &&
+             x->rho == y->rho && !memcmp(x->dinv, y->dinv, (size_t)x->n * 8) && !memcmp(x->c1, y->c1, sizeof x->c1) &&
+             !memcmp(x->c2, y->c2, sizeof x->c2);
+    }
+    return ok;
+}
+/* an emulated device copy of C's arrays (level 0's new values on the device) */
+static sps_dcsr *dev_copy(sps_context *ctx, const sps_csr *C)
+{
+    sps_dcsr *d = (sps_dcsr *)calloc(1, sizeof *d);
+    d->ctx = ctx; d->nrows = C->nrows; d->ncols = C->ncols; d->nnz = C->nnz;
+    d->row_ptr = (sps_idx *)malloc(((size_t)C->nrows + 1) * 4); memcpy(d->row_ptr, C->row_ptr, ((size_t)C->nrows + 1) * 4);
+    d->col_idx = (sps_idx *)malloc((size_t)C->nnz * 4 + 4); memcpy(d->col_idx, C->col_idx, (size_t)C->nnz * 4);
+    d->val = (double *)malloc((size_t)C->nnz * 8 + 8); memcpy(d->val, C->val, (size_t)C->nnz * 8);
+    return d;
+}
+static void dev_free(sps_dcsr *d) { free(d->row_ptr); free(d->col_idx); free(d->val); free(d); }
+/* The device's numeric re-setup (sps__amg_numeric_gpu) on the emulation:
+ * with the setup's own values, bitwise the setup's hierarchy; with 2.5 A +
+ * I/2, within 1e-10 of the host's re-setup (rho 1e-12), the products
+ * bitwise the host's of the device's own inputs, the coarse inverse bitwise
+ * the host's of its coarse A, two re-setups bitwise equal; a matrix in
+ * another pattern (as many entries) SPS_ERR_INVALID_ARG. */
+static int renumeric(sps_context *ctx, sps_matrix *A, const char *name, int smoother, int sweeps, int coarse, int gmin)
+{
+    sps_amg_prm prm = {0.08, sweeps, smoother, coarse, 10, 1, 1, gmin};
+    sps_amg *h = (sps_amg *)calloc(1, sizeof *h), *g = (sps_amg *)calloc(1, sizeof *g), *g2 = (sps_amg *)calloc(1, sizeof *g2);
+    int ok = sps__amg_build(ctx, &prm, &A->A, 1, 1, NULL, h) == SPS_OK && sps__amg_build_gpu(ctx, &prm, &A->A, g) == SPS_OK &&
+             sps__amg_build_gpu(ctx, &prm, &A->A, g2) == SPS_OK;
+    if (ok && g->gpu_levels == 0) {
+        printf("%s: no device level to re-set up\n", name);
+        sps__amg_free(h); sps__amg_free(g); sps__amg_free(g2); free(h); free(g); free(g2);
+        return 1;
+    }
+    const sps_csr *C = &A->A;
+    sps_dcsr *d = dev_copy(ctx, C);
+    int same1 = ok && sps__amg_numeric_gpu(ctx, C, d, g) == SPS_OK && sps__amg_host_copy(ctx, g) == SPS_OK &&
+                sps__amg_host_copy(ctx, g2) == SPS_OK && same_values(g, g2);
+    dev_free(d);
+    std::vector<double> w(C->val, C->val + C->nnz);
+    for (int i = 0; i < C->nrows; i++)
+        for (int p = C->row_ptr[i]; p < C->row_ptr[i + 1]; p++) w[p] = 2.5 * C->val[p] + (C->col_idx[p] == i ? 0.5 : 0.0);
+    sps_csr C2 = *C;
+    C2.val = w.data();
+    C2.dev = NULL;
+    sps_dcsr *d2 = dev_copy(ctx, &C2);
+    int st2 = ok && sps__amg_numeric(ctx, &C2, h) == SPS_OK && sps__amg_numeric_gpu(ctx, &C2, d2, g) == SPS_OK &&
+              sps__amg_host_copy(ctx, g) == SPS_OK && h->nlevels == g->nlevels;
+    double d_max = 0, rho = 0;
+    int prod = st2, pat = st2;
+    for (int l = 0; st2 && l + 1 < h->nlevels; l++) {
+        const sps_amg_level *a = &h->lv[l], *b = &g->lv[l];
+        pat = pat && same(&a->P, &b->P, 0) && same(&a->R, &b->R, 0) && same(&h->lv[l + 1].A, &g->lv[l + 1].A, 0);
+        if (!pat) break;
+        d_max = fmax(d_max, fmax(fmax(vdiff(&a->P, &b->P), vdiff(&a->R, &b->R)), vdiff(&h->lv[l + 1].A, &g->lv[l + 1].A)));
+        rho = fmax(rho, fabs(a->rho - b->rho) / a->rho);
+        if (l < g->gpu_levels) prod = prod && products_ok(ctx, g, l ? &b->A : &C2, l);
+    }
+    std::vector<double> inv((size_t)g->nc * g->nc + 1);
+    int cinv = st2 && sps__amg_dense_inverse(ctx, &g->lv[g->nlevels - 1].A, inv.data()) == SPS_OK &&
+               !memcmp(inv.data(), g->cinv, (size_t)g->nc * g->nc * 8);
+    int twice = st2 && sps__amg_numeric_gpu(ctx, &C2, d2, g2) == SPS_OK && sps__amg_host_copy(ctx, g2) == SPS_OK &&
+                same_values(g, g2);
+    dev_free(d2);
+    /* another pattern with as many entries: row 0's last entry moved to row 1 */
+    int other = 0;
+    if (C->nrows > 1 && C->row_ptr[1] > 0) {
+        std::vector<sps_idx> rp(C->row_ptr, C->row_ptr + C->nrows + 1);
+        rp[1]--;
+        sps_csr C3 = *C;
+        C3.row_ptr = rp.data();
+        C3.dev = NULL;
+        sps_dcsr *d3 = dev_copy(ctx, &C3);
+        other = sps__amg_numeric_gpu(ctx, &C3, d3, g2) == SPS_ERR_INVALID_ARG;
+        dev_free(d3);
+    } else other = 1;
+    printf("%s: device re-setup: setup's values bitwise the setup %d; new values: patterns %d, values within %.2g, "
+           "rho within %.2g, products bitwise %d, coarse inverse bitwise %d, twice bitwise %d; another pattern refused %d\n",
+           name, same1, pat, d_max, rho, prod, cinv, twice, other);
+    ok = ok && same1 && pat && d_max <= 1e-10 && rho <= 1e-12 && prod && cinv && twice && other;
+    sps__amg_free(h); sps__amg_free(g); sps__amg_free(g2); free(h); free(g); free(g2);
+    return ok;
 }
 static int run(sps_context *ctx, sps_matrix *A, const char *name, int smoother, int sweeps, int coarse)
 {
@@ -69,21 +179,7 @@ static int run(sps_context *ctx, sps_matrix *A, const char *name, int smoother, 
         sps_amg_level *a = &h->lv[l], *b = &g->lv[l];
         int agg = a->nagg == b->nagg && !memcmp(a->agg, b->agg, (size_t)a->n * 4);
         int T = same(&a->T, &b->T, 1), dinv = l > 0 || !memcmp(a->dinv, b->dinv, (size_t)a->n * 8);
-        /* the device's products redone on the host from its own inputs: bitwise */
-        const sps_csr *Al = l ? &b->A : &A->A;
-        sps_csr S, P, R, AP, Ac;
-        sps__csr_copy(ctx, Al, &S);
-        double omega = 4.0 / (3.0 * b->rho);
-        for (int i = 0; i < Al->nrows; i++) {
-            double dd = 0;
-            for (int p = Al->row_ptr[i]; p < Al->row_ptr[i + 1]; p++) if (Al->col_idx[p] == i) dd = Al->val[p];
-            double di = dd != 0.0 ? 1.0 / dd : 0.0;
-            for (int p = Al->row_ptr[i]; p < Al->row_ptr[i + 1]; p++) S.val[p] = (Al->col_idx[p] == i ? 1.0 : 0.0) - omega * di * Al->val[p];
-        }
-        sps__amg_spgemm(ctx, &S, &b->T, &P); sps__amg_transpose(ctx, &b->P, &R);
-        sps__amg_spgemm(ctx, Al, &b->P, &AP); sps__amg_spgemm(ctx, &b->R, &AP, &Ac);
-        int prod = same(&P, &b->P, 1) && same(&R, &b->R, 1) && same(&Ac, &g->lv[l + 1].A, 1);
-        sps__csr_free(&S); sps__csr_free(&P); sps__csr_free(&R); sps__csr_free(&AP); sps__csr_free(&Ac);
+        int prod = products_ok(ctx, g, l ? &b->A : &A->A, l);
         if (l < g->gpu_levels) { printf("  products bitwise %d\n", prod); if (!prod) ok = 0; }
         int pat = same(&a->P, &b->P, 0) && same(&a->R, &b->R, 0) && (l >= g->gpu_levels || !b->AP.row_ptr) && same(&h->lv[l + 1].A, &g->lv[l + 1].A, 0);
         double d = pat ? fmax(fmax(vdiff(&a->P, &b->P), vdiff(&a->R, &b->R)), vdiff(&h->lv[l + 1].A, &g->lv[l + 1].A)) : -1;
@@ -180,11 +276,14 @@ int main(int argc, char **argv)
     if (argc == 2 && !strcmp(argv[1], "edges")) {
         int sizes[] = {31, 32, 33, 1023, 1024, 1025};
         for (int n : sizes) { sps_matrix *A = chain(ctx, n, -1, 0, 0); char nm[64]; snprintf(nm, 64, "chain %d", n);
-            bad += !run(ctx, A, nm, SPS_AMG_CHEBY, 1, 4); bad += !run(ctx, A, nm, SPS_AMG_L1JACOBI, 2, 4); sps_matrix_destroy(A); }
+            bad += !run(ctx, A, nm, SPS_AMG_CHEBY, 1, 4); bad += !run(ctx, A, nm, SPS_AMG_L1JACOBI, 2, 4);
+            bad += !renumeric(ctx, A, nm, SPS_AMG_CHEBY, 1, 4, 0); sps_matrix_destroy(A); }
         sps_matrix *E = chain(ctx, 1000, 500, 0, 0), *L = chain(ctx, 1025, -1, 1, 0), *D = chain(ctx, 300, -1, 0, 1);
         bad += !run(ctx, E, "chain 1000 empty row 500", SPS_AMG_CHEBY, 1, 4);
         bad += !run(ctx, L, "arrow 1025", SPS_AMG_CHEBY, 1, 4);
         bad += !run(ctx, D, "diagonal 300 (no strong coupling: stalls)", SPS_AMG_CHEBY, 1, 4);
+        bad += !renumeric(ctx, E, "chain 1000 empty row 500", SPS_AMG_CHEBY, 1, 4, 0);
+        bad += !renumeric(ctx, L, "arrow 1025", SPS_AMG_L1JACOBI, 2, 4, 100);
         printf("%d mismatches\n", bad);
         return bad != 0;
     }
@@ -203,6 +302,9 @@ int main(int argc, char **argv)
         emu_level0_copy = 1;
         bad += !run(ctx, A, argv[a], SPS_AMG_L1JACOBI, 2, 4);
         emu_level0_copy = 0;
+        bad += !renumeric(ctx, A, argv[a], SPS_AMG_CHEBY, 1, 20, 0);
+        bad += !renumeric(ctx, A, argv[a], SPS_AMG_L1JACOBI, 2, 300, 0);
+        bad += !renumeric(ctx, A, argv[a], SPS_AMG_CHEBY, 1, 20, 500); /* the host's levels after the device's */
         sps_matrix_destroy(A);
     }
     printf("%d mismatches\n", bad);

@@ -6,7 +6,7 @@
 # It copies the tracked tree to a temporary folder, builds the library there
 # with ./configure --without-cuda, turns amg_dsetup.cu into C++ (launches
 # become emu_launch calls; TB = 32 and 8 reduction blocks to keep the
-# barrier-emulated kernels cheap: the code paths are the same; the kernels
+# barrier-emulated kernels cheap, 3 blocks a coarse column's step: the code paths are the same; the kernels
 # with __syncthreads or __syncwarp run their threads as std::threads), and runs
 # harness.cc. Exit status 0 when every comparison holds. SPS_AMG_LANES and
 # SPS_AMG_LONG in the environment reach the harness (amg_dsetup.cu's
@@ -27,9 +27,10 @@ s = s.replace('#include "../cheby/lanczos.cuh"', '#include "precond/cheby/lanczo
 s = s.replace('#include "amg.h"', '#include "precond/amg/amg.h"').replace('#include <cub/cub.cuh>', '')
 s = re.sub(r'^const int TB = 256;.*$', 'const int TB = 32;', s, flags=re.M)
 s = re.sub(r'^const int RED_BLOCKS = 256;.*$', 'const int RED_BLOCKS = 8;', s, flags=re.M)
+s = re.sub(r'^const int GJ_BLOCKS = 1024;.*$', 'const int GJ_BLOCKS = 3;', s, flags=re.M)
 def launch(m):
     sync = m.group(1) in ('k_reduce_part', 'k_reduce_final', 'k_grp_count', 'k_grp_numeric', 'k_grp_hash_global', 'k_gj_pivot',
-                          'k_long_count', 'k_long_numeric')
+                          'k_long_count', 'k_long_numeric', 'k_grp_into', 'k_long_into', 'k_gj_step')
     return 'emu_sync_kernel = %d; emu_launch(%s, %s, [&] { %s(%s); });' % (sync, m.group(2), m.group(3), m.group(1), m.group(5))
 s, n = re.subn(r'(\w+)<<<([^,]+), ([^,]+), 0, ([^>]+)>>>\((.*?)\);', launch, s, flags=re.S)
 assert n > 0 and '<<<' not in s, 'a launch was not converted'
