@@ -652,16 +652,35 @@ __global__ void k_lz_init(sps_idx n, const double *__restrict__ dinv, double *__
     }
 }
 
-/* y = A x, one thread per row, spmv_rows' sums (nothing once s stops) */
+/* y = A x, each row summed in CSR order by one thread (spmv_rows' sums,
+ * bitwise; nothing once s stops). A warp's 32 rows take their products
+ * through shared memory: the warp computes the rows' entries' products
+ * contiguously (coalesced loads of values and columns, a lane an entry),
+ * then each lane adds its row's products in order. */
+const int SPMV_TILE = 128; /* products a warp stages at once */
+
 __global__ void k_spmv(sps_idx n, const sps_idx *__restrict__ rp, const sps_idx *__restrict__ ci,
                        const double *__restrict__ v, const double *__restrict__ x, double *__restrict__ y,
                        const amg_lzs *s)
 {
+    __shared__ double tile[TB / 32][SPMV_TILE];
     if (s->stop) return;
-    GRID_LOOP(i, n) {
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    volatile double *t = tile[w];
+    for (long long r0 = ((long long)blockIdx.x * (TB / 32) + w) * 32; r0 < n; r0 += (long long)gridDim.x * TB) {
+        const long long i = r0 + lane, rend = r0 + 32 < n ? r0 + 32 : n;
+        const sps_idx p0 = rp[r0], p1 = rp[rend];
+        const sps_idx a = i < n ? rp[i] : p1, b = i < n ? rp[i + 1] : p1;
         double sum = 0.0;
-        for (sps_idx p = rp[i]; p < rp[i + 1]; p++) sum = __dadd_rn(sum, __dmul_rn(v[p], x[ci[p]]));
-        y[i] = sum;
+        for (sps_idx c = p0; c < p1; c += SPMV_TILE) { /* the warp's entries [c, ce) */
+            const sps_idx ce = p1 - c > SPMV_TILE ? c + SPMV_TILE : p1;
+            for (sps_idx p = c + lane; p < ce; p += 32) t[p - c] = __dmul_rn(v[p], x[ci[p]]);
+            __syncwarp();
+            const sps_idx lo = a > c ? a : c, hi = b < ce ? b : ce;
+            for (sps_idx p = lo; p < hi; p++) sum = __dadd_rn(sum, t[p - c]);
+            __syncwarp();
+        }
+        if (i < n) y[i] = sum;
     }
 }
 
@@ -2280,9 +2299,10 @@ void *preload_run(void *arg)
         (const void *)k_tent, (const void *)k_root_flag, (const void *)k_first,
         (const void *)k_join, (const void *)k_orphans, (const void *)k_mis_init,
         (const void *)k_max_nb, (const void *)k_mis_update, (const void *)k_reduce_part,
-        (const void *)k_reduce_final, (const void *)k_absdiag, (const void *)k_strength,
-        (const void *)k_into_row, (const void *)k_grp_into, (const void *)k_long_into,
-        (const void *)k_transpose_into};
+        (const void *)k_reduce_final, (const void *)k_absdiag, (const void *)k_strength};
+    /* the numeric re-setup's own kernels (k_into_row, k_grp_into, k_long_into,
+     * k_transpose_into) are left to its first run: a setup that is never
+     * re-set up does not load them */
     preload *p = (preload *)arg;
     if (cudaSetDevice(p->dev) == cudaSuccess) {
         cudaFuncAttributes a;
