@@ -907,6 +907,39 @@ template <typename I> __device__ I grp_slot(volatile sps_idx *hk, I size, sps_id
 }
 
 
+/* A group's walk over the terms of row i of X Y in the host's order: X's
+ * row G entries at a time (their rows of Y staged in sq0, sq1 and their
+ * values in sx, the group's slices of the block's arrays), each entry's row
+ * of Y in slices of G, lane l taking position q0 + l of Y: term(q, x), x
+ * the entry of X; the group synchronized after each slice, so a column's
+ * terms arrive in X's row order. k_grp_numeric's and k_grp_into's loop. */
+template <class F>
+__device__ void grp_terms(long long i, int G, int g, int lane, unsigned mask, const sps_idx *__restrict__ xrp,
+                          const sps_idx *__restrict__ xci, const double *__restrict__ xv,
+                          const sps_idx *__restrict__ yrp, sps_idx *sq0, sps_idx *sq1, double *sx, F term)
+{
+    const sps_idx pe = xrp[i + 1];
+    for (sps_idx pb = xrp[i]; pb < pe; pb += G) { /* G entries of X staged at once */
+        const int ne = pe - pb < G ? (int)(pe - pb) : G;
+        if (lane < ne) {
+            const sps_idx k = xci[pb + lane];
+            sq0[threadIdx.x] = yrp[k];
+            sq1[threadIdx.x] = yrp[k + 1];
+            sx[threadIdx.x] = xv[pb + lane];
+        }
+        __syncwarp(mask);
+        for (int e = g * G; e < g * G + ne; e++) { /* in X's order */
+            const sps_idx q1 = sq1[e];
+            const double x = sx[e];
+            for (sps_idx q0 = sq0[e]; q0 < q1; q0 += G) {
+                if (q0 + lane < q1) term(q0 + lane, x);
+                __syncwarp(mask);
+            }
+        }
+        __syncwarp(mask); /* the stage read before the next is written */
+    }
+}
+
 /* cnt[i] = row i's columns, and ub[i] = 0; a row of more than 9 G columns
  * keeps its bound in ub (the fallback's slice) and cnt[i] = 0. */
 __global__ void k_grp_count(sps_idx n, int G, const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
@@ -985,32 +1018,12 @@ __global__ void k_grp_numeric(sps_idx n, int G, const sps_idx *__restrict__ xrp,
         for (int s = lane; s < hs; s += G) hk[s] = -1;
         if (lane == 0) *nm = 0;
         __syncwarp(mask);
-        const sps_idx pe = xrp[i + 1];
-        for (sps_idx pb = xrp[i]; pb < pe; pb += G) { /* G entries of X staged at once */
-            const int ne = pe - pb < G ? (int)(pe - pb) : G;
-            if (lane < ne) {
-                const sps_idx k = xci[pb + lane];
-                sq0[threadIdx.x] = yrp[k];
-                sq1[threadIdx.x] = yrp[k + 1];
-                sx[threadIdx.x] = xv[pb + lane];
-            }
-            __syncwarp(mask);
-            for (int e = g * G; e < g * G + ne; e++) { /* in X's order */
-                const sps_idx q1 = sq1[e];
-                const double x = sx[e];
-                for (sps_idx q0 = sq0[e]; q0 < q1; q0 += G) {
-                    if (q0 + lane < q1) {
-                        sps_idx j = yci[q0 + lane];
-                        double t = __dmul_rn(x, yv[q0 + lane]);
-                        int added;
-                        const int h = grp_slot(hk, hs, j, &added);
-                        hv[h] = added ? t : __dadd_rn(hv[h], t);
-                    }
-                    __syncwarp(mask);
-                }
-            }
-            __syncwarp(mask); /* the stage read before the next is written */
-        }
+        grp_terms(i, G, g, lane, mask, xrp, xci, xv, yrp, sq0, sq1, sx, [&](sps_idx q, double x) {
+            const double t = __dmul_rn(x, yv[q]);
+            int added;
+            const int h = grp_slot(hk, hs, yci[q], &added);
+            hv[h] = added ? t : __dadd_rn(hv[h], t);
+        });
         table_list(hk, hs, lane, G, hl, (int *)nm);
         __syncwarp(mask);
         table_place(hk, hv, hs, lane, G, hl, *nm, crp[i], cci, cv);
@@ -1340,26 +1353,8 @@ __global__ void k_grp_into(sps_idx n, int G, const sps_idx *__restrict__ xrp, co
         const sps_idx c0 = crp[i], c1 = crp[i + 1];
         for (sps_idx s = c0 + lane; s < c1; s += G) w[s] = -0.0;
         __syncwarp(mask);
-        const sps_idx pe = xrp[i + 1];
-        for (sps_idx pb = xrp[i]; pb < pe; pb += G) { /* G entries of X staged at once */
-            const int ne = pe - pb < G ? (int)(pe - pb) : G;
-            if (lane < ne) {
-                const sps_idx k = xci[pb + lane];
-                sq0[threadIdx.x] = yrp[k];
-                sq1[threadIdx.x] = yrp[k + 1];
-                sx[threadIdx.x] = xv[pb + lane];
-            }
-            __syncwarp(mask);
-            for (int e = g * G; e < g * G + ne; e++) { /* in X's order */
-                const sps_idx q1 = sq1[e];
-                const double x = sx[e];
-                for (sps_idx q0 = sq0[e]; q0 < q1; q0 += G) {
-                    if (q0 + lane < q1) into_add(cci, w, c0, c1, yci[q0 + lane], __dmul_rn(x, yv[q0 + lane]), bad);
-                    __syncwarp(mask);
-                }
-            }
-            __syncwarp(mask); /* the stage read before the next is written */
-        }
+        grp_terms(i, G, g, lane, mask, xrp, xci, xv, yrp, sq0, sq1, sx,
+                  [&](sps_idx q, double x) { into_add(cci, w, c0, c1, yci[q], __dmul_rn(x, yv[q]), bad); });
     }
 }
 

@@ -72,6 +72,14 @@ static int same_values(const sps_amg *a, const sps_amg *b)
     }
     return ok;
 }
+/* the re-setups' new values: 2.5 A + I/2 in A's pattern */
+static std::vector<double> shifted(const sps_csr *C)
+{
+    std::vector<double> w(C->val, C->val + C->nnz);
+    for (int i = 0; i < C->nrows; i++)
+        for (int p = C->row_ptr[i]; p < C->row_ptr[i + 1]; p++) w[p] = 2.5 * C->val[p] + (C->col_idx[p] == i ? 0.5 : 0.0);
+    return w;
+}
 /* an emulated device copy of C's arrays (level 0's new values on the device) */
 static sps_dcsr *dev_copy(sps_context *ctx, const sps_csr *C)
 {
@@ -105,9 +113,7 @@ static int renumeric(sps_context *ctx, sps_matrix *A, const char *name, int smoo
     int same1 = ok && sps__amg_numeric_gpu(ctx, C, d, g) == SPS_OK && sps__amg_host_copy(ctx, g) == SPS_OK &&
                 sps__amg_host_copy(ctx, g2) == SPS_OK && same_values(g, g2);
     dev_free(d);
-    std::vector<double> w(C->val, C->val + C->nnz);
-    for (int i = 0; i < C->nrows; i++)
-        for (int p = C->row_ptr[i]; p < C->row_ptr[i + 1]; p++) w[p] = 2.5 * C->val[p] + (C->col_idx[p] == i ? 0.5 : 0.0);
+    std::vector<double> w = shifted(C);
     sps_csr C2 = *C;
     C2.val = w.data();
     C2.dev = NULL;
@@ -216,9 +222,7 @@ static int run(sps_context *ctx, sps_matrix *A, const char *name, int smoother, 
     /* the numeric re-setup (host code) of both for 2.5 A + I/2: bitwise equal
      * (the device-built one computes its A P pattern first) */
     const sps_csr *C = &A->A;
-    std::vector<double> w(C->val, C->val + C->nnz);
-    for (int i = 0; i < C->nrows; i++)
-        for (int p = C->row_ptr[i]; p < C->row_ptr[i + 1]; p++) w[p] = 2.5 * C->val[p] + (C->col_idx[p] == i ? 0.5 : 0.0);
+    std::vector<double> w = shifted(C);
     sps_csr C2 = *C;
     C2.val = w.data();
     C2.dev = NULL;
