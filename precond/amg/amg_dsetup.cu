@@ -1226,6 +1226,44 @@ __global__ void k_long_count(const sps_idx *__restrict__ lrow, const sps_idx *__
     }
 }
 
+/* A block's walk over long row i's terms in the host's order (long_layout's
+ * steps of LTB terms): each term's slot from find(column) (negative:
+ * dropped), then the step's values added in rounds, one a part (an entry
+ * of X) in X's order, a barrier between rounds: add(slot, value). Every
+ * thread of the block calls it (it synchronizes). k_long_numeric's and
+ * k_long_into's loop. */
+template <class Find, class Add>
+__device__ void long_terms(lstep &L, sps_idx i, const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
+                           const double *__restrict__ xv, const sps_idx *__restrict__ yrp,
+                           const sps_idx *__restrict__ yci, const double *__restrict__ yv, Find find, Add add)
+{
+    const int t = threadIdx.x;
+    const sps_idx pend = xrp[i + 1];
+    sps_idx p0 = xrp[i], qo = 0;
+    lwin w;
+    while (p0 < pend) {
+        long_layout(L, w, p0, qo, pend, xci, xv, yrp);
+        __syncthreads();
+        p0 = L.np;
+        qo = L.nqo;
+        const int nr = L.nr;
+        int r = -1;
+        sps_idx h = -1;
+        double v = 0.0;
+        if (t < L.tot) {
+            r = long_part(L, t);
+            const sps_idx q = L.q[r] + (t - L.b[r]);
+            v = __dmul_rn(L.x[r], yv[q]);
+            h = find(yci[q]);
+        }
+        for (int rr = 0; rr < nr; rr++) { /* X's order: part rr's terms, one a column */
+            __syncthreads();
+            if (r == rr && h >= 0) add(h, v);
+        }
+        __syncthreads();
+    }
+}
+
 /* The long rows k_long_count kept (an empty slice in off): summed in the
  * host's order, written sorted at crp[i]. */
 __global__ void k_long_numeric(const sps_idx *__restrict__ lrow, const sps_idx *__restrict__ xrp,
@@ -1241,7 +1279,7 @@ __global__ void k_long_numeric(const sps_idx *__restrict__ lrow, const sps_idx *
     __shared__ lstep L;
     __shared__ int num;
     const int t = threadIdx.x;
-    const sps_idx i = lrow[blockIdx.x], pend = xrp[i + 1];
+    const sps_idx i = lrow[blockIdx.x];
     if (off[i + 1] > off[i]) return; /* the fallback's row (the whole block) */
     volatile sps_idx *hk = keys;
     for (int s = t; s < LHS; s += LTB) {
@@ -1249,33 +1287,17 @@ __global__ void k_long_numeric(const sps_idx *__restrict__ lrow, const sps_idx *
         flag[s] = 0;
     }
     if (t == 0) num = 0;
-    sps_idx p0 = xrp[i], qo = 0;
-    lwin w;
     __syncthreads();
-    while (p0 < pend) {
-        long_layout(L, w, p0, qo, pend, xci, xv, yrp);
-        __syncthreads();
-        p0 = L.np;
-        qo = L.nqo;
-        const int nr = L.nr;
-        int r = -1, h = 0;
-        double v = 0.0;
-        if (t < L.tot) {
-            r = long_part(L, t);
-            const sps_idx q = L.q[r] + (t - L.b[r]);
-            v = __dmul_rn(L.x[r], yv[q]);
+    long_terms(
+        L, i, xrp, xci, xv, yrp, yci, yv,
+        [&](sps_idx j) {
             int added;
-            h = grp_slot(hk, LHS, yci[q], &added);
-        }
-        for (int rr = 0; rr < nr; rr++) { /* X's order: part rr's terms, one a column */
-            __syncthreads();
-            if (r == rr) {
-                vals[h] = flag[h] ? __dadd_rn(vals[h], v) : v;
-                flag[h] = 1;
-            }
-        }
-        __syncthreads();
-    }
+            return (sps_idx)grp_slot(hk, LHS, j, &added);
+        },
+        [&](sps_idx h, double v) {
+            vals[h] = flag[h] ? __dadd_rn(vals[h], v) : v;
+            flag[h] = 1;
+        });
     /* the row's columns into a list (flag, any order), then each entry at its rank */
     table_list(hk, LHS, t, LTB, flag, &num);
     __syncthreads();
@@ -1372,33 +1394,17 @@ __global__ void k_long_into(const sps_idx *__restrict__ lrow, const unsigned lon
     const long long nl = (long long)*nlong;
     volatile double *w = cv;
     for (long long b = blockIdx.x; b < nl; b += gridDim.x) {
-        const sps_idx i = lrow[b], pend = xrp[i + 1], c0 = crp[i], c1 = crp[i + 1];
+        const sps_idx i = lrow[b], c0 = crp[i], c1 = crp[i + 1];
         for (sps_idx s = c0 + t; s < c1; s += LTB) w[s] = -0.0;
-        sps_idx p0 = xrp[i], qo = 0;
-        lwin win;
         __syncthreads();
-        while (p0 < pend) {
-            long_layout(L, win, p0, qo, pend, xci, xv, yrp);
-            __syncthreads();
-            p0 = L.np;
-            qo = L.nqo;
-            const int nr = L.nr;
-            int r = -1;
-            sps_idx s = -1;
-            double v = 0.0;
-            if (t < L.tot) {
-                r = long_part(L, t);
-                const sps_idx q = L.q[r] + (t - L.b[r]);
-                v = __dmul_rn(L.x[r], yv[q]);
-                s = into_find(cci, c0, c1, yci[q]);
+        long_terms(
+            L, i, xrp, xci, xv, yrp, yci, yv,
+            [&](sps_idx j) {
+                const sps_idx s = into_find(cci, c0, c1, j);
                 if (s < 0) atomicOr(bad, 1u);
-            }
-            for (int rr = 0; rr < nr; rr++) { /* X's order: part rr's terms, one a column */
-                __syncthreads();
-                if (r == rr && s >= 0) w[s] = __dadd_rn(w[s], v);
-            }
-            __syncthreads();
-        }
+                return s;
+            },
+            [&](sps_idx s, double v) { w[s] = __dadd_rn(w[s], v); });
     }
 }
 
@@ -2017,6 +2023,20 @@ sps_status level_spectral(gbuild &b, const dcsr &A, int l, dlevel &G)
     return st;
 }
 
+/* G.Sm = I - omega D^-1 A on A's pattern (its values a temporary), omega = 4 / (3 rho) */
+sps_status smoothing_matrix(gbuild &b, const dcsr &A, double rho, dlevel &G)
+{
+    G.Sm = A;
+    G.Sm.v = nullptr;
+    sps_status st = talloc(b.D, &G.Sm.v, A.nnz);
+    if (st == SPS_OK) {
+        k_smoother_matrix<<<blocks_for(A.nr), TB, 0, b.D.s>>>(A.nr, A.rp, A.ci, A.v, G.dinv, 4.0 / (3.0 * rho),
+                                                              G.Sm.v);
+        LAUNCHED(b.D.ctx, st, "k_smoother_matrix");
+    }
+    return st;
+}
+
 /* P_tent, P, R (level_prolong) */
 sps_status level_prolong(gbuild &b, const dcsr &A, int l, dlevel &G, const double *B)
 {
@@ -2028,16 +2048,7 @@ sps_status level_prolong(gbuild &b, const dcsr &A, int l, dlevel &G, const doubl
     sps_status st = talloc(b.D, &G.Bc, L->nagg);
     if (st == SPS_OK) st = tentative(b.D, G.agg, A.nr, L->nagg, B, G.T, G.Bc);
     sp.mark("Sm");
-    if (st == SPS_OK) {
-        G.Sm = A;
-        G.Sm.v = nullptr;
-        st = talloc(b.D, &G.Sm.v, A.nnz);
-    }
-    if (st == SPS_OK) {
-        k_smoother_matrix<<<blocks_for(A.nr), TB, 0, b.D.s>>>(A.nr, A.rp, A.ci, A.v, G.dinv,
-                                                              4.0 / (3.0 * L->rho), G.Sm.v);
-        LAUNCHED(ctx, st, "k_smoother_matrix");
-    }
+    if (st == SPS_OK) st = smoothing_matrix(b, A, L->rho, G);
     sp.done();
     if (st == SPS_OK) st = spgemm(b.D, G.Sm, G.T, G.P, 1, "P = Sm T");
     if (st == SPS_OK) st = transpose(b.D, G.P, G.R, "R = P'");
@@ -2392,16 +2403,7 @@ sps_status level_renumeric(gbuild &b, const dcsr &A, int l, unsigned *bad)
     if (st == SPS_OK) /* the kept scaling (level_keep's choice) */
         st = sps__d2d(ctx, L->ddinv, b.prm->smoother == SPS_AMG_CHEBY ? G.dinv : G.l1, (size_t)A.nr * sizeof(double));
     dcsr T = view(L->T), P = view(L->P), R = view(L->R), Ac = view(h->lv[l + 1].A), AP;
-    if (st == SPS_OK) {
-        G.Sm = A;
-        G.Sm.v = nullptr;
-        st = talloc(b.D, &G.Sm.v, A.nnz);
-    }
-    if (st == SPS_OK) {
-        k_smoother_matrix<<<blocks_for(A.nr), TB, 0, b.D.s>>>(A.nr, A.rp, A.ci, A.v, G.dinv,
-                                                              4.0 / (3.0 * L->rho), G.Sm.v);
-        LAUNCHED(ctx, st, "k_smoother_matrix");
-    }
+    if (st == SPS_OK) st = smoothing_matrix(b, A, L->rho, G);
     if (st == SPS_OK) st = spgemm_into(b.D, G.Sm, T, P, bad, "P = Sm T");
     if (st == SPS_OK) st = transpose_into(b.D, P, R, bad, "R = P'");
     t0 = tick(b, st, t0, 2);
