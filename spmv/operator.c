@@ -169,15 +169,15 @@ void sps_operator_destroy(sps_operator *op)
 int sps__operator_dev_csr(const sps_operator *op, const sps_idx **rp, const sps_idx **ci, const double **v)
 {
 #if SPS_HAVE_CUDA
-    if (op && op->dev && op->info.on_gpu && !op->single &&
-        (op->be == &sps_backend_csr_vector || op->be == &sps_backend_csr_scalar)) {
-        const sps_csr_dev *d = op->dev; /* the plain-CSR backends' device object */
-        if (!d->single) {
-            *rp = d->row_ptr;
-            *ci = d->col_idx;
-            *v = d->val;
-            return 1;
-        }
+    const sps_csr_dev *d = op && op->dev && op->info.on_gpu &&
+                                   (op->be == &sps_backend_csr_vector || op->be == &sps_backend_csr_scalar)
+                               ? op->dev /* the plain-CSR backends' device object */
+                               : NULL;
+    if (d && !d->single) {
+        *rp = d->row_ptr;
+        *ci = d->col_idx;
+        *v = d->val;
+        return 1;
     }
 #else
     (void)op;

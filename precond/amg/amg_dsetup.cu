@@ -747,7 +747,8 @@ __global__ void k_smoother_matrix(sps_idx n, const sps_idx *__restrict__ rp, con
     }
 }
 
-/* ub[i] = sum of the lengths of Y's rows that X's row i touches; with lf,
+/* ub[i] = sum of the lengths of Y's rows that X's row i touches (ub NULL:
+ * not written; the re-setup wants only the long rows); with lf,
  * lf[i] = whether the row is long (bound above lmin), and the long rows
  * listed in lrow (in any order: each is one block's) with *nlong their count. */
 __global__ void k_sg_bound(sps_idx n, const sps_idx *__restrict__ xrp, const sps_idx *__restrict__ xci,
@@ -758,7 +759,7 @@ __global__ void k_sg_bound(sps_idx n, const sps_idx *__restrict__ xrp, const sps
     GRID_LOOP(i, n) {
         long long c = 0;
         for (sps_idx p = xrp[i]; p < xrp[i + 1]; p++) c += yrp[xci[p] + 1] - yrp[xci[p]];
-        ub[i] = c;
+        if (ub) ub[i] = c;
         if (lf) {
             const bool l = c > lmin;
             lf[i] = l;
@@ -1659,20 +1660,19 @@ sps_status spgemm_into(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, unsigne
     if (n == 0) return SPS_OK;
     double mx = (double)X.nnz / X.nr, my = Y.nr ? (double)Y.nnz / Y.nr : 0.0;
     int G = group_lanes(Y, mx * my);
-    long long lmin = G > 0 ? long_min() : 0, *ub = nullptr;
+    long long lmin = G > 0 ? long_min() : 0;
     unsigned char *lf = nullptr;
     sps_idx *lrow = nullptr;
     unsigned long long *nlong = nullptr;
     sps_status st = SPS_OK;
     if (lmin > 0) { /* the long rows: flagged and listed, their count on the device */
         sp.mark("bound");
-        st = talloc(D, &ub, n);
-        if (st == SPS_OK) st = talloc(D, &lf, n);
+        st = talloc(D, &lf, n);
         if (st == SPS_OK) st = talloc(D, &lrow, n);
         if (st == SPS_OK) st = talloc(D, &nlong, 1);
         if (st == SPS_OK) st = sps__dmemset(D.ctx, nlong, 0, sizeof *nlong);
         if (st == SPS_OK) {
-            k_sg_bound<<<blocks_for(n), TB, 0, D.s>>>(n, X.rp, X.ci, Y.rp, ub, lmin, lf, lrow, nlong);
+            k_sg_bound<<<blocks_for(n), TB, 0, D.s>>>(n, X.rp, X.ci, Y.rp, nullptr, lmin, lf, lrow, nlong);
             LAUNCHED(D.ctx, st, "k_sg_bound");
         }
     }
@@ -1691,7 +1691,6 @@ sps_status spgemm_into(dsetup &D, const dcsr &X, const dcsr &Y, dcsr &C, unsigne
         k_long_into<<<lb, LTB, 0, D.s>>>(lrow, nlong, X.rp, X.ci, X.v, Y.rp, Y.ci, Y.v, C.rp, C.ci, C.v, bad);
         LAUNCHED(D.ctx, st, "k_long_into");
     }
-    tfree(D, ub);
     tfree(D, lf);
     tfree(D, lrow);
     tfree(D, nlong);
@@ -1841,6 +1840,19 @@ __global__ void k_gj_unswap(sps_idx n, double *__restrict__ M, const sps_idx *__
 }
 
 /* ---- copies between the device and the host hierarchy ---------------------------- */
+
+/* A device copy (core/gpu.h's sps_dcsr) as a dcsr: its arrays in place. */
+dcsr of(const sps_dcsr &d)
+{
+    dcsr a;
+    a.nr = d.nrows;
+    a.nc = d.ncols;
+    a.nnz = d.nnz;
+    a.rp = d.row_ptr;
+    a.ci = d.col_idx;
+    a.v = d.val;
+    return a;
+}
 
 sps_status upload_csr(sps_context *ctx, const sps_csr *A, dcsr &d)
 {
@@ -1994,8 +2006,11 @@ sps_status level_aggregate(gbuild &b, const dcsr &A, int l, dlevel &G, int *stal
     return st;
 }
 
-/* Scalings and spectral bound of level l (level_smoother). */
-sps_status level_spectral(gbuild &b, const dcsr &A, int l, dlevel &G)
+/* Scalings and spectral bound of level l (level_smoother). keep: the
+ * hierarchy's array of the kept scaling (l1 for l1-Jacobi, dinv for
+ * Chebyshev), written in place (the numeric re-setup: G borrows it, the
+ * caller takes it back before level_free), or NULL: a new one. */
+sps_status level_spectral(gbuild &b, const dcsr &A, int l, dlevel &G, double *keep)
 {
     sps_amg_level *L = &b.h->lv[l];
     sps_context *ctx = b.D.ctx;
@@ -2005,9 +2020,15 @@ sps_status level_spectral(gbuild &b, const dcsr &A, int l, dlevel &G)
     amg_lz *S = nullptr, hs;
     memset(&hs, 0, sizeof hs);
     G.dinv_temp = l1; /* the hierarchy keeps l1 (l1-Jacobi) or dinv (Chebyshev) */
-    sps_status st = l1 ? talloc(b.D, &G.dinv, n) : dalloc(ctx, &G.dinv, n);
+    sps_status st = SPS_OK;
+    if (l1) st = talloc(b.D, &G.dinv, n);
+    else if (keep) G.dinv = keep;
+    else st = dalloc(ctx, &G.dinv, n);
     if (st == SPS_OK) st = talloc(b.D, &G.g, n);
-    if (st == SPS_OK && l1) st = dalloc(ctx, &G.l1, n);
+    if (st == SPS_OK && l1) {
+        if (keep) G.l1 = keep;
+        else st = dalloc(ctx, &G.l1, n);
+    }
     if (st == SPS_OK) st = talloc(b.D, &G.w, 4 * (long long)n);
     if (st == SPS_OK) st = talloc(b.D, &S, 1);
     if (st == SPS_OK) {
@@ -2121,7 +2142,7 @@ sps_status device_level(gbuild &b, int l, dcsr &A, double **B, int *host, int *o
         h->lv[l].agg = nullptr;
         *host = 1;
     }
-    if (st == SPS_OK && !*host) st = level_spectral(b, A, l, G);
+    if (st == SPS_OK && !*host) st = level_spectral(b, A, l, G, nullptr);
     if (st == SPS_OK && !*host) st = level_prolong(b, A, l, G, *B);
     if (st == SPS_OK && !*host) st = level_galerkin(b, A, G);
     if (st == SPS_OK && !*host) st = level_keep(b, l, G);
@@ -2160,12 +2181,7 @@ sps_status level0(sps_context *ctx, const sps_csr *A0, dcsr &A, int *own)
     const sps_dcsr *d = sps__csr_device_copy(ctx, A0);
     *own = !d;
     if (!d) return upload_csr(ctx, A0, A);
-    A.nr = d->nrows;
-    A.nc = d->ncols;
-    A.nnz = d->nnz;
-    A.rp = d->row_ptr;
-    A.ci = d->col_idx;
-    A.v = d->val;
+    A = of(*d);
     return SPS_OK;
 }
 
@@ -2276,6 +2292,28 @@ void *fingerprint_run(void *arg)
     return nullptr;
 }
 
+/* A's fingerprint started on a thread of its own (on this one if none can
+ * be made); fingerprint_end waits for it and frees its slots. */
+sps_status fingerprint_begin(fingerprint &f, sps_context *ctx, const sps_csr *A)
+{
+    f.ctx = ctx;
+    f.A = A;
+    f.slot = (uint64_t *)sps__malloc(sps__mul_size((size_t)sps__amg_pattern_slots(A), sizeof *f.slot));
+    if (!f.slot) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
+    f.started = pthread_create(&f.tid, nullptr, fingerprint_run, &f) == 0;
+    if (!f.started) fingerprint_run(&f);
+    return SPS_OK;
+}
+
+uint64_t fingerprint_end(fingerprint &f)
+{
+    if (f.started) pthread_join(f.tid, nullptr);
+    f.started = 0;
+    sps__free(f.slot);
+    f.slot = nullptr;
+    return f.z;
+}
+
 /* CUDA loads a kernel at its first launch (lazy loading, the default since
  * CUDA 12.2), in the launching thread, while the device often waits (the
  * setup reads sizes back between its steps): on an H100 the first setup in
@@ -2370,20 +2408,37 @@ void pool_end(dsetup &D)
     cudaGetLastError();
 }
 
+/* work(b) with b on ctx's stream for h, inside the setup's frame: its pool
+ * and reduction buffer, the queued frees done before the pool goes. The
+ * setup's and the numeric re-setup's. */
+template <class F> sps_status in_frame(sps_context *ctx, sps_amg *h, F work)
+{
+    gbuild b;
+    b.D.ctx = ctx;
+    b.D.s = (cudaStream_t)sps__gpu_stream(ctx);
+    b.prm = &h->prm;
+    b.h = h;
+    pool_begin(b.D);
+    sps_status st = talloc(b.D, &b.D.red, RED_BLOCKS + 1);
+    if (st == SPS_OK) st = work(b);
+    tfree(b.D, b.D.red);
+    sps_status sy = sps__gpu_sync(ctx); /* the queued frees done */
+    if (st == SPS_OK) st = sy;
+    pool_end(b.D);
+    return st;
+}
+
 /* ---- the numeric re-setup on the device ------------------------------------------ */
 
-/* A device CSR of the hierarchy (attach's copy) as a dcsr: its arrays in place. */
+/* A CSR of the hierarchy as its device copy (attach's): its arrays in
+ * place (none without one; the sizes are the host's either way). */
 dcsr view(const sps_csr &M)
 {
     dcsr d;
+    if (M.dev) d = of(*M.dev);
     d.nr = M.nrows;
     d.nc = M.ncols;
     d.nnz = M.nnz;
-    if (M.dev) {
-        d.rp = M.dev->row_ptr;
-        d.ci = M.dev->col_idx;
-        d.v = M.dev->val;
-    }
     return d;
 }
 
@@ -2398,10 +2453,8 @@ sps_status level_renumeric(gbuild &b, const dcsr &A, int l, unsigned *bad)
     sps_context *ctx = b.D.ctx;
     b.D.level = l;
     dlevel G;
-    sps_status st = level_spectral(b, A, l, G);
+    sps_status st = level_spectral(b, A, l, G, L->ddinv); /* the kept scaling in place */
     double t0 = sps__now_ms();
-    if (st == SPS_OK) /* the kept scaling (level_keep's choice) */
-        st = sps__d2d(ctx, L->ddinv, b.prm->smoother == SPS_AMG_CHEBY ? G.dinv : G.l1, (size_t)A.nr * sizeof(double));
     dcsr T = view(L->T), P = view(L->P), R = view(L->R), Ac = view(h->lv[l + 1].A), AP;
     if (st == SPS_OK) st = smoothing_matrix(b, A, L->rho, G);
     if (st == SPS_OK) st = spgemm_into(b.D, G.Sm, T, P, bad, "P = Sm T");
@@ -2419,6 +2472,8 @@ sps_status level_renumeric(gbuild &b, const dcsr &A, int l, unsigned *bad)
     if (st == SPS_OK) st = spgemm_into(b.D, R, AP, Ac, bad, "R (A P)");
     tfree(b.D, AP.v);
     tick(b, st, t0, 3);
+    if (G.dinv == L->ddinv) G.dinv = nullptr; /* the hierarchy's, borrowed */
+    if (G.l1 == L->ddinv) G.l1 = nullptr;
     level_free(b.D, G);
     return st;
 }
@@ -2490,32 +2545,14 @@ extern "C" sps_status sps__amg_build_gpu(sps_context *ctx, const sps_amg_prm *pr
                                          sps_amg *h)
 {
     sps_status st = sps__amg_init(ctx, prm, A, 1, 1, nullptr, h);
-    if (st != SPS_OK) return st;
     fingerprint f;
-    f.ctx = ctx;
-    f.A = A;
-    f.slot = (uint64_t *)sps__malloc(sps__mul_size((size_t)sps__amg_pattern_slots(A), sizeof *f.slot));
-    if (!f.slot) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
-    f.started = pthread_create(&f.tid, nullptr, fingerprint_run, &f) == 0;
-    if (!f.started) fingerprint_run(&f);
+    if (st == SPS_OK) st = fingerprint_begin(f, ctx, A);
+    if (st != SPS_OK) return st;
     preload pl;
     preload_begin(pl);
-    gbuild b;
-    b.D.ctx = ctx;
-    b.D.s = (cudaStream_t)sps__gpu_stream(ctx);
-    b.prm = &h->prm;
-    b.h = h;
-    pool_begin(b.D);
-    st = talloc(b.D, &b.D.red, RED_BLOCKS + 1);
-    if (st == SPS_OK) st = build_levels(b, A);
-    tfree(b.D, b.D.red);
-    sps_status sy = sps__gpu_sync(ctx); /* the queued frees done */
-    if (st == SPS_OK) st = sy;
-    pool_end(b.D);
+    st = in_frame(ctx, h, [&](gbuild &b) { return build_levels(b, A); });
     preload_end(pl);
-    if (f.started) pthread_join(f.tid, nullptr);
-    h->pattern = f.z;
-    sps__free(f.slot);
+    h->pattern = fingerprint_end(f);
     return st;
 }
 
@@ -2544,37 +2581,14 @@ extern "C" sps_status sps__amg_numeric_gpu(sps_context *ctx, const sps_csr *A, c
     if (h->gpu_levels == 0 || !d0)
         return sps__err(ctx, SPS_ERR_INTERNAL, "amg: device re-setup of a hierarchy without device levels");
     fingerprint f; /* level 0's pattern checked on a thread of its own, as the setup takes it */
-    f.ctx = ctx;
-    f.A = A;
-    f.slot = (uint64_t *)sps__malloc(sps__mul_size((size_t)sps__amg_pattern_slots(A), sizeof *f.slot));
-    if (!f.slot) return sps__err(ctx, SPS_ERR_NO_MEMORY, "amg: out of memory");
-    f.started = pthread_create(&f.tid, nullptr, fingerprint_run, &f) == 0;
-    if (!f.started) fingerprint_run(&f);
+    sps_status st = fingerprint_begin(f, ctx, A);
+    if (st != SPS_OK) return st;
     memset(h->ms, 0, sizeof h->ms);
     h->ms_download = 0.0;
-    gbuild b;
-    b.D.ctx = ctx;
-    b.D.s = (cudaStream_t)sps__gpu_stream(ctx);
-    b.prm = &h->prm;
-    b.h = h;
-    dcsr A0;
-    A0.nr = d0->nrows;
-    A0.nc = d0->ncols;
-    A0.nnz = d0->nnz;
-    A0.rp = d0->row_ptr;
-    A0.ci = d0->col_idx;
-    A0.v = d0->val;
+    const dcsr A0 = of(*d0);
     int bad = 0;
-    pool_begin(b.D);
-    sps_status st = talloc(b.D, &b.D.red, RED_BLOCKS + 1);
-    if (st == SPS_OK) st = renumeric_levels(b, A0, &bad);
-    tfree(b.D, b.D.red);
-    sps_status sy = sps__gpu_sync(ctx);
-    if (st == SPS_OK) st = sy;
-    pool_end(b.D);
-    if (f.started) pthread_join(f.tid, nullptr);
-    sps__free(f.slot);
-    if (st == SPS_OK && f.z != h->pattern) st = sps__amg_pattern_error(ctx, A, h);
+    st = in_frame(ctx, h, [&](gbuild &b) { return renumeric_levels(b, A0, &bad); });
+    if (fingerprint_end(f) != h->pattern && st == SPS_OK) st = sps__amg_pattern_error(ctx, A, h);
     if (st == SPS_OK && bad)
         st = sps__err(ctx, SPS_ERR_INTERNAL, "amg: numeric re-setup: a product left its kept pattern");
     if (st == SPS_OK) st = renumeric_host(ctx, h);
