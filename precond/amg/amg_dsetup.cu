@@ -2062,7 +2062,6 @@ sps_status smoothing_matrix(gbuild &b, const dcsr &A, double rho, dlevel &G)
 sps_status level_prolong(gbuild &b, const dcsr &A, int l, dlevel &G, const double *B)
 {
     sps_amg_level *L = &b.h->lv[l];
-    sps_context *ctx = b.D.ctx;
     double t0 = sps__now_ms();
     steps sp(b.D, "T, Sm");
     sp.mark("tent");
