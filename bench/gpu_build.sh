@@ -15,4 +15,4 @@ fi
 tail -n 8 "$out/configure.log"
 start=$(date +%s)
 make -j"$(nproc)" all tests examples >"$out/build.log" 2>&1 || { grep -E 'error|Error' "$out/build.log" | head -n 30; exit 1; }
-echo "build: $(( $(date +%s) - start )) s, warnings: $(grep -c 'warning:' "$out/build.log")"
+echo "build: $(( $(date +%s) - start )) s, warnings: $(grep -cE 'warning( #[0-9]+-D)?:' "$out/build.log")"

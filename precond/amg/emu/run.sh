@@ -29,7 +29,7 @@ s = re.sub(r'^const int TB = 256;.*$', 'const int TB = 32;', s, flags=re.M)
 s = re.sub(r'^const int RED_BLOCKS = 256;.*$', 'const int RED_BLOCKS = 8;', s, flags=re.M)
 s = re.sub(r'^const int GJ_BLOCKS = 1024;.*$', 'const int GJ_BLOCKS = 3;', s, flags=re.M)
 def launch(m):
-    sync = m.group(1) in ('k_reduce_part', 'k_reduce_final', 'k_grp_count', 'k_grp_numeric', 'k_grp_hash_global', 'k_gj_pivot',
+    sync = m.group(1) in ('k_reduce_part', 'k_reduce_final', 'k_mis_update', 'k_grp_count', 'k_grp_numeric', 'k_grp_hash_global', 'k_gj_pivot',
                           'k_long_count', 'k_long_numeric', 'k_grp_into', 'k_long_into', 'k_gj_step', 'k_spmv')
     return 'emu_sync_kernel = %d; emu_launch(%s, %s, [&] { %s(%s); });' % (sync, m.group(2), m.group(3), m.group(1), m.group(5))
 s, n = re.subn(r'(\w+)<<<([^,]+), ([^,]+), 0, ([^>]+)>>>\((.*?)\);', launch, s, flags=re.S)
