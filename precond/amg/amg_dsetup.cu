@@ -1342,13 +1342,20 @@ __device__ sps_idx into_find(const sps_idx *__restrict__ cci, sps_idx c0, sps_id
     return lo < c1 && cci[lo] == j ? lo : -1;
 }
 
+/* into_find, and *bad set when j is not there (-1) */
+__device__ sps_idx into_slot(const sps_idx *__restrict__ cci, sps_idx c0, sps_idx c1, sps_idx j, unsigned *bad)
+{
+    const sps_idx s = into_find(cci, c0, c1, j);
+    if (s < 0) atomicOr(bad, 1u);
+    return s;
+}
+
 /* term t into C's row [c0, c1): its entry's value plus t, or *bad */
 __device__ void into_add(const sps_idx *__restrict__ cci, volatile double *cv, sps_idx c0, sps_idx c1,
                          sps_idx j, double t, unsigned *bad)
 {
-    const sps_idx s = into_find(cci, c0, c1, j);
-    if (s < 0) atomicOr(bad, 1u);
-    else cv[s] = __dadd_rn(cv[s], t);
+    const sps_idx s = into_slot(cci, c0, c1, j, bad);
+    if (s >= 0) cv[s] = __dadd_rn(cv[s], t);
 }
 
 /* one thread a row */
@@ -1410,11 +1417,7 @@ __global__ void k_long_into(const sps_idx *__restrict__ lrow, const unsigned lon
         __syncthreads();
         long_terms(
             L, i, xrp, xci, xv, yrp, yci, yv,
-            [&](sps_idx j) {
-                const sps_idx s = into_find(cci, c0, c1, j);
-                if (s < 0) atomicOr(bad, 1u);
-                return s;
-            },
+            [&](sps_idx j) { return into_slot(cci, c0, c1, j, bad); },
             [&](sps_idx s, double v) { w[s] = __dadd_rn(w[s], v); });
     }
 }
@@ -1436,8 +1439,7 @@ __global__ void k_transpose_into(sps_idx nr, sps_idx nnz, const sps_idx *__restr
             if (rrp[m] <= q) lo = m;
             else hi = m;
         }
-        const sps_idx r = rci[q], s = into_find(pci, prp[r], prp[r + 1], lo);
-        if (s < 0) atomicOr(bad, 1u);
+        const sps_idx r = rci[q], s = into_slot(pci, prp[r], prp[r + 1], lo, bad);
         rv[q] = s < 0 ? 0.0 : pv[s];
     }
 }
@@ -2461,6 +2463,7 @@ sps_status level_renumeric(gbuild &b, const dcsr &A, int l, unsigned *bad)
     sps_amg_level *L = &h->lv[l];
     sps_context *ctx = b.D.ctx;
     b.D.level = l;
+    if (!L->dap_rp) return sps__err(ctx, SPS_ERR_INTERNAL, "amg: level %d keeps no pattern of A P", l);
     dlevel G;
     sps_status st = level_spectral(b, A, l, G, L->ddinv); /* the kept scaling in place */
     double t0 = sps__now_ms();
@@ -2474,8 +2477,6 @@ sps_status level_renumeric(gbuild &b, const dcsr &A, int l, unsigned *bad)
     AP.nnz = (sps_idx)L->ap_nnz;
     AP.rp = L->dap_rp;
     AP.ci = L->dap_ci;
-    if (st == SPS_OK && !AP.rp)
-        st = sps__err(ctx, SPS_ERR_INTERNAL, "amg: level %d keeps no pattern of A P", l);
     if (st == SPS_OK) st = talloc(b.D, &AP.v, AP.nnz);
     if (st == SPS_OK) st = spgemm_into(b.D, A, P, AP, bad, "A P");
     if (st == SPS_OK) st = spgemm_into(b.D, R, AP, Ac, bad, "R (A P)");
